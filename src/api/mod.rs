@@ -1,0 +1,21 @@
+//! The engine/UI contract: plain data that both sides import.
+//!
+//! The engine publishes [`Snapshot`]s over a `tokio::sync::watch` channel (latest value
+//! only, so a slow terminal never queues stale frames); the UI (or the headless
+//! `download` front end) sends [`Command`]s back over a bounded `tokio::sync::mpsc`.
+
+mod command;
+mod snapshot;
+
+pub use command::{AddRequest, Command, CommandSender};
+pub use snapshot::{GlobalStats, Snapshot, SnapshotReceiver, TorrentRow, TorrentState};
+
+/// Identifies one torrent inside a session; assigned by the engine, never reused.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct TorrentId(pub u64);
+
+impl std::fmt::Display for TorrentId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "#{}", self.0)
+    }
+}

@@ -1,0 +1,1 @@
+//! Runtime configuration: TOML file in the user config dir, every key optional.

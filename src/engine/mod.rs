@@ -1,0 +1,1 @@
+//! The engine: one session actor owning every torrent.

@@ -1,0 +1,18 @@
+//! ratorrent: a BitTorrent client library behind a terminal UI.
+//!
+//! Layout (see `README.md`):
+//! - [`api`]: the only types the engine and the UI share (snapshots and commands).
+//! - [`engine`]: the session actor that owns every torrent, its peers and trackers.
+//! - [`tui`]: the ratatui front end, which reads snapshots and sends commands.
+//! - protocol and storage building blocks: [`bencode`], [`metainfo`], [`tracker`],
+//!   [`peer`], [`storage`].
+
+pub mod api;
+pub mod bencode;
+pub mod config;
+pub mod engine;
+pub mod metainfo;
+pub mod peer;
+pub mod storage;
+pub mod tracker;
+pub mod tui;

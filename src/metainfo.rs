@@ -1,0 +1,1 @@
+//! Metainfo (.torrent) parsing, BEP 3 and BEP 12.

@@ -1,0 +1,1 @@
+//! Peer wire protocol (BEP 3).

@@ -1,0 +1,1 @@
+//! Piece storage on disk.

@@ -1,0 +1,1 @@
+//! HTTP tracker announce (BEP 3, BEP 23).

@@ -1,0 +1,3 @@
+//! Tracker clients.
+
+pub mod http;
