@@ -1,1 +1,0 @@
-//! Metainfo (.torrent) parsing, BEP 3 and BEP 12.
