@@ -1,1 +1,3 @@
 //! The engine: one session actor owning every torrent.
+
+pub mod picker;

@@ -25,3 +25,6 @@ impl fmt::Debug for PeerId {
         write!(f, "PeerId({})", String::from_utf8_lossy(&self.0).escape_debug())
     }
 }
+
+pub mod bitfield;
+pub mod wire;

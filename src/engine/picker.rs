@@ -1,0 +1,778 @@
+//! Piece picking: rarest first with random order among equals, piece affinity per peer,
+//! and endgame mode (BEP 3 §"end game").
+//!
+//! A plain data structure with no I/O: peer tasks call it under a short `std::sync::Mutex`
+//! (never held across an await point). Piece states go
+//! `Missing → Partial → Pending (all blocks received, being hashed) → Have`, and a piece that
+//! fails its hash check goes back to `Missing`.
+//!
+//! Rarest first is kept cheap for large torrents: every piece we still need sits in `order`,
+//! sorted into buckets by availability (how many connected peers have it). A change of
+//! availability moves a piece to the neighbouring bucket by one swap, so a `have` costs O(1)
+//! and picking a new piece scans from the rarest bucket up. Verified pieces leave `order`.
+
+use std::collections::BTreeMap;
+
+use crate::peer::bitfield::Bitfield;
+use crate::peer::wire::{BLOCK_SIZE, BlockRef};
+
+/// Identifies a peer connection to the picker (piece affinity, endgame bookkeeping).
+pub type PeerKey = u64;
+
+/// Most concurrent requests for one block in endgame mode.
+const ENDGAME_MAX_DUPLICATES: u8 = 2;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum PieceState {
+    Missing,
+    Partial,
+    Pending,
+    Have,
+}
+
+#[derive(Debug, Clone, Copy, Default)]
+struct Block {
+    requests: u8,
+    received: bool,
+}
+
+#[derive(Debug)]
+struct Partial {
+    blocks: Box<[Block]>,
+    /// Blocks neither received nor requested.
+    unrequested: u32,
+    /// Blocks received.
+    received: u32,
+    /// The peer that started the piece, preferred for its remaining blocks.
+    owner: Option<PeerKey>,
+}
+
+/// What became of a received block.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BlockOutcome {
+    /// First copy of a block we wanted: write it. `piece_complete`: every block of the piece
+    /// has now arrived (hash it). `requested_elsewhere`: another peer also has it in flight
+    /// (endgame): send them a cancel.
+    New {
+        /// All blocks of the piece are in.
+        piece_complete: bool,
+        /// Another peer was also asked for this block.
+        requested_elsewhere: bool,
+    },
+    /// We already had it (endgame duplicate, or a piece already verified): discard.
+    Duplicate,
+    /// Not a block of a piece in progress, or wrong geometry: discard (and count against the peer).
+    Unexpected,
+}
+
+/// The piece picker for one torrent.
+#[derive(Debug)]
+pub struct Picker {
+    piece_count: u32,
+    piece_length: u32,
+    last_piece_length: u32,
+    have: Bitfield,
+    state: Vec<PieceState>,
+    availability: Vec<u16>,
+    /// Pieces not yet verified, grouped by availability ascending.
+    order: Vec<u32>,
+    /// Position of each piece in `order` (`u32::MAX` once removed).
+    pos: Vec<u32>,
+    /// `bucket_start[a]`: first index in `order` with availability `a`.
+    bucket_start: Vec<u32>,
+    partial: BTreeMap<u32, Partial>,
+    pending: u32,
+    /// Pieces in state `Missing` (neither started nor verified).
+    missing: u32,
+}
+
+impl Picker {
+    /// A picker for `piece_count` pieces of `piece_length` bytes (the last `last_piece_length`),
+    /// with the pieces in `have` already verified.
+    pub fn new(piece_count: u32, piece_length: u32, last_piece_length: u32, have: Bitfield) -> Picker {
+        let mut order: Vec<u32> = (0..piece_count).filter(|&p| !have.get(p)).collect();
+        // random order among equals: shuffle once, bucket moves keep it mixed
+        {
+            use rand::seq::SliceRandom;
+            order.shuffle(&mut rand::rng());
+        }
+        let mut pos = vec![u32::MAX; piece_count as usize];
+        for (i, &p) in order.iter().enumerate() {
+            pos[p as usize] = i as u32;
+        }
+        let state = (0..piece_count)
+            .map(|p| {
+                if have.get(p) {
+                    PieceState::Have
+                } else {
+                    PieceState::Missing
+                }
+            })
+            .collect();
+        let n = order.len() as u32;
+        Picker {
+            piece_count,
+            piece_length,
+            last_piece_length,
+            have,
+            state,
+            availability: vec![0; piece_count as usize],
+            order,
+            pos,
+            bucket_start: vec![0, n],
+            partial: BTreeMap::new(),
+            pending: 0,
+            missing: n,
+        }
+    }
+
+    /// Verified pieces.
+    pub fn have(&self) -> &Bitfield {
+        &self.have
+    }
+
+    /// Every piece verified.
+    pub fn is_complete(&self) -> bool {
+        self.have.is_full()
+    }
+
+    /// Pieces fully received and waiting for their hash check.
+    pub fn pending_count(&self) -> u32 {
+        self.pending
+    }
+
+    /// Pieces with some blocks in flight or received.
+    pub fn partial_count(&self) -> usize {
+        self.partial.len()
+    }
+
+    /// Size of piece `p` in bytes.
+    pub fn piece_size(&self, p: u32) -> u32 {
+        if p + 1 == self.piece_count {
+            self.last_piece_length
+        } else {
+            self.piece_length
+        }
+    }
+
+    fn block_count(&self, p: u32) -> u32 {
+        self.piece_size(p).div_ceil(BLOCK_SIZE)
+    }
+
+    fn block_ref(&self, p: u32, b: u32) -> BlockRef {
+        let begin = b * BLOCK_SIZE;
+        BlockRef {
+            piece: p,
+            begin,
+            length: (self.piece_size(p) - begin).min(BLOCK_SIZE),
+        }
+    }
+
+    // ---- availability ----------------------------------------------------------------
+
+    fn bucket_end(&self, a: usize) -> u32 {
+        self.bucket_start
+            .get(a + 1)
+            .copied()
+            .unwrap_or(self.order.len() as u32)
+    }
+
+    fn swap_order(&mut self, i: u32, j: u32) {
+        if i == j {
+            return;
+        }
+        self.order.swap(i as usize, j as usize);
+        let (pi, pj) = (self.order[i as usize], self.order[j as usize]);
+        self.pos[pi as usize] = i;
+        self.pos[pj as usize] = j;
+    }
+
+    fn inc_availability(&mut self, p: u32) {
+        let a = self.availability[p as usize];
+        if a == u16::MAX {
+            return;
+        }
+        self.availability[p as usize] = a + 1;
+        let i = self.pos[p as usize];
+        if i == u32::MAX {
+            return; // verified: not in order
+        }
+        let a = a as usize;
+        while self.bucket_start.len() < a + 3 {
+            self.bucket_start.push(self.order.len() as u32);
+        }
+        let last = self.bucket_end(a) - 1;
+        self.swap_order(i, last);
+        self.bucket_start[a + 1] -= 1;
+    }
+
+    fn dec_availability(&mut self, p: u32) {
+        let a = self.availability[p as usize];
+        if a == 0 {
+            return;
+        }
+        self.availability[p as usize] = a - 1;
+        let i = self.pos[p as usize];
+        if i == u32::MAX {
+            return;
+        }
+        let first = self.bucket_start[a as usize];
+        self.swap_order(i, first);
+        self.bucket_start[a as usize] += 1;
+    }
+
+    /// Take a verified piece out of `order`: move it to the end of its bucket, then through
+    /// every higher bucket, then pop it.
+    fn remove_from_order(&mut self, p: u32) {
+        let mut i = self.pos[p as usize];
+        if i == u32::MAX {
+            return;
+        }
+        let mut a = self.availability[p as usize] as usize;
+        loop {
+            let end = self.bucket_end(a);
+            self.swap_order(i, end - 1);
+            i = end - 1;
+            if a + 1 >= self.bucket_start.len() {
+                break;
+            }
+            // the piece now sits at the last slot of bucket `a`: hand it to bucket a+1
+            self.bucket_start[a + 1] -= 1;
+            a += 1;
+        }
+        debug_assert_eq!(i as usize, self.order.len() - 1);
+        self.order.pop();
+        self.pos[p as usize] = u32::MAX;
+        for s in &mut self.bucket_start {
+            if *s as usize > self.order.len() {
+                *s = self.order.len() as u32;
+            }
+        }
+    }
+
+    /// A connected peer announced piece `p` (`have`).
+    pub fn peer_has(&mut self, p: u32) {
+        if p < self.piece_count {
+            self.inc_availability(p);
+        }
+    }
+
+    /// A connected peer's whole bitfield arrived (or it sent have-all).
+    pub fn peer_bitfield(&mut self, has: &Bitfield) {
+        for p in has.ones() {
+            self.peer_has(p);
+        }
+    }
+
+    /// A peer with bitfield `has` disconnected: drop its availability and its affinity.
+    pub fn peer_gone(&mut self, peer: PeerKey, has: &Bitfield) {
+        for p in has.ones() {
+            if p < self.piece_count {
+                self.dec_availability(p);
+            }
+        }
+        for part in self.partial.values_mut() {
+            if part.owner == Some(peer) {
+                part.owner = None;
+            }
+        }
+    }
+
+    /// Number of connected peers that have piece `p`.
+    pub fn availability(&self, p: u32) -> u16 {
+        self.availability.get(p as usize).copied().unwrap_or(0)
+    }
+
+    // ---- picking -------------------------------------------------------------------
+
+    /// Whether `has` contains any piece we still need (missing or partially received).
+    pub fn is_interesting(&self, has: &Bitfield) -> bool {
+        if has.is_full() {
+            return !self.order.is_empty() && self.order.iter().any(|&p| self.state[p as usize] != PieceState::Pending);
+        }
+        self.order
+            .iter()
+            .any(|&p| has.get(p) && self.state[p as usize] != PieceState::Pending)
+    }
+
+    /// Pick up to `max` blocks to request from peer `peer` whose pieces are `has`.
+    /// `in_flight` lists the blocks already requested from this peer (endgame avoids them).
+    /// Picked blocks are counted as requested; give them back with [`Picker::release`] if
+    /// they are not delivered. Appends to `out`.
+    pub fn pick(
+        &mut self,
+        peer: PeerKey,
+        has: &Bitfield,
+        in_flight: &[BlockRef],
+        max: usize,
+        out: &mut Vec<BlockRef>,
+    ) {
+        let start = out.len();
+        let want = |out: &Vec<BlockRef>| out.len() - start < max;
+        // 1. pieces this peer started
+        let owned: Vec<u32> = self
+            .partial
+            .iter()
+            .filter(|(_, part)| part.owner == Some(peer) && part.unrequested > 0)
+            .map(|(&p, _)| p)
+            .collect();
+        for p in owned {
+            if !want(out) {
+                return;
+            }
+            self.take_unrequested(p, max - (out.len() - start), out);
+        }
+        // 2. new pieces, rarest first
+        while want(out) {
+            let Some(p) = self.rarest_missing(has) else { break };
+            self.start_piece(p, Some(peer));
+            self.take_unrequested(p, max - (out.len() - start), out);
+        }
+        // 3. other peers' pieces with blocks nobody asked for yet
+        if want(out) {
+            let shared: Vec<u32> = self
+                .partial
+                .iter()
+                .filter(|(p, part)| part.unrequested > 0 && has.get(**p))
+                .map(|(&p, _)| p)
+                .collect();
+            for p in shared {
+                if !want(out) {
+                    return;
+                }
+                self.take_unrequested(p, max - (out.len() - start), out);
+            }
+        }
+        // 4. endgame: every needed block is requested; ask again for ones still missing
+        if want(out) && self.in_endgame() {
+            let pieces: Vec<u32> = self
+                .partial
+                .keys()
+                .copied()
+                .filter(|p| has.get(*p) && self.state[*p as usize] == PieceState::Partial)
+                .collect();
+            'outer: for p in pieces {
+                let nblocks = self.block_count(p);
+                for b in 0..nblocks {
+                    if !want(out) {
+                        break 'outer;
+                    }
+                    let r = self.block_ref(p, b);
+                    let Some(part) = self.partial.get_mut(&p) else { continue };
+                    let blk = &mut part.blocks[b as usize];
+                    if blk.received
+                        || blk.requests >= ENDGAME_MAX_DUPLICATES
+                        || in_flight.contains(&r)
+                        || out[start..].contains(&r)
+                    {
+                        continue;
+                    }
+                    blk.requests += 1;
+                    out.push(r);
+                }
+            }
+        }
+    }
+
+    /// Endgame: no piece is missing outright and no partial piece has an unrequested block.
+    pub fn in_endgame(&self) -> bool {
+        self.missing == 0
+            && self.partial.values().all(|part| part.unrequested == 0)
+            && !self.partial.is_empty()
+    }
+
+    /// The rarest piece `has` offers that nobody started, chosen at random within its
+    /// availability bucket (pieces nobody has, bucket 0, are skipped).
+    fn rarest_missing(&self, has: &Bitfield) -> Option<u32> {
+        let ok = |p: u32| self.state[p as usize] == PieceState::Missing && has.get(p);
+        for a in 1..self.bucket_start.len() {
+            let (s, e) = (self.bucket_start[a] as usize, self.bucket_end(a) as usize);
+            if s >= e {
+                continue;
+            }
+            let r = rand::random_range(s..e);
+            let bucket = &self.order[s..e];
+            let (head, tail) = bucket.split_at(r - s);
+            if let Some(p) = tail.iter().chain(head).copied().find(|&p| ok(p)) {
+                return Some(p);
+            }
+        }
+        None
+    }
+
+    fn start_piece(&mut self, p: u32, owner: Option<PeerKey>) {
+        let n = self.block_count(p);
+        self.state[p as usize] = PieceState::Partial;
+        self.missing -= 1;
+        self.partial.insert(
+            p,
+            Partial {
+                blocks: vec![Block::default(); n as usize].into_boxed_slice(),
+                unrequested: n,
+                received: 0,
+                owner,
+            },
+        );
+    }
+
+    fn take_unrequested(&mut self, p: u32, max: usize, out: &mut Vec<BlockRef>) {
+        let nblocks = self.block_count(p);
+        let mut refs = Vec::new();
+        if let Some(part) = self.partial.get_mut(&p) {
+            for (b, blk) in part.blocks.iter_mut().enumerate() {
+                if refs.len() >= max || part.unrequested == 0 {
+                    break;
+                }
+                if !blk.received && blk.requests == 0 {
+                    blk.requests = 1;
+                    part.unrequested -= 1;
+                    refs.push(b as u32);
+                }
+            }
+        }
+        debug_assert!(refs.iter().all(|&b| b < nblocks));
+        out.extend(refs.into_iter().map(|b| self.block_ref(p, b)));
+    }
+
+    /// A request for `block` will not be answered (choked, rejected, timed out, peer gone):
+    /// make it available to other peers.
+    pub fn release(&mut self, block: &BlockRef) {
+        let b = block.begin / BLOCK_SIZE;
+        if let Some(part) = self.partial.get_mut(&block.piece) {
+            if let Some(blk) = part.blocks.get_mut(b as usize) {
+                if !blk.received && blk.requests > 0 {
+                    blk.requests -= 1;
+                    if blk.requests == 0 {
+                        part.unrequested += 1;
+                    }
+                }
+            }
+        }
+    }
+
+    /// A block arrived. Geometry is checked here: a block we never described is `Unexpected`.
+    pub fn on_block(&mut self, piece: u32, begin: u32, len: u32) -> BlockOutcome {
+        if piece >= self.piece_count || begin % BLOCK_SIZE != 0 {
+            return BlockOutcome::Unexpected;
+        }
+        if begin >= self.piece_size(piece) {
+            return BlockOutcome::Unexpected;
+        }
+        if self.block_ref(piece, begin / BLOCK_SIZE).length != len {
+            return BlockOutcome::Unexpected;
+        }
+        match self.state[piece as usize] {
+            PieceState::Have | PieceState::Pending => return BlockOutcome::Duplicate,
+            PieceState::Missing => return BlockOutcome::Unexpected,
+            PieceState::Partial => {}
+        }
+        let Some(part) = self.partial.get_mut(&piece) else {
+            return BlockOutcome::Unexpected;
+        };
+        let blk = &mut part.blocks[(begin / BLOCK_SIZE) as usize];
+        if blk.received {
+            return BlockOutcome::Duplicate;
+        }
+        if blk.requests == 0 {
+            // unsolicited but useful (e.g. arrived after we released it): take it
+            part.unrequested -= 1;
+        }
+        let requested_elsewhere = blk.requests > 1;
+        blk.received = true;
+        blk.requests = 0;
+        part.received += 1;
+        let piece_complete = part.received as usize == part.blocks.len();
+        if piece_complete {
+            self.partial.remove(&piece);
+            self.state[piece as usize] = PieceState::Pending;
+            self.pending += 1;
+        }
+        BlockOutcome::New {
+            piece_complete,
+            requested_elsewhere,
+        }
+    }
+
+    /// Piece `p` passed its hash check. Returns false if it was not pending.
+    pub fn piece_verified(&mut self, p: u32) -> bool {
+        if self.state.get(p as usize) != Some(&PieceState::Pending) {
+            return false;
+        }
+        self.pending -= 1;
+        self.state[p as usize] = PieceState::Have;
+        self.have.set(p);
+        self.remove_from_order(p);
+        true
+    }
+
+    /// Piece `p` failed its hash check: fetch it again from scratch.
+    pub fn piece_failed(&mut self, p: u32) {
+        if self.state.get(p as usize) == Some(&PieceState::Pending) {
+            self.pending -= 1;
+            self.state[p as usize] = PieceState::Missing;
+            self.missing += 1;
+        }
+    }
+
+    /// Bytes still needed (not verified), counting pending pieces as needed.
+    pub fn bytes_left(&self) -> u64 {
+        self.order.iter().map(|&p| u64::from(self.piece_size(p))).sum()
+    }
+
+    #[cfg(test)]
+    fn check_invariants(&self) {
+        for (i, &p) in self.order.iter().enumerate() {
+            assert_eq!(self.pos[p as usize], i as u32);
+            let a = self.availability[p as usize] as usize;
+            assert!(self.bucket_start[a] as usize <= i, "piece {p} below its bucket");
+            assert!((self.bucket_end(a) as usize) > i, "piece {p} above its bucket");
+            assert_ne!(self.state[p as usize], PieceState::Have);
+        }
+        for w in self.bucket_start.windows(2) {
+            assert!(w[0] <= w[1]);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn picker(pieces: u32, plen: u32, last: u32) -> Picker {
+        Picker::new(pieces, plen, last, Bitfield::new(pieces))
+    }
+
+    #[test]
+    fn rarest_piece_is_picked_first() {
+        let mut pk = picker(8, BLOCK_SIZE, BLOCK_SIZE);
+        let all = Bitfield::full(8);
+        pk.peer_bitfield(&all);
+        pk.peer_bitfield(&all);
+        let mut one = Bitfield::new(8);
+        one.set(5);
+        pk.peer_bitfield(&one); // piece 5 now has availability 3, others 2
+        let mut rare = Bitfield::new(8);
+        rare.set(2);
+        rare.set(5);
+        // piece 2 is only known via the 'all' peers... make piece 2 rarer by a departing peer
+        pk.peer_gone(99, &all); // all availability -1: piece 5 -> 2, others -> 1
+        pk.check_invariants();
+        let mut out = Vec::new();
+        pk.pick(1, &rare, &[], 1, &mut out);
+        assert_eq!(out[0].piece, 2, "piece 2 (availability 1) before piece 5 (2)");
+    }
+
+    #[test]
+    fn random_among_equals() {
+        let mut firsts = std::collections::HashSet::new();
+        for _ in 0..50 {
+            let mut pk = picker(64, BLOCK_SIZE, BLOCK_SIZE);
+            let all = Bitfield::full(64);
+            pk.peer_bitfield(&all);
+            let mut out = Vec::new();
+            pk.pick(1, &all, &[], 1, &mut out);
+            firsts.insert(out[0].piece);
+        }
+        assert!(firsts.len() > 5, "first pick should vary, got {firsts:?}");
+    }
+
+    #[test]
+    fn blocks_of_a_piece_in_order_and_geometry() {
+        // piece length not a multiple of 16 KiB: 270544 = 16 blocks + 8400
+        let plen = 270_544;
+        let mut pk = picker(3, plen, 1000);
+        let all = Bitfield::full(3);
+        pk.peer_bitfield(&all);
+        let mut out = Vec::new();
+        pk.pick(1, &all, &[], 100, &mut out);
+        let total: u64 = out.iter().map(|b| u64::from(b.length)).sum();
+        assert_eq!(total, 2 * u64::from(plen) + 1000);
+        for b in &out {
+            assert!(b.length <= BLOCK_SIZE);
+            assert!(b.begin + b.length <= pk.piece_size(b.piece));
+        }
+        // within each piece, blocks are consecutive and ascending
+        for w in out.windows(2) {
+            if w[0].piece == w[1].piece {
+                assert_eq!(w[0].begin + w[0].length, w[1].begin);
+            }
+        }
+        assert!(out.iter().any(|b| b.length == 8400));
+    }
+
+    #[test]
+    fn full_download_cycle_with_failure_and_refetch() {
+        let mut pk = picker(4, 2 * BLOCK_SIZE, BLOCK_SIZE);
+        let all = Bitfield::full(4);
+        pk.peer_bitfield(&all);
+        let mut failed_once = false;
+        let mut rounds = 0;
+        while !pk.is_complete() {
+            rounds += 1;
+            assert!(rounds < 100);
+            let mut out = Vec::new();
+            pk.pick(1, &all, &[], 3, &mut out);
+            for b in out {
+                match pk.on_block(b.piece, b.begin, b.length) {
+                    BlockOutcome::New {
+                        piece_complete: true,
+                        ..
+                    } => {
+                        if b.piece == 1 && !failed_once {
+                            failed_once = true;
+                            pk.piece_failed(1);
+                        } else {
+                            assert!(pk.piece_verified(b.piece));
+                        }
+                    }
+                    BlockOutcome::New { .. } => {}
+                    other => panic!("unexpected {other:?}"),
+                }
+                pk.check_invariants();
+            }
+        }
+        assert!(failed_once);
+        assert_eq!(pk.bytes_left(), 0);
+        assert!(!pk.is_interesting(&all));
+    }
+
+    #[test]
+    fn released_blocks_are_picked_again() {
+        let mut pk = picker(1, 4 * BLOCK_SIZE, 4 * BLOCK_SIZE);
+        let all = Bitfield::full(1);
+        pk.peer_bitfield(&all);
+        let mut out = Vec::new();
+        pk.pick(1, &all, &[], 10, &mut out);
+        assert_eq!(out.len(), 4);
+        let mut again = Vec::new();
+        pk.pick(2, &all, &[], 10, &mut again);
+        assert!(again.is_empty() || pk.in_endgame());
+        for b in &out {
+            pk.release(b);
+        }
+        let mut after = Vec::new();
+        pk.pick(2, &all, &[], 10, &mut after);
+        assert_eq!(after.len(), 4);
+    }
+
+    #[test]
+    fn endgame_duplicates_are_bounded_and_detected() {
+        let mut pk = picker(1, 2 * BLOCK_SIZE, 2 * BLOCK_SIZE);
+        let all = Bitfield::full(1);
+        pk.peer_bitfield(&all);
+        let mut a = Vec::new();
+        pk.pick(1, &all, &[], 10, &mut a);
+        assert_eq!(a.len(), 2);
+        assert!(pk.in_endgame());
+        let mut b = Vec::new();
+        pk.pick(2, &all, &[], 10, &mut b);
+        assert_eq!(b, a, "second peer gets the same blocks in endgame");
+        let mut c = Vec::new();
+        pk.pick(3, &all, &[], 10, &mut c);
+        assert!(c.is_empty(), "at most {ENDGAME_MAX_DUPLICATES} requests per block");
+        // peer 1 does not get its own in-flight blocks again
+        let mut d = Vec::new();
+        pk.pick(1, &all, &a, 10, &mut d);
+        assert!(d.is_empty());
+        let first = a[0];
+        assert_eq!(
+            pk.on_block(first.piece, first.begin, first.length),
+            BlockOutcome::New {
+                piece_complete: false,
+                requested_elsewhere: true
+            }
+        );
+        assert_eq!(
+            pk.on_block(first.piece, first.begin, first.length),
+            BlockOutcome::Duplicate
+        );
+    }
+
+    #[test]
+    fn bad_geometry_is_unexpected() {
+        let mut pk = picker(2, 2 * BLOCK_SIZE, 100);
+        let all = Bitfield::full(2);
+        pk.peer_bitfield(&all);
+        let mut out = Vec::new();
+        pk.pick(1, &all, &[], 10, &mut out);
+        assert_eq!(pk.on_block(2, 0, BLOCK_SIZE), BlockOutcome::Unexpected);
+        assert_eq!(pk.on_block(0, 1, BLOCK_SIZE), BlockOutcome::Unexpected);
+        assert_eq!(pk.on_block(0, 0, BLOCK_SIZE - 1), BlockOutcome::Unexpected);
+        assert_eq!(pk.on_block(1, 0, 101), BlockOutcome::Unexpected);
+        assert_eq!(pk.on_block(1, BLOCK_SIZE, 100), BlockOutcome::Unexpected);
+        assert_eq!(pk.on_block(u32::MAX, u32::MAX, u32::MAX), BlockOutcome::Unexpected);
+        assert!(matches!(pk.on_block(1, 0, 100), BlockOutcome::New { .. }));
+    }
+
+    #[test]
+    fn peers_only_get_pieces_they_have_and_affinity_holds() {
+        let mut pk = picker(10, 4 * BLOCK_SIZE, 4 * BLOCK_SIZE);
+        let mut evens = Bitfield::new(10);
+        for p in (0..10).step_by(2) {
+            evens.set(p);
+        }
+        pk.peer_bitfield(&evens);
+        let mut out = Vec::new();
+        pk.pick(1, &evens, &[], 2, &mut out);
+        assert!(out.iter().all(|b| b.piece % 2 == 0));
+        let first_piece = out[0].piece;
+        let mut more = Vec::new();
+        pk.pick(1, &evens, &out, 2, &mut more);
+        assert!(more.iter().all(|b| b.piece == first_piece), "continue own piece first");
+    }
+
+    #[test]
+    fn availability_buckets_survive_churn() {
+        let n = 200;
+        let mut pk = picker(n, BLOCK_SIZE, BLOCK_SIZE);
+        let mut rng_state = 12345u64;
+        let mut next = || {
+            rng_state ^= rng_state << 13;
+            rng_state ^= rng_state >> 7;
+            rng_state ^= rng_state << 17;
+            rng_state
+        };
+        let mut peers: Vec<Bitfield> = Vec::new();
+        for step in 0..2000u64 {
+            match next() % 4 {
+                0 => {
+                    let mut b = Bitfield::new(n);
+                    for p in 0..n {
+                        if next() % 3 == 0 {
+                            b.set(p);
+                        }
+                    }
+                    pk.peer_bitfield(&b);
+                    peers.push(b);
+                }
+                1 if !peers.is_empty() => {
+                    let i = (next() as usize) % peers.len();
+                    let b = peers.swap_remove(i);
+                    pk.peer_gone(step, &b);
+                }
+                2 if !peers.is_empty() => {
+                    let i = (next() as usize) % peers.len();
+                    let p = (next() % u64::from(n)) as u32;
+                    if peers[i].set(p) {
+                        pk.peer_has(p);
+                    }
+                }
+                _ => {
+                    // complete a random piece
+                    let all = Bitfield::full(n);
+                    let mut out = Vec::new();
+                    pk.pick(7, &all, &[], 1, &mut out);
+                    if let Some(b) = out.first() {
+                        assert!(matches!(pk.on_block(b.piece, b.begin, b.length), BlockOutcome::New { piece_complete: true, .. }));
+                        pk.piece_verified(b.piece);
+                    }
+                }
+            }
+            pk.check_invariants();
+        }
+        for (p, a) in pk.availability.iter().enumerate() {
+            let expected = peers.iter().filter(|b| b.get(p as u32)).count() as u16;
+            assert_eq!(*a, expected, "availability of piece {p}");
+        }
+    }
+}
