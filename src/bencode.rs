@@ -54,7 +54,8 @@ impl<'a> Dict<'a> {
 
     /// The value under `key` if it is a UTF-8 byte string.
     pub fn get_str(&self, key: &[u8]) -> Option<&'a str> {
-        self.get_bytes(key).and_then(|b| std::str::from_utf8(b).ok())
+        self.get_bytes(key)
+            .and_then(|b| std::str::from_utf8(b).ok())
     }
 
     /// The value under `key` if it is a dictionary.
@@ -145,7 +146,9 @@ pub enum DecodeError {
         offset: usize,
     },
     /// A string length prefix that is larger than the rest of the input.
-    #[error("invalid bencode: string length {len} at offset {offset} exceeds the remaining {remaining} bytes")]
+    #[error(
+        "invalid bencode: string length {len} at offset {offset} exceeds the remaining {remaining} bytes"
+    )]
     StringTooLong {
         /// Declared length.
         len: u64,
@@ -323,7 +326,13 @@ impl<'a> Parser<'a> {
             let d = i64::from(d - b'0');
             v = v
                 .checked_mul(10)
-                .and_then(|v| if neg { v.checked_sub(d) } else { v.checked_add(d) })
+                .and_then(|v| {
+                    if neg {
+                        v.checked_sub(d)
+                    } else {
+                        v.checked_add(d)
+                    }
+                })
                 .ok_or_else(|| bad("out of 64-bit range"))?;
         }
         self.pos = end + 1;
@@ -442,10 +451,7 @@ mod tests {
                     input.extend_from_slice(b"1:k");
                 }
             }
-            assert!(matches!(
-                decode(&input),
-                Err(DecodeError::TooDeep { .. })
-            ));
+            assert!(matches!(decode(&input), Err(DecodeError::TooDeep { .. })));
         }
         // exactly MAX_DEPTH levels is fine
         let mut ok = vec![b'l'; MAX_DEPTH];

@@ -1,1 +1,266 @@
-//! Runtime configuration: TOML file in the user config dir, every key optional.
+//! Runtime configuration: a TOML file in the user's config directory, every key optional.
+//!
+//! Location: `$XDG_CONFIG_HOME/ratorrent/config.toml` (usually `~/.config/ratorrent/`), or
+//! the path given with `--config`. `config/default.toml` in the repository lists every key
+//! with its default and meaning. Unknown keys are an error, so a typo is not silently
+//! ignored; every error names the file, line, column and key.
+
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+use thiserror::Error;
+
+/// The default config file, shipped in the repository and printed by `ratorrent config`.
+pub const DEFAULT_TOML: &str = include_str!("../config/default.toml");
+
+/// Settings for the whole session.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Config {
+    /// Where payloads are stored; `~` expands to the home directory.
+    /// Default: the XDG download directory (`~/Downloads`).
+    pub download_dir: PathBuf,
+    /// TCP port for incoming peer connections; 0 picks a free port.
+    pub listen_port: u16,
+    /// Most peer connections per torrent.
+    pub max_peers_per_torrent: u32,
+    /// Peers unchoked (served) at once per torrent, BEP 3 choking.
+    pub upload_slots: u32,
+    /// Session-wide download limit, bytes/s; 0 = unlimited.
+    pub download_rate_limit: u64,
+    /// Session-wide upload limit, bytes/s; 0 = unlimited.
+    pub upload_rate_limit: u64,
+    /// Keep seeding after a download completes (TUI); headless `download` uses `--seed`.
+    pub seed_after_download: bool,
+    /// Threads for disk writes and SHA-1 verification; 0 = one per CPU core (at most 4).
+    pub disk_threads: u32,
+    /// Peers to ask the tracker for per announce (`numwant`).
+    pub numwant: u32,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            download_dir: default_download_dir(),
+            listen_port: 6881,
+            max_peers_per_torrent: 50,
+            upload_slots: 4,
+            download_rate_limit: 0,
+            upload_rate_limit: 0,
+            seed_after_download: true,
+            disk_threads: 0,
+            numwant: 50,
+        }
+    }
+}
+
+/// Why the config file could not be used.
+#[derive(Debug, Error)]
+pub enum ConfigError {
+    /// The file exists but could not be read.
+    #[error("cannot read config file {path}: {source}")]
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// The OS error.
+        source: std::io::Error,
+    },
+    /// TOML syntax error, unknown key or wrong type; the message names line, column and key.
+    #[error("invalid config file {path}: {message}")]
+    Invalid {
+        /// The file.
+        path: PathBuf,
+        /// toml's description: "TOML parse error at line N, column M ... unknown field `x`".
+        message: String,
+    },
+    /// A value that parses but makes no sense.
+    #[error("invalid config file {path}: `{key}` {problem}")]
+    Value {
+        /// The file.
+        path: PathBuf,
+        /// The key.
+        key: &'static str,
+        /// What is wrong.
+        problem: String,
+    },
+}
+
+/// `$XDG_CONFIG_HOME/ratorrent/config.toml`, if a config directory is known.
+pub fn default_config_path() -> Option<PathBuf> {
+    dirs::config_dir().map(|d| d.join("ratorrent").join("config.toml"))
+}
+
+/// `$XDG_STATE_HOME/ratorrent` (falls back to the data dir, then the temp dir): logs go here.
+pub fn state_dir() -> PathBuf {
+    dirs::state_dir()
+        .or_else(dirs::data_local_dir)
+        .unwrap_or_else(std::env::temp_dir)
+        .join("ratorrent")
+}
+
+fn default_download_dir() -> PathBuf {
+    dirs::download_dir()
+        .or_else(|| dirs::home_dir().map(|h| h.join("Downloads")))
+        .unwrap_or_else(|| PathBuf::from("."))
+}
+
+fn expand_tilde(p: &Path) -> PathBuf {
+    match p.strip_prefix("~") {
+        Ok(rest) => dirs::home_dir().map_or_else(|| p.to_path_buf(), |h| h.join(rest)),
+        Err(_) => p.to_path_buf(),
+    }
+}
+
+impl Config {
+    /// Parse TOML text; `path` is only used in error messages.
+    ///
+    /// # Errors
+    /// [`ConfigError::Invalid`] or [`ConfigError::Value`].
+    pub fn from_toml(text: &str, path: &Path) -> Result<Config, ConfigError> {
+        let mut c: Config = toml::from_str(text).map_err(|e| ConfigError::Invalid {
+            path: path.to_path_buf(),
+            message: e.to_string().trim_end().to_string(),
+        })?;
+        c.download_dir = expand_tilde(&c.download_dir);
+        let bad = |key, problem: &str| ConfigError::Value {
+            path: path.to_path_buf(),
+            key,
+            problem: problem.to_string(),
+        };
+        if c.max_peers_per_torrent == 0 {
+            return Err(bad("max_peers_per_torrent", "must be at least 1"));
+        }
+        if c.upload_slots == 0 {
+            return Err(bad("upload_slots", "must be at least 1"));
+        }
+        if c.download_dir.as_os_str().is_empty() {
+            return Err(bad("download_dir", "must not be empty"));
+        }
+        Ok(c)
+    }
+
+    /// Load `path` if given, else the default location. A missing file at the default
+    /// location means defaults; a missing file named explicitly is an error.
+    ///
+    /// # Errors
+    /// [`ConfigError`] for unreadable or invalid files.
+    pub fn load(path: Option<&Path>) -> Result<Config, ConfigError> {
+        let (path, explicit) = match path {
+            Some(p) => (p.to_path_buf(), true),
+            None => match default_config_path() {
+                Some(p) => (p, false),
+                None => return Ok(Config::default()),
+            },
+        };
+        match std::fs::read_to_string(&path) {
+            Ok(text) => Config::from_toml(&text, &path),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound && !explicit => {
+                Ok(Config::default())
+            }
+            Err(source) => Err(ConfigError::Read { path, source }),
+        }
+    }
+
+    /// Disk threads to start: the configured number, or one per core up to 4.
+    pub fn disk_thread_count(&self) -> usize {
+        if self.disk_threads > 0 {
+            self.disk_threads as usize
+        } else {
+            std::thread::available_parallelism().map_or(2, |n| n.get().min(4))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shipped_default_file_parses_to_the_defaults() {
+        let c = Config::from_toml(DEFAULT_TOML, Path::new("config/default.toml")).unwrap();
+        let d = Config::default();
+        // download_dir in the file is a commented example; everything else must agree
+        assert_eq!(c, d, "config/default.toml and Config::default() disagree");
+    }
+
+    #[test]
+    fn every_key_is_documented_in_the_default_file() {
+        for key in [
+            "download_dir",
+            "listen_port",
+            "max_peers_per_torrent",
+            "upload_slots",
+            "download_rate_limit",
+            "upload_rate_limit",
+            "seed_after_download",
+            "disk_threads",
+            "numwant",
+        ] {
+            assert!(
+                DEFAULT_TOML.contains(&format!("# {key} ="))
+                    || DEFAULT_TOML.contains(&format!("\n{key} =")),
+                "{key} missing from config/default.toml"
+            );
+        }
+    }
+
+    #[test]
+    fn empty_file_is_all_defaults_and_partial_files_override() {
+        assert_eq!(
+            Config::from_toml("", Path::new("x")).unwrap(),
+            Config::default()
+        );
+        let c = Config::from_toml(
+            "listen_port = 7000\nupload_rate_limit = 1048576\n",
+            Path::new("x"),
+        )
+        .unwrap();
+        assert_eq!(c.listen_port, 7000);
+        assert_eq!(c.upload_rate_limit, 1 << 20);
+        assert_eq!(c.upload_slots, Config::default().upload_slots);
+    }
+
+    #[test]
+    fn errors_name_line_and_key() {
+        let e = Config::from_toml(
+            "listen_port = 6881\nlisten_prot = 1\n",
+            Path::new("/c.toml"),
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            e.contains("/c.toml") && e.contains("line 2") && e.contains("listen_prot"),
+            "{e}"
+        );
+        let e = Config::from_toml("listen_port = \"high\"\n", Path::new("/c.toml"))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("line 1") && e.contains("listen_port"), "{e}");
+        let e = Config::from_toml("listen_port = 70000\n", Path::new("/c.toml"))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("line 1"), "{e}");
+        let e = Config::from_toml("upload_slots = 0\n", Path::new("/c.toml"))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("upload_slots"), "{e}");
+        let e = Config::from_toml("[[[", Path::new("/c.toml"))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("line 1"), "{e}");
+    }
+
+    #[test]
+    fn tilde_expands() {
+        let c = Config::from_toml("download_dir = \"~/dl\"\n", Path::new("x")).unwrap();
+        if let Some(h) = dirs::home_dir() {
+            assert_eq!(c.download_dir, h.join("dl"));
+        }
+    }
+
+    #[test]
+    fn explicit_missing_file_is_an_error() {
+        let e = Config::load(Some(Path::new("/nonexistent/ratorrent.toml"))).unwrap_err();
+        assert!(e.to_string().contains("/nonexistent/ratorrent.toml"));
+    }
+}

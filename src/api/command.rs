@@ -27,7 +27,10 @@ pub struct AddRequest {
 #[derive(Debug)]
 pub enum Command {
     /// Add a torrent; replies with its id or a readable error.
-    Add(AddRequest, Option<oneshot::Sender<Result<TorrentId, String>>>),
+    Add(
+        AddRequest,
+        Option<oneshot::Sender<Result<TorrentId, String>>>,
+    ),
     /// Stop a torrent's peers and announce `stopped`; data stays.
     Pause(TorrentId),
     /// Start a paused torrent again.

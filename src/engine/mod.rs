@@ -1,3 +1,5 @@
 //! The engine: one session actor owning every torrent.
 
+pub mod choker;
 pub mod picker;
+pub mod rate;

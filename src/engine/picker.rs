@@ -89,7 +89,12 @@ pub struct Picker {
 impl Picker {
     /// A picker for `piece_count` pieces of `piece_length` bytes (the last `last_piece_length`),
     /// with the pieces in `have` already verified.
-    pub fn new(piece_count: u32, piece_length: u32, last_piece_length: u32, have: Bitfield) -> Picker {
+    pub fn new(
+        piece_count: u32,
+        piece_length: u32,
+        last_piece_length: u32,
+        have: Bitfield,
+    ) -> Picker {
         let mut order: Vec<u32> = (0..piece_count).filter(|&p| !have.get(p)).collect();
         // random order among equals: shuffle once, bucket moves keep it mixed
         {
@@ -288,7 +293,11 @@ impl Picker {
     /// Whether `has` contains any piece we still need (missing or partially received).
     pub fn is_interesting(&self, has: &Bitfield) -> bool {
         if has.is_full() {
-            return !self.order.is_empty() && self.order.iter().any(|&p| self.state[p as usize] != PieceState::Pending);
+            return !self.order.is_empty()
+                && self
+                    .order
+                    .iter()
+                    .any(|&p| self.state[p as usize] != PieceState::Pending);
         }
         self.order
             .iter()
@@ -324,7 +333,9 @@ impl Picker {
         }
         // 2. new pieces, rarest first
         while want(out) {
-            let Some(p) = self.rarest_missing(has) else { break };
+            let Some(p) = self.rarest_missing(has) else {
+                break;
+            };
             self.start_piece(p, Some(peer));
             self.take_unrequested(p, max - (out.len() - start), out);
         }
@@ -358,7 +369,9 @@ impl Picker {
                         break 'outer;
                     }
                     let r = self.block_ref(p, b);
-                    let Some(part) = self.partial.get_mut(&p) else { continue };
+                    let Some(part) = self.partial.get_mut(&p) else {
+                        continue;
+                    };
                     let blk = &mut part.blocks[b as usize];
                     if blk.received
                         || blk.requests >= ENDGAME_MAX_DUPLICATES
@@ -516,7 +529,10 @@ impl Picker {
 
     /// Bytes still needed (not verified), counting pending pieces as needed.
     pub fn bytes_left(&self) -> u64 {
-        self.order.iter().map(|&p| u64::from(self.piece_size(p))).sum()
+        self.order
+            .iter()
+            .map(|&p| u64::from(self.piece_size(p)))
+            .sum()
     }
 
     #[cfg(test)]
@@ -524,8 +540,14 @@ impl Picker {
         for (i, &p) in self.order.iter().enumerate() {
             assert_eq!(self.pos[p as usize], i as u32);
             let a = self.availability[p as usize] as usize;
-            assert!(self.bucket_start[a] as usize <= i, "piece {p} below its bucket");
-            assert!((self.bucket_end(a) as usize) > i, "piece {p} above its bucket");
+            assert!(
+                self.bucket_start[a] as usize <= i,
+                "piece {p} below its bucket"
+            );
+            assert!(
+                (self.bucket_end(a) as usize) > i,
+                "piece {p} above its bucket"
+            );
             assert_ne!(self.state[p as usize], PieceState::Have);
         }
         for w in self.bucket_start.windows(2) {
@@ -559,7 +581,10 @@ mod tests {
         pk.check_invariants();
         let mut out = Vec::new();
         pk.pick(1, &rare, &[], 1, &mut out);
-        assert_eq!(out[0].piece, 2, "piece 2 (availability 1) before piece 5 (2)");
+        assert_eq!(
+            out[0].piece, 2,
+            "piece 2 (availability 1) before piece 5 (2)"
+        );
     }
 
     #[test]
@@ -669,7 +694,10 @@ mod tests {
         assert_eq!(b, a, "second peer gets the same blocks in endgame");
         let mut c = Vec::new();
         pk.pick(3, &all, &[], 10, &mut c);
-        assert!(c.is_empty(), "at most {ENDGAME_MAX_DUPLICATES} requests per block");
+        assert!(
+            c.is_empty(),
+            "at most {ENDGAME_MAX_DUPLICATES} requests per block"
+        );
         // peer 1 does not get its own in-flight blocks again
         let mut d = Vec::new();
         pk.pick(1, &all, &a, 10, &mut d);
@@ -700,7 +728,10 @@ mod tests {
         assert_eq!(pk.on_block(0, 0, BLOCK_SIZE - 1), BlockOutcome::Unexpected);
         assert_eq!(pk.on_block(1, 0, 101), BlockOutcome::Unexpected);
         assert_eq!(pk.on_block(1, BLOCK_SIZE, 100), BlockOutcome::Unexpected);
-        assert_eq!(pk.on_block(u32::MAX, u32::MAX, u32::MAX), BlockOutcome::Unexpected);
+        assert_eq!(
+            pk.on_block(u32::MAX, u32::MAX, u32::MAX),
+            BlockOutcome::Unexpected
+        );
         assert!(matches!(pk.on_block(1, 0, 100), BlockOutcome::New { .. }));
     }
 
@@ -718,7 +749,10 @@ mod tests {
         let first_piece = out[0].piece;
         let mut more = Vec::new();
         pk.pick(1, &evens, &out, 2, &mut more);
-        assert!(more.iter().all(|b| b.piece == first_piece), "continue own piece first");
+        assert!(
+            more.iter().all(|b| b.piece == first_piece),
+            "continue own piece first"
+        );
     }
 
     #[test]
@@ -763,7 +797,13 @@ mod tests {
                     let mut out = Vec::new();
                     pk.pick(7, &all, &[], 1, &mut out);
                     if let Some(b) = out.first() {
-                        assert!(matches!(pk.on_block(b.piece, b.begin, b.length), BlockOutcome::New { piece_complete: true, .. }));
+                        assert!(matches!(
+                            pk.on_block(b.piece, b.begin, b.length),
+                            BlockOutcome::New {
+                                piece_complete: true,
+                                ..
+                            }
+                        ));
                         pk.piece_verified(b.piece);
                     }
                 }

@@ -195,7 +195,9 @@ mod tests {
             Err(BitfieldError::SpareBits { pieces: 10 })
         );
         assert_eq!(
-            Bitfield::from_payload(&[0xff, 0xe0], 10).unwrap_err().to_string(),
+            Bitfield::from_payload(&[0xff, 0xe0], 10)
+                .unwrap_err()
+                .to_string(),
             "bitfield has spare bits set beyond piece 10"
         );
         assert!(matches!(

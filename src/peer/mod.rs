@@ -22,9 +22,14 @@ impl PeerId {
 
 impl fmt::Debug for PeerId {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "PeerId({})", String::from_utf8_lossy(&self.0).escape_debug())
+        write!(
+            f,
+            "PeerId({})",
+            String::from_utf8_lossy(&self.0).escape_debug()
+        )
     }
 }
 
 pub mod bitfield;
+pub mod extension;
 pub mod wire;

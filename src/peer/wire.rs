@@ -128,7 +128,9 @@ pub enum Message {
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
 pub enum WireError {
     /// The length prefix is above the cap; refused before buffering the payload.
-    #[error("message length {len} exceeds the maximum of {max} bytes; disconnect before buffering the payload")]
+    #[error(
+        "message length {len} exceeds the maximum of {max} bytes; disconnect before buffering the payload"
+    )]
     TooLong {
         /// Declared length.
         len: u32,
@@ -465,7 +467,13 @@ mod tests {
     fn huge_length_refused_on_prefix_alone() {
         let mut buf = BytesMut::from(&[0xff, 0xff, 0xff, 0xf0][..]);
         let err = decode(&mut buf, message_cap(10)).unwrap_err();
-        assert!(matches!(err, WireError::TooLong { len: 4294967280, .. }));
+        assert!(matches!(
+            err,
+            WireError::TooLong {
+                len: 4294967280,
+                ..
+            }
+        ));
         assert!(buf.capacity() < 1 << 20, "no buffer sized from the prefix");
     }
 

@@ -91,7 +91,10 @@ mod tests {
         std::fs::write(dir.path().join("a"), &a).unwrap();
         let st = Storage::new(
             dir.path(),
-            vec![("a".into(), 0, 50_000, false), ("b".into(), 50_000, 50_000, false)],
+            vec![
+                ("a".into(), 0, 50_000, false),
+                ("b".into(), 50_000, 50_000, false),
+            ],
             100_000,
         )
         .unwrap();

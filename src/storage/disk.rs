@@ -200,7 +200,10 @@ impl Worker {
 
     fn write(&mut self, t: &TorrentDisk, piece: u32, begin: u32, data: &[u8]) {
         let size = t.piece_size(piece);
-        if begin.checked_add(data.len() as u32).is_none_or(|end| end > size) {
+        if begin
+            .checked_add(data.len() as u32)
+            .is_none_or(|end| end > size)
+        {
             return; // geometry was checked by the picker; never write outside the piece
         }
         let key = (t.key, piece);
@@ -287,10 +290,20 @@ fn read_blocks(
 mod tests {
     use super::*;
 
-    fn torrent(dir: &std::path::Path, payload: &[u8], plen: u32) -> (Arc<TorrentDisk>, tokio::sync::mpsc::UnboundedReceiver<DiskEvent>) {
+    fn torrent(
+        dir: &std::path::Path,
+        payload: &[u8],
+        plen: u32,
+    ) -> (
+        Arc<TorrentDisk>,
+        tokio::sync::mpsc::UnboundedReceiver<DiskEvent>,
+    ) {
         let storage = Storage::new(
             dir,
-            vec![("a".into(), 0, 40_000, false), ("b".into(), 40_000, payload.len() as u64 - 40_000, false)],
+            vec![
+                ("a".into(), 0, 40_000, false),
+                ("b".into(), 40_000, payload.len() as u64 - 40_000, false),
+            ],
             payload.len() as u64,
         )
         .unwrap();
@@ -356,10 +369,16 @@ mod tests {
             got.push(format!("{:?}", rx.recv().await.unwrap()));
         }
         got.sort();
-        assert_eq!(got, vec!["PieceFailed(2)", "PieceVerified(0)", "PieceVerified(1)"]);
+        assert_eq!(
+            got,
+            vec!["PieceFailed(2)", "PieceVerified(0)", "PieceVerified(1)"]
+        );
         // re-download of the failed piece verifies
         send(2, vec![1, 0], false).await;
-        assert!(matches!(rx.recv().await.unwrap(), DiskEvent::PieceVerified(2)));
+        assert!(matches!(
+            rx.recv().await.unwrap(),
+            DiskEvent::PieceVerified(2)
+        ));
         let mut on_disk = std::fs::read(dir.path().join("a")).unwrap();
         on_disk.extend(std::fs::read(dir.path().join("b")).unwrap());
         assert_eq!(on_disk, payload);
@@ -383,7 +402,8 @@ mod tests {
         // make "a" a directory so opening it as a file fails
         std::fs::create_dir(dir.path().join("a")).unwrap();
         let pool = DiskPool::new(1, 1 << 20);
-        pool.write(&t, 0, 0, Bytes::from(vec![1u8; BLOCK_SIZE as usize])).await;
+        pool.write(&t, 0, 0, Bytes::from(vec![1u8; BLOCK_SIZE as usize]))
+            .await;
         assert!(matches!(rx.recv().await.unwrap(), DiskEvent::Error(_)));
     }
 }

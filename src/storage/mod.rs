@@ -207,7 +207,8 @@ impl Storage {
         if let Some(f) = slot.handle.get() {
             return Ok(f);
         }
-        let meta = std::fs::symlink_metadata(&slot.path).map_err(|e| io_err("open", &slot.path, e))?;
+        let meta =
+            std::fs::symlink_metadata(&slot.path).map_err(|e| io_err("open", &slot.path, e))?;
         if !meta.is_file() {
             return Err(io_err(
                 "open",
@@ -235,7 +236,9 @@ impl Storage {
                 total: self.total_length,
             })?;
         // first file whose end is past `offset`
-        let mut i = self.files.partition_point(|s| s.offset + s.length <= offset);
+        let mut i = self
+            .files
+            .partition_point(|s| s.offset + s.length <= offset);
         let mut pos = offset;
         while pos < end && i < self.files.len() {
             let slot = &self.files[i];
@@ -330,7 +333,10 @@ mod tests {
         let mut back = vec![1u8; 36_389];
         st.read_at(0, &mut back).unwrap();
         assert_eq!(&back[..10_000], &data[..10_000]);
-        assert!(back[10_000..16_384].iter().all(|&x| x == 0), "pad reads as zeros");
+        assert!(
+            back[10_000..16_384].iter().all(|&x| x == 0),
+            "pad reads as zeros"
+        );
         assert_eq!(&back[16_384..], &data[16_384..]);
     }
 
@@ -338,10 +344,19 @@ mod tests {
     fn out_of_range_is_an_error() {
         let dir = tempfile::tempdir().unwrap();
         let st = Storage::new(dir.path(), layout(), 36_389).unwrap();
-        assert!(matches!(st.write_at(36_389, b"x"), Err(StorageError::OutOfRange { .. })));
-        assert!(matches!(st.write_at(u64::MAX, b"x"), Err(StorageError::OutOfRange { .. })));
+        assert!(matches!(
+            st.write_at(36_389, b"x"),
+            Err(StorageError::OutOfRange { .. })
+        ));
+        assert!(matches!(
+            st.write_at(u64::MAX, b"x"),
+            Err(StorageError::OutOfRange { .. })
+        ));
         let mut b = [0u8; 2];
-        assert!(matches!(st.read_at(36_388, &mut b), Err(StorageError::OutOfRange { .. })));
+        assert!(matches!(
+            st.read_at(36_388, &mut b),
+            Err(StorageError::OutOfRange { .. })
+        ));
     }
 
     #[test]
@@ -351,7 +366,10 @@ mod tests {
         let mut b = [0u8; 10];
         let e = st.read_at(0, &mut b).unwrap_err();
         assert!(e.is_missing_data(), "{e}");
-        assert!(!dir.path().join("t/a.bin").exists(), "reading never creates files");
+        assert!(
+            !dir.path().join("t/a.bin").exists(),
+            "reading never creates files"
+        );
         assert!(!st.any_data_present());
     }
 
@@ -370,7 +388,10 @@ mod tests {
         let outside = tempfile::tempdir().unwrap();
         std::os::unix::fs::symlink(outside.path(), dir.path().join("t")).unwrap();
         let st = Storage::new(dir.path(), vec![("t/evil".into(), 0, 4, false)], 4).unwrap();
-        assert!(matches!(st.write_at(0, b"evil"), Err(StorageError::Escapes { .. })));
+        assert!(matches!(
+            st.write_at(0, b"evil"),
+            Err(StorageError::Escapes { .. })
+        ));
         assert!(!outside.path().join("evil").exists());
     }
 
