@@ -1,3 +1,326 @@
-//! Tracker clients.
+//! Tracker clients: the announce request/response shapes shared by every tracker
+//! protocol, and the errors a tracker exchange can end in.
+//!
+//! - [`http`]: HTTP(S) trackers (BEP 3 announce, BEP 23 compact peers, BEP 7 `peers6`,
+//!   BEP 48 scrape).
+//!
+//! UDP trackers (BEP 15) are not implemented yet; an `udp://` announce URL yields
+//! [`TrackerError::UnsupportedScheme`].
+
+use std::fmt;
+use std::net::SocketAddr;
+
+use crate::metainfo::InfoHash;
+use crate::peer::PeerId;
 
 pub mod http;
+
+/// Regular re-announce interval used when a tracker gives none (or a non-positive one), in s.
+pub const DEFAULT_INTERVAL_SECS: u32 = 1800;
+/// Smallest interval accepted from a tracker, in s; smaller positive values are raised to it
+/// so that a misconfigured tracker cannot make us announce in a tight loop.
+pub const MIN_INTERVAL_SECS: u32 = 60;
+/// Largest interval accepted from a tracker, in s (1 day); larger values are lowered to it so
+/// that the swarm does not forget us (trackers expire peers after a few intervals).
+pub const MAX_INTERVAL_SECS: u32 = 86_400;
+
+/// Longest excerpt of a tracker's body kept in an error, in characters (after escaping).
+pub const EXCERPT_MAX_CHARS: usize = 80;
+/// Longest tracker text (`failure reason`, `warning message`) kept, in characters.
+pub const MESSAGE_MAX_CHARS: usize = 512;
+
+/// The `event` of an announce (BEP 3). A regular re-announce carries no event.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum AnnounceEvent {
+    /// First announce of a download session.
+    Started,
+    /// The download has just finished (sent once, not when starting as a seeder).
+    Completed,
+    /// The torrent is being stopped or removed.
+    Stopped,
+}
+
+impl AnnounceEvent {
+    /// The value of the `event` query parameter: `started`, `completed` or `stopped`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            AnnounceEvent::Started => "started",
+            AnnounceEvent::Completed => "completed",
+            AnnounceEvent::Stopped => "stopped",
+        }
+    }
+}
+
+impl fmt::Display for AnnounceEvent {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// What we tell a tracker in one announce (BEP 3 §Trackers).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AnnounceRequest {
+    /// The torrent's v1 info hash (20 raw bytes, sent percent-encoded).
+    pub info_hash: InfoHash,
+    /// Our peer id (20 raw bytes, sent percent-encoded).
+    pub peer_id: PeerId,
+    /// TCP port we accept peer connections on.
+    pub port: u16,
+    /// Bytes uploaded to peers since the `started` event.
+    pub uploaded: u64,
+    /// Bytes downloaded from peers since the `started` event.
+    pub downloaded: u64,
+    /// Bytes still missing to have every wanted piece.
+    pub left: u64,
+    /// `started` / `completed` / `stopped`; `None` for a regular re-announce (omitted).
+    pub event: Option<AnnounceEvent>,
+    /// How many peers we would like (`numwant`); `None` lets the tracker choose (often 50).
+    pub numwant: Option<u32>,
+    /// A random number fixed for the session (`key`, sent as 8 hex digits), letting the
+    /// tracker recognise us across IP address changes.
+    pub key: u32,
+    /// The `tracker id` the tracker gave in an earlier response, echoed as `trackerid`.
+    pub tracker_id: Option<String>,
+}
+
+/// What a tracker answered to an announce (BEP 3, BEP 23, BEP 7), normalised.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AnnounceResponse {
+    /// Regular re-announce interval, in s. [`DEFAULT_INTERVAL_SECS`] (1800) when absent,
+    /// not an integer, or not positive; otherwise clamped to
+    /// [`MIN_INTERVAL_SECS`]..=[`MAX_INTERVAL_SECS`] (60 s .. 1 day).
+    /// Schedule regular announces with [`AnnounceResponse::regular_interval`], which also
+    /// honours a `min interval` larger than this.
+    pub interval: u32,
+    /// `min interval`, in s: the shortest gap the tracker accepts between any two announces,
+    /// so it bounds forced/extra announces only. `None` when absent, not an integer or not
+    /// positive; otherwise clamped like `interval`. It may exceed `interval` (kept as sent).
+    pub min_interval: Option<u32>,
+    /// Peers from `peers` (compact BEP 23 or dictionary list, BEP 3) followed by `peers6`
+    /// (BEP 7), in tracker order, without duplicates. IPv4-mapped IPv6 addresses
+    /// (`::ffff:a.b.c.d`) are given as IPv4; entries with port 0, an unspecified address,
+    /// a hostname instead of an address, or a malformed shape are dropped.
+    pub peers: Vec<SocketAddr>,
+    /// `complete`: seeders in the swarm, when reported (negative values dropped).
+    pub complete: Option<u32>,
+    /// `incomplete`: leechers in the swarm, when reported (negative values dropped).
+    pub incomplete: Option<u32>,
+    /// `warning message`: shown to the user; the announce still succeeded. Lossy UTF-8,
+    /// control characters replaced, at most [`MESSAGE_MAX_CHARS`] characters.
+    pub warning: Option<String>,
+    /// `tracker id`, to echo in later announces (kept only when it is non-empty UTF-8).
+    pub tracker_id: Option<String>,
+}
+
+impl AnnounceResponse {
+    /// The gap before the next regular announce, in s: `interval`, raised to `min interval`
+    /// when the tracker sent a larger one (announcing sooner would break its rate limit).
+    pub fn regular_interval(&self) -> u32 {
+        self.interval.max(self.min_interval.unwrap_or(0))
+    }
+}
+
+/// One torrent's swarm counts from a scrape (BEP 48). Each count is `None` when the tracker
+/// left it out or sent a negative number.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct ScrapeStats {
+    /// `complete`: seeders.
+    pub complete: Option<u32>,
+    /// `downloaded`: completed downloads the tracker has seen (all time).
+    pub downloaded: Option<u32>,
+    /// `incomplete`: leechers.
+    pub incomplete: Option<u32>,
+}
+
+/// Why an announce (or scrape) gave no usable answer.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum TrackerError {
+    /// The tracker refused the request (`failure reason`, BEP 3), even over HTTP 4xx/5xx.
+    /// The text is lossy UTF-8 with control characters replaced, at most
+    /// [`MESSAGE_MAX_CHARS`] characters.
+    #[error("tracker failure: {0}")]
+    Failure(String),
+    /// The body is not a usable tracker response (not bencode, not a dictionary, wrong
+    /// types). `reason` starts with "tracker response ..."; `excerpt` is the start of the
+    /// body, sanitised by [`excerpt`].
+    #[error("{reason} (got: \"{excerpt}\")")]
+    InvalidResponse {
+        /// What is wrong, e.g. "tracker response is not valid bencode: <decode error>".
+        reason: String,
+        /// Sanitised start of the body (printable ASCII, at most 80 characters).
+        excerpt: String,
+    },
+    /// The tracker answered a non-2xx HTTP status without a bencoded `failure reason`.
+    #[error("tracker answered HTTP {status}{}", excerpt_suffix(.excerpt))]
+    Http {
+        /// The HTTP status code.
+        status: u16,
+        /// Sanitised start of the body (may be empty).
+        excerpt: String,
+    },
+    /// The response body exceeded the size cap; reading stopped there.
+    #[error("tracker response is larger than the {limit}-byte limit; stopped reading")]
+    BodyTooLarge {
+        /// The cap, in bytes.
+        limit: usize,
+    },
+    /// The tracker could not be reached or did not answer in time (DNS, connect, TLS,
+    /// reset, timeout). Never contains the announce URL (it may hold a passkey).
+    #[error("could not reach tracker: {0}")]
+    Transport(String),
+    /// The announce URL is not one we can parse.
+    #[error("invalid announce URL: {0}")]
+    InvalidUrl(String),
+    /// The announce URL's scheme (held here, e.g. `udp`) is not supported.
+    #[error("unsupported tracker URL scheme \"{scheme}\" ({hint})", scheme = .0, hint = scheme_hint(.0))]
+    UnsupportedScheme(String),
+}
+
+fn excerpt_suffix(excerpt: &str) -> String {
+    if excerpt.is_empty() {
+        String::new()
+    } else {
+        format!(" (got: \"{excerpt}\")")
+    }
+}
+
+fn scheme_hint(scheme: &str) -> &'static str {
+    if scheme.eq_ignore_ascii_case("udp") {
+        "UDP trackers are not supported yet"
+    } else {
+        "only http:// and https:// trackers are supported"
+    }
+}
+
+/// A short, printable excerpt of an untrusted body for error messages: printable ASCII is
+/// kept, `"` and `\` are escaped, `\n` `\r` `\t` are written as such, every other byte as
+/// `\xNN`. At most [`EXCERPT_MAX_CHARS`] characters; a cut excerpt ends in `...`.
+pub fn excerpt(body: &[u8]) -> String {
+    let mut out = String::new();
+    // Length of `out` up to the last piece that still leaves room for "...".
+    let mut cut = 0usize;
+    for &b in body {
+        let piece = match b {
+            b'"' => "\\\"".to_owned(),
+            b'\\' => "\\\\".to_owned(),
+            b'\n' => "\\n".to_owned(),
+            b'\r' => "\\r".to_owned(),
+            b'\t' => "\\t".to_owned(),
+            0x20..=0x7e => (b as char).to_string(),
+            _ => format!("\\x{b:02x}"),
+        };
+        out.push_str(&piece);
+        if out.len() > EXCERPT_MAX_CHARS {
+            out.truncate(cut);
+            out.push_str("...");
+            return out;
+        }
+        if out.len() <= EXCERPT_MAX_CHARS - 3 {
+            cut = out.len();
+        }
+    }
+    out
+}
+
+/// Tracker text shown to the user (`failure reason`, `warning message`): lossy UTF-8,
+/// line breaks and tabs turned into spaces, other control characters (terminal escapes)
+/// into U+FFFD, trimmed, at most [`MESSAGE_MAX_CHARS`] characters (a cut text ends in `…`).
+pub fn sanitize_message(text: &[u8]) -> String {
+    let lossy = String::from_utf8_lossy(text);
+    let mut out = String::new();
+    for (count, c) in lossy.trim().chars().enumerate() {
+        if count == MESSAGE_MAX_CHARS {
+            out.push('…');
+            break;
+        }
+        out.push(match c {
+            '\n' | '\r' | '\t' => ' ',
+            c if c.is_control() => '\u{FFFD}',
+            c => c,
+        });
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn excerpt_escapes_and_caps() {
+        assert_eq!(excerpt(b"<html>\r\n"), "<html>\\r\\n");
+        assert_eq!(excerpt(b"a\"b\\c\x00\xff"), "a\\\"b\\\\c\\x00\\xff");
+        let long = vec![b'x'; 1000];
+        let e = excerpt(&long);
+        assert_eq!(e.len(), EXCERPT_MAX_CHARS);
+        assert!(e.ends_with("..."));
+        // exactly 80 printable bytes fit without "..."
+        let exact = vec![b'y'; EXCERPT_MAX_CHARS];
+        assert_eq!(excerpt(&exact), "y".repeat(EXCERPT_MAX_CHARS));
+        // escapes never push past the cap
+        let bin = vec![0x01u8; 500];
+        let e = excerpt(&bin);
+        assert!(e.len() <= EXCERPT_MAX_CHARS, "{}", e.len());
+        assert!(e.is_ascii());
+        assert_eq!(excerpt(b""), "");
+    }
+
+    #[test]
+    fn messages_are_sanitised() {
+        assert_eq!(
+            sanitize_message(b"  bad\x1b[31m passkey\n "),
+            "bad\u{FFFD}[31m passkey"
+        );
+        assert_eq!(sanitize_message(b"caf\xe9"), "caf\u{FFFD}");
+        let long = vec![b'z'; 5000];
+        let m = sanitize_message(&long);
+        assert_eq!(m.chars().count(), MESSAGE_MAX_CHARS + 1);
+        assert!(m.ends_with('…'));
+    }
+
+    #[test]
+    fn error_texts() {
+        assert_eq!(
+            TrackerError::Failure("torrent not registered".into()).to_string(),
+            "tracker failure: torrent not registered"
+        );
+        assert_eq!(
+            TrackerError::UnsupportedScheme("udp".into()).to_string(),
+            "unsupported tracker URL scheme \"udp\" (UDP trackers are not supported yet)"
+        );
+        assert_eq!(
+            TrackerError::Http {
+                status: 502,
+                excerpt: String::new()
+            }
+            .to_string(),
+            "tracker answered HTTP 502"
+        );
+        assert_eq!(
+            TrackerError::Http {
+                status: 500,
+                excerpt: "oops".into()
+            }
+            .to_string(),
+            "tracker answered HTTP 500 (got: \"oops\")"
+        );
+    }
+
+    #[test]
+    fn regular_interval_honours_larger_min_interval() {
+        let mut r = AnnounceResponse {
+            interval: 1800,
+            min_interval: Some(300),
+            peers: vec![],
+            complete: None,
+            incomplete: None,
+            warning: None,
+            tracker_id: None,
+        };
+        assert_eq!(r.regular_interval(), 1800);
+        r.min_interval = Some(3600);
+        assert_eq!(r.regular_interval(), 3600);
+        r.min_interval = None;
+        assert_eq!(r.regular_interval(), 1800);
+    }
+}
