@@ -25,7 +25,7 @@ impl RateLimiter {
         RateLimiter {
             rate: AtomicU64::new(rate),
             bucket: Mutex::new(Bucket {
-                tokens: 0.0,
+                tokens: f64::INFINITY, // starts full: clamped to the burst on first use
                 last: Instant::now(),
             }),
         }
