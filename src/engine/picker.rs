@@ -45,6 +45,8 @@ struct Partial {
     received: u32,
     /// The peer that started the piece, preferred for its remaining blocks.
     owner: Option<PeerKey>,
+    /// Peers that delivered blocks of this piece (counted against them if it fails).
+    contributors: Vec<PeerKey>,
 }
 
 /// What became of a received block.
@@ -81,6 +83,8 @@ pub struct Picker {
     /// `bucket_start[a]`: first index in `order` with availability `a`.
     bucket_start: Vec<u32>,
     partial: BTreeMap<u32, Partial>,
+    /// Contributors of pieces being hashed.
+    pending_contributors: BTreeMap<u32, Vec<PeerKey>>,
     pending: u32,
     /// Pieces in state `Missing` (neither started nor verified).
     missing: u32,
@@ -126,6 +130,7 @@ impl Picker {
             pos,
             bucket_start: vec![0, n],
             partial: BTreeMap::new(),
+            pending_contributors: BTreeMap::new(),
             pending: 0,
             missing: n,
         }
@@ -424,6 +429,7 @@ impl Picker {
                 unrequested: n,
                 received: 0,
                 owner,
+                contributors: Vec::new(),
             },
         );
     }
@@ -463,8 +469,9 @@ impl Picker {
         }
     }
 
-    /// A block arrived. Geometry is checked here: a block we never described is `Unexpected`.
-    pub fn on_block(&mut self, piece: u32, begin: u32, len: u32) -> BlockOutcome {
+    /// A block arrived from `peer`. Geometry is checked here: a block we never described is
+    /// `Unexpected`.
+    pub fn on_block(&mut self, peer: PeerKey, piece: u32, begin: u32, len: u32) -> BlockOutcome {
         if piece >= self.piece_count || begin % BLOCK_SIZE != 0 {
             return BlockOutcome::Unexpected;
         }
@@ -494,9 +501,14 @@ impl Picker {
         blk.received = true;
         blk.requests = 0;
         part.received += 1;
+        if !part.contributors.contains(&peer) {
+            part.contributors.push(peer);
+        }
         let piece_complete = part.received as usize == part.blocks.len();
         if piece_complete {
-            self.partial.remove(&piece);
+            if let Some(part) = self.partial.remove(&piece) {
+                self.pending_contributors.insert(piece, part.contributors);
+            }
             self.state[piece as usize] = PieceState::Pending;
             self.pending += 1;
         }
@@ -512,19 +524,22 @@ impl Picker {
             return false;
         }
         self.pending -= 1;
+        self.pending_contributors.remove(&p);
         self.state[p as usize] = PieceState::Have;
         self.have.set(p);
         self.remove_from_order(p);
         true
     }
 
-    /// Piece `p` failed its hash check: fetch it again from scratch.
-    pub fn piece_failed(&mut self, p: u32) {
+    /// Piece `p` failed its hash check: fetch it again from scratch. Returns the peers that
+    /// sent its blocks.
+    pub fn piece_failed(&mut self, p: u32) -> Vec<PeerKey> {
         if self.state.get(p as usize) == Some(&PieceState::Pending) {
             self.pending -= 1;
             self.state[p as usize] = PieceState::Missing;
             self.missing += 1;
         }
+        self.pending_contributors.remove(&p).unwrap_or_default()
     }
 
     /// Bytes still needed (not verified), counting pending pieces as needed.
@@ -638,14 +653,14 @@ mod tests {
             let mut out = Vec::new();
             pk.pick(1, &all, &[], 3, &mut out);
             for b in out {
-                match pk.on_block(b.piece, b.begin, b.length) {
+                match pk.on_block(1, b.piece, b.begin, b.length) {
                     BlockOutcome::New {
                         piece_complete: true,
                         ..
                     } => {
                         if b.piece == 1 && !failed_once {
                             failed_once = true;
-                            pk.piece_failed(1);
+                            assert_eq!(pk.piece_failed(1), vec![1]);
                         } else {
                             assert!(pk.piece_verified(b.piece));
                         }
@@ -704,14 +719,14 @@ mod tests {
         assert!(d.is_empty());
         let first = a[0];
         assert_eq!(
-            pk.on_block(first.piece, first.begin, first.length),
+            pk.on_block(1, first.piece, first.begin, first.length),
             BlockOutcome::New {
                 piece_complete: false,
                 requested_elsewhere: true
             }
         );
         assert_eq!(
-            pk.on_block(first.piece, first.begin, first.length),
+            pk.on_block(1, first.piece, first.begin, first.length),
             BlockOutcome::Duplicate
         );
     }
@@ -723,16 +738,16 @@ mod tests {
         pk.peer_bitfield(&all);
         let mut out = Vec::new();
         pk.pick(1, &all, &[], 10, &mut out);
-        assert_eq!(pk.on_block(2, 0, BLOCK_SIZE), BlockOutcome::Unexpected);
-        assert_eq!(pk.on_block(0, 1, BLOCK_SIZE), BlockOutcome::Unexpected);
-        assert_eq!(pk.on_block(0, 0, BLOCK_SIZE - 1), BlockOutcome::Unexpected);
-        assert_eq!(pk.on_block(1, 0, 101), BlockOutcome::Unexpected);
-        assert_eq!(pk.on_block(1, BLOCK_SIZE, 100), BlockOutcome::Unexpected);
+        assert_eq!(pk.on_block(1, 2, 0, BLOCK_SIZE), BlockOutcome::Unexpected);
+        assert_eq!(pk.on_block(1, 0, 1, BLOCK_SIZE), BlockOutcome::Unexpected);
+        assert_eq!(pk.on_block(1, 0, 0, BLOCK_SIZE - 1), BlockOutcome::Unexpected);
+        assert_eq!(pk.on_block(1, 1, 0, 101), BlockOutcome::Unexpected);
+        assert_eq!(pk.on_block(1, 1, BLOCK_SIZE, 100), BlockOutcome::Unexpected);
         assert_eq!(
-            pk.on_block(u32::MAX, u32::MAX, u32::MAX),
+            pk.on_block(1, u32::MAX, u32::MAX, u32::MAX),
             BlockOutcome::Unexpected
         );
-        assert!(matches!(pk.on_block(1, 0, 100), BlockOutcome::New { .. }));
+        assert!(matches!(pk.on_block(1, 1, 0, 100), BlockOutcome::New { .. }));
     }
 
     #[test]
@@ -798,7 +813,7 @@ mod tests {
                     pk.pick(7, &all, &[], 1, &mut out);
                     if let Some(b) = out.first() {
                         assert!(matches!(
-                            pk.on_block(b.piece, b.begin, b.length),
+                            pk.on_block(1, b.piece, b.begin, b.length),
                             BlockOutcome::New {
                                 piece_complete: true,
                                 ..
