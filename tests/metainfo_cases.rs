@@ -467,6 +467,12 @@ fn describe_summarises_without_pads_and_escapes_controls() {
         text.contains("Total size:    40.41 KiB (41384 bytes)\n"),
         "{text}"
     );
+    assert!(
+        text.contains(
+            "Padding:       12.47 KiB (12768 bytes) in 2 padding file(s) (BEP 47, not written to disk)\n"
+        ),
+        "{text}"
+    );
     assert!(text.contains("Private:       no\n"), "{text}");
     assert!(
         text.contains("tier 1:  http://tracker.example.org/announce\n"),

@@ -66,9 +66,10 @@ fn utc_date(unix: i64) -> Option<String> {
 
 impl Metainfo {
     /// A multi-line summary for `ratorrent info`: name, info hash(es) in hex, piece size
-    /// and count, total size, private flag, creation details, trackers by tier (BEP 12),
-    /// web seeds (BEP 19) and the files with their sizes (padding files hidden). Control
-    /// characters from the torrent are escaped. Ends with a newline.
+    /// and count, total size (padding excluded, and shown on its own line when present),
+    /// private flag, creation details, trackers by tier (BEP 12), web seeds (BEP 19) and
+    /// the files with their sizes (padding files hidden). Control characters from the
+    /// torrent are escaped. Ends with a newline.
     pub fn describe(&self) -> String {
         let mut s = String::new();
         // Writing to a String cannot fail.
@@ -85,6 +86,14 @@ impl Metainfo {
             human_size(u64::from(self.piece_length))
         );
         let _ = writeln!(s, "Total size:    {}", human_size(self.payload_size()));
+        let pads = self.files.iter().filter(|f| f.pad).count();
+        if pads > 0 {
+            let _ = writeln!(
+                s,
+                "Padding:       {} in {pads} padding file(s) (BEP 47, not written to disk)",
+                human_size(self.total_length - self.payload_size())
+            );
+        }
         let _ = writeln!(
             s,
             "Private:       {}",
