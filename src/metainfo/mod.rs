@@ -1,6 +1,26 @@
-//! Metainfo (.torrent) parsing, BEP 3 and BEP 12.
+//! Metainfo (.torrent) parsing: BEP 3 (info dictionary, info hash), BEP 12 (tiers of
+//! trackers), BEP 19 (`url-list` web seeds), BEP 27 (`private`), BEP 47 (padding files),
+//! BEP 52 hybrid torrents (the v1 side, plus the SHA-256 info hash).
+//!
+//! [`Metainfo::from_bytes`] decodes with the tolerant [`crate::bencode`] decoder
+//! (unsorted and repeated keys accepted, the first occurrence wins) and takes the info
+//! hash over the info dictionary's bytes exactly as they appear in the file. Every name
+//! and path goes through [`path`] so that nothing resolves outside the download directory.
+//! [`create::TorrentBuilder`] writes new v1 torrents.
 
 use std::fmt;
+
+pub mod create;
+mod describe;
+mod parse;
+pub mod path;
+
+pub use create::{CreateError, TorrentBuilder};
+pub use describe::human_size;
+pub use parse::{
+    BLOCK_SIZE, FileInfo, MAX_PIECE_LENGTH, MAX_TORRENT_FILE_BYTES, Metainfo, MetainfoError,
+    UnsafeNameProblem,
+};
 
 /// A v1 info hash: SHA-1 of the bencoded `info` dictionary exactly as it appears in the
 /// .torrent file (BEP 3). 20 bytes.

@@ -1,0 +1,201 @@
+//! Human-readable summary of a torrent, for `ratorrent info`.
+
+use std::fmt::Write;
+
+use super::Metainfo;
+
+/// A size for people: `"500 bytes"` below 1 KiB, else two decimals in the largest binary
+/// unit plus the exact count, e.g. `"1.00 GiB (1073741824 bytes)"`.
+pub fn human_size(bytes: u64) -> String {
+    const UNITS: [&str; 6] = ["KiB", "MiB", "GiB", "TiB", "PiB", "EiB"];
+    if bytes < 1024 {
+        return format!("{bytes} bytes");
+    }
+    let mut value = bytes as f64 / 1024.0;
+    let mut unit = UNITS[0];
+    for next in &UNITS[1..] {
+        if value < 1024.0 {
+            break;
+        }
+        value /= 1024.0;
+        unit = next;
+    }
+    format!("{value:.2} {unit} ({bytes} bytes)")
+}
+
+/// `s` with control characters escaped (`\r`, `\u{1b}`), safe to print on a terminal.
+fn printable(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        if c.is_control() {
+            out.extend(c.escape_debug());
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// `YYYY-MM-DD HH:MM:SS UTC` for a Unix time in seconds, or `None` outside years 0..=9999.
+fn utc_date(unix: i64) -> Option<String> {
+    // 0000-01-01 00:00:00 ..= 9999-12-31 23:59:59, far inside i64 for the arithmetic below
+    if !(-62_167_219_200..=253_402_300_799).contains(&unix) {
+        return None;
+    }
+    let days = unix.div_euclid(86_400);
+    let secs = unix.rem_euclid(86_400);
+    // Civil date from days since 1970-01-01 (proleptic Gregorian), with years starting
+    // in March so that the leap day falls at the end.
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let day_of_era = z.rem_euclid(146_097);
+    let year_of_era =
+        (day_of_era - day_of_era / 1460 + day_of_era / 36_524 - day_of_era / 146_096) / 365;
+    let day_of_year = day_of_era - (365 * year_of_era + year_of_era / 4 - year_of_era / 100);
+    let mp = (5 * day_of_year + 2) / 153;
+    let day = day_of_year - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = year_of_era + era * 400 + i64::from(month <= 2);
+    Some(format!(
+        "{year:04}-{month:02}-{day:02} {:02}:{:02}:{:02} UTC",
+        secs / 3600,
+        secs % 3600 / 60,
+        secs % 60
+    ))
+}
+
+impl Metainfo {
+    /// A multi-line summary for `ratorrent info`: name, info hash(es) in hex, piece size
+    /// and count, total size (padding excluded, and shown on its own line when present),
+    /// private flag, creation details, trackers by tier (BEP 12), web seeds (BEP 19) and
+    /// the files with their sizes (padding files hidden). Control characters from the
+    /// torrent are escaped. Ends with a newline.
+    pub fn describe(&self) -> String {
+        let mut s = String::new();
+        // Writing to a String cannot fail.
+        let _ = writeln!(s, "Name:          {}", printable(&self.name));
+        let _ = writeln!(s, "Info hash v1:  {}", self.info_hash.to_hex());
+        if let Some(v2) = &self.info_hash_v2 {
+            let hex: String = v2.iter().map(|b| format!("{b:02x}")).collect();
+            let _ = writeln!(s, "Info hash v2:  {hex}");
+        }
+        let _ = writeln!(
+            s,
+            "Pieces:        {} x {}",
+            self.piece_count(),
+            human_size(u64::from(self.piece_length))
+        );
+        let _ = writeln!(s, "Total size:    {}", human_size(self.payload_size()));
+        let pads = self.files.iter().filter(|f| f.pad).count();
+        if pads > 0 {
+            let _ = writeln!(
+                s,
+                "Padding:       {} in {pads} padding file(s) (BEP 47, not written to disk)",
+                human_size(self.total_length - self.payload_size())
+            );
+        }
+        let _ = writeln!(
+            s,
+            "Private:       {}",
+            if self.private {
+                "yes (BEP 27: trackers only)"
+            } else {
+                "no"
+            }
+        );
+        if let Some(by) = &self.created_by {
+            let _ = writeln!(s, "Created by:    {}", printable(by));
+        }
+        if let Some(date) = self.creation_date {
+            match utc_date(date) {
+                Some(d) => {
+                    let _ = writeln!(s, "Created on:    {d}");
+                }
+                None => {
+                    let _ = writeln!(s, "Created on:    {date} (Unix time)");
+                }
+            }
+        }
+        if let Some(c) = &self.comment {
+            let _ = writeln!(s, "Comment:       {}", printable(c));
+        }
+        if self.trackers.is_empty() {
+            let _ = writeln!(s, "Trackers:      none");
+        } else {
+            let _ = writeln!(s, "Trackers:");
+            for (i, tier) in self.trackers.iter().enumerate() {
+                for (j, url) in tier.iter().enumerate() {
+                    let label = if j == 0 {
+                        format!("tier {}:", i + 1)
+                    } else {
+                        String::new()
+                    };
+                    let _ = writeln!(s, "  {label:<9}{}", printable(url));
+                }
+            }
+        }
+        if !self.web_seeds.is_empty() {
+            let _ = writeln!(s, "Web seeds:");
+            for url in &self.web_seeds {
+                let _ = writeln!(s, "  {}", printable(url));
+            }
+        }
+        let visible: Vec<_> = self.files.iter().filter(|f| !f.pad).collect();
+        let _ = writeln!(s, "Files ({}):", visible.len());
+        for f in visible {
+            let shown = if self.multi_file {
+                let mut parts = vec![self.name.as_str()];
+                parts.extend(f.display_path.iter().map(String::as_str));
+                parts.join("/")
+            } else {
+                self.name.clone()
+            };
+            let _ = writeln!(s, "  {}  {}", printable(&shown), human_size(f.length));
+        }
+        s
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes() {
+        assert_eq!(human_size(0), "0 bytes");
+        assert_eq!(human_size(1023), "1023 bytes");
+        assert_eq!(human_size(1024), "1.00 KiB (1024 bytes)");
+        assert_eq!(human_size(270_544), "264.20 KiB (270544 bytes)");
+        assert_eq!(human_size(1 << 30), "1.00 GiB (1073741824 bytes)");
+        assert_eq!(
+            human_size(u64::MAX),
+            "16.00 EiB (18446744073709551615 bytes)"
+        );
+    }
+
+    #[test]
+    fn dates() {
+        assert_eq!(utc_date(0).unwrap(), "1970-01-01 00:00:00 UTC");
+        assert_eq!(utc_date(1_700_000_000).unwrap(), "2023-11-14 22:13:20 UTC");
+        assert_eq!(utc_date(951_782_400).unwrap(), "2000-02-29 00:00:00 UTC");
+        assert_eq!(utc_date(-1).unwrap(), "1969-12-31 23:59:59 UTC");
+        assert_eq!(
+            utc_date(253_402_300_799).unwrap(),
+            "9999-12-31 23:59:59 UTC"
+        );
+        assert_eq!(
+            utc_date(-62_167_219_200).unwrap(),
+            "0000-01-01 00:00:00 UTC"
+        );
+        assert_eq!(utc_date(-62_167_219_201), None);
+        assert_eq!(utc_date(i64::MAX), None);
+        assert_eq!(utc_date(i64::MIN), None);
+    }
+
+    #[test]
+    fn control_characters_are_escaped() {
+        assert_eq!(printable("Icon\r"), "Icon\\r");
+        assert_eq!(printable("a\u{1b}[2J"), "a\\u{1b}[2J");
+        assert_eq!(printable("样例"), "样例");
+    }
+}

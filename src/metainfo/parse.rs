@@ -1,0 +1,674 @@
+//! The [`Metainfo`] model and its parser (BEP 3, 12, 19, 27, 47, 52 hybrid).
+
+use std::collections::HashSet;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+use super::InfoHash;
+use super::path::{UnsafeComponent, disk_component, is_contained};
+use crate::bencode::{self, DecodeError, Dict, Value};
+
+/// Largest `piece length` accepted, in bytes (256 MiB).
+pub const MAX_PIECE_LENGTH: u32 = 256 * 1024 * 1024;
+
+/// Largest .torrent file [`Metainfo::from_file`] reads, in bytes (64 MiB).
+pub const MAX_TORRENT_FILE_BYTES: u64 = 64 * 1024 * 1024;
+
+/// Size of a block, the unit of a peer `request` (BEP 3): 16 KiB.
+pub const BLOCK_SIZE: u32 = 16 * 1024;
+
+/// A parsed .torrent file (BEP 3 metainfo), v1 view.
+///
+/// Sizes and offsets are in bytes. Piece geometry counts padding files (BEP 47): the
+/// payload the swarm exchanges is the concatenation of all `files` in order, pads included.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Metainfo {
+    /// v1 info hash: SHA-1 of [`Metainfo::info_bytes`] (BEP 3).
+    pub info_hash: InfoHash,
+    /// v2 info hash: SHA-256 of the same info bytes, when the info dictionary has
+    /// `meta version` 2 (a BEP 52 hybrid torrent). 32 bytes.
+    pub info_hash_v2: Option<[u8; 32]>,
+    /// The bencoded info dictionary exactly as found in the file (served by BEP 9).
+    pub info_bytes: Vec<u8>,
+    /// Display name, UTF-8: `name.utf-8` when present and valid, else `name` (lossily
+    /// decoded). May hold control characters; escape before printing to a terminal.
+    pub name: String,
+    /// Bytes per piece (all pieces but the last), 1 ..= [`MAX_PIECE_LENGTH`].
+    pub piece_length: u32,
+    /// SHA-1 of each piece, in order (the `pieces` string cut into 20-byte hashes).
+    pub piece_hashes: Vec<[u8; 20]>,
+    /// The files in torrent order, padding files included (flagged [`FileInfo::pad`]).
+    pub files: Vec<FileInfo>,
+    /// Sum of all file lengths, pads included, in bytes (the piece geometry's payload).
+    pub total_length: u64,
+    /// Tiers of announce URLs (BEP 12): `announce-list` when it holds at least one URL,
+    /// else `[[announce]]`, else empty. Each URL appears once (first occurrence kept).
+    pub trackers: Vec<Vec<String>>,
+    /// `private` is 1 in the info dictionary (BEP 27): no DHT, PEX or LSD.
+    pub private: bool,
+    /// Web seed URLs from `url-list` (BEP 19), given as a string or a list of strings.
+    pub web_seeds: Vec<String>,
+    /// `comment` (`comment.utf-8` preferred), lossily decoded.
+    pub comment: Option<String>,
+    /// `created by`, lossily decoded.
+    pub created_by: Option<String>,
+    /// `creation date`, Unix time in seconds.
+    pub creation_date: Option<i64>,
+    /// True for the multi-file form (`files`), false for single-file (`length`).
+    pub multi_file: bool,
+}
+
+/// One file of a torrent.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FileInfo {
+    /// Relative path on disk, sanitised (see [`super::path`]). For a multi-file torrent it
+    /// starts with the torrent's top folder (`name/a/b.bin`); for a single-file torrent it
+    /// is just the name. Always relative with only normal components.
+    pub path: PathBuf,
+    /// The path components as given in the torrent (`path.utf-8` preferred, lossy
+    /// otherwise), for display; without the top folder. For a single-file torrent, the
+    /// name. Empty components are kept here.
+    pub display_path: Vec<String>,
+    /// Length in bytes.
+    pub length: u64,
+    /// Byte offset of the file in the torrent's concatenated payload.
+    pub offset: u64,
+    /// A BEP 47 padding file (`attr` contains `p`, or the legacy `.pad/N` or
+    /// `_____padding_file_` names): zeros, never written to disk nor shown as a file.
+    pub pad: bool,
+}
+
+/// Why a .torrent was refused. Each Display names the problem.
+#[derive(Debug, thiserror::Error)]
+pub enum MetainfoError {
+    /// The file is not valid bencode (message from [`DecodeError`]).
+    #[error(transparent)]
+    Bencode(#[from] DecodeError),
+    /// The top level is not a dictionary.
+    #[error("not a .torrent: the top level is a {found}, not a dictionary")]
+    NotADict {
+        /// What was found instead ("list", "integer", "string").
+        found: &'static str,
+    },
+    /// A required key is missing.
+    #[error("missing '{field}'")]
+    Missing {
+        /// The key, with its place (e.g. `info`, `piece length`, `files[2].length`).
+        field: String,
+    },
+    /// A key holds the wrong type.
+    #[error("invalid '{field}': expected {expected}, found {found}")]
+    WrongType {
+        /// The key, with its place.
+        field: String,
+        /// The type BEP 3 asks for.
+        expected: &'static str,
+        /// The type found.
+        found: &'static str,
+    },
+    /// `piece length` is 0, negative or larger than [`MAX_PIECE_LENGTH`].
+    #[error("invalid 'piece length': {value} bytes (must be between 1 and {MAX_PIECE_LENGTH})")]
+    PieceLength {
+        /// The value found.
+        value: i64,
+    },
+    /// `pieces` is not a whole number of 20-byte SHA-1 hashes.
+    #[error("invalid 'pieces': length {len} is not a multiple of 20")]
+    PiecesNotMultipleOf20 {
+        /// Its length in bytes.
+        len: usize,
+    },
+    /// `pieces` holds a different number of hashes than the total length needs.
+    #[error(
+        "invalid 'pieces': {found} piece hashes, but {total_length} bytes in pieces of \
+         {piece_length} bytes need {expected}"
+    )]
+    PieceCountMismatch {
+        /// Hashes present.
+        found: u64,
+        /// `ceil(total_length / piece_length)`.
+        expected: u64,
+        /// Total length in bytes.
+        total_length: u64,
+        /// Piece length in bytes.
+        piece_length: u32,
+    },
+    /// A `length` is negative.
+    #[error("invalid '{field}': {value} is negative")]
+    NegativeLength {
+        /// `length` or `files[i].length`.
+        field: String,
+        /// The value.
+        value: i64,
+    },
+    /// The file lengths add up to more than 2^64 - 1 bytes.
+    #[error("invalid 'files': the lengths add up to more than 2^64 bytes")]
+    TotalTooLarge,
+    /// The info dictionary has both `length` and `files`.
+    #[error("invalid 'info': has both 'length' (single-file) and 'files' (multi-file)")]
+    LengthAndFiles,
+    /// The info dictionary has neither `length` nor `files`.
+    #[error("invalid 'info': has neither 'length' (single-file) nor 'files' (multi-file)")]
+    NoLengthNorFiles,
+    /// `files` is an empty list.
+    #[error("invalid 'files': the list is empty")]
+    NoFiles,
+    /// The payload is 0 bytes: nothing to download, no piece to hash. Refused.
+    #[error("invalid torrent: the total length is 0 bytes (no data to share)")]
+    EmptyPayload,
+    /// A BEP 52 torrent without the v1 `pieces` (not hybrid).
+    #[error("v2-only torrents are not supported yet (BEP 52 info dictionary without 'pieces')")]
+    V2Only,
+    /// The torrent name cannot be used as a file or folder name.
+    #[error("unsafe name: the torrent name {problem}; name: {name:?}")]
+    UnsafeName {
+        /// Which rule it breaks.
+        problem: UnsafeNameProblem,
+        /// The name as decoded.
+        name: String,
+    },
+    /// A file path component cannot be used on disk.
+    #[error("unsafe file path: a path component {problem}; file #{index}: {path:?}")]
+    UnsafeFilePath {
+        /// Which rule it breaks.
+        problem: UnsafeComponent,
+        /// Index of the file in `files`.
+        index: usize,
+        /// The path as given, components joined with `/`.
+        path: String,
+    },
+    /// A file's path has no component left once empty and `.` components are dropped.
+    #[error("invalid file path: file #{index} has an empty path")]
+    EmptyFilePath {
+        /// Index of the file in `files`.
+        index: usize,
+    },
+    /// Two files map to the same path on disk.
+    #[error("invalid file list: two files map to the same path on disk: {path:?}")]
+    DuplicatePath {
+        /// The disk path, relative to the download directory.
+        path: PathBuf,
+    },
+    /// One file's path is a folder of another file.
+    #[error("invalid file list: {path:?} is both a file and a folder holding other files")]
+    FileIsFolder {
+        /// The disk path, relative to the download directory.
+        path: PathBuf,
+    },
+    /// More pieces than fit in a `u32`.
+    #[error("invalid 'pieces': more than 2^32 - 1 pieces")]
+    TooManyPieces,
+    /// The .torrent file could not be read.
+    #[error("cannot read {path:?}: {source}")]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// The OS error.
+        source: std::io::Error,
+    },
+    /// The .torrent file is larger than [`MAX_TORRENT_FILE_BYTES`].
+    #[error("{path:?} is larger than {max} bytes: not a .torrent file this client will load")]
+    FileTooLarge {
+        /// The file.
+        path: PathBuf,
+        /// The limit in bytes.
+        max: u64,
+    },
+}
+
+/// Why a torrent `name` is unsafe (see [`MetainfoError::UnsafeName`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum UnsafeNameProblem {
+    /// `..`, an absolute name, or a name holding `/` or `\`.
+    #[error("contains a path separator / '..' (would escape the download directory)")]
+    Escapes,
+    /// Any other rule of [`UnsafeComponent`] (empty, `.`, NUL, only dots/spaces, `C:`).
+    #[error("{0}")]
+    Other(UnsafeComponent),
+}
+
+impl From<UnsafeComponent> for UnsafeNameProblem {
+    fn from(c: UnsafeComponent) -> Self {
+        match c {
+            UnsafeComponent::DotDot | UnsafeComponent::Separator => UnsafeNameProblem::Escapes,
+            other => UnsafeNameProblem::Other(other),
+        }
+    }
+}
+
+/// Text of a bencode string: UTF-8 when valid (`true`), else lossily decoded (`false`).
+fn text(bytes: &[u8]) -> (String, bool) {
+    match std::str::from_utf8(bytes) {
+        Ok(s) => (s.to_owned(), true),
+        Err(_) => (String::from_utf8_lossy(bytes).into_owned(), false),
+    }
+}
+
+fn wrong_type(field: impl Into<String>, expected: &'static str, v: &Value<'_>) -> MetainfoError {
+    MetainfoError::WrongType {
+        field: field.into(),
+        expected,
+        found: v.kind(),
+    }
+}
+
+/// `key.utf-8` when it is a valid UTF-8 string, else `key` as text (lossy when needed).
+/// `Ok(None)` when neither is present.
+fn utf8_preferred(
+    d: &Dict<'_>,
+    key: &str,
+    field: &str,
+) -> Result<Option<(String, bool)>, MetainfoError> {
+    let utf8_key = format!("{key}.utf-8");
+    if let Some(s) = d.get_str(utf8_key.as_bytes()) {
+        return Ok(Some((s.to_owned(), true)));
+    }
+    match d.get(key.as_bytes()) {
+        None => Ok(None),
+        Some(Value::Bytes(b)) => Ok(Some(text(b))),
+        Some(v) => Err(wrong_type(field, "a string", v)),
+    }
+}
+
+/// A non-negative integer under `key`.
+fn length(d: &Dict<'_>, key: &[u8], field: &str) -> Result<u64, MetainfoError> {
+    match d.get(key) {
+        None => Err(MetainfoError::Missing {
+            field: field.to_owned(),
+        }),
+        Some(Value::Int(v)) => u64::try_from(*v).map_err(|_| MetainfoError::NegativeLength {
+            field: field.to_owned(),
+            value: *v,
+        }),
+        Some(v) => Err(wrong_type(field, "an integer", v)),
+    }
+}
+
+/// BEP 47 padding: `attr` contains `p`, or a legacy padding name (`.pad/<anything>`, or a
+/// last component starting with `_____padding_file_`).
+fn is_pad(attr: &[u8], components: &[(String, bool)]) -> bool {
+    attr.contains(&b'p')
+        || (components.len() >= 2 && components.first().is_some_and(|(c, _)| c == ".pad"))
+        || components
+            .last()
+            .is_some_and(|(c, _)| c.starts_with("_____padding_file_"))
+}
+
+/// The path components of `files[index]`: `path.utf-8` when it is a list of valid UTF-8
+/// strings, else `path` (lossy where needed).
+fn file_components(d: &Dict<'_>, index: usize) -> Result<Vec<(String, bool)>, MetainfoError> {
+    if let Some(list) = d.get_list(b"path.utf-8") {
+        let utf8: Option<Vec<(String, bool)>> = list
+            .iter()
+            .map(|v| v.as_str().map(|s| (s.to_owned(), true)))
+            .collect();
+        if let Some(c) = utf8 {
+            return Ok(c);
+        }
+    }
+    let field = format!("files[{index}].path");
+    let list = match d.get(b"path") {
+        None => return Err(MetainfoError::Missing { field }),
+        Some(Value::List(l)) => l,
+        Some(v) => return Err(wrong_type(field, "a list of strings", v)),
+    };
+    list.iter()
+        .map(|v| match v {
+            Value::Bytes(b) => Ok(text(b)),
+            other => Err(wrong_type(field.clone(), "a list of strings", other)),
+        })
+        .collect()
+}
+
+/// Tracker tiers (BEP 12), deduplicated.
+fn trackers(top: &Dict<'_>) -> Vec<Vec<String>> {
+    let mut seen = HashSet::new();
+    let mut accept = |v: &Value<'_>| -> Option<String> {
+        let url = v.as_str()?.trim();
+        (!url.is_empty() && seen.insert(url.to_owned())).then(|| url.to_owned())
+    };
+    let mut tiers = Vec::new();
+    if let Some(list) = top.get_list(b"announce-list") {
+        for tier in list {
+            let urls: Vec<String> = match tier {
+                Value::List(urls) => urls.iter().filter_map(&mut accept).collect(),
+                // quirk: a tier written as a bare string
+                single @ Value::Bytes(_) => accept(single).into_iter().collect(),
+                _ => Vec::new(),
+            };
+            if !urls.is_empty() {
+                tiers.push(urls);
+            }
+        }
+    }
+    if tiers.is_empty()
+        && let Some(url) = top.get(b"announce").and_then(&mut accept)
+    {
+        tiers.push(vec![url]);
+    }
+    tiers
+}
+
+/// `url-list` (BEP 19) as a string or a list of strings, deduplicated.
+fn web_seeds(top: &Dict<'_>) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    let mut push = |v: &Value<'_>| {
+        if let Some(url) = v.as_str().map(str::trim)
+            && !url.is_empty()
+            && !out.iter().any(|u| u == url)
+        {
+            out.push(url.to_owned());
+        }
+    };
+    match top.get(b"url-list") {
+        Some(Value::List(l)) => l.iter().for_each(&mut push),
+        Some(v @ Value::Bytes(_)) => push(v),
+        _ => {}
+    }
+    out
+}
+
+impl Metainfo {
+    /// Parse a .torrent file's bytes.
+    ///
+    /// Accepts unsorted and repeated keys (first occurrence wins), non-power-of-two piece
+    /// lengths, legacy encodings (`*.utf-8` keys preferred), pads, zero-length files,
+    /// BEP 52 hybrids (v1 side). The info hash is SHA-1 over the info dictionary's bytes
+    /// as found (never re-encoded).
+    ///
+    /// # Errors
+    /// A [`MetainfoError`]: bencode errors, missing or mistyped keys, bad piece geometry,
+    /// an unsafe name or path, colliding files, a 0-byte payload, a v2-only torrent.
+    pub fn from_bytes(data: &[u8]) -> Result<Metainfo, MetainfoError> {
+        let root = bencode::decode(data)?;
+        let top = match &root {
+            Value::Dict(d) => d,
+            other => {
+                return Err(MetainfoError::NotADict {
+                    found: other.kind(),
+                });
+            }
+        };
+        let info = match top.get(b"info") {
+            None => {
+                return Err(MetainfoError::Missing {
+                    field: "info".into(),
+                });
+            }
+            Some(Value::Dict(d)) => d,
+            Some(v) => return Err(wrong_type("info", "a dictionary", v)),
+        };
+        let meta_version = info.get_int(b"meta version");
+
+        // name
+        let (name, name_utf8) =
+            utf8_preferred(info, "name", "name")?.ok_or_else(|| MetainfoError::Missing {
+                field: "name".into(),
+            })?;
+        let name_disk =
+            disk_component(&name, name_utf8).map_err(|p| MetainfoError::UnsafeName {
+                problem: p.into(),
+                name: name.clone(),
+            })?;
+
+        // piece length
+        let piece_length = match info.get(b"piece length") {
+            None => {
+                return Err(MetainfoError::Missing {
+                    field: "piece length".into(),
+                });
+            }
+            Some(Value::Int(v)) => match u32::try_from(*v) {
+                Ok(pl) if pl > 0 && pl <= MAX_PIECE_LENGTH => pl,
+                _ => return Err(MetainfoError::PieceLength { value: *v }),
+            },
+            Some(v) => return Err(wrong_type("piece length", "an integer", v)),
+        };
+
+        // pieces
+        let pieces = match info.get(b"pieces") {
+            None if meta_version == Some(2) || info.get(b"file tree").is_some() => {
+                return Err(MetainfoError::V2Only);
+            }
+            None => {
+                return Err(MetainfoError::Missing {
+                    field: "pieces".into(),
+                });
+            }
+            Some(Value::Bytes(b)) => *b,
+            Some(v) => return Err(wrong_type("pieces", "a string", v)),
+        };
+        if pieces.len() % 20 != 0 {
+            return Err(MetainfoError::PiecesNotMultipleOf20 { len: pieces.len() });
+        }
+
+        // files
+        let (files, multi_file) = match (info.get(b"length"), info.get(b"files")) {
+            (Some(_), Some(_)) => return Err(MetainfoError::LengthAndFiles),
+            (None, None) => return Err(MetainfoError::NoLengthNorFiles),
+            (Some(_), None) => {
+                let length = length(info, b"length", "length")?;
+                let file = FileInfo {
+                    path: PathBuf::from(&name_disk),
+                    display_path: vec![name.clone()],
+                    length,
+                    offset: 0,
+                    pad: false,
+                };
+                (vec![file], false)
+            }
+            (None, Some(Value::List(list))) => (multi_files(list, &name_disk)?, true),
+            (None, Some(v)) => return Err(wrong_type("files", "a list", v)),
+        };
+        let total_length = match files.last() {
+            Some(f) => f
+                .offset
+                .checked_add(f.length)
+                .ok_or(MetainfoError::TotalTooLarge)?,
+            None => 0,
+        };
+        if total_length == 0 {
+            return Err(MetainfoError::EmptyPayload);
+        }
+
+        let found = (pieces.len() / 20) as u64;
+        let expected = total_length.div_ceil(u64::from(piece_length));
+        if found != expected {
+            return Err(MetainfoError::PieceCountMismatch {
+                found,
+                expected,
+                total_length,
+                piece_length,
+            });
+        }
+        if u32::try_from(found).is_err() {
+            return Err(MetainfoError::TooManyPieces);
+        }
+        let piece_hashes = pieces
+            .chunks_exact(20)
+            .map(|c| {
+                let mut h = [0u8; 20];
+                h.copy_from_slice(c);
+                h
+            })
+            .collect();
+
+        let info_hash_v2 = (meta_version == Some(2)).then(|| {
+            use sha2::{Digest, Sha256};
+            Sha256::digest(info.raw).into()
+        });
+
+        Ok(Metainfo {
+            info_hash: InfoHash::of_info_bytes(info.raw),
+            info_hash_v2,
+            info_bytes: info.raw.to_vec(),
+            name,
+            piece_length,
+            piece_hashes,
+            files,
+            total_length,
+            trackers: trackers(top),
+            private: info.get_int(b"private") == Some(1),
+            web_seeds: web_seeds(top),
+            comment: utf8_preferred(top, "comment", "comment")
+                .ok()
+                .flatten()
+                .map(|(s, _)| s),
+            created_by: top.get_bytes(b"created by").map(|b| text(b).0),
+            creation_date: top.get_int(b"creation date"),
+            multi_file,
+        })
+    }
+
+    /// Read and parse a .torrent file of at most [`MAX_TORRENT_FILE_BYTES`] bytes.
+    ///
+    /// # Errors
+    /// [`MetainfoError::Io`] when it cannot be read, [`MetainfoError::FileTooLarge`] when
+    /// it is bigger than the limit, else as [`Metainfo::from_bytes`].
+    pub fn from_file(path: &Path) -> Result<Metainfo, MetainfoError> {
+        let io = |source| MetainfoError::Io {
+            path: path.to_owned(),
+            source,
+        };
+        let too_large = || MetainfoError::FileTooLarge {
+            path: path.to_owned(),
+            max: MAX_TORRENT_FILE_BYTES,
+        };
+        let file = std::fs::File::open(path).map_err(io)?;
+        let size = file.metadata().map_err(io)?.len();
+        if size > MAX_TORRENT_FILE_BYTES {
+            return Err(too_large());
+        }
+        let mut data = Vec::with_capacity(usize::try_from(size).unwrap_or(0));
+        // `take` guards against a file that grows while being read.
+        file.take(MAX_TORRENT_FILE_BYTES + 1)
+            .read_to_end(&mut data)
+            .map_err(io)?;
+        if data.len() as u64 > MAX_TORRENT_FILE_BYTES {
+            return Err(too_large());
+        }
+        Metainfo::from_bytes(&data)
+    }
+
+    /// Number of pieces.
+    pub fn piece_count(&self) -> u32 {
+        // from_bytes checked that the count fits in u32
+        u32::try_from(self.piece_hashes.len()).unwrap_or(u32::MAX)
+    }
+
+    /// Size of piece `index` in bytes: [`Metainfo::piece_length`] for every piece but the
+    /// last, which holds the rest of the payload. 0 for an index past the end.
+    pub fn piece_size(&self, index: u32) -> u32 {
+        let start = self.piece_offset(index);
+        if index >= self.piece_count() || start >= self.total_length {
+            return 0;
+        }
+        let rest = self.total_length - start;
+        // rest > 0 and min with a u32 fits in u32
+        rest.min(u64::from(self.piece_length)) as u32
+    }
+
+    /// Byte offset of piece `index` in the concatenated payload (`index * piece_length`).
+    pub fn piece_offset(&self, index: u32) -> u64 {
+        u64::from(index) * u64::from(self.piece_length)
+    }
+
+    /// Number of [`BLOCK_SIZE`] blocks in piece `index` (the last one may be shorter);
+    /// 0 for an index past the end.
+    pub fn block_count(&self, index: u32) -> u32 {
+        self.piece_size(index).div_ceil(BLOCK_SIZE)
+    }
+
+    /// Size in bytes of block `block` of piece `index`: [`BLOCK_SIZE`], or less for the
+    /// last block of a piece. 0 when out of range.
+    pub fn block_size(&self, index: u32, block: u32) -> u32 {
+        let size = u64::from(self.piece_size(index));
+        let start = u64::from(block) * u64::from(BLOCK_SIZE);
+        if start >= size {
+            return 0;
+        }
+        (size - start).min(u64::from(BLOCK_SIZE)) as u32
+    }
+
+    /// Bytes written to disk: [`Metainfo::total_length`] minus padding files.
+    pub fn payload_size(&self) -> u64 {
+        self.files.iter().filter(|f| !f.pad).map(|f| f.length).sum()
+    }
+}
+
+/// Parse the multi-file `files` list (BEP 3), with disk paths under `name_disk`.
+fn multi_files(list: &[Value<'_>], name_disk: &str) -> Result<Vec<FileInfo>, MetainfoError> {
+    if list.is_empty() {
+        return Err(MetainfoError::NoFiles);
+    }
+    let mut files = Vec::with_capacity(list.len());
+    let mut offset: u64 = 0;
+    let mut disk_paths: HashSet<PathBuf> = HashSet::new();
+    let mut folders: HashSet<PathBuf> = HashSet::new();
+    for (index, entry) in list.iter().enumerate() {
+        let d = entry
+            .as_dict()
+            .ok_or_else(|| wrong_type(format!("files[{index}]"), "a dictionary", entry))?;
+        let length = length(d, b"length", &format!("files[{index}].length"))?;
+        let components = file_components(d, index)?;
+        let attr = d.get_bytes(b"attr").unwrap_or_default();
+        let pad = is_pad(attr, &components);
+        let display_path: Vec<String> = components.iter().map(|(c, _)| c.clone()).collect();
+
+        let mut path = PathBuf::from(name_disk);
+        let mut kept = 0usize;
+        for (c, was_utf8) in &components {
+            if c.is_empty() || c == "." {
+                continue; // old generators' empty elements: dropped
+            }
+            let disk =
+                disk_component(c, *was_utf8).map_err(|problem| MetainfoError::UnsafeFilePath {
+                    problem,
+                    index,
+                    path: display_path.join("/"),
+                })?;
+            path.push(disk);
+            kept += 1;
+        }
+        if kept == 0 {
+            return Err(MetainfoError::EmptyFilePath { index });
+        }
+        if !is_contained(&path) {
+            // unreachable by construction; kept as a last line of defence
+            return Err(MetainfoError::UnsafeFilePath {
+                problem: UnsafeComponent::Separator,
+                index,
+                path: display_path.join("/"),
+            });
+        }
+        if !pad {
+            for folder in path.ancestors().skip(1) {
+                if folder.as_os_str().is_empty() {
+                    break;
+                }
+                if !folders.insert(folder.to_owned()) {
+                    break; // its ancestors are in already
+                }
+            }
+            if !disk_paths.insert(path.clone()) {
+                return Err(MetainfoError::DuplicatePath { path });
+            }
+        }
+        files.push(FileInfo {
+            path,
+            display_path,
+            length,
+            offset,
+            pad,
+        });
+        offset = offset
+            .checked_add(length)
+            .ok_or(MetainfoError::TotalTooLarge)?;
+    }
+    if let Some(f) = files.iter().find(|f| !f.pad && folders.contains(&f.path)) {
+        return Err(MetainfoError::FileIsFolder {
+            path: f.path.clone(),
+        });
+    }
+    Ok(files)
+}

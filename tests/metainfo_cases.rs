@@ -1,0 +1,1565 @@
+//! Metainfo parsing against the hostile-input cases (tests/fixtures/torrent/expected.json,
+//! copied from the shared case list), per-class variants, a mutation property test, and
+//! the .torrent builder round trip.
+
+use std::path::{Component, Path, PathBuf};
+
+use ratorrent::bencode;
+use ratorrent::metainfo::path::{MAX_COMPONENT_BYTES, UnsafeComponent};
+use ratorrent::metainfo::{
+    CreateError, InfoHash, Metainfo, MetainfoError, TorrentBuilder, create::NameProblem,
+};
+use serde_json::Value as Json;
+use sha1::{Digest, Sha1};
+
+// ---------------------------------------------------------------------------------------
+// A tiny order-preserving bencode writer (unsorted and repeated keys allowed on purpose).
+
+#[derive(Clone, Debug)]
+enum B {
+    I(i64),
+    S(Vec<u8>),
+    L(Vec<B>),
+    D(Vec<(Vec<u8>, B)>),
+    /// Raw bytes written as they are (non-canonical integers, depth bombs).
+    Raw(Vec<u8>),
+}
+
+impl B {
+    fn encode(&self, out: &mut Vec<u8>) {
+        match self {
+            B::I(i) => out.extend_from_slice(format!("i{i}e").as_bytes()),
+            B::S(s) => {
+                out.extend_from_slice(format!("{}:", s.len()).as_bytes());
+                out.extend_from_slice(s);
+            }
+            B::L(l) => {
+                out.push(b'l');
+                l.iter().for_each(|v| v.encode(out));
+                out.push(b'e');
+            }
+            B::D(d) => {
+                out.push(b'd');
+                for (k, v) in d {
+                    B::S(k.clone()).encode(out);
+                    v.encode(out);
+                }
+                out.push(b'e');
+            }
+            B::Raw(r) => out.extend_from_slice(r),
+        }
+    }
+
+    fn bytes(&self) -> Vec<u8> {
+        let mut out = Vec::new();
+        self.encode(&mut out);
+        out
+    }
+
+    /// Set (replace the first, or append) `key` in a dictionary.
+    fn set(mut self, key: &str, value: B) -> B {
+        if let B::D(d) = &mut self {
+            match d.iter_mut().find(|(k, _)| k == key.as_bytes()) {
+                Some(slot) => slot.1 = value,
+                None => d.push((key.as_bytes().to_vec(), value)),
+            }
+        }
+        self
+    }
+
+    /// Remove every `key` from a dictionary.
+    fn remove(mut self, key: &str) -> B {
+        if let B::D(d) = &mut self {
+            d.retain(|(k, _)| k != key.as_bytes());
+        }
+        self
+    }
+
+    /// Append `key` (even if present: a duplicate).
+    fn push(mut self, key: &str, value: B) -> B {
+        if let B::D(d) = &mut self {
+            d.push((key.as_bytes().to_vec(), value));
+        }
+        self
+    }
+
+    /// Sort a dictionary's keys (one level).
+    fn sorted(mut self) -> B {
+        if let B::D(d) = &mut self {
+            d.sort_by(|a, b| a.0.cmp(&b.0));
+        }
+        self
+    }
+}
+
+fn s(text: &str) -> B {
+    B::S(text.as_bytes().to_vec())
+}
+
+fn d(pairs: Vec<(&str, B)>) -> B {
+    B::D(
+        pairs
+            .into_iter()
+            .map(|(k, v)| (k.as_bytes().to_vec(), v))
+            .collect(),
+    )
+}
+
+fn path_list(components: &[&str]) -> B {
+    B::L(components.iter().map(|c| s(c)).collect())
+}
+
+/// Placeholder piece hashes for `total` bytes in pieces of `pl` bytes.
+fn pieces_for(total: u64, pl: u64) -> B {
+    B::S((0..total.div_ceil(pl) * 20).map(|i| i as u8).collect())
+}
+
+const PL: i64 = 16384;
+
+fn single_info(name: &str, length: i64) -> B {
+    d(vec![
+        ("length", B::I(length)),
+        ("name", s(name)),
+        ("piece length", B::I(PL)),
+        ("pieces", pieces_for(length.max(0) as u64, PL as u64)),
+    ])
+}
+
+fn file_entry(components: &[&str], length: i64) -> B {
+    d(vec![
+        ("length", B::I(length)),
+        ("path", path_list(components)),
+    ])
+}
+
+fn pad_entry(components: &[&str], length: i64) -> B {
+    d(vec![
+        ("attr", s("p")),
+        ("length", B::I(length)),
+        ("path", path_list(components)),
+    ])
+}
+
+fn multi_info_entries(name: &str, entries: Vec<B>) -> B {
+    let total: u64 = entries
+        .iter()
+        .map(|e| match e {
+            B::D(d) => d
+                .iter()
+                .find(|(k, _)| k == b"length")
+                .map(|(_, v)| {
+                    if let B::I(i) = v {
+                        (*i).max(0) as u64
+                    } else {
+                        0
+                    }
+                })
+                .unwrap_or(0),
+            _ => 0,
+        })
+        .fold(0u64, u64::saturating_add);
+    d(vec![
+        ("files", B::L(entries)),
+        ("name", s(name)),
+        ("piece length", B::I(PL)),
+        ("pieces", pieces_for(total.min(1 << 30), PL as u64)),
+    ])
+}
+
+fn multi_info(name: &str, files: &[(&[&str], i64)]) -> B {
+    multi_info_entries(name, files.iter().map(|(c, l)| file_entry(c, *l)).collect())
+}
+
+fn torrent(info: B) -> Vec<u8> {
+    d(vec![
+        ("announce", s("http://127.0.0.1:6969/announce")),
+        ("info", info),
+    ])
+    .bytes()
+}
+
+fn parse(info: B) -> Result<Metainfo, MetainfoError> {
+    Metainfo::from_bytes(&torrent(info))
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+// ---------------------------------------------------------------------------------------
+// Invariants every accepted torrent must satisfy.
+
+fn assert_invariants(m: &Metainfo) {
+    assert!(!m.files.is_empty());
+    let mut offset = 0u64;
+    let mut seen = std::collections::HashSet::new();
+    for f in &m.files {
+        let comps: Vec<Component<'_>> = f.path.components().collect();
+        assert!(!comps.is_empty(), "empty path {f:?}");
+        assert!(f.path.is_relative(), "absolute path {:?}", f.path);
+        for c in &comps {
+            match c {
+                Component::Normal(n) => {
+                    let n = n.to_str().expect("paths are UTF-8");
+                    assert!(!n.is_empty() && n != "." && n != "..", "{:?}", f.path);
+                    assert!(n.len() <= MAX_COMPONENT_BYTES, "{:?}", f.path);
+                    assert!(!n.contains(['\0', '/', '\\']), "{:?}", f.path);
+                    assert!(!n.chars().any(char::is_control), "{:?}", f.path);
+                    assert!(!n.chars().all(|c| c == '.' || c == ' '), "{:?}", f.path);
+                }
+                other => panic!("component {other:?} in {:?}", f.path),
+            }
+        }
+        // stays inside: joining to a base never climbs out
+        let base = Path::new("/downloads/base");
+        assert!(base.join(&f.path).starts_with(base));
+        if m.multi_file {
+            assert!(
+                comps.len() >= 2,
+                "multi-file path without top folder {:?}",
+                f.path
+            );
+            assert_eq!(comps[0], m.files[0].path.components().next().unwrap());
+        } else {
+            assert_eq!(comps.len(), 1);
+        }
+        assert_eq!(f.offset, offset);
+        offset += f.length;
+        if !f.pad {
+            assert!(seen.insert(f.path.clone()), "duplicate {:?}", f.path);
+        }
+    }
+    assert_eq!(m.total_length, offset);
+    assert!(m.total_length > 0);
+    assert_eq!(
+        u64::from(m.piece_count()),
+        m.total_length.div_ceil(u64::from(m.piece_length))
+    );
+    let sum: u64 = (0..m.piece_count())
+        .map(|i| u64::from(m.piece_size(i)))
+        .sum();
+    assert_eq!(sum, m.total_length);
+    assert_eq!(m.info_hash, InfoHash::of_info_bytes(&m.info_bytes));
+    // a real file is never a folder of another real file
+    for f in m.files.iter().filter(|f| !f.pad) {
+        for g in m.files.iter().filter(|g| !g.pad) {
+            assert!(
+                f.path == g.path || !g.path.starts_with(&f.path),
+                "{:?} is a folder of {:?}",
+                f.path,
+                g.path
+            );
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// The shared cases.
+
+fn fixture_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/torrent")
+}
+
+fn load_cases() -> Vec<Json> {
+    let text = std::fs::read_to_string(fixture_dir().join("expected.json")).unwrap();
+    let v: Json = serde_json::from_str(&text).unwrap();
+    v["cases"].as_array().unwrap().clone()
+}
+
+fn strings(v: &Json) -> Vec<String> {
+    v.as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x.as_str().unwrap().to_owned())
+        .collect()
+}
+
+fn check_ok(id: &str, m: &Metainfo, ok: &serde_json::Map<String, Json>) {
+    assert_invariants(m);
+    for (key, want) in ok {
+        match key.as_str() {
+            "info_hash_v1" => assert_eq!(m.info_hash.to_hex(), want.as_str().unwrap(), "{id}"),
+            "info_hash_v2" => assert_eq!(
+                m.info_hash_v2.map(|h| hex(&h)).as_deref(),
+                Some(want.as_str().unwrap()),
+                "{id}"
+            ),
+            "info_hash_v2_truncated" => assert_eq!(
+                m.info_hash_v2.map(|h| hex(&h[..20])).as_deref(),
+                Some(want.as_str().unwrap()),
+                "{id}"
+            ),
+            "name" => assert_eq!(m.name, want.as_str().unwrap(), "{id}"),
+            "files" => {
+                let want = want.as_array().unwrap();
+                assert_eq!(m.files.len(), want.len(), "{id}");
+                for (f, w) in m.files.iter().zip(want) {
+                    assert_eq!(f.display_path, strings(&w["path"]), "{id}");
+                    assert_eq!(f.length, w["length"].as_u64().unwrap(), "{id}");
+                    assert_eq!(f.offset, w["offset"].as_u64().unwrap(), "{id}");
+                    assert_eq!(f.pad, w["pad"].as_bool().unwrap(), "{id}");
+                }
+            }
+            "total_length" => assert_eq!(m.total_length, want.as_u64().unwrap(), "{id}"),
+            "piece_length" => {
+                assert_eq!(u64::from(m.piece_length), want.as_u64().unwrap(), "{id}")
+            }
+            "piece_count" => {
+                assert_eq!(u64::from(m.piece_count()), want.as_u64().unwrap(), "{id}")
+            }
+            "last_piece_length" => assert_eq!(
+                u64::from(m.piece_size(m.piece_count() - 1)),
+                want.as_u64().unwrap(),
+                "{id}"
+            ),
+            "blocks_per_full_piece" => {
+                assert_eq!(u64::from(m.block_count(0)), want.as_u64().unwrap(), "{id}")
+            }
+            "last_block_of_full_piece" => assert_eq!(
+                u64::from(m.block_size(0, m.block_count(0) - 1)),
+                want.as_u64().unwrap(),
+                "{id}"
+            ),
+            "acceptable_disk_paths" => {
+                let allowed = strings(want);
+                for f in m.files.iter().filter(|f| !f.pad) {
+                    let p = f.path.to_str().unwrap();
+                    assert!(
+                        allowed.iter().any(|a| a == p),
+                        "{id}: {p} not in {allowed:?}"
+                    );
+                }
+            }
+            "visible_files" => {
+                let visible: Vec<String> = m
+                    .files
+                    .iter()
+                    .filter(|f| !f.pad)
+                    .map(|f| f.display_path.join("/"))
+                    .collect();
+                assert_eq!(visible, strings(want), "{id}");
+            }
+            "display_paths" => {
+                let want: Vec<Vec<String>> = want.as_array().unwrap().iter().map(strings).collect();
+                let got: Vec<Vec<String>> =
+                    m.files.iter().map(|f| f.display_path.clone()).collect();
+                assert_eq!(got, want, "{id}");
+            }
+            "file_lengths" => {
+                let want: Vec<u64> = want
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|x| x.as_u64().unwrap())
+                    .collect();
+                let got: Vec<u64> = m.files.iter().map(|f| f.length).collect();
+                assert_eq!(got, want, "{id}");
+            }
+            "web_seeds" => assert_eq!(m.web_seeds, strings(want), "{id}"),
+            "trackers" => {
+                let want: Vec<Vec<String>> = want.as_array().unwrap().iter().map(strings).collect();
+                assert_eq!(m.trackers, want, "{id}");
+            }
+            "pieces_roots" => {
+                // The v1 view keeps the BEP 52 file tree in the raw info bytes.
+                let info = bencode::decode(&m.info_bytes).unwrap();
+                let tree = info.as_dict().unwrap().get_dict(b"file tree").unwrap();
+                for (file, root) in want.as_object().unwrap() {
+                    let leaf = tree
+                        .get_dict(file.as_bytes())
+                        .and_then(|f| f.get_dict(b""))
+                        .unwrap();
+                    assert_eq!(
+                        hex(leaf.get_bytes(b"pieces root").unwrap()),
+                        root.as_str().unwrap(),
+                        "{id}: {file}"
+                    );
+                }
+            }
+            other => panic!("{id}: expectation {other:?} not checked by this test"),
+        }
+    }
+}
+
+#[test]
+fn every_shared_torrent_case() {
+    let cases = load_cases();
+    assert_eq!(cases.len(), 14);
+    for case in &cases {
+        let id = case["id"].as_str().unwrap();
+        let path = fixture_dir().join(case["input"].as_str().unwrap());
+        let data = std::fs::read(&path).unwrap();
+        let parsed = Metainfo::from_bytes(&data);
+        // from_file agrees with from_bytes
+        match (&parsed, Metainfo::from_file(&path)) {
+            (Ok(a), Ok(b)) => assert_eq!(a, &b, "{id}"),
+            (Err(a), Err(b)) => assert_eq!(a.to_string(), b.to_string(), "{id}"),
+            (a, b) => panic!("{id}: from_bytes {a:?} vs from_file {b:?}"),
+        }
+        let expect = &case["expect"];
+        if let Some(err) = expect.get("error") {
+            let err = err.as_str().unwrap();
+            let msg = match parsed {
+                Ok(m) => panic!("{id}: accepted, expected error {err:?}: {m:?}"),
+                Err(e) => e.to_string(),
+            };
+            // the substance: the text before the first parenthesised remark
+            let substance = err.split(" (").next().unwrap();
+            assert!(
+                msg.starts_with(substance),
+                "{id}: error {msg:?} does not say {substance:?}"
+            );
+        } else {
+            let m = parsed.unwrap_or_else(|e| panic!("{id}: refused: {e}"));
+            check_ok(id, &m, expect["ok"].as_object().unwrap());
+            if let Some(wrong) = case
+                .get("context")
+                .and_then(|c| c.get("wrong_info_hash_if_resorted"))
+            {
+                assert_ne!(m.info_hash.to_hex(), wrong.as_str().unwrap(), "{id}");
+            }
+        }
+    }
+}
+
+#[test]
+fn shared_cases_on_disk_paths() {
+    let load = |name: &str| Metainfo::from_file(&fixture_dir().join(name)).unwrap();
+    // control character replaced on disk only
+    let m = load("t02-name-control-char.torrent");
+    assert_eq!(m.files[0].path, Path::new("sample/Icon_"));
+    assert_eq!(m.files[1].path, Path::new("sample/data.bin"));
+    // leading empty component dropped
+    let m = load("t08-path-empty-leading.torrent");
+    assert_eq!(m.files[0].path, Path::new("sample/video.bin"));
+    // UTF-8 fields used on disk
+    let m = load("t11-gbk-with-utf8-fields.torrent");
+    assert_eq!(m.files[0].path, Path::new("样例/文件.txt"));
+    // pads flagged, payload excludes them
+    let m = load("t09-pad-files-duplicate-names.torrent");
+    assert_eq!(m.payload_size(), 10000 + 26384 + 5000);
+    assert_eq!(m.total_length, 54152);
+    // single-file: the path is the name
+    let m = load("t12-url-list-string.torrent");
+    assert!(!m.multi_file);
+    assert_eq!(m.files[0].path, Path::new("sample.iso"));
+    assert_eq!(m.files[0].display_path, vec!["sample.iso".to_string()]);
+    let m = load("t13-hybrid-v1-v2.torrent");
+    assert!(m.multi_file);
+    assert_eq!(m.created_by.as_deref(), Some("sample-generator"));
+    assert_eq!(m.creation_date, Some(1_700_000_000));
+}
+
+#[test]
+fn describe_summarises_without_pads_and_escapes_controls() {
+    let load = |name: &str| Metainfo::from_file(&fixture_dir().join(name)).unwrap();
+    let text = load("t09-pad-files-duplicate-names.torrent").describe();
+    assert!(text.contains("Name:          sample\n"), "{text}");
+    assert!(
+        text.contains("Info hash v1:  d85d18b52a0d2bd548d9cf78f7e0fb1501ab0f09\n"),
+        "{text}"
+    );
+    assert!(
+        text.contains("Pieces:        4 x 16.00 KiB (16384 bytes)\n"),
+        "{text}"
+    );
+    assert!(
+        text.contains("Total size:    40.41 KiB (41384 bytes)\n"),
+        "{text}"
+    );
+    assert!(
+        text.contains(
+            "Padding:       12.47 KiB (12768 bytes) in 2 padding file(s) (BEP 47, not written to disk)\n"
+        ),
+        "{text}"
+    );
+    assert!(text.contains("Private:       no\n"), "{text}");
+    assert!(
+        text.contains("tier 1:  http://tracker.example.org/announce\n"),
+        "{text}"
+    );
+    assert!(text.contains("Files (3):\n"), "{text}");
+    assert!(
+        text.contains("  sample/b.bin  25.77 KiB (26384 bytes)\n"),
+        "{text}"
+    );
+    assert!(!text.contains(".pad"), "{text}");
+    assert!(!text.contains("Info hash v2"), "{text}");
+
+    let text = load("t02-name-control-char.torrent").describe();
+    assert!(text.contains("sample/Icon\\r  0 bytes"), "{text}");
+    assert!(!text.contains('\r'));
+
+    let text = load("t13-hybrid-v1-v2.torrent").describe();
+    assert!(
+        text.contains(
+            "Info hash v2:  e3d7397a7f2247340e8b7418afa79dc6da7784f6f23f1cd102d04cd1705b5478\n"
+        ),
+        "{text}"
+    );
+    let text = load("t12-url-list-string.torrent").describe();
+    assert!(
+        text.contains("Web seeds:\n  http://example.org/files/\n"),
+        "{text}"
+    );
+    assert!(
+        text.contains("Created on:    2023-11-14 22:13:20 UTC\n"),
+        "{text}"
+    );
+}
+
+// ---------------------------------------------------------------------------------------
+// unsafe-path variants
+
+#[test]
+fn unsafe_names_are_refused() {
+    for (name, want) in [
+        ("..", UnsafeComponent::DotDot),
+        ("../x", UnsafeComponent::Separator),
+        ("/etc/x", UnsafeComponent::Separator),
+        ("a/b", UnsafeComponent::Separator),
+        ("..\\..\\x", UnsafeComponent::Separator),
+        ("\\x", UnsafeComponent::Separator),
+        (".", UnsafeComponent::Dot),
+        ("", UnsafeComponent::Empty),
+        ("C:", UnsafeComponent::DriveLetter),
+        ("a\0b", UnsafeComponent::Nul),
+        ("...", UnsafeComponent::OnlyDotsAndSpaces),
+        (" ", UnsafeComponent::OnlyDotsAndSpaces),
+    ] {
+        for info in [single_info(name, 10), multi_info(name, &[(&["a.bin"], 10)])] {
+            let err = parse(info).unwrap_err();
+            let msg = err.to_string();
+            assert!(
+                msg.starts_with("unsafe name: the torrent name "),
+                "{name:?}: {msg}"
+            );
+            match (&err, want) {
+                (
+                    MetainfoError::UnsafeName { problem, .. },
+                    UnsafeComponent::DotDot | UnsafeComponent::Separator,
+                ) => {
+                    assert!(msg.contains("would escape the download directory"), "{msg}");
+                    assert_eq!(*problem, want.into());
+                }
+                (MetainfoError::UnsafeName { problem, .. }, _) => {
+                    assert_eq!(*problem, want.into(), "{name:?}")
+                }
+                other => panic!("{name:?}: {other:?}"),
+            }
+        }
+    }
+}
+
+#[test]
+fn unsafe_file_paths_are_refused() {
+    let cases: &[(&[&str], UnsafeComponent)] = &[
+        (&["..", "x"], UnsafeComponent::DotDot),
+        (&["a", "..", "b"], UnsafeComponent::DotDot),
+        (&["a", "b", ".."], UnsafeComponent::DotDot),
+        (
+            &["..", "..", "..", "etc", "passwd"],
+            UnsafeComponent::DotDot,
+        ),
+        (&["/etc/x"], UnsafeComponent::Separator),
+        (&["a", "/abs"], UnsafeComponent::Separator),
+        (&["a/../../b"], UnsafeComponent::Separator),
+        (&["..\\..\\x"], UnsafeComponent::Separator),
+        (&["C:", "x"], UnsafeComponent::DriveLetter),
+        (&["a", "x\0.txt"], UnsafeComponent::Nul),
+        (&["..."], UnsafeComponent::OnlyDotsAndSpaces),
+        (&["a", " . "], UnsafeComponent::OnlyDotsAndSpaces),
+    ];
+    for (components, want) in cases {
+        // the bad file can be first, in the middle or last
+        for position in 0..3 {
+            let mut files: Vec<(&[&str], i64)> = vec![(&["ok1"], 5), (&["ok2"], 5)];
+            files.insert(position, (components, 7));
+            let err = parse(multi_info("sample", &files)).unwrap_err();
+            match &err {
+                MetainfoError::UnsafeFilePath { problem, index, .. } => {
+                    assert_eq!(problem, want, "{components:?}");
+                    assert_eq!(*index, position);
+                }
+                other => panic!("{components:?}: {other:?}"),
+            }
+            assert!(
+                err.to_string()
+                    .starts_with("unsafe file path: a path component ")
+            );
+        }
+    }
+}
+
+#[test]
+fn utf8_fields_are_checked_too() {
+    // safe legacy name, unsafe `name.utf-8`: the UTF-8 one is used, so refused
+    let info = single_info("ok.bin", 10).push("name.utf-8", s(".."));
+    assert!(matches!(parse(info), Err(MetainfoError::UnsafeName { .. })));
+    let entry = file_entry(&["ok.bin"], 10).push("path.utf-8", path_list(&["..", "x"]));
+    let info = multi_info_entries("sample", vec![entry]);
+    assert!(matches!(
+        parse(info),
+        Err(MetainfoError::UnsafeFilePath {
+            problem: UnsafeComponent::DotDot,
+            ..
+        })
+    ));
+    // an invalid `path.utf-8` (not UTF-8) falls back to `path`
+    let entry = file_entry(&["ok.bin"], 10).push("path.utf-8", B::L(vec![B::S(vec![0xff])]));
+    let m = parse(multi_info_entries("sample", vec![entry])).unwrap();
+    assert_eq!(m.files[0].path, Path::new("sample/ok.bin"));
+}
+
+#[test]
+fn legacy_bytes_without_utf8_fields_load_safely() {
+    // GBK "样例" = d1 f9 c0 fd; "\x95\x5c" has a '\' trail byte
+    let name = B::S(vec![0xd1, 0xf9, 0xc0, 0xfd]);
+    let path = B::L(vec![B::S(vec![0x95, 0x5c, b'.', b't', b'x', b't'])]);
+    let info = multi_info_entries("x", vec![d(vec![("length", B::I(10)), ("path", path)])])
+        .set("name", name);
+    let m = parse(info).unwrap();
+    assert_invariants(&m);
+    // each of the four bytes is an invalid UTF-8 sequence on its own
+    let fffd4 = "\u{fffd}".repeat(4);
+    assert_eq!(m.name, fffd4);
+    assert_eq!(m.files[0].path, Path::new(&fffd4).join("\u{fffd}_.txt"));
+    assert_eq!(m.files[0].display_path, vec!["\u{fffd}\\.txt".to_string()]);
+    // lossy ".." is still ".."
+    let info = single_info("x", 10).set("name", B::S(b"..".to_vec()));
+    assert!(parse(info).is_err());
+}
+
+#[test]
+fn colliding_paths_are_refused_and_pads_may_repeat() {
+    let err = parse(multi_info("s", &[(&["a"], 1), (&["a"], 2)])).unwrap_err();
+    assert!(matches!(err, MetainfoError::DuplicatePath { .. }), "{err}");
+    // two names that differ only by control characters map to the same disk name
+    let err = parse(multi_info("s", &[(&["a\r"], 1), (&["a\n"], 2)])).unwrap_err();
+    assert!(matches!(err, MetainfoError::DuplicatePath { .. }), "{err}");
+    // dropped empty components make two paths equal
+    let err = parse(multi_info("s", &[(&["", "a"], 1), (&["a"], 2)])).unwrap_err();
+    assert!(matches!(err, MetainfoError::DuplicatePath { .. }), "{err}");
+    // a file that is also a folder, in either order
+    for files in [
+        vec![(&["a"][..], 1), (&["a", "b"][..], 2)],
+        vec![(&["a", "b", "c"][..], 1), (&["a", "b"][..], 2)],
+    ] {
+        let err = parse(multi_info("s", &files)).unwrap_err();
+        assert!(matches!(err, MetainfoError::FileIsFolder { .. }), "{err}");
+        assert!(err.to_string().contains("both a file and a folder"));
+    }
+    // pads with the same name are fine
+    let m = parse(multi_info_entries(
+        "s",
+        vec![
+            file_entry(&["a"], 100),
+            pad_entry(&[".pad", "16284"], 16284),
+            file_entry(&["b"], 100),
+            pad_entry(&[".pad", "16284"], 16284),
+            file_entry(&["c"], 100),
+        ],
+    ))
+    .unwrap();
+    assert_invariants(&m);
+    assert_eq!(m.files.iter().filter(|f| f.pad).count(), 2);
+}
+
+#[test]
+fn empty_and_dot_components_are_dropped() {
+    for (components, disk) in [
+        (&["", "a"][..], "s/a"),
+        (&["a", "", "b"], "s/a/b"),
+        (&["a", ""], "s/a"),
+        (&["", "", "a", ""], "s/a"),
+        (&[".", "a"], "s/a"),
+        (&["a", ".", "b"], "s/a/b"),
+    ] {
+        let m = parse(multi_info("s", &[(components, 10)])).unwrap();
+        assert_invariants(&m);
+        assert_eq!(m.files[0].path, Path::new(disk), "{components:?}");
+        let shown: Vec<&str> = m.files[0].display_path.iter().map(String::as_str).collect();
+        assert_eq!(shown, components);
+    }
+    for components in [&[][..], &[""], &["", ""], &["."], &["", "."]] {
+        let err = parse(multi_info("s", &[(&["ok"], 3), (components, 10)])).unwrap_err();
+        assert!(
+            matches!(err, MetainfoError::EmptyFilePath { index: 1 }),
+            "{components:?}: {err}"
+        );
+    }
+}
+
+#[test]
+fn long_components_are_cut() {
+    let long = format!("{}.mkv", "x".repeat(400));
+    let m = parse(multi_info("s", &[(&[long.as_str()], 10)])).unwrap();
+    assert_invariants(&m);
+    let file = m.files[0].path.file_name().unwrap().to_str().unwrap();
+    assert_eq!(file.len(), MAX_COMPONENT_BYTES);
+    assert!(file.ends_with("xx.mkv"));
+    assert_eq!(m.files[0].display_path, vec![long]);
+}
+
+// ---------------------------------------------------------------------------------------
+// infohash-raw-bytes, duplicate keys, non-canonical integers, depth
+
+#[test]
+fn unsorted_keys_at_every_level_are_hashed_as_found() {
+    let file = d(vec![
+        ("path", path_list(&["a.bin"])),
+        ("length", B::I(20000)),
+    ]);
+    let info = d(vec![
+        ("pieces", pieces_for(20000, PL as u64)),
+        ("piece length", B::I(PL)),
+        ("name", s("n")),
+        ("files", B::L(vec![file])),
+    ]);
+    let info_bytes = info.bytes();
+    let top = d(vec![
+        ("info", info.clone()),
+        ("creation date", B::I(1)),
+        ("announce", s("http://127.0.0.1/a")),
+    ]);
+    let m = Metainfo::from_bytes(&top.bytes()).unwrap();
+    assert_eq!(m.info_bytes, info_bytes);
+    assert_eq!(m.info_hash.0, <[u8; 20]>::from(Sha1::digest(&info_bytes)));
+    let resorted =
+        Metainfo::from_bytes(&top.clone().set("info", info.sorted()).sorted().bytes()).unwrap();
+    assert_ne!(m.info_hash, resorted.info_hash);
+    assert_eq!(m.files, resorted.files);
+    assert_eq!(m.trackers, vec![vec!["http://127.0.0.1/a".to_string()]]);
+}
+
+#[test]
+fn duplicate_keys_first_occurrence_wins() {
+    let info = single_info("first", 100)
+        .push("name", s("second"))
+        .push("length", B::I(999_999));
+    let m = parse(info).unwrap();
+    assert_eq!(m.name, "first");
+    assert_eq!(m.total_length, 100);
+    // a duplicate `info` at the top level: the first one is hashed
+    let first = single_info("one", 10);
+    let top = d(vec![
+        ("info", first.clone()),
+        ("info", single_info("two", 10)),
+    ]);
+    let m = Metainfo::from_bytes(&top.bytes()).unwrap();
+    assert_eq!(m.name, "one");
+    assert_eq!(m.info_bytes, first.bytes());
+    // duplicate keys inside a file entry
+    let entry = file_entry(&["a"], 10)
+        .push("length", B::I(5))
+        .push("path", path_list(&[".."]));
+    let m = parse(multi_info_entries("s", vec![entry])).unwrap();
+    assert_eq!(m.files[0].length, 10);
+    assert_eq!(m.files[0].path, Path::new("s/a"));
+}
+
+#[test]
+fn non_canonical_integers_are_refused() {
+    for raw in ["i016384e", "i-0e", "i00e", "i+5e", "i 5e", "i5.0e"] {
+        let raw = B::Raw(raw.as_bytes().to_vec());
+        for info in [
+            single_info("n", 10).set("piece length", raw.clone()),
+            single_info("n", 10).set("length", raw.clone()),
+            multi_info_entries("n", vec![file_entry(&["a"], 10).set("length", raw.clone())]),
+            single_info("n", 10).push("x-unknown", raw.clone()),
+        ] {
+            let err = parse(info).unwrap_err();
+            assert!(
+                err.to_string().starts_with("invalid bencode integer: "),
+                "{raw:?}: {err}"
+            );
+        }
+        let top = d(vec![
+            ("creation date", raw.clone()),
+            ("info", single_info("n", 10)),
+        ]);
+        assert!(matches!(
+            Metainfo::from_bytes(&top.bytes()),
+            Err(MetainfoError::Bencode(_))
+        ));
+    }
+    // a string length with a leading zero is refused too
+    let info = single_info("n", 10).set("name", B::Raw(b"01:n".to_vec()));
+    assert!(matches!(parse(info), Err(MetainfoError::Bencode(_))));
+}
+
+fn list_bomb(levels: usize) -> B {
+    let mut raw = vec![b'l'; levels];
+    raw.extend(vec![b'e'; levels]);
+    B::Raw(raw)
+}
+
+#[test]
+fn depth_bombs_anywhere_fail_cleanly() {
+    let bomb = list_bomb(200_000);
+    let dict_bomb = {
+        let mut raw = Vec::new();
+        for _ in 0..100_000 {
+            raw.extend_from_slice(b"d1:k");
+        }
+        raw.extend_from_slice(b"i0e");
+        raw.extend(vec![b'e'; 100_000]);
+        B::Raw(raw)
+    };
+    for b in [bomb, dict_bomb] {
+        let variants = vec![
+            single_info("n", 10).push("x-nested", b.clone()),
+            multi_info_entries("n", vec![file_entry(&["a"], 10).push("x", b.clone())]),
+            multi_info("n", &[(&["a"], 10)]).set("files", B::L(vec![b.clone()])),
+        ];
+        for info in variants {
+            let err = parse(info).unwrap_err();
+            assert!(
+                err.to_string().starts_with("bencode nesting too deep"),
+                "{err}"
+            );
+        }
+        let top = d(vec![
+            ("announce-list", B::L(vec![b.clone()])),
+            ("info", single_info("n", 10)),
+        ]);
+        let err = Metainfo::from_bytes(&top.bytes()).unwrap_err();
+        assert!(
+            err.to_string().starts_with("bencode nesting too deep"),
+            "{err}"
+        );
+    }
+    // modest nesting in an unknown key is fine (3 levels used by top, info, list)
+    let m = parse(single_info("n", 10).push("x-nested", list_bomb(50))).unwrap();
+    assert_eq!(m.name, "n");
+}
+
+// ---------------------------------------------------------------------------------------
+// pieces-inconsistent, odd-piece-geometry, lengths
+
+#[test]
+fn pieces_must_match_the_total_length() {
+    // 40000 bytes in 16 KiB pieces need 3 hashes
+    for hashes in [0usize, 1, 2, 4, 100] {
+        let info = single_info("n", 40000).set("pieces", B::S(vec![7; hashes * 20]));
+        match parse(info) {
+            Err(MetainfoError::PieceCountMismatch {
+                found, expected, ..
+            }) => {
+                assert_eq!(found, hashes as u64);
+                assert_eq!(expected, 3);
+            }
+            other => panic!("{hashes}: {other:?}"),
+        }
+    }
+    for len in [1usize, 19, 21, 59, 61] {
+        let info = single_info("n", 40000).set("pieces", B::S(vec![7; len]));
+        let err = parse(info).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            format!("invalid 'pieces': length {len} is not a multiple of 20")
+        );
+    }
+    let err = parse(single_info("n", 40000).set("pieces", B::I(5))).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "invalid 'pieces': expected a string, found integer"
+    );
+    let err = parse(single_info("n", 40000).remove("pieces")).unwrap_err();
+    assert_eq!(err.to_string(), "missing 'pieces'");
+}
+
+#[test]
+fn piece_length_bounds() {
+    for bad in [
+        0i64,
+        -1,
+        -16384,
+        256 * 1024 * 1024 + 1,
+        1 << 32,
+        i64::MAX,
+        i64::MIN,
+    ] {
+        let info = single_info("n", 10).set("piece length", B::I(bad));
+        match parse(info) {
+            Err(e @ MetainfoError::PieceLength { .. }) => {
+                assert!(e.to_string().starts_with("invalid 'piece length': "));
+            }
+            other => panic!("{bad}: {other:?}"),
+        }
+    }
+    // 256 MiB and odd sizes are accepted
+    for ok in [256 * 1024 * 1024i64, 1, 270_544, 16385] {
+        let info = single_info("n", 1_000_000)
+            .set("piece length", B::I(ok))
+            .set("pieces", pieces_for(1_000_000, ok as u64));
+        let m = parse(info).unwrap();
+        assert_invariants(&m);
+        assert_eq!(i64::from(m.piece_length), ok);
+    }
+    let err = parse(single_info("n", 10).set("piece length", s("16384"))).unwrap_err();
+    assert!(matches!(err, MetainfoError::WrongType { .. }), "{err}");
+}
+
+#[test]
+fn piece_and_block_geometry() {
+    // 40000 bytes in pieces of 20000: two full pieces of two blocks (16384 + 3616)
+    let info = single_info("n", 40000)
+        .set("piece length", B::I(20000))
+        .set("pieces", pieces_for(40000, 20000));
+    let m = parse(info).unwrap();
+    assert_eq!(m.piece_count(), 2);
+    assert_eq!(m.piece_size(0), 20000);
+    assert_eq!(m.piece_size(1), 20000);
+    assert_eq!(m.piece_size(2), 0);
+    assert_eq!(m.piece_offset(1), 20000);
+    assert_eq!(m.block_count(0), 2);
+    assert_eq!(m.block_size(0, 0), 16384);
+    assert_eq!(m.block_size(0, 1), 20000 - 16384);
+    assert_eq!(m.block_size(0, 2), 0);
+    assert_eq!(m.block_count(9), 0);
+    let m = parse(single_info("n", 40000)).unwrap();
+    assert_eq!(m.piece_count(), 3);
+    assert_eq!(m.piece_size(2), 40000 - 2 * 16384);
+    assert_eq!(m.piece_offset(2), 2 * 16384);
+    assert_eq!(m.piece_hashes.len(), 3);
+    assert_eq!(m.piece_hashes[1][0], 20);
+}
+
+#[test]
+fn lengths_must_be_non_negative_and_consistent() {
+    let err = parse(single_info("n", -1)).unwrap_err();
+    assert_eq!(err.to_string(), "invalid 'length': -1 is negative");
+    let err = parse(multi_info("n", &[(&["a"], 10), (&["b"], -5)])).unwrap_err();
+    assert_eq!(err.to_string(), "invalid 'files[1].length': -5 is negative");
+    let err = parse(single_info("n", 10).set("files", B::L(vec![]))).unwrap_err();
+    assert!(matches!(err, MetainfoError::LengthAndFiles), "{err}");
+    let err = parse(single_info("n", 10).remove("length")).unwrap_err();
+    assert!(matches!(err, MetainfoError::NoLengthNorFiles), "{err}");
+    let err = parse(multi_info("n", &[])).unwrap_err();
+    assert_eq!(err.to_string(), "invalid 'files': the list is empty");
+    let err = parse(single_info("n", 0).set("pieces", B::S(vec![]))).unwrap_err();
+    assert!(matches!(err, MetainfoError::EmptyPayload), "{err}");
+    let err = parse(multi_info("n", &[(&["a"], 0), (&["b"], 0)])).unwrap_err();
+    assert!(matches!(err, MetainfoError::EmptyPayload), "{err}");
+    // lengths adding up past u64
+    let info = multi_info("n", &[(&["a"], i64::MAX), (&["b"], i64::MAX), (&["c"], 10)])
+        .set("pieces", B::S(vec![]));
+    let err = parse(info).unwrap_err();
+    assert!(matches!(err, MetainfoError::TotalTooLarge), "{err}");
+    let err = parse(multi_info("n", &[(&["a"], 10)]).set("files", B::L(vec![s("x")]))).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "invalid 'files[0]': expected a dictionary, found string"
+    );
+    let entry = d(vec![("length", B::I(10))]);
+    let err = parse(multi_info_entries("n", vec![entry])).unwrap_err();
+    assert_eq!(err.to_string(), "missing 'files[0].path'");
+    let entry = d(vec![("length", B::I(10)), ("path", B::L(vec![B::I(1)]))]);
+    let err = parse(multi_info_entries("n", vec![entry])).unwrap_err();
+    assert!(matches!(err, MetainfoError::WrongType { .. }), "{err}");
+}
+
+#[test]
+fn top_level_structure_errors() {
+    for (data, want) in [
+        (
+            &b"le"[..],
+            "not a .torrent: the top level is a list, not a dictionary",
+        ),
+        (
+            b"i1e",
+            "not a .torrent: the top level is a integer, not a dictionary",
+        ),
+        (b"de", "missing 'info'"),
+        (
+            b"d4:infoi1ee",
+            "invalid 'info': expected a dictionary, found integer",
+        ),
+        (b"d4:infodee", "missing 'name'"),
+    ] {
+        let err = Metainfo::from_bytes(data).unwrap_err();
+        assert_eq!(err.to_string(), want);
+    }
+    let err = Metainfo::from_bytes(b"<html>").unwrap_err();
+    assert!(err.to_string().starts_with("invalid bencode"), "{err}");
+    let err = parse(single_info("n", 10).remove("piece length")).unwrap_err();
+    assert_eq!(err.to_string(), "missing 'piece length'");
+    // trailing garbage after the torrent
+    let mut data = torrent(single_info("n", 10));
+    data.extend_from_slice(b"junk");
+    assert!(matches!(
+        Metainfo::from_bytes(&data),
+        Err(MetainfoError::Bencode(_))
+    ));
+}
+
+#[test]
+fn v2_only_torrents_are_refused_clearly() {
+    let tree = d(vec![(
+        "a.txt",
+        d(vec![(
+            "",
+            d(vec![
+                ("length", B::I(10)),
+                ("pieces root", B::S(vec![1; 32])),
+            ]),
+        )]),
+    )]);
+    let info = d(vec![
+        ("file tree", tree),
+        ("meta version", B::I(2)),
+        ("name", s("v2")),
+        ("piece length", B::I(PL)),
+    ]);
+    let err = parse(info).unwrap_err();
+    assert!(
+        err.to_string()
+            .starts_with("v2-only torrents are not supported yet"),
+        "{err}"
+    );
+    // a v1 torrent: no v2 hash
+    let m = parse(single_info("n", 10)).unwrap();
+    assert_eq!(m.info_hash_v2, None);
+    // meta version 2 with v1 fields (hybrid): SHA-256 over the same bytes
+    let info = single_info("n", 10).push("meta version", B::I(2));
+    let m = parse(info.clone()).unwrap();
+    use sha2::Digest as _;
+    let want: [u8; 32] = sha2::Sha256::digest(info.bytes()).into();
+    assert_eq!(m.info_hash_v2, Some(want));
+}
+
+// ---------------------------------------------------------------------------------------
+// zero-length files, padding files
+
+#[test]
+fn zero_length_files_anywhere() {
+    let m = parse(multi_info(
+        "s",
+        &[
+            (&["z0"], 0),
+            (&["a"], 100),
+            (&["z1"], 0),
+            (&["b"], 200),
+            (&["z2"], 0),
+        ],
+    ))
+    .unwrap();
+    assert_invariants(&m);
+    let got: Vec<(u64, u64)> = m.files.iter().map(|f| (f.offset, f.length)).collect();
+    assert_eq!(got, vec![(0, 0), (0, 100), (100, 0), (100, 200), (300, 0)]);
+    assert!(m.files.iter().all(|f| !f.pad));
+    assert_eq!(m.total_length, 300);
+    assert_eq!(m.payload_size(), 300);
+}
+
+#[test]
+fn padding_files_at_any_position() {
+    let m = parse(multi_info_entries(
+        "s",
+        vec![
+            pad_entry(&[".pad", "100"], 100),
+            file_entry(&["a"], 16284),
+            pad_entry(&[".pad", "50"], 50),
+            pad_entry(&[".pad", "50"], 50),
+            file_entry(&["b"], 10),
+            pad_entry(&[".pad", "7"], 7),
+        ],
+    ))
+    .unwrap();
+    assert_invariants(&m);
+    let pads: Vec<bool> = m.files.iter().map(|f| f.pad).collect();
+    assert_eq!(pads, vec![true, false, true, true, false, true]);
+    assert_eq!(m.total_length, 100 + 16284 + 50 + 50 + 10 + 7);
+    assert_eq!(m.payload_size(), 16284 + 10);
+    assert_eq!(m.files[4].offset, 100 + 16284 + 100);
+    // legacy conventions without `attr`
+    let m = parse(multi_info(
+        "s",
+        &[
+            (&["a"], 10),
+            (&[".pad", "6"], 6),
+            (
+                &["_____padding_file_0_if you see this file, please update"],
+                4,
+            ),
+            (&["sub", "_____padding_file_1"], 4),
+            (&["b"], 10),
+        ],
+    ))
+    .unwrap();
+    let pads: Vec<bool> = m.files.iter().map(|f| f.pad).collect();
+    assert_eq!(pads, vec![false, true, true, true, false]);
+    // a real file named `.pad` (no folder) is not a pad
+    let m = parse(multi_info("s", &[(&[".pad"], 10)])).unwrap();
+    assert!(!m.files[0].pad);
+    // `attr` with other flags (x = executable, h = hidden) is not a pad
+    let entry = file_entry(&["run.sh"], 10).set("attr", s("x"));
+    let m = parse(multi_info_entries("s", vec![entry])).unwrap();
+    assert!(!m.files[0].pad);
+    // pads still need safe paths
+    let err = parse(multi_info_entries(
+        "s",
+        vec![file_entry(&["a"], 10), pad_entry(&["..", "x"], 6)],
+    ))
+    .unwrap_err();
+    assert!(matches!(err, MetainfoError::UnsafeFilePath { .. }), "{err}");
+}
+
+// ---------------------------------------------------------------------------------------
+// odd-list-fields: url-list, announce-list
+
+fn with_top(pairs: Vec<(&str, B)>) -> Metainfo {
+    let mut top = d(pairs);
+    top = top.push("info", single_info("n", 10));
+    Metainfo::from_bytes(&top.bytes()).unwrap()
+}
+
+#[test]
+fn url_list_forms() {
+    assert_eq!(
+        with_top(vec![("url-list", s("http://127.0.0.1/f/"))]).web_seeds,
+        vec!["http://127.0.0.1/f/"]
+    );
+    assert_eq!(
+        with_top(vec![(
+            "url-list",
+            B::L(vec![
+                s("http://127.0.0.1/a/"),
+                B::I(3),
+                s(""),
+                s("http://127.0.0.1/b/"),
+                s("http://127.0.0.1/a/"),
+                B::L(vec![]),
+            ])
+        )])
+        .web_seeds,
+        vec!["http://127.0.0.1/a/", "http://127.0.0.1/b/"]
+    );
+    assert!(with_top(vec![]).web_seeds.is_empty());
+    assert!(with_top(vec![("url-list", s(""))]).web_seeds.is_empty());
+    assert!(with_top(vec![("url-list", B::I(1))]).web_seeds.is_empty());
+}
+
+#[test]
+fn tracker_tiers() {
+    let a = "http://127.0.0.1:1/announce";
+    let b = "udp://127.0.0.1:2/announce";
+    let c = "http://127.0.0.2:3/announce";
+    // announce only
+    assert_eq!(with_top(vec![("announce", s(a))]).trackers, vec![vec![a]]);
+    // announce-list wins over announce; duplicates removed across tiers
+    let m = with_top(vec![
+        ("announce", s(c)),
+        (
+            "announce-list",
+            B::L(vec![
+                B::L(vec![s(a), s(b), s(a)]),
+                B::L(vec![]),
+                B::L(vec![s(b), s(c)]),
+                s(" http://127.0.0.3/x "),
+            ]),
+        ),
+    ]);
+    assert_eq!(
+        m.trackers,
+        vec![vec![a, b], vec![c], vec!["http://127.0.0.3/x"]]
+    );
+    // empty announce-list falls back to announce
+    for empty in [
+        B::L(vec![]),
+        B::L(vec![B::L(vec![])]),
+        B::L(vec![B::L(vec![s("")])]),
+        B::I(1),
+    ] {
+        let m = with_top(vec![("announce", s(a)), ("announce-list", empty)]);
+        assert_eq!(m.trackers, vec![vec![a]]);
+    }
+    assert!(with_top(vec![]).trackers.is_empty());
+    assert!(with_top(vec![("announce", s(""))]).trackers.is_empty());
+}
+
+#[test]
+fn optional_fields() {
+    let mut top = d(vec![
+        ("comment", B::S(vec![0xff, b'x'])),
+        ("comment.utf-8", s("héllo")),
+        ("created by", s("gen 1.0")),
+        ("creation date", B::I(-5)),
+    ]);
+    top = top.push("info", single_info("n", 10).push("private", B::I(1)));
+    let m = Metainfo::from_bytes(&top.bytes()).unwrap();
+    assert_eq!(m.comment.as_deref(), Some("héllo"));
+    assert_eq!(m.created_by.as_deref(), Some("gen 1.0"));
+    assert_eq!(m.creation_date, Some(-5));
+    assert!(m.private);
+    assert!(m.describe().contains("Private:       yes"));
+    let m = with_top(vec![("comment", B::S(vec![0xff, b'x']))]);
+    assert_eq!(m.comment.as_deref(), Some("\u{fffd}x"));
+    for not_private in [B::I(0), B::I(2), s("1")] {
+        let m = parse(single_info("n", 10).push("private", not_private)).unwrap();
+        assert!(!m.private);
+    }
+}
+
+#[test]
+fn from_file_refuses_oversized_and_missing_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let big = dir.path().join("big.torrent");
+    let f = std::fs::File::create(&big).unwrap();
+    f.set_len(64 * 1024 * 1024 + 1).unwrap(); // sparse
+    let err = Metainfo::from_file(&big).unwrap_err();
+    assert!(matches!(err, MetainfoError::FileTooLarge { .. }), "{err}");
+    let err = Metainfo::from_file(&dir.path().join("missing.torrent")).unwrap_err();
+    assert!(matches!(err, MetainfoError::Io { .. }), "{err}");
+    assert!(err.to_string().starts_with("cannot read "));
+}
+
+// ---------------------------------------------------------------------------------------
+// Property-style: mutations and hostile generated file lists never panic, and whatever is
+// accepted stays inside the download directory.
+
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
+
+fn mutate(rng: &mut StdRng, data: &[u8]) -> Vec<u8> {
+    let mut m = data.to_vec();
+    for _ in 0..rng.random_range(1..4) {
+        if m.is_empty() {
+            break;
+        }
+        let i = rng.random_range(0..m.len());
+        match rng.random_range(0..7) {
+            0 => m[i] = rng.random(),
+            1 => m.truncate(i),
+            2 => m.insert(i, rng.random()),
+            3 => {
+                m.remove(i);
+            }
+            4 => {
+                let j = rng.random_range(i..m.len().min(i + 16) + 1).min(m.len());
+                let chunk = m[i..j].to_vec();
+                let k = rng.random_range(0..=m.len());
+                m.splice(k..k, chunk);
+            }
+            5 => {
+                m[i] = *b"0123456789:-ield./\\"
+                    .get(rng.random_range(0..19))
+                    .unwrap()
+            }
+            _ => {
+                // swap a string's bytes for a hostile one of the same length
+                let hostile: &[u8] =
+                    [&b".."[..], b"/", b"\\", b"\0", b"C:", b"."][rng.random_range(0..6)];
+                let end = (i + hostile.len()).min(m.len());
+                m[i..end].copy_from_slice(&hostile[..end - i]);
+            }
+        }
+    }
+    m
+}
+
+#[test]
+fn mutated_torrents_never_panic_and_accepted_paths_stay_inside() {
+    let mut seeds: Vec<Vec<u8>> = std::fs::read_dir(fixture_dir())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "torrent"))
+        .filter(|p| std::fs::metadata(p).unwrap().len() < 4096)
+        .map(|p| std::fs::read(p).unwrap())
+        .collect();
+    seeds.push(torrent(multi_info(
+        "s",
+        &[(&["a", "b.bin"], 100), (&["a", "c.bin"], 50), (&["d"], 70)],
+    )));
+    let mut rng = StdRng::seed_from_u64(0x5eed);
+    let (mut accepted, mut refused) = (0, 0);
+    for round in 0..20_000 {
+        let seed = &seeds[round % seeds.len()];
+        let data = mutate(&mut rng, seed);
+        match Metainfo::from_bytes(&data) {
+            Ok(m) => {
+                accepted += 1;
+                assert_invariants(&m);
+            }
+            Err(e) => {
+                refused += 1;
+                assert!(!e.to_string().is_empty());
+            }
+        }
+    }
+    assert!(accepted > 100 && refused > 100, "{accepted} / {refused}");
+}
+
+#[test]
+fn hostile_generated_file_lists_stay_inside() {
+    const ALPHABET: &[&str] = &[
+        "..",
+        ".",
+        "",
+        "/",
+        "\\",
+        "a",
+        "b",
+        "C:",
+        "c:x",
+        "a\0b",
+        "...",
+        " ",
+        ". ",
+        "x/..",
+        "/etc",
+        "..\\..",
+        "Icon\r",
+        "\u{1b}[2J",
+        "_____padding_file_",
+        ".pad",
+        "é",
+        "~",
+        "$HOME",
+        "con",
+        "a.b",
+    ];
+    let mut rng = StdRng::seed_from_u64(42);
+    let (mut accepted, mut refused) = (0, 0);
+    for _ in 0..5_000 {
+        let pick = |rng: &mut StdRng| -> String {
+            (0..rng.random_range(1..3))
+                .map(|_| ALPHABET[rng.random_range(0..ALPHABET.len())])
+                .collect()
+        };
+        let name = pick(&mut rng);
+        let files: Vec<(Vec<String>, i64)> = (0..rng.random_range(1..5))
+            .map(|_| {
+                let comps = (0..rng.random_range(0..4))
+                    .map(|_| pick(&mut rng))
+                    .collect();
+                (comps, rng.random_range(0..3000))
+            })
+            .collect();
+        let entries: Vec<B> = files
+            .iter()
+            .map(|(c, l)| {
+                let refs: Vec<&str> = c.iter().map(String::as_str).collect();
+                let e = file_entry(&refs, *l);
+                if rng.random_range(0..5) == 0 {
+                    e.set("attr", s("p"))
+                } else {
+                    e
+                }
+            })
+            .collect();
+        let info = if rng.random_range(0..4) == 0 {
+            single_info(&name, rng.random_range(1..3000))
+        } else {
+            multi_info_entries(&name, entries)
+        };
+        match parse(info) {
+            Ok(m) => {
+                accepted += 1;
+                assert_invariants(&m);
+            }
+            Err(_) => refused += 1,
+        }
+    }
+    assert!(accepted > 100 && refused > 100, "{accepted} / {refused}");
+}
+
+// ---------------------------------------------------------------------------------------
+// Builder
+
+fn write(path: &Path, len: usize, seed: u8) {
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    let data: Vec<u8> = (0..len)
+        .map(|i| (i as u8).wrapping_mul(31) ^ seed)
+        .collect();
+    std::fs::write(path, data).unwrap();
+}
+
+/// SHA-1 of each `pl`-byte piece of `data`.
+fn piece_hashes(data: &[u8], pl: usize) -> Vec<[u8; 20]> {
+    data.chunks(pl).map(|c| Sha1::digest(c).into()).collect()
+}
+
+#[test]
+fn builder_round_trip_folder() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("album");
+    // created out of order; the torrent lists them sorted by path
+    let layout: &[(&str, usize)] = &[
+        ("z.bin", 40_000),
+        ("a/2.bin", 16_384),
+        ("a/1.bin", 1),
+        ("empty.txt", 0),
+        ("b/c/deep.bin", 70_001),
+        (".hidden", 300),
+    ];
+    for (i, (p, len)) in layout.iter().enumerate() {
+        write(&root.join(p), *len, i as u8);
+    }
+    std::fs::create_dir_all(root.join("empty-dir")).unwrap();
+    #[cfg(unix)]
+    std::os::unix::fs::symlink("/etc/passwd", root.join("link")).unwrap();
+
+    let bytes = TorrentBuilder::new(&root)
+        .piece_length(16 * 1024)
+        .announce("http://127.0.0.1:6969/announce")
+        .announce_tier(vec![
+            "udp://127.0.0.1:6970".into(),
+            "http://127.0.0.1:6971/a".into(),
+        ])
+        .web_seed("http://127.0.0.1:8080/files/")
+        .private(true)
+        .comment(Some("test".into()))
+        .creation_date(Some(1_700_000_000))
+        .build()
+        .unwrap();
+    let m = Metainfo::from_bytes(&bytes).unwrap();
+    assert_invariants(&m);
+    assert_eq!(m.name, "album");
+    assert!(m.multi_file);
+    assert!(m.private);
+    assert_eq!(m.comment.as_deref(), Some("test"));
+    assert_eq!(m.creation_date, Some(1_700_000_000));
+    assert!(m.created_by.as_deref().unwrap().starts_with("ratorrent/"));
+    assert_eq!(
+        m.trackers,
+        vec![
+            vec!["http://127.0.0.1:6969/announce"],
+            vec!["udp://127.0.0.1:6970", "http://127.0.0.1:6971/a"]
+        ]
+    );
+    assert_eq!(m.web_seeds, vec!["http://127.0.0.1:8080/files/"]);
+
+    let mut sorted: Vec<&(&str, usize)> = layout.iter().collect();
+    sorted.sort_by_key(|(p, _)| p.split('/').collect::<Vec<_>>());
+    let got: Vec<(String, u64)> = m
+        .files
+        .iter()
+        .map(|f| (f.display_path.join("/"), f.length))
+        .collect();
+    let want: Vec<(String, u64)> = sorted
+        .iter()
+        .map(|(p, l)| (p.to_string(), *l as u64))
+        .collect();
+    assert_eq!(got, want);
+    for f in &m.files {
+        assert_eq!(f.path, Path::new("album").join(f.display_path.join("/")));
+    }
+
+    // piece hashes over the concatenation, computed independently
+    let mut payload = Vec::new();
+    for (p, _) in &sorted {
+        payload.extend(std::fs::read(root.join(p)).unwrap());
+    }
+    assert_eq!(m.total_length, payload.len() as u64);
+    assert_eq!(m.piece_hashes, piece_hashes(&payload, 16 * 1024));
+
+    // the info hash is SHA-1 of the info bytes, which sit verbatim in the file
+    assert_eq!(m.info_hash.0, <[u8; 20]>::from(Sha1::digest(&m.info_bytes)));
+    assert!(
+        bytes
+            .windows(m.info_bytes.len())
+            .any(|w| w == m.info_bytes.as_slice())
+    );
+    // canonical: bendy's strict decoder (sorted, unique keys) reads every token
+    let tokens = bendy::decoding::Decoder::new(&bytes)
+        .with_max_depth(16)
+        .tokens();
+    let mut count = 0;
+    for t in tokens {
+        if let Err(e) = t {
+            panic!("bendy refuses the output: {e}");
+        }
+        count += 1;
+    }
+    assert!(count > 20);
+    // and refuses an unsorted one, which is why the parser does not use it
+    let unsorted = d(vec![("b", B::I(1)), ("a", B::I(2))]).bytes();
+    assert!(
+        bendy::decoding::Decoder::new(&unsorted)
+            .tokens()
+            .any(|t| t.is_err())
+    );
+}
+
+#[test]
+fn builder_round_trip_single_file_and_default_piece_length() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("one.iso");
+    write(&file, 100_000, 9);
+    let bytes = TorrentBuilder::new(&file)
+        .creation_date(None)
+        .created_by(None)
+        .build()
+        .unwrap();
+    let m = Metainfo::from_bytes(&bytes).unwrap();
+    assert_invariants(&m);
+    assert!(!m.multi_file);
+    assert_eq!(m.name, "one.iso");
+    assert_eq!(m.files[0].path, Path::new("one.iso"));
+    assert_eq!(m.total_length, 100_000);
+    assert_eq!(m.piece_length, 16 * 1024);
+    assert!(m.trackers.is_empty() && !m.private && m.creation_date.is_none());
+    assert_eq!(m.created_by, None);
+    let data = std::fs::read(&file).unwrap();
+    assert_eq!(m.piece_hashes, piece_hashes(&data, 16 * 1024));
+    // deterministic
+    let again = TorrentBuilder::new(&file)
+        .creation_date(None)
+        .created_by(None)
+        .build()
+        .unwrap();
+    assert_eq!(bytes, again);
+}
+
+#[test]
+fn builder_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let empty = dir.path().join("empty");
+    std::fs::create_dir_all(empty.join("sub")).unwrap();
+    write(&empty.join("zero"), 0, 0);
+    assert!(matches!(
+        TorrentBuilder::new(&empty).build(),
+        Err(CreateError::Empty { .. })
+    ));
+    let file = dir.path().join("f");
+    write(&file, 10, 0);
+    for bad in [0u32, 1000, 16 * 1024 + 1, 8 * 1024, 512 * 1024 * 1024] {
+        assert!(matches!(
+            TorrentBuilder::new(&file).piece_length(bad).build(),
+            Err(CreateError::PieceLength(b)) if b == bad
+        ));
+    }
+    assert!(matches!(
+        TorrentBuilder::new(dir.path().join("missing")).build(),
+        Err(CreateError::Io { .. })
+    ));
+    // names a downloader would refuse or rename
+    let odd = dir.path().join("odd");
+    write(&odd.join("Icon\r"), 10, 0);
+    let err = TorrentBuilder::new(&odd).build().unwrap_err();
+    assert!(
+        matches!(
+            err,
+            CreateError::UnsafeName {
+                problem: NameProblem::Renamed,
+                ..
+            }
+        ),
+        "{err}"
+    );
+    let odd2 = dir.path().join("odd2");
+    write(&odd2.join("a\\b"), 10, 0);
+    let err = TorrentBuilder::new(&odd2).build().unwrap_err();
+    assert!(
+        matches!(
+            err,
+            CreateError::UnsafeName {
+                problem: NameProblem::Unsafe(UnsafeComponent::Separator),
+                ..
+            }
+        ),
+        "{err}"
+    );
+}
