@@ -298,3 +298,23 @@ impl Signals {
         std::future::pending().await
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use crate::api::Snapshot;
+
+    use super::*;
+
+    /// The binary may `tokio::spawn` the UI, so its future must be `Send` (checked at
+    /// compile time; the future is never polled, so no terminal is touched).
+    #[test]
+    fn run_future_is_send() {
+        fn assert_send<T: Send>(_: &T) {}
+        let (commands, _engine_side) = tokio::sync::mpsc::channel(1);
+        let (_publisher, snapshots) = tokio::sync::watch::channel(Arc::new(Snapshot::default()));
+        let future = run(commands, snapshots);
+        assert_send(&future);
+    }
+}

@@ -7,7 +7,7 @@
 //! - [`App`]: the pure state machine (selection, help, quit), testable without a terminal.
 //! - [`action`]: the one action registry read by both the key dispatcher ([`keymap`]) and the
 //!   help overlay.
-//! - [`format`]: human sizes, rates, ETAs.
+//! - [`format`](mod@format): human sizes, rates, ETAs.
 //! - [`terminal`]: the guard that restores the terminal on every exit path.
 
 pub mod action;
