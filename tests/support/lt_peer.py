@@ -1,0 +1,405 @@
+#!/usr/bin/python3
+"""A libtorrent peer for ratorrent's integration tests (loopback only).
+
+Run with Debian's interpreter (`/usr/bin/python3`): only it can import `python3-libtorrent`.
+Standard library + libtorrent only.
+
+Subcommands:
+
+  make-torrent --data PATH --out FILE.torrent --tracker URL [--piece-length BYTES]
+      Write a v1-only .torrent (BEP 3) of a file or a directory. Prints the info hash
+      (40 hex digits) on stdout.
+
+  seed --torrent T --data-dir D --ip 127.0.0.X --port P [--upload-limit BYTES_PER_S]
+       [--seed-mode] [--connect HOST:PORT ...] [--encryption plain|prefer|forced]
+      Seed the torrent whose data is in D (D holds the torrent's file, or its top folder).
+      The data is hash-checked first unless --seed-mode is given. Prints exactly one line
+      `READY <info hash hex>` once the torrent is seeding AND the tracker has answered an
+      announce made while seeding (so the tracker lists this seeder with left=0), then
+      seeds until SIGTERM/SIGINT (clean exit 0: a `stopped` announce is sent).
+
+  leech --torrent T --save-dir D --ip 127.0.0.X --port P [--timeout S]
+        [--connect HOST:PORT ...] [--download-limit BYTES_PER_S] [--keep-seeding]
+      Download into D. Every piece is SHA-1 checked by libtorrent as it arrives. Once
+      complete, waits (up to 5 s) for the tracker to answer the `completed` announce, prints
+      `DONE` and exits 0 (or, with --keep-seeding, keeps seeding until SIGTERM). Exit 1 with
+      a message on stderr on timeout.
+
+Every session: listens on ip:port only, dials and announces from ip (outgoing_interfaces,
+announce_ip, so the tracker sees ip through `&ip=`), TCP only (uTP off), DHT/LSD/UPnP/NAT-PMP
+and PEX off, several connections per IP allowed (all test peers share 127.0.0.0/8), reconnect
+after 1 s, tracker intervals honoured down to 1 s. `--connect` dials a peer directly (once a
+second while the torrent has no peer), for a peer the tracker cannot announce (same IP).
+Loopback peers are put in the global peer class so rate limits apply to them.
+
+Diagnostics (peer, tracker, storage errors, a status line every 2 s) go to stderr.
+The process exits by itself when its parent process goes away (no orphans).
+
+Exit codes: 0 success, 1 timeout / failure, 2 bad arguments or setup error, 3 libtorrent
+missing.
+"""
+
+import argparse
+import os
+import signal
+import sys
+import time
+
+try:
+    import libtorrent as lt
+except ImportError:
+    print(
+        "python3-libtorrent is not installed: apt-get install -y python3-libtorrent "
+        "(and run this script with /usr/bin/python3)",
+        file=sys.stderr,
+    )
+    sys.exit(3)
+
+# Set by SIGTERM/SIGINT; the main loops poll it.
+STOP = False
+PARENT = os.getppid()
+
+
+def log(msg):
+    print(f"[lt_peer {os.getpid()}] {msg}", file=sys.stderr, flush=True)
+
+
+def fail(msg, code=1):
+    log(f"error: {msg}")
+    sys.exit(code)
+
+
+def on_signal(_signum, _frame):
+    global STOP
+    STOP = True
+
+
+def should_stop():
+    """True after SIGTERM/SIGINT or once the parent (the test process) is gone."""
+    return STOP or os.getppid() != PARENT
+
+
+def parse_hostport(s):
+    host, sep, port = s.rpartition(":")
+    if not sep or not host or not port.isdigit():
+        raise argparse.ArgumentTypeError(f"expected HOST:PORT, got {s!r}")
+    return host, int(port)
+
+
+def session_settings(a, upload_limit=0, download_limit=0):
+    """libtorrent settings for a quiet, loopback-only, TCP-only test peer."""
+    if a.encryption == "plain":
+        # Dial in plaintext; accept plaintext or MSE from others.
+        out_pol, in_pol = lt.enc_policy.disabled, lt.enc_policy.enabled
+    elif a.encryption == "prefer":
+        out_pol, in_pol = lt.enc_policy.enabled, lt.enc_policy.enabled
+    else:
+        out_pol, in_pol = lt.enc_policy.forced, lt.enc_policy.forced
+    mask = (
+        lt.alert.category_t.error_notification
+        | lt.alert.category_t.status_notification
+        | lt.alert.category_t.tracker_notification
+        | lt.alert.category_t.storage_notification
+        | lt.alert.category_t.peer_notification
+        | lt.alert.category_t.connect_notification
+    )
+    return {
+        "listen_interfaces": f"{a.ip}:{a.port}",
+        "outgoing_interfaces": a.ip,
+        "announce_ip": a.ip,
+        "enable_dht": False,
+        "enable_lsd": False,
+        "enable_upnp": False,
+        "enable_natpmp": False,
+        "enable_outgoing_utp": False,
+        "enable_incoming_utp": False,
+        "enable_outgoing_tcp": True,
+        "enable_incoming_tcp": True,
+        "allow_multiple_connections_per_ip": True,
+        "out_enc_policy": int(out_pol),
+        "in_enc_policy": int(in_pol),
+        "allowed_enc_level": int(lt.enc_level.both),
+        # Fail rather than listen on another (or an OS-chosen) port.
+        "max_retry_port_bind": 0,
+        "listen_system_port_fallback": False,
+        "min_reconnect_time": 1,
+        "min_announce_interval": 1,
+        "stop_tracker_timeout": 2,
+        "peer_connect_timeout": 5,
+        "upload_rate_limit": upload_limit,
+        "rate_limit_ip_overhead": False,
+        "download_rate_limit": download_limit,
+        "alert_mask": int(mask),
+    }
+
+
+def make_session(a, upload_limit=0, download_limit=0):
+    ses = lt.session(session_settings(a, upload_limit, download_limit))
+    if upload_limit or download_limit:
+        # Loopback peers are in the unthrottled "local" peer class by default; map every
+        # IPv4 address to the global class instead, which the rate limits apply to.
+        classes = lt.ip_filter()
+        classes.add_rule("0.0.0.0", "255.255.255.255", 1 << lt.session.global_peer_class_id)
+        ses.set_peer_class_filter(classes)
+    return ses
+
+
+def add_torrent(ses, torrent, save_path, seed_mode=False):
+    try:
+        ti = lt.torrent_info(torrent)
+    except RuntimeError as e:
+        fail(f"cannot load {torrent}: {e}", 2)
+    params = lt.add_torrent_params()
+    params.ti = ti
+    params.save_path = save_path
+    flags = lt.torrent_flags.disable_pex | lt.torrent_flags.disable_dht | lt.torrent_flags.disable_lsd
+    if seed_mode:
+        flags |= lt.torrent_flags.seed_mode
+    params.flags = flags  # not paused, not auto-managed: starts at once
+    h = ses.add_torrent(params)
+    return h, str(ti.info_hashes().v1)
+
+
+class Events:
+    """Alert pump: prints the interesting alerts, records what the loops wait for."""
+
+    def __init__(self, port):
+        self.port = port
+        self.listening = False
+        self.listen_error = None
+        self.replies = 0  # tracker replies received
+        self.answers = 0  # tracker replies + tracker errors (any outcome of an announce)
+        self.last_reply_seeding = False  # the torrent was seeding when the last reply came
+        self.finished = False
+        self.fatal = None
+
+    def pump(self, ses, h, wait_ms=200):
+        ses.wait_for_alert(wait_ms)
+        for al in ses.pop_alerts():
+            self.handle(al, h)
+
+    def handle(self, al, h):
+        if isinstance(al, lt.listen_succeeded_alert):
+            if al.socket_type == lt.socket_type_t.tcp:
+                if al.port == self.port:
+                    self.listening = True
+                else:
+                    self.listen_error = f"listening on port {al.port}, not {self.port}"
+        elif isinstance(al, lt.listen_failed_alert):
+            self.listen_error = al.message()
+            log(al.message())
+        elif isinstance(al, lt.tracker_reply_alert):
+            self.replies += 1
+            self.answers += 1
+            self.last_reply_seeding = h.status().is_seeding
+            log(al.message())
+        elif isinstance(al, lt.torrent_finished_alert):
+            self.finished = True
+            log(al.message())
+        elif isinstance(al, (lt.torrent_error_alert, lt.file_error_alert)):
+            self.fatal = al.message()
+            log(al.message())
+        elif isinstance(al, lt.tracker_error_alert):
+            self.answers += 1
+            log(al.message())
+        elif isinstance(
+            al,
+            (
+                lt.tracker_warning_alert,
+                lt.peer_error_alert,
+                lt.peer_disconnected_alert,
+                lt.peer_ban_alert,
+                lt.peer_connect_alert,
+                lt.incoming_connection_alert,
+                lt.hash_failed_alert,
+                lt.torrent_checked_alert,
+                lt.state_changed_alert,
+                lt.tracker_announce_alert,
+            ),
+        ):
+            log(al.message())
+
+
+def status_line(h):
+    s = h.status()
+    return (
+        f"state={s.state} progress={s.progress * 100:.1f}% peers={s.num_peers} "
+        f"down={s.download_rate}B/s up={s.upload_rate}B/s "
+        f"total_down={s.total_payload_download} total_up={s.total_payload_upload}"
+    )
+
+
+def dial(h, peers, last, now):
+    """Dial every --connect peer, at most once a second, while the torrent has no peer."""
+    if peers and now - last >= 1.0 and h.status().num_peers == 0:
+        for host, port in peers:
+            try:
+                h.connect_peer((host, port))
+            except RuntimeError as e:
+                log(f"connect_peer {host}:{port}: {e}")
+        return now
+    return last
+
+
+def wait_listening(ses, h, ev, deadline=10.0):
+    end = time.monotonic() + deadline
+    while not ev.listening:
+        if ev.listen_error:
+            fail(f"cannot listen: {ev.listen_error}", 2)
+        if should_stop():
+            sys.exit(0)
+        if time.monotonic() > end:
+            fail("no listen_succeeded_alert within 10 s", 2)
+        ev.pump(ses, h)
+
+
+def cmd_make_torrent(a):
+    data = os.path.abspath(a.data)
+    if not os.path.exists(data):
+        fail(f"{data} does not exist", 2)
+    fs = lt.file_storage()
+    lt.add_files(fs, data)
+    if fs.num_files() == 0:
+        fail(f"{data} holds no file", 2)
+    ct = lt.create_torrent(fs, a.piece_length, flags=lt.create_torrent.v1_only)
+    ct.add_tracker(a.tracker)
+    ct.set_creator("ratorrent tests lt_peer.py")
+    lt.set_piece_hashes(ct, os.path.dirname(data))
+    blob = lt.bencode(ct.generate())
+    with open(a.out, "wb") as f:
+        f.write(blob)
+    ti = lt.torrent_info(a.out)
+    print(str(ti.info_hashes().v1), flush=True)
+
+
+def cmd_seed(a):
+    ses = make_session(a, upload_limit=a.upload_limit)
+    h, ih = add_torrent(ses, a.torrent, a.data_dir, seed_mode=a.seed_mode)
+    ev = Events(a.port)
+    wait_listening(ses, h, ev)
+    ready = False
+    reannounced = False
+    last_dial = 0.0
+    last_status = time.monotonic()
+    start = time.monotonic()
+    while not should_stop():
+        ev.pump(ses, h)
+        if ev.fatal:
+            fail(ev.fatal, 2)
+        now = time.monotonic()
+        st = h.status()
+        if not ready:
+            if st.state in (lt.torrent_status.downloading, lt.torrent_status.finished) and not st.is_seeding:
+                fail(
+                    f"the data in {a.data_dir} is not complete "
+                    f"({st.progress * 100:.1f}% verified): cannot seed",
+                    2,
+                )
+            if st.is_seeding:
+                if ev.replies and ev.last_reply_seeding:
+                    ready = True
+                    print(f"READY {ih}", flush=True)
+                elif not reannounced and (ev.replies or now - start > 3.0):
+                    # The first announce went out while checking (left > 0), or none yet.
+                    h.force_reannounce(0, -1, lt.reannounce_flags_t.ignore_min_interval)
+                    reannounced = True
+        if ready:
+            last_dial = dial(h, a.connect, last_dial, now)
+        if now - last_status >= 2.0:
+            log(status_line(h))
+            last_status = now
+    log("stopping")
+    # Dropping the last reference ends the session, which announces `stopped` and waits up
+    # to stop_tracker_timeout (2 s) for the answer.
+    del h, ses
+    return 0
+
+
+def cmd_leech(a):
+    os.makedirs(a.save_dir, exist_ok=True)
+    ses = make_session(a, download_limit=a.download_limit)
+    h, _ih = add_torrent(ses, a.torrent, a.save_dir)
+    ev = Events(a.port)
+    wait_listening(ses, h, ev)
+    end = time.monotonic() + a.timeout
+    last_dial = 0.0
+    last_status = time.monotonic()
+    done_at = None
+    answers_at_done = 0
+    while not should_stop():
+        ev.pump(ses, h)
+        if ev.fatal:
+            fail(ev.fatal, 2)
+        now = time.monotonic()
+        st = h.status()
+        if done_at is None and st.is_seeding:
+            done_at = now
+            answers_at_done = ev.answers
+            log(f"complete: {status_line(h)}")
+        if done_at is not None:
+            # Give the `completed` announce up to 5 s to be answered (or to fail), then
+            # report, so the tracker has it before the test looks.
+            if ev.answers > answers_at_done or now - done_at > 5.0:
+                print("DONE", flush=True)
+                break
+        else:
+            last_dial = dial(h, a.connect, last_dial, now)
+            if now > end:
+                fail(f"timeout after {a.timeout} s: {status_line(h)}", 1)
+        if now - last_status >= 2.0:
+            log(status_line(h))
+            last_status = now
+    if done_at is not None and a.keep_seeding:
+        while not should_stop():
+            ev.pump(ses, h)
+    del h, ses  # announces `stopped`, see cmd_seed
+    return 0 if done_at is not None else 1
+
+
+def main():
+    p = argparse.ArgumentParser(description="libtorrent peer for ratorrent's integration tests")
+    sub = p.add_subparsers(dest="cmd", required=True)
+
+    mk = sub.add_parser("make-torrent", help="write a v1-only .torrent, print its info hash")
+    mk.add_argument("--data", required=True, help="file or directory to describe")
+    mk.add_argument("--out", required=True, help=".torrent file to write")
+    mk.add_argument("--tracker", required=True, help="announce URL")
+    mk.add_argument("--piece-length", type=int, default=0, help="bytes, power of two (0: auto)")
+
+    def peer_args(sp):
+        sp.add_argument("--torrent", required=True)
+        sp.add_argument("--ip", required=True, help="127.0.0.X to listen on, dial from, announce")
+        sp.add_argument("--port", type=int, required=True)
+        sp.add_argument("--connect", type=parse_hostport, action="append", default=[],
+                        metavar="HOST:PORT", help="also dial this peer (repeatable)")
+        sp.add_argument("--encryption", choices=["plain", "prefer", "forced"], default="plain",
+                        help="plain: dial plaintext, accept both (default); prefer: MSE first; "
+                        "forced: MSE only")
+
+    sd = sub.add_parser("seed", help="seed until SIGTERM; prints READY <info hash>")
+    peer_args(sd)
+    sd.add_argument("--data-dir", required=True, help="folder holding the file / top folder")
+    sd.add_argument("--upload-limit", type=int, default=0, help="bytes/s, 0 = unlimited")
+    sd.add_argument("--seed-mode", action="store_true", help="skip the hash check")
+
+    le = sub.add_parser("leech", help="download; prints DONE")
+    peer_args(le)
+    le.add_argument("--save-dir", required=True)
+    le.add_argument("--timeout", type=float, default=60.0, help="seconds")
+    le.add_argument("--download-limit", type=int, default=0, help="bytes/s, 0 = unlimited")
+    le.add_argument("--keep-seeding", action="store_true",
+                    help="after DONE, keep seeding until SIGTERM")
+
+    a = p.parse_args()
+    signal.signal(signal.SIGTERM, on_signal)
+    signal.signal(signal.SIGINT, on_signal)
+    if a.cmd == "make-torrent":
+        cmd_make_torrent(a)
+        return 0
+    if a.cmd == "seed":
+        return cmd_seed(a)
+    return cmd_leech(a)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
