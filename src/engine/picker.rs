@@ -740,14 +740,20 @@ mod tests {
         pk.pick(1, &all, &[], 10, &mut out);
         assert_eq!(pk.on_block(1, 2, 0, BLOCK_SIZE), BlockOutcome::Unexpected);
         assert_eq!(pk.on_block(1, 0, 1, BLOCK_SIZE), BlockOutcome::Unexpected);
-        assert_eq!(pk.on_block(1, 0, 0, BLOCK_SIZE - 1), BlockOutcome::Unexpected);
+        assert_eq!(
+            pk.on_block(1, 0, 0, BLOCK_SIZE - 1),
+            BlockOutcome::Unexpected
+        );
         assert_eq!(pk.on_block(1, 1, 0, 101), BlockOutcome::Unexpected);
         assert_eq!(pk.on_block(1, 1, BLOCK_SIZE, 100), BlockOutcome::Unexpected);
         assert_eq!(
             pk.on_block(1, u32::MAX, u32::MAX, u32::MAX),
             BlockOutcome::Unexpected
         );
-        assert!(matches!(pk.on_block(1, 1, 0, 100), BlockOutcome::New { .. }));
+        assert!(matches!(
+            pk.on_block(1, 1, 0, 100),
+            BlockOutcome::New { .. }
+        ));
     }
 
     #[test]
