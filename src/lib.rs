@@ -9,8 +9,10 @@
 
 pub mod api;
 pub mod bencode;
+pub mod cli;
 pub mod config;
 pub mod engine;
+pub mod headless;
 pub mod metainfo;
 pub mod peer;
 pub mod storage;

@@ -1,1 +1,137 @@
-fn main() {}
+//! ratorrent binary: arguments → config → runtime → engine → front end. Start-up only.
+
+use std::process::ExitCode;
+
+use clap::Parser;
+use ratorrent::api::{AddRequest, Command};
+use ratorrent::cli::{Cli, Cmd};
+use ratorrent::config::{self, Config};
+use ratorrent::{engine, headless, tui};
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match run(cli) {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("ratorrent: error: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn load_config(cli: &Cli) -> anyhow::Result<Config> {
+    let mut config = Config::load(cli.config.as_deref())?;
+    if let Some(p) = cli.port {
+        config.listen_port = p;
+    }
+    Ok(config)
+}
+
+fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
+    Ok(tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .thread_name("ratorrent")
+        .build()?)
+}
+
+fn init_stderr_logging() {
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
+        .with_writer(std::io::stderr)
+        .try_init();
+}
+
+/// The TUI owns the terminal: logs go to `$XDG_STATE_HOME/ratorrent/ratorrent.log`.
+fn init_file_logging() -> Option<std::path::PathBuf> {
+    let dir = config::state_dir();
+    std::fs::create_dir_all(&dir).ok()?;
+    let path = dir.join("ratorrent.log");
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&path)
+        .ok()?;
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_ansi(false)
+        .with_writer(std::sync::Mutex::new(file))
+        .try_init();
+    Some(path)
+}
+
+fn run(cli: Cli) -> anyhow::Result<ExitCode> {
+    match &cli.command {
+        Some(Cmd::Info { torrent }) => {
+            print!("{}", headless::info(torrent)?);
+            Ok(ExitCode::SUCCESS)
+        }
+        Some(Cmd::Check { torrent, dir }) => {
+            let config = load_config(&cli)?;
+            let (have, total) = headless::check(torrent, dir, config.disk_thread_count())?;
+            println!("{have}/{total} pieces verified");
+            Ok(if have == total {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::FAILURE
+            })
+        }
+        Some(Cmd::Download {
+            torrent,
+            output,
+            seed,
+            timeout,
+            quiet,
+        }) => {
+            init_stderr_logging();
+            let config = load_config(&cli)?;
+            let opts = headless::DownloadOptions {
+                torrent: torrent.clone(),
+                output: output.clone(),
+                seed: *seed,
+                timeout: timeout.map(std::time::Duration::from_secs),
+                quiet: *quiet,
+            };
+            runtime()?.block_on(headless::download(config, opts))?;
+            Ok(ExitCode::SUCCESS)
+        }
+        None => {
+            let mut config = load_config(&cli)?;
+            if let Some(dir) = &cli.output {
+                config.download_dir = dir.clone();
+            }
+            init_file_logging();
+            let seed = config.seed_after_download;
+            let rt = runtime()?;
+            rt.block_on(async {
+                let handle = engine::session::start(config).await?;
+                for t in &cli.torrents {
+                    let (tx, rx) = tokio::sync::oneshot::channel();
+                    handle
+                        .commands
+                        .send(Command::Add(
+                            AddRequest {
+                                torrent: t.clone(),
+                                download_dir: None,
+                                paused: false,
+                                seed,
+                            },
+                            Some(tx),
+                        ))
+                        .await?;
+                    if let Ok(Err(e)) = rx.await {
+                        anyhow::bail!("{e}");
+                    }
+                }
+                tui::run(handle.commands.clone(), handle.snapshots.clone()).await
+            })?;
+            // disk threads and any stragglers end with the process
+            rt.shutdown_timeout(std::time::Duration::from_secs(1));
+            Ok(ExitCode::SUCCESS)
+        }
+    }
+}

@@ -228,7 +228,7 @@ pub async fn run(
         rate_window: (Instant::now(), 0),
         picks: Vec::new(),
         sent_bitfield_or_have: false,
-        got_first_message: false,
+        got_piece_state: false,
     };
     let result = conn.run(rd, remote, ctrl).await;
     conn.cleanup();
@@ -257,7 +257,7 @@ struct Conn {
     rate_window: (Instant, u64),
     picks: Vec<BlockRef>,
     sent_bitfield_or_have: bool,
-    got_first_message: bool,
+    got_piece_state: bool,
 }
 
 impl Conn {
@@ -354,8 +354,15 @@ impl Conn {
     }
 
     async fn handle(&mut self, msg: Message) -> Result<(), PeerError> {
-        let first = !self.got_first_message;
-        self.got_first_message = true;
+        // BEP 3: bitfield (or BEP 6 have-all/none) only as the first piece-state message;
+        // the BEP 10 extended handshake may come before it (libtorrent sends it first)
+        let first = !self.got_piece_state;
+        if matches!(
+            msg,
+            Message::Have(_) | Message::Bitfield(_) | Message::HaveAll | Message::HaveNone
+        ) {
+            self.got_piece_state = true;
+        }
         match msg {
             Message::KeepAlive | Message::Port(_) | Message::Unknown { .. } => {}
             Message::Choke => {
@@ -384,7 +391,9 @@ impl Conn {
                     )));
                 }
                 if self.bitfield.set(p) {
-                    self.info.pieces.store(self.bitfield.count(), Ordering::Relaxed);
+                    self.info
+                        .pieces
+                        .store(self.bitfield.count(), Ordering::Relaxed);
                     let wanted = {
                         let mut pk = self.t.picker();
                         pk.peer_has(p);
@@ -397,14 +406,14 @@ impl Conn {
             }
             Message::Bitfield(bytes) => {
                 if !first {
-                    return Err(self.protocol("bitfield is only allowed as the first message".into()));
+                    return Err(self.protocol("bitfield after have messages".into()));
                 }
                 let bf = Bitfield::from_payload(&bytes, self.n)?;
                 self.replace_bitfield(bf);
             }
             Message::HaveAll => {
                 if !first {
-                    return Err(self.protocol("have-all is only allowed as the first message".into()));
+                    return Err(self.protocol("have-all after have messages".into()));
                 }
                 self.replace_bitfield(Bitfield::full(self.n));
             }
@@ -442,7 +451,9 @@ impl Conn {
             pk.is_interesting(&bf)
         };
         self.bitfield = bf;
-        self.info.pieces.store(self.bitfield.count(), Ordering::Relaxed);
+        self.info
+            .pieces
+            .store(self.bitfield.count(), Ordering::Relaxed);
         if interesting {
             self.set_interested(true);
         }
@@ -498,8 +509,13 @@ impl Conn {
             self.in_flight.remove(i);
         }
         self.last_piece_at = Instant::now();
-        self.info.downloaded.fetch_add(u64::from(len), Ordering::Relaxed);
-        self.t.stats.downloaded.fetch_add(u64::from(len), Ordering::Relaxed);
+        self.info
+            .downloaded
+            .fetch_add(u64::from(len), Ordering::Relaxed);
+        self.t
+            .stats
+            .downloaded
+            .fetch_add(u64::from(len), Ordering::Relaxed);
         let outcome = self.t.picker().on_block(self.key, piece, begin, len);
         match outcome {
             BlockOutcome::New {
@@ -515,7 +531,10 @@ impl Conn {
                 self.t.write_block(piece, begin, data).await;
             }
             BlockOutcome::Duplicate | BlockOutcome::Unexpected => {
-                self.t.stats.wasted.fetch_add(u64::from(len), Ordering::Relaxed);
+                self.t
+                    .stats
+                    .wasted
+                    .fetch_add(u64::from(len), Ordering::Relaxed);
             }
         }
         Ok(())
@@ -550,7 +569,9 @@ impl Conn {
             let rate = total.saturating_sub(bytes) as f64 / dt;
             let want = (rate * PIPELINE_SECONDS / f64::from(wire::BLOCK_SIZE)) as usize;
             let cap = (self.reqq as usize).min(MAX_PIPELINE).max(MIN_PIPELINE);
-            self.pipeline = want.clamp(MIN_PIPELINE, cap).max(self.pipeline.min(cap) / 2);
+            self.pipeline = want
+                .clamp(MIN_PIPELINE, cap)
+                .max(self.pipeline.min(cap) / 2);
             self.rate_window = (now, total);
         }
         Ok(())
@@ -669,10 +690,14 @@ async fn writer(
     Ok(())
 }
 
-async fn write_chunks(wr: &mut OwnedWriteHalf, chunks: &mut VecDeque<Bytes>) -> std::io::Result<()> {
+async fn write_chunks(
+    wr: &mut OwnedWriteHalf,
+    chunks: &mut VecDeque<Bytes>,
+) -> std::io::Result<()> {
     while !chunks.is_empty() {
         let n = {
-            let slices: Vec<IoSlice<'_>> = chunks.iter().take(64).map(|c| IoSlice::new(c)).collect();
+            let slices: Vec<IoSlice<'_>> =
+                chunks.iter().take(64).map(|c| IoSlice::new(c)).collect();
             wr.write_vectored(&slices).await?
         };
         if n == 0 {
@@ -680,7 +705,9 @@ async fn write_chunks(wr: &mut OwnedWriteHalf, chunks: &mut VecDeque<Bytes>) -> 
         }
         let mut left = n;
         while left > 0 {
-            let Some(front) = chunks.front_mut() else { break };
+            let Some(front) = chunks.front_mut() else {
+                break;
+            };
             if front.len() <= left {
                 left -= front.len();
                 chunks.pop_front();

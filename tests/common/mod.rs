@@ -10,6 +10,7 @@
 
 pub mod lt;
 pub mod payload;
+pub mod rat;
 pub mod tracker;
 
 use std::fmt;

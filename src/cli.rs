@@ -1,0 +1,67 @@
+//! Command-line interface (clap): the TUI by default, and headless subcommands for scripts.
+
+use std::path::PathBuf;
+
+use clap::{Parser, Subcommand};
+
+/// ratorrent — a fast, light BitTorrent client with a terminal UI.
+///
+/// With no subcommand, opens the TUI with the given .torrent files added.
+#[derive(Debug, Parser)]
+#[command(version, about, long_about = None)]
+pub struct Cli {
+    /// Config file (default: ~/.config/ratorrent/config.toml).
+    #[arg(long, global = true, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+
+    /// TCP port to accept peers on (overrides `listen_port`; 0 picks a free port).
+    #[arg(long, global = true, value_name = "N")]
+    pub port: Option<u16>,
+
+    /// .torrent files to add when the TUI opens.
+    #[arg(value_name = "TORRENT")]
+    pub torrents: Vec<PathBuf>,
+
+    /// Where the TUI stores downloads (overrides `download_dir`).
+    #[arg(short = 'o', long = "output", value_name = "DIR")]
+    pub output: Option<PathBuf>,
+
+    /// Headless subcommand.
+    #[command(subcommand)]
+    pub command: Option<Cmd>,
+}
+
+/// Headless subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Cmd {
+    /// Download a torrent without the TUI, printing progress; exits 0 once every piece is
+    /// verified (or keeps seeding with --seed until SIGINT/SIGTERM).
+    Download {
+        /// The .torrent file.
+        torrent: PathBuf,
+        /// Directory to download into (default: `download_dir` from the config).
+        #[arg(short = 'o', long = "output", value_name = "DIR")]
+        output: Option<PathBuf>,
+        /// Keep seeding after the download completes, until interrupted.
+        #[arg(long)]
+        seed: bool,
+        /// Give up (exit 1) if not complete after this many seconds.
+        #[arg(long, value_name = "SECS")]
+        timeout: Option<u64>,
+        /// Print nothing but errors.
+        #[arg(short, long)]
+        quiet: bool,
+    },
+    /// Print a .torrent file's name, info hash, pieces, trackers and files.
+    Info {
+        /// The .torrent file.
+        torrent: PathBuf,
+    },
+    /// Verify data on disk against a torrent's piece hashes; exits 0 when complete.
+    Check {
+        /// The .torrent file.
+        torrent: PathBuf,
+        /// The directory that holds the torrent's file (or its top folder).
+        dir: PathBuf,
+    },
+}
