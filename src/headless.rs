@@ -141,8 +141,8 @@ pub async fn download(mut config: Config, opts: DownloadOptions) -> anyhow::Resu
             deadline.unwrap_or_else(|| tokio::time::Instant::now() + Duration::from_secs(3600));
         tokio::select! {
             c = snapshots.changed() => if c.is_err() { break Err(anyhow::anyhow!("engine stopped unexpectedly")); },
-            _ = sigint.recv() => break if opts.seed && announced_seeding { Ok(()) } else { Err(anyhow::anyhow!("interrupted")) },
-            _ = sigterm.recv() => break if opts.seed && announced_seeding { Ok(()) } else { Err(anyhow::anyhow!("terminated")) },
+            _ = sigint.recv() => break Err(anyhow::anyhow!("interrupted")),
+            _ = sigterm.recv() => break Err(anyhow::anyhow!("terminated")),
             _ = tokio::time::sleep_until(sleep_until), if deadline.is_some() => {
                 let pct = row.map_or(0.0, |r| r.progress() * 100.0);
                 break Err(anyhow::anyhow!("timed out after {} s at {pct:.1}%", opts.timeout.unwrap_or_default().as_secs()));
@@ -151,6 +151,14 @@ pub async fn download(mut config: Config, opts: DownloadOptions) -> anyhow::Resu
     };
     shutdown(&handle.commands).await;
     let _ = tokio::time::timeout(Duration::from_secs(2), handle.task).await;
+    if outcome.is_err() && opts.seed {
+        // stopped by a signal while seeding: success if every piece is verified (the final
+        // snapshot, published at shutdown, may be newer than the last one we looked at)
+        let last = snapshots.borrow().row(id).cloned();
+        if last.is_some_and(|r| r.pieces_total > 0 && r.pieces_have == r.pieces_total) {
+            return Ok(());
+        }
+    }
     outcome
 }
 

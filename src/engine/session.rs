@@ -258,10 +258,11 @@ impl Session {
         }
         let all = futures::future::join_all(waits);
         let _ = tokio::time::timeout(SHUTDOWN_TIMEOUT, all).await;
+        // the final state, for front ends that look once more after shutdown
+        self.publish();
         for e in self.torrents.drain(..) {
             e.task.abort();
         }
-        self.publish();
     }
 
     fn publish(&mut self) {
