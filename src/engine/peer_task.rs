@@ -384,12 +384,7 @@ impl Conn {
                 }
             }
             Message::Have(p) => {
-                if p >= self.n {
-                    return Err(self.protocol(format!(
-                        "have: piece index {p} out of range ({} pieces)",
-                        self.n
-                    )));
-                }
+                self.check_index("have", p)?;
                 if self.bitfield.set(p) {
                     self.info
                         .pieces
@@ -419,8 +414,12 @@ impl Conn {
             }
             Message::HaveNone => {}
             Message::Request(b) => self.on_request(b)?,
-            Message::Cancel(b) => self.pending_reads.retain(|x| *x != b),
+            Message::Cancel(b) => {
+                self.check_index("cancel", b.piece)?;
+                self.pending_reads.retain(|x| *x != b);
+            }
             Message::Reject(b) => {
+                self.check_index("reject", b.piece)?;
                 if let Some(i) = self.in_flight.iter().position(|x| *x == b) {
                     self.in_flight.remove(i);
                     self.t.picker().release(&b);
@@ -439,6 +438,17 @@ impl Conn {
                     }
                 }
             }
+        }
+        Ok(())
+    }
+
+    /// A piece index from the peer must name a piece of this torrent (drop it otherwise).
+    fn check_index(&self, what: &str, p: u32) -> Result<(), PeerError> {
+        if p >= self.n {
+            return Err(self.protocol(format!(
+                "{what}: piece index {p} out of range ({} pieces)",
+                self.n
+            )));
         }
         Ok(())
     }
@@ -475,8 +485,8 @@ impl Conn {
     }
 
     fn on_request(&mut self, b: BlockRef) -> Result<(), PeerError> {
-        if b.piece >= self.n
-            || b.length == 0
+        self.check_index("request", b.piece)?;
+        if b.length == 0
             || b.length > MAX_BLOCK_SIZE
             || b.begin
                 .checked_add(b.length)
@@ -499,6 +509,13 @@ impl Conn {
     }
 
     async fn on_piece(&mut self, piece: u32, begin: u32, data: Bytes) -> Result<(), PeerError> {
+        self.check_index("piece", piece)?;
+        if data.len() > MAX_BLOCK_SIZE as usize {
+            return Err(self.protocol(format!(
+                "piece: block of {} bytes is larger than {MAX_BLOCK_SIZE}",
+                data.len()
+            )));
+        }
         let len = data.len() as u32;
         let block = BlockRef {
             piece,

@@ -6,7 +6,7 @@
 
 use std::collections::HashMap;
 use std::net::SocketAddr;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::{Arc, RwLock};
 use std::time::{Duration, Instant};
 
@@ -15,25 +15,20 @@ use tokio::io::AsyncReadExt;
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{mpsc, oneshot, watch};
 
-use super::rate::{RateLimiter, RateMeter};
-use super::torrent::{self, Limits, SessionCtx, Torrent, TorrentCtrl, TorrentSpawn};
+use super::rate::RateMeter;
+use super::torrent::{self, SessionCtx, Torrent, TorrentCtrl, TorrentSpawn};
 use crate::api::{
     AddRequest, Command, CommandSender, GlobalStats, Snapshot, SnapshotReceiver, TorrentId,
     TorrentRow, TorrentState,
 };
 use crate::config::Config;
 use crate::metainfo::{InfoHash, Metainfo};
-use crate::peer::PeerId;
 use crate::peer::wire::Handshake;
-use crate::storage::disk::DiskPool;
-use crate::tracker::http::HttpTracker;
 
 /// How often snapshots are published at most (ms).
 pub const PUBLISH_INTERVAL: Duration = Duration::from_millis(500);
 /// How long shutdown waits for torrents to send `stopped` (s).
 const SHUTDOWN_TIMEOUT: Duration = Duration::from_secs(5);
-/// Bytes of received blocks allowed to wait for disk, session-wide.
-const DISK_QUEUE_BYTES: usize = 64 << 20;
 
 /// A running session: channels to drive it and the task to await.
 #[derive(Debug)]
@@ -62,20 +57,7 @@ pub async fn start(config: Config) -> anyhow::Result<SessionHandle> {
             )
         })?;
     let listen_port = listener.local_addr()?.port();
-    let limits = Arc::new(Limits {
-        download: RateLimiter::new(config.download_rate_limit),
-        upload: RateLimiter::new(config.upload_rate_limit),
-    });
-    let ctx = Arc::new(SessionCtx {
-        peer_id: PeerId::generate(),
-        listen_port,
-        tracker_key: rand::random(),
-        http: HttpTracker::new(),
-        pool: Arc::new(DiskPool::new(config.disk_thread_count(), DISK_QUEUE_BYTES)),
-        limits,
-        config,
-        next_peer_key: AtomicU64::new(1),
-    });
+    let ctx = SessionCtx::new(config, listen_port);
     let (cmd_tx, cmd_rx) = mpsc::channel(256);
     let (snap_tx, snap_rx) = watch::channel(Arc::new(Snapshot {
         seq: 0,

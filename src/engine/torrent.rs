@@ -63,6 +63,30 @@ pub struct SessionCtx {
     pub next_peer_key: AtomicU64,
 }
 
+impl SessionCtx {
+    /// Context for a session listening on `listen_port`: fresh peer id and tracker key,
+    /// disk threads and rate limits from `config`.
+    pub fn new(config: Config, listen_port: u16) -> Arc<SessionCtx> {
+        let limits = Arc::new(Limits {
+            download: RateLimiter::new(config.download_rate_limit),
+            upload: RateLimiter::new(config.upload_rate_limit),
+        });
+        Arc::new(SessionCtx {
+            peer_id: PeerId::generate(),
+            listen_port,
+            tracker_key: rand::random(),
+            http: HttpTracker::new(),
+            pool: Arc::new(DiskPool::new(config.disk_thread_count(), DISK_QUEUE_BYTES)),
+            limits,
+            config,
+            next_peer_key: AtomicU64::new(1),
+        })
+    }
+}
+
+/// Bytes of received blocks allowed to wait for disk, session-wide.
+const DISK_QUEUE_BYTES: usize = 64 << 20;
+
 /// Session-wide download and upload limits.
 #[derive(Debug)]
 pub struct Limits {
