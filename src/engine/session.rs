@@ -132,6 +132,7 @@ impl Session {
                     }
                 },
                 _ = publish.tick() => self.publish(),
+                _ = self.ctx.state_changed.notified() => self.publish(),
             }
         }
     }

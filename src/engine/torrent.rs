@@ -61,6 +61,9 @@ pub struct SessionCtx {
     pub limits: Arc<Limits>,
     /// Source of unique peer keys.
     pub next_peer_key: AtomicU64,
+    /// Signalled when a torrent changes state, so the session publishes at once instead
+    /// of at its next tick (a headless download exits the moment it completes).
+    pub state_changed: tokio::sync::Notify,
 }
 
 impl SessionCtx {
@@ -80,12 +83,13 @@ impl SessionCtx {
             limits,
             config,
             next_peer_key: AtomicU64::new(1),
+            state_changed: tokio::sync::Notify::new(),
         })
     }
 }
 
 /// Bytes of received blocks allowed to wait for disk, session-wide.
-const DISK_QUEUE_BYTES: usize = 64 << 20;
+const DISK_QUEUE_BYTES: usize = 8 << 20;
 
 /// Session-wide download and upload limits.
 #[derive(Debug)]
@@ -254,7 +258,13 @@ impl Torrent {
     }
 
     fn set_state(&self, state: TorrentState) {
-        self.status.lock().unwrap_or_else(|e| e.into_inner()).state = state;
+        let changed = {
+            let mut st = self.status.lock().unwrap_or_else(|e| e.into_inner());
+            std::mem::replace(&mut st.state, state) != state
+        };
+        if changed {
+            self.ctx.state_changed.notify_one();
+        }
     }
 
     fn state(&self) -> TorrentState {
@@ -591,10 +601,8 @@ impl TorrentTask {
 
     fn fail(&mut self, msg: String) {
         tracing::error!(torrent = %self.t.meta.name, "{msg}");
-        let mut st = self.t.status.lock().unwrap_or_else(|e| e.into_inner());
-        st.state = TorrentState::Error;
-        st.message = Some(msg);
-        drop(st);
+        self.t.set_message(Some(msg));
+        self.t.set_state(TorrentState::Error);
         self.t.accepting.store(false, Ordering::Relaxed);
         self.t.broadcast(&PeerCtrl::Disconnect);
     }
