@@ -35,7 +35,10 @@ async fn fixture(len: u64, piece: u32, complete: bool) -> Fixture {
     std::fs::create_dir_all(data.parent().unwrap()).unwrap();
     let bytes: Vec<u8> = (0..len).map(|i| (i * 31 % 251) as u8).collect();
     std::fs::write(&data, &bytes).unwrap();
-    let torrent = TorrentBuilder::new(&data).piece_length(piece).build().unwrap();
+    let torrent = TorrentBuilder::new(&data)
+        .piece_length(piece)
+        .build()
+        .unwrap();
     let meta = Metainfo::from_bytes(&torrent).unwrap();
     let download_dir = if complete {
         dir.path().join("src")
@@ -84,7 +87,11 @@ async fn pair() -> (TcpStream, TcpStream, SocketAddr) {
 
 /// Play `stream` (handshake + messages) as the remote peer against the peer task and return
 /// how the connection ended (None: still open after `wait`), plus the peer's shared state.
-async fn play(f: &Fixture, stream: &[u8], wait: Duration) -> (Option<Result<(), PeerError>>, Arc<PeerInfo>, Vec<u8>) {
+async fn play(
+    f: &Fixture,
+    stream: &[u8],
+    wait: Duration,
+) -> (Option<Result<(), PeerError>>, Arc<PeerInfo>, Vec<u8>) {
     let mut hs = [0u8; HANDSHAKE_LEN];
     hs.copy_from_slice(&stream[..HANDSHAKE_LEN]);
     let mut remote_hs = Handshake::parse(&hs).expect("case handshake parses");
@@ -92,7 +99,14 @@ async fn play(f: &Fixture, stream: &[u8], wait: Duration) -> (Option<Result<(), 
     let (ours, mut remote, addr) = pair().await;
     let info = Arc::new(PeerInfo::new(addr, false, remote_hs.peer_id));
     let (_ctrl_tx, ctrl_rx) = tokio::sync::mpsc::unbounded_channel();
-    let task = tokio::spawn(peer_task::run(f.t.clone(), 99, ours, info.clone(), remote_hs, ctrl_rx));
+    let task = tokio::spawn(peer_task::run(
+        f.t.clone(),
+        99,
+        ours,
+        info.clone(),
+        remote_hs,
+        ctrl_rx,
+    ));
     // the remote writes the rest of the stream (ignoring errors: we may hang up first)
     let rest = stream[HANDSHAKE_LEN..].to_vec();
     let writer = tokio::spawn(async move {
@@ -120,8 +134,13 @@ fn case(name: &str) -> Vec<u8> {
 
 fn expect_error(r: &Option<Result<(), PeerError>>, needle: &str) {
     match r {
-        Some(Err(e)) => assert!(e.to_string().contains(needle), "error {e:?} should mention {needle:?}"),
-        other => panic!("expected the connection to end with an error mentioning {needle:?}, got {other:?}"),
+        Some(Err(e)) => assert!(
+            e.to_string().contains(needle),
+            "error {e:?} should mention {needle:?}"
+        ),
+        other => panic!(
+            "expected the connection to end with an error mentioning {needle:?}, got {other:?}"
+        ),
     }
 }
 
@@ -131,7 +150,9 @@ async fn ten_pieces(complete: bool) -> Fixture {
 }
 
 fn handshake_bytes() -> Vec<u8> {
-    Handshake::ours(Default::default(), PeerId([b'x'; 20])).to_bytes().to_vec()
+    Handshake::ours(Default::default(), PeerId([b'x'; 20]))
+        .to_bytes()
+        .to_vec()
 }
 
 fn msg(id: u8, payload: &[u8]) -> Vec<u8> {
@@ -154,7 +175,12 @@ fn stream_of(msgs: &[Vec<u8>]) -> Vec<u8> {
 #[tokio::test]
 async fn p01_huge_length_prefix_is_refused_on_the_prefix() {
     let f = ten_pieces(false).await;
-    let (r, _, _) = play(&f, &case("p01-length-prefix-huge.bin"), Duration::from_secs(5)).await;
+    let (r, _, _) = play(
+        &f,
+        &case("p01-length-prefix-huge.bin"),
+        Duration::from_secs(5),
+    )
+    .await;
     expect_error(&r, "message length 4294967280 exceeds the maximum");
 }
 
@@ -187,7 +213,12 @@ async fn piece_message_with_oversized_block_is_refused() {
 #[tokio::test]
 async fn p02_bitfield_with_spare_bits_is_refused() {
     let f = ten_pieces(false).await;
-    let (r, _, _) = play(&f, &case("p02-bitfield-spare-bits.bin"), Duration::from_secs(5)).await;
+    let (r, _, _) = play(
+        &f,
+        &case("p02-bitfield-spare-bits.bin"),
+        Duration::from_secs(5),
+    )
+    .await;
     expect_error(&r, "bitfield has spare bits set beyond piece 10");
 }
 
@@ -226,16 +257,34 @@ async fn p07_large_legit_bitfield_is_accepted() {
     let dir = tempfile::tempdir().unwrap();
     let meta = big_metainfo(600_000, 16_384, 9_830_400_000);
     let f = start(meta, &dir.path().join("dst"), dir).await;
-    let (r, info, _) = play(&f, &case("p07-bitfield-large-legit.bin"), Duration::from_secs(2)).await;
+    let (r, info, _) = play(
+        &f,
+        &case("p07-bitfield-large-legit.bin"),
+        Duration::from_secs(2),
+    )
+    .await;
     assert!(r.is_none(), "connection must stay open, ended with {r:?}");
-    assert_eq!(info.pieces.load(Ordering::Relaxed), 600_000, "peer is a seed");
-    assert!(info.am_interested.load(Ordering::Relaxed), "we are interested in a seed");
+    assert_eq!(
+        info.pieces.load(Ordering::Relaxed),
+        600_000,
+        "peer is a seed"
+    );
+    assert!(
+        info.am_interested.load(Ordering::Relaxed),
+        "we are interested in a seed"
+    );
 }
 
 /// A metainfo with placeholder hashes (never verified in this test), built by hand.
 fn big_metainfo(pieces: u32, piece_length: u32, total: u64) -> Metainfo {
     let mut info = Vec::new();
-    info.extend_from_slice(format!("d6:lengthi{total}e4:name7:big.bin12:piece lengthi{piece_length}e6:pieces{}:", pieces as usize * 20).as_bytes());
+    info.extend_from_slice(
+        format!(
+            "d6:lengthi{total}e4:name7:big.bin12:piece lengthi{piece_length}e6:pieces{}:",
+            pieces as usize * 20
+        )
+        .as_bytes(),
+    );
     info.extend(std::iter::repeat_n(0u8, pieces as usize * 20));
     info.push(b'e');
     let mut t = b"d4:info".to_vec();
@@ -249,7 +298,12 @@ fn big_metainfo(pieces: u32, piece_length: u32, total: u64) -> Metainfo {
 #[tokio::test]
 async fn p03_have_index_out_of_range_is_refused() {
     let f = ten_pieces(false).await;
-    let (r, _, _) = play(&f, &case("p03-have-index-out-of-range.bin"), Duration::from_secs(5)).await;
+    let (r, _, _) = play(
+        &f,
+        &case("p03-have-index-out-of-range.bin"),
+        Duration::from_secs(5),
+    )
+    .await;
     expect_error(&r, "have: piece index 10 out of range (10 pieces)");
 }
 
@@ -265,8 +319,12 @@ async fn every_index_out_of_range_is_refused() {
             (8, "cancel", block(&i)),
             (7, "piece", [&i[..], &[0u8; 4], &[1u8; 100]].concat()),
         ] {
-            let (r, _, _) = play(&f, &stream_of(&[msg(id, &payload)]), Duration::from_secs(5)).await;
-            expect_error(&r, &format!("{name}: piece index {idx} out of range (10 pieces)"));
+            let (r, _, _) =
+                play(&f, &stream_of(&[msg(id, &payload)]), Duration::from_secs(5)).await;
+            expect_error(
+                &r,
+                &format!("{name}: piece index {idx} out of range (10 pieces)"),
+            );
         }
     }
 }
@@ -274,7 +332,12 @@ async fn every_index_out_of_range_is_refused() {
 #[tokio::test]
 async fn requests_outside_a_piece_are_refused() {
     let f = ten_pieces(true).await;
-    let req = |p: u32, b: u32, l: u32| msg(6, &[p.to_be_bytes(), b.to_be_bytes(), l.to_be_bytes()].concat());
+    let req = |p: u32, b: u32, l: u32| {
+        msg(
+            6,
+            &[p.to_be_bytes(), b.to_be_bytes(), l.to_be_bytes()].concat(),
+        )
+    };
     // last piece is 162840 - 9*16384 = 15384 bytes
     for m in [
         req(0, 16_384, 1),
@@ -331,7 +394,14 @@ async fn p04_incoming_handshake_for_unknown_torrent_is_closed_without_answer() {
     let data = dir.path().join("data.bin");
     std::fs::write(&data, vec![7u8; 162_840]).unwrap();
     let tfile = dir.path().join("t.torrent");
-    std::fs::write(&tfile, TorrentBuilder::new(&data).piece_length(16_384).build().unwrap()).unwrap();
+    std::fs::write(
+        &tfile,
+        TorrentBuilder::new(&data)
+            .piece_length(16_384)
+            .build()
+            .unwrap(),
+    )
+    .unwrap();
     let config = Config {
         download_dir: dir.path().to_path_buf(),
         listen_port: 0,
@@ -341,7 +411,12 @@ async fn p04_incoming_handshake_for_unknown_torrent_is_closed_without_answer() {
     let (tx, rx) = tokio::sync::oneshot::channel();
     h.commands
         .send(Command::Add(
-            AddRequest { torrent: tfile, download_dir: None, paused: false, seed: true },
+            AddRequest {
+                torrent: tfile,
+                download_dir: None,
+                paused: false,
+                seed: true,
+            },
             Some(tx),
         ))
         .await
@@ -349,7 +424,11 @@ async fn p04_incoming_handshake_for_unknown_torrent_is_closed_without_answer() {
     let id = rx.await.unwrap().unwrap();
     let mut snaps = h.snapshots.clone();
     tokio::time::timeout(Duration::from_secs(10), async {
-        while snaps.borrow_and_update().row(id).is_none_or(|r| r.state != TorrentState::Seeding) {
+        while snaps
+            .borrow_and_update()
+            .row(id)
+            .is_none_or(|r| r.state != TorrentState::Seeding)
+        {
             snaps.changed().await.unwrap();
         }
     })
@@ -358,25 +437,42 @@ async fn p04_incoming_handshake_for_unknown_torrent_is_closed_without_answer() {
     let addr = format!("127.0.0.1:{}", h.listen_port);
     // p04 names a torrent we do not serve: closed, no handshake in reply
     let mut s = TcpStream::connect(&addr).await.unwrap();
-    s.write_all(&case("p04-handshake-wrong-infohash.bin")).await.unwrap();
+    s.write_all(&case("p04-handshake-wrong-infohash.bin"))
+        .await
+        .unwrap();
     let mut got = Vec::new();
     tokio::time::timeout(Duration::from_secs(5), s.read_to_end(&mut got))
         .await
         .expect("closed promptly")
         .ok();
-    assert!(got.is_empty(), "no handshake is sent for an unknown info hash");
+    assert!(
+        got.is_empty(),
+        "no handshake is sent for an unknown info hash"
+    );
     // not BitTorrent at all: closed too
     let mut s = TcpStream::connect(&addr).await.unwrap();
-    s.write_all(b"GET / HTTP/1.1\r\nHost: x\r\n\r\nxxxxxxxxxxxxxxxxxxxxxxxxxxxxx").await.unwrap();
+    s.write_all(b"GET / HTTP/1.1\r\nHost: x\r\n\r\nxxxxxxxxxxxxxxxxxxxxxxxxxxxxx")
+        .await
+        .unwrap();
     let mut got = Vec::new();
-    tokio::time::timeout(Duration::from_secs(5), s.read_to_end(&mut got)).await.expect("closed promptly").ok();
+    tokio::time::timeout(Duration::from_secs(5), s.read_to_end(&mut got))
+        .await
+        .expect("closed promptly")
+        .ok();
     assert!(got.is_empty());
     // the session still serves its torrent afterwards
-    let ih = Metainfo::from_file(&dir.path().join("t.torrent")).unwrap().info_hash;
+    let ih = Metainfo::from_file(&dir.path().join("t.torrent"))
+        .unwrap()
+        .info_hash;
     let mut s = TcpStream::connect(&addr).await.unwrap();
-    s.write_all(&Handshake::ours(ih, PeerId([b'y'; 20])).to_bytes()).await.unwrap();
+    s.write_all(&Handshake::ours(ih, PeerId([b'y'; 20])).to_bytes())
+        .await
+        .unwrap();
     let mut back = [0u8; HANDSHAKE_LEN];
-    tokio::time::timeout(Duration::from_secs(5), s.read_exact(&mut back)).await.unwrap().unwrap();
+    tokio::time::timeout(Duration::from_secs(5), s.read_exact(&mut back))
+        .await
+        .unwrap()
+        .unwrap();
     assert_eq!(Handshake::parse(&back).unwrap().info_hash, ih);
 }
 
@@ -394,12 +490,13 @@ async fn outgoing_handshake_with_wrong_info_hash_or_protocol_is_refused() {
         }
     });
     let ours = Handshake::ours(
-        ratorrent::metainfo::InfoHash::from_hex("a91c6d8d1608108c2e9177eb00f4b4cc5bdb64f1").unwrap(),
+        ratorrent::metainfo::InfoHash::from_hex("a91c6d8d1608108c2e9177eb00f4b4cc5bdb64f1")
+            .unwrap(),
         PeerId::generate(),
     );
-    let e = peer_task::connect(addr, ours).await.err().expect("refused");
+    let e = peer_task::connect(addr, ours).await.expect_err("refused");
     assert!(matches!(e, PeerError::WrongInfoHash), "{e}");
-    let e = peer_task::connect(addr, ours).await.err().expect("refused");
+    let e = peer_task::connect(addr, ours).await.expect_err("refused");
     assert!(e.to_string().contains("not a BitTorrent handshake"), "{e}");
     server.await.unwrap();
 }

@@ -7,13 +7,21 @@ use std::time::Duration;
 
 use common::payload::{self, FileSpec};
 use common::rat::Rat;
-use common::{Event, LeechArgs, LtPeer, TestTracker, compare_trees, free_port, free_port_on, make_torrent, temp_dir};
+use common::{
+    Event, LeechArgs, LtPeer, TestTracker, compare_trees, free_port, free_port_on, make_torrent,
+    temp_dir,
+};
 
 const LEECHER_IP: Ipv4Addr = Ipv4Addr::new(127, 0, 0, 3);
 
 /// Start `ratorrent download --seed` on complete data and wait until the tracker has its
 /// `left=0` announce (it verified the data first).
-fn start_seeder(tracker: &TestTracker, torrent: &std::path::Path, data_dir: &std::path::Path, ih: ratorrent::metainfo::InfoHash) -> (Rat, u16) {
+fn start_seeder(
+    tracker: &TestTracker,
+    torrent: &std::path::Path,
+    data_dir: &std::path::Path,
+    ih: ratorrent::metainfo::InfoHash,
+) -> (Rat, u16) {
     let port = free_port();
     let rat = Rat::download(torrent, data_dir, port, &["--seed"]);
     tracker
@@ -32,11 +40,21 @@ fn ratorrent_seeds_multi_file_torrent_to_libtorrent() {
     let layout = payload::multi_file_layout(3 << 20);
     payload::write_tree(&src.join("payload"), &layout, 0xabc).unwrap();
     let torrent = dir.path().join("p.torrent");
-    let ih = make_torrent(&src.join("payload"), &torrent, &tracker.url(), Some(32 * 1024));
+    let ih = make_torrent(
+        &src.join("payload"),
+        &torrent,
+        &tracker.url(),
+        Some(32 * 1024),
+    );
     let (mut seeder, port) = start_seeder(&tracker, &torrent, &src, ih);
 
     let dst = dir.path().join("dst");
-    let mut leecher = LtPeer::leech(&LeechArgs::new(&torrent, &dst, LEECHER_IP, free_port_on(LEECHER_IP)));
+    let mut leecher = LtPeer::leech(&LeechArgs::new(
+        &torrent,
+        &dst,
+        LEECHER_IP,
+        free_port_on(LEECHER_IP),
+    ));
     leecher
         .wait_done(Duration::from_secs(60))
         .unwrap_or_else(|e| panic!("{e}\n{}", seeder.output()));
@@ -44,7 +62,11 @@ fn ratorrent_seeds_multi_file_torrent_to_libtorrent() {
 
     // a clean stop sends `stopped` and reports what was uploaded
     let st = seeder.terminate().expect("exit status");
-    assert!(st.success(), "seeding ratorrent exits 0 on SIGTERM: {st}\n{}", seeder.output());
+    assert!(
+        st.success(),
+        "seeding ratorrent exits 0 on SIGTERM: {st}\n{}",
+        seeder.output()
+    );
     let stopped = tracker
         .wait_for_announce(Duration::from_secs(5), |a| {
             a.info_hash == ih && a.addr.port() == port && a.event == Event::Stopped
@@ -65,7 +87,12 @@ fn ratorrent_downloads_from_ratorrent() {
     let layout = [FileSpec::new("one.bin", 5 * 1024 * 1024 + 77)];
     payload::write_tree(&src, &layout, 0x77).unwrap();
     let torrent = dir.path().join("one.torrent");
-    let ih = make_torrent(&src.join("one.bin"), &torrent, &tracker.url(), Some(256 * 1024));
+    let ih = make_torrent(
+        &src.join("one.bin"),
+        &torrent,
+        &tracker.url(),
+        Some(256 * 1024),
+    );
     let (_seeder, _) = start_seeder(&tracker, &torrent, &src, ih);
 
     let dst = dir.path().join("dst");

@@ -427,14 +427,14 @@ impl Conn {
             }
             Message::Piece { piece, begin, data } => self.on_piece(piece, begin, data).await?,
             Message::Extended { ext_id, payload } => {
-                if ext_id == 0 {
-                    if let Ok(h) = extension::parse_handshake(&payload) {
-                        if let Some(r) = h.reqq {
-                            self.reqq = r;
-                        }
-                        if let Some(c) = h.client {
-                            *self.info.client.lock().unwrap_or_else(|e| e.into_inner()) = Some(c);
-                        }
+                if ext_id == 0
+                    && let Ok(h) = extension::parse_handshake(&payload)
+                {
+                    if let Some(r) = h.reqq {
+                        self.reqq = r;
+                    }
+                    if let Some(c) = h.client {
+                        *self.info.client.lock().unwrap_or_else(|e| e.into_inner()) = Some(c);
                     }
                 }
             }
@@ -585,7 +585,7 @@ impl Conn {
             let total = self.info.downloaded.load(Ordering::Relaxed);
             let rate = total.saturating_sub(bytes) as f64 / dt;
             let want = (rate * PIPELINE_SECONDS / f64::from(wire::BLOCK_SIZE)) as usize;
-            let cap = (self.reqq as usize).min(MAX_PIPELINE).max(MIN_PIPELINE);
+            let cap = (self.reqq as usize).clamp(MIN_PIPELINE, MAX_PIPELINE);
             self.pipeline = want
                 .clamp(MIN_PIPELINE, cap)
                 .max(self.pipeline.min(cap) / 2);

@@ -457,14 +457,14 @@ impl Picker {
     /// make it available to other peers.
     pub fn release(&mut self, block: &BlockRef) {
         let b = block.begin / BLOCK_SIZE;
-        if let Some(part) = self.partial.get_mut(&block.piece) {
-            if let Some(blk) = part.blocks.get_mut(b as usize) {
-                if !blk.received && blk.requests > 0 {
-                    blk.requests -= 1;
-                    if blk.requests == 0 {
-                        part.unrequested += 1;
-                    }
-                }
+        if let Some(part) = self.partial.get_mut(&block.piece)
+            && let Some(blk) = part.blocks.get_mut(b as usize)
+            && !blk.received
+            && blk.requests > 0
+        {
+            blk.requests -= 1;
+            if blk.requests == 0 {
+                part.unrequested += 1;
             }
         }
     }
@@ -472,7 +472,7 @@ impl Picker {
     /// A block arrived from `peer`. Geometry is checked here: a block we never described is
     /// `Unexpected`.
     pub fn on_block(&mut self, peer: PeerKey, piece: u32, begin: u32, len: u32) -> BlockOutcome {
-        if piece >= self.piece_count || begin % BLOCK_SIZE != 0 {
+        if piece >= self.piece_count || !begin.is_multiple_of(BLOCK_SIZE) {
             return BlockOutcome::Unexpected;
         }
         if begin >= self.piece_size(piece) {

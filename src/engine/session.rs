@@ -300,8 +300,16 @@ fn row_of(t: &Torrent, down: &mut RateMeter, up: &mut RateMeter, now: Instant) -
     };
     let downloaded = t.stats.downloaded.load(Ordering::Relaxed);
     let uploaded = t.stats.uploaded.load(Ordering::Relaxed);
-    let down_rate = down.sample(downloaded, now);
-    let up_rate = up.sample(uploaded, now);
+    let mut down_rate = down.sample(downloaded, now);
+    let mut up_rate = up.sample(uploaded, now);
+    if !matches!(
+        status.state,
+        TorrentState::Downloading | TorrentState::Seeding
+    ) {
+        // a stopped torrent moves nothing; do not show the meter's decay
+        down_rate = 0;
+        up_rate = 0;
+    }
     let size = meta.payload_size();
     // verified bytes, scaled to exclude padding (exact when the torrent has none)
     let verified = meta.total_length.saturating_sub(left);

@@ -363,22 +363,19 @@ pub struct TorrentSpawn {
     pub seed: bool,
 }
 
+/// A started torrent: its shared state, the sender for its orders, and its task.
+pub type Spawned = (
+    Arc<Torrent>,
+    mpsc::Sender<TorrentCtrl>,
+    tokio::task::JoinHandle<()>,
+);
+
 /// Build a torrent's shared state and start its task. Returns the shared state and the
 /// sender for [`TorrentCtrl`] orders.
 ///
 /// # Errors
 /// A storage layout error (unsafe paths are refused again here, defence in depth).
-pub fn spawn(
-    ctx: Arc<SessionCtx>,
-    spec: TorrentSpawn,
-) -> Result<
-    (
-        Arc<Torrent>,
-        mpsc::Sender<TorrentCtrl>,
-        tokio::task::JoinHandle<()>,
-    ),
-    StorageError,
-> {
+pub fn spawn(ctx: Arc<SessionCtx>, spec: TorrentSpawn) -> Result<Spawned, StorageError> {
     let meta = spec.meta;
     let storage = Storage::new(
         &spec.download_dir,
@@ -665,12 +662,11 @@ impl TorrentTask {
         self.t.accepting.store(false, Ordering::Relaxed);
         self.t.broadcast(&PeerCtrl::Disconnect);
         // let an announce in flight (e.g. `completed`) finish first
-        if self.trackers.is_none() {
-            if let Ok(Some(r)) =
+        if self.trackers.is_none()
+            && let Ok(Some(r)) =
                 tokio::time::timeout(STOP_ANNOUNCE_TIMEOUT, announce_rx.recv()).await
-            {
-                self.on_announce(r);
-            }
+        {
+            self.on_announce(r);
         }
         let Some(mut trackers) = self.trackers.take() else {
             return;
@@ -789,16 +785,17 @@ impl TorrentTask {
         if self.paused || !self.t.accepting.load(Ordering::Relaxed) {
             return;
         }
-        if let Some(at) = self.next_announce {
-            if Instant::now() >= at && self.trackers.is_some() {
-                self.next_announce = None;
-                let event = if self.completed_pending {
-                    Some(AnnounceEvent::Completed)
-                } else {
-                    self.next_event.take()
-                };
-                self.announce(event);
-            }
+        if let Some(at) = self.next_announce
+            && Instant::now() >= at
+            && self.trackers.is_some()
+        {
+            self.next_announce = None;
+            let event = if self.completed_pending {
+                Some(AnnounceEvent::Completed)
+            } else {
+                self.next_event.take()
+            };
+            self.announce(event);
         }
         if self.last_choke.elapsed() >= CHOKE_INTERVAL {
             self.choke_round();
@@ -937,6 +934,8 @@ impl TorrentTask {
                 let size = u64::from(self.t.piece_size(p));
                 self.t.stats.wasted.fetch_add(size, Ordering::Relaxed);
                 tracing::warn!(torrent = %self.t.meta.name, piece = p, "piece failed its hash check; fetching it again");
+                // peers we lost interest in while the piece was being hashed have it again
+                self.t.broadcast(&PeerCtrl::CheckInterest);
                 for key in peers {
                     let n = self.hash_fails.entry(key).or_default();
                     *n += 1;

@@ -89,10 +89,10 @@ impl Bitfield {
 
     fn clear_spare(&mut self) {
         let spare = (self.bytes.len() * 8) as u32 - self.len;
-        if spare > 0 {
-            if let Some(last) = self.bytes.last_mut() {
-                *last &= !((1u8 << spare) - 1);
-            }
+        if spare > 0
+            && let Some(last) = self.bytes.last_mut()
+        {
+            *last &= !((1u8 << spare) - 1);
         }
     }
 
