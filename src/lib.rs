@@ -7,6 +7,8 @@
 //! - protocol and storage building blocks: [`bencode`], [`metainfo`], [`tracker`],
 //!   [`peer`], [`storage`].
 
+#![warn(missing_docs)]
+
 pub mod api;
 pub mod bencode;
 pub mod cli;
