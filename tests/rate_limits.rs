@@ -1,0 +1,108 @@
+//! Session-wide rate limits hold against real libtorrent peers (lower bounds on duration
+//! only: a loaded machine can make a transfer slower, never faster).
+
+mod common;
+
+use std::net::Ipv4Addr;
+use std::time::{Duration, Instant};
+
+use common::payload::{self, FileSpec};
+use common::rat::Rat;
+use common::{
+    LeechArgs, LtPeer, SeedArgs, TestTracker, free_port, free_port_on, make_torrent, temp_dir,
+};
+
+const LIMIT: u64 = 4 << 20; // 4 MiB/s
+const SIZE: u64 = 12 << 20; // 12 MiB: ≥ 2.75 s at the limit, after a 1 MiB burst
+
+#[test]
+fn download_rate_limit_is_respected() {
+    let tracker = TestTracker::start();
+    let dir = temp_dir();
+    let src = dir.path().join("src");
+    payload::write_tree(&src, &[FileSpec::new("f.bin", SIZE)], 1).unwrap();
+    let torrent = dir.path().join("f.torrent");
+    make_torrent(
+        &src.join("f.bin"),
+        &torrent,
+        &tracker.url(),
+        Some(256 * 1024),
+    );
+    let ip = Ipv4Addr::new(127, 0, 0, 2);
+    let _seeder = LtPeer::seed(&SeedArgs::new(&torrent, &src, ip, free_port_on(ip)));
+
+    let dst = dir.path().join("dst");
+    let port = free_port().to_string();
+    let start = Instant::now();
+    let mut rat = Rat::spawn(
+        &[
+            "download",
+            torrent.to_str().unwrap(),
+            "-o",
+            dst.to_str().unwrap(),
+            "--port",
+            &port,
+        ],
+        &format!("download_rate_limit = {LIMIT}\n"),
+    );
+    let st = rat.wait(Duration::from_secs(60)).unwrap();
+    let took = start.elapsed();
+    assert!(st.success(), "{}", rat.output());
+    common::compare_files(&src.join("f.bin"), &dst.join("f.bin")).unwrap();
+    assert!(
+        took >= Duration::from_millis(2500),
+        "12 MiB at 4 MiB/s took only {took:?}"
+    );
+}
+
+#[test]
+fn upload_rate_limit_is_respected() {
+    let tracker = TestTracker::start();
+    let dir = temp_dir();
+    let src = dir.path().join("src");
+    payload::write_tree(&src, &[FileSpec::new("f.bin", SIZE)], 2).unwrap();
+    let torrent = dir.path().join("f.torrent");
+    let ih = make_torrent(
+        &src.join("f.bin"),
+        &torrent,
+        &tracker.url(),
+        Some(256 * 1024),
+    );
+    let port = free_port();
+    let port_s = port.to_string();
+    let rat = Rat::spawn(
+        &[
+            "download",
+            torrent.to_str().unwrap(),
+            "-o",
+            src.to_str().unwrap(),
+            "--port",
+            &port_s,
+            "--seed",
+        ],
+        &format!("upload_rate_limit = {LIMIT}\n"),
+    );
+    tracker
+        .wait_for_announce(Duration::from_secs(30), |a| {
+            a.info_hash == ih && a.addr.port() == port && a.left == Some(0)
+        })
+        .unwrap_or_else(|e| panic!("{e}\n{}", rat.output()));
+
+    let ip = Ipv4Addr::new(127, 0, 0, 3);
+    let start = Instant::now();
+    let mut leecher = LtPeer::leech(&LeechArgs::new(
+        &torrent,
+        &dir.path().join("dst"),
+        ip,
+        free_port_on(ip),
+    ));
+    leecher
+        .wait_done(Duration::from_secs(60))
+        .unwrap_or_else(|e| panic!("{e}\n{}", rat.output()));
+    let took = start.elapsed();
+    common::compare_files(&src.join("f.bin"), &dir.path().join("dst").join("f.bin")).unwrap();
+    assert!(
+        took >= Duration::from_millis(2500),
+        "12 MiB at 4 MiB/s took only {took:?}"
+    );
+}
