@@ -37,6 +37,13 @@ fn download_from_libtorrent(layout: &[FileSpec], piece_length: u32) {
     ));
 
     let port = free_port();
+    // some trackers list the asker itself: dialling it must be recognised and not repeated
+    // (we listen on every address, so 127.0.0.5 reaches us while the tracker sees 127.0.0.1)
+    tracker.add_peer(
+        ih,
+        std::net::SocketAddrV4::new(Ipv4Addr::new(127, 0, 0, 5), port),
+        Some(0),
+    );
     let mut rat = Rat::download(&torrent, &dst, port, &[]);
     let status = rat.wait(Duration::from_secs(90)).unwrap();
     assert!(
@@ -51,6 +58,12 @@ fn download_from_libtorrent(layout: &[FileSpec], piece_length: u32) {
         compare_trees(&data, &dst.join(name)).unwrap();
     }
     assert!(rat.stdout().contains("complete:"), "{}", rat.output());
+    assert_eq!(
+        rat.stderr().matches("that address is ourselves").count(),
+        1,
+        "self-connection detected once and never retried\n{}",
+        rat.output()
+    );
 
     // the tracker heard started, completed and stopped from ratorrent (port = ours)
     let ours = |ev: Event| {

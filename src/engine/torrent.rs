@@ -153,6 +153,8 @@ pub enum TorrentEvent {
         addr: SocketAddr,
         /// The failure, if any.
         error: Option<String>,
+        /// The address turned out to be ourselves (never dial it again).
+        is_self: bool,
     },
     /// A peer connection ended.
     PeerGone {
@@ -843,12 +845,17 @@ impl TorrentTask {
             let ours = Handshake::ours(t.info_hash(), t.ctx.peer_id);
             match peer_task::connect(addr, ours).await {
                 Ok((stream, theirs)) => {
-                    let _ = t.events.send(TorrentEvent::DialDone { addr, error: None });
+                    let _ = t.events.send(TorrentEvent::DialDone {
+                        addr,
+                        error: None,
+                        is_self: false,
+                    });
                     t.run_peer(stream, theirs, addr, true).await;
                 }
                 Err(e) => {
                     let _ = t.events.send(TorrentEvent::DialDone {
                         addr,
+                        is_self: matches!(e, peer_task::PeerError::SelfConnection),
                         error: Some(e.to_string()),
                     });
                 }
@@ -891,9 +898,17 @@ impl TorrentTask {
                 }
             }
             TorrentEvent::StorageError(e) => self.fail(format!("storage: {e}")),
-            TorrentEvent::DialDone { addr, error } => {
+            TorrentEvent::DialDone {
+                addr,
+                error,
+                is_self,
+            } => {
                 self.dialing = self.dialing.saturating_sub(1);
-                if let Some(e) = error {
+                if is_self {
+                    // our own listen address, as a tracker sees it: stays in `known` so
+                    // it is never queued again
+                    tracing::info!(%addr, "that address is ourselves; not dialling it again");
+                } else if let Some(e) = error {
                     tracing::debug!(%addr, "dial failed: {e}");
                     self.failed.insert(addr, Instant::now());
                     self.candidates.push_back(addr);
