@@ -1,0 +1,165 @@
+//! The command line as a user meets it: exit codes and messages.
+
+mod common;
+
+use std::process::Command;
+
+use common::rat::bin;
+use ratorrent::metainfo::TorrentBuilder;
+
+fn run(args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(bin())
+        .args(args)
+        .output()
+        .expect("run ratorrent");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn info_prints_the_torrent_and_refuses_bad_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("song.flac");
+    std::fs::write(&data, vec![3u8; 100_000]).unwrap();
+    let t = dir.path().join("song.torrent");
+    std::fs::write(
+        &t,
+        TorrentBuilder::new(&data)
+            .piece_length(32 * 1024)
+            .announce("http://127.0.0.1:1/announce")
+            .build()
+            .unwrap(),
+    )
+    .unwrap();
+    let (code, out, _) = run(&["info", t.to_str().unwrap()]);
+    assert_eq!(code, 0);
+    let ih = ratorrent::metainfo::Metainfo::from_file(&t)
+        .unwrap()
+        .info_hash
+        .to_hex();
+    for needle in [
+        "song.flac",
+        ih.as_str(),
+        "4 x 32.00 KiB",
+        "http://127.0.0.1:1/announce",
+    ] {
+        assert!(out.contains(needle), "{needle:?} missing from:\n{out}");
+    }
+
+    let cases = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/torrent");
+    for (file, reason) in [
+        (
+            "t05-pieces-not-multiple-of-20.torrent",
+            "not a multiple of 20",
+        ),
+        ("t01-path-dotdot.torrent", "'..'"),
+        ("t07-depth-bomb-torrent.torrent", "nesting too deep"),
+    ] {
+        let (code, _, err) = run(&["info", &format!("{cases}/{file}")]);
+        assert_eq!(code, 1, "{file}");
+        assert!(err.contains(reason), "{file}: {err}");
+    }
+    let (code, _, err) = run(&["info", "/nonexistent.torrent"]);
+    assert_eq!(code, 1);
+    assert!(err.contains("/nonexistent.torrent"), "{err}");
+}
+
+#[test]
+fn bad_config_names_file_line_and_key() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = dir.path().join("config.toml");
+    std::fs::write(&cfg, "listen_port = 6881\nupload_slot = 3\n").unwrap();
+    let (code, _, err) = run(&["--config", cfg.to_str().unwrap(), "download", "x.torrent"]);
+    assert_eq!(code, 1);
+    assert!(
+        err.contains("config.toml") && err.contains("line 2") && err.contains("upload_slot"),
+        "{err}"
+    );
+}
+
+#[test]
+fn download_failures_exit_non_zero_with_a_reason() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = dir.path().join("config.toml");
+    std::fs::write(&cfg, "").unwrap();
+    let c = cfg.to_str().unwrap();
+    let o = dir.path().to_str().unwrap();
+    let (code, _, err) = run(&[
+        "--config",
+        c,
+        "download",
+        "/nonexistent.torrent",
+        "-o",
+        o,
+        "--port",
+        "0",
+    ]);
+    assert_eq!(code, 1);
+    assert!(err.contains("not a valid torrent"), "{err}");
+
+    // the listen port is taken
+    let busy = std::net::TcpListener::bind("0.0.0.0:0").unwrap();
+    let port = busy.local_addr().unwrap().port().to_string();
+    let (code, _, err) = run(&[
+        "--config",
+        c,
+        "download",
+        "/nonexistent.torrent",
+        "-o",
+        o,
+        "--port",
+        &port,
+    ]);
+    assert_eq!(code, 1);
+    assert!(
+        err.contains(&format!("cannot listen for peers on TCP port {port}")),
+        "{err}"
+    );
+
+    // no peers at all: --timeout gives up with the progress reached
+    let data = dir.path().join("d.bin");
+    std::fs::write(&data, vec![1u8; 50_000]).unwrap();
+    let t = dir.path().join("d.torrent");
+    std::fs::write(&t, TorrentBuilder::new(&data).build().unwrap()).unwrap();
+    let out_dir = dir.path().join("out");
+    let (code, _, err) = run(&[
+        "--config",
+        c,
+        "download",
+        t.to_str().unwrap(),
+        "-o",
+        out_dir.to_str().unwrap(),
+        "--port",
+        "0",
+        "--timeout",
+        "1",
+    ]);
+    assert_eq!(code, 1);
+    assert!(err.contains("timed out after 1 s at 0.0%"), "{err}");
+}
+
+#[test]
+fn check_verifies_data_on_disk() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("d.bin");
+    std::fs::write(&data, (0..200_000u32).map(|i| i as u8).collect::<Vec<_>>()).unwrap();
+    let t = dir.path().join("d.torrent");
+    std::fs::write(
+        &t,
+        TorrentBuilder::new(&data)
+            .piece_length(16_384)
+            .build()
+            .unwrap(),
+    )
+    .unwrap();
+    let (code, out, _) = run(&["check", t.to_str().unwrap(), dir.path().to_str().unwrap()]);
+    assert_eq!((code, out.trim()), (0, "13/13 pieces verified"));
+    let mut bytes = std::fs::read(&data).unwrap();
+    bytes[20_000] ^= 1;
+    std::fs::write(&data, bytes).unwrap();
+    let (code, out, _) = run(&["check", t.to_str().unwrap(), dir.path().to_str().unwrap()]);
+    assert_eq!((code, out.trim()), (1, "12/13 pieces verified"));
+}
