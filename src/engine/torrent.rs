@@ -89,7 +89,7 @@ impl SessionCtx {
 }
 
 /// Bytes of received blocks allowed to wait for disk, session-wide.
-const DISK_QUEUE_BYTES: usize = 8 << 20;
+const DISK_QUEUE_BYTES: usize = 4 << 20;
 
 /// Session-wide download and upload limits.
 #[derive(Debug)]
