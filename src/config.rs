@@ -58,12 +58,12 @@ impl Default for Config {
 #[derive(Debug, Error)]
 pub enum ConfigError {
     /// The file exists but could not be read.
-    #[error("cannot read config file {path}: {source}")]
+    #[error("cannot read config file {path}: {error}")]
     Read {
         /// The file.
         path: PathBuf,
         /// The OS error.
-        source: std::io::Error,
+        error: std::io::Error,
     },
     /// TOML syntax error, unknown key or wrong type; the message names line, column and key.
     #[error("invalid config file {path}: {message}")]
@@ -157,7 +157,7 @@ impl Config {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound && !explicit => {
                 Ok(Config::default())
             }
-            Err(source) => Err(ConfigError::Read { path, source }),
+            Err(error) => Err(ConfigError::Read { path, error }),
         }
     }
 

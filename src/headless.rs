@@ -69,6 +69,9 @@ pub async fn download(mut config: Config, opts: DownloadOptions) -> anyhow::Resu
     if let Some(dir) = &opts.output {
         config.download_dir = dir.clone();
     }
+    // handlers first, so an early Ctrl-C is never lost
+    let mut sigint = signal(SignalKind::interrupt())?;
+    let mut sigterm = signal(SignalKind::terminate())?;
     let handle = session::start(config).await?;
     let (tx, rx) = oneshot::channel();
     handle
@@ -92,9 +95,10 @@ pub async fn download(mut config: Config, opts: DownloadOptions) -> anyhow::Resu
         }
     };
     let mut snapshots = handle.snapshots.clone();
-    let mut sigint = signal(SignalKind::interrupt())?;
-    let mut sigterm = signal(SignalKind::terminate())?;
     let start = Instant::now();
+    // a line a second even when nothing changes (a stalled download says so)
+    let mut ticker = tokio::time::interval(Duration::from_secs(1));
+    ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     let deadline = opts.timeout.map(|t| tokio::time::Instant::now() + t);
     let mut last_print = Instant::now() - Duration::from_secs(10);
     let mut announced_seeding = false;
@@ -131,7 +135,10 @@ pub async fn download(mut config: Config, opts: DownloadOptions) -> anyhow::Resu
                 }
                 _ => {}
             }
-            if !opts.quiet && !announced_seeding && last_print.elapsed() >= Duration::from_secs(1) {
+            if !opts.quiet
+                && !announced_seeding
+                && last_print.elapsed() >= Duration::from_millis(950)
+            {
                 println!("{}", progress_line(r));
                 let _ = std::io::stdout().flush();
                 last_print = Instant::now();
@@ -141,6 +148,7 @@ pub async fn download(mut config: Config, opts: DownloadOptions) -> anyhow::Resu
             deadline.unwrap_or_else(|| tokio::time::Instant::now() + Duration::from_secs(3600));
         tokio::select! {
             c = snapshots.changed() => if c.is_err() { break Err(anyhow::anyhow!("engine stopped unexpectedly")); },
+            _ = ticker.tick() => {}
             _ = sigint.recv() => break Err(anyhow::anyhow!("interrupted")),
             _ = sigterm.recv() => break Err(anyhow::anyhow!("terminated")),
             _ = tokio::time::sleep_until(sleep_until), if deadline.is_some() => {
@@ -174,8 +182,7 @@ async fn shutdown(commands: &crate::api::CommandSender) {
 /// # Errors
 /// The file is missing or not a valid torrent (the message says why).
 pub fn info(path: &Path) -> anyhow::Result<String> {
-    let meta = Metainfo::from_file(path)
-        .map_err(|e| anyhow::anyhow!("{}: not a valid torrent: {e}", path.display()))?;
+    let meta = Metainfo::load(path).map_err(|e| anyhow::anyhow!(e))?;
     Ok(meta.describe())
 }
 
@@ -184,8 +191,10 @@ pub fn info(path: &Path) -> anyhow::Result<String> {
 /// # Errors
 /// Invalid torrent or storage layout.
 pub fn check(path: &Path, dir: &Path, threads: usize) -> anyhow::Result<(u32, u32)> {
-    let meta = Metainfo::from_file(path)
-        .map_err(|e| anyhow::anyhow!("{}: not a valid torrent: {e}", path.display()))?;
+    let meta = Metainfo::load(path).map_err(|e| anyhow::anyhow!(e))?;
+    if !dir.is_dir() {
+        bail!("{}: no such directory", dir.display());
+    }
     let storage = Storage::new(
         dir,
         meta.files

@@ -109,6 +109,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             let rt = runtime()?;
             rt.block_on(async {
                 let handle = engine::session::start(config).await?;
+                let mut errors = Vec::new();
                 for t in &cli.torrents {
                     let (tx, rx) = tokio::sync::oneshot::channel();
                     handle
@@ -124,10 +125,22 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                         ))
                         .await?;
                     if let Ok(Err(e)) = rx.await {
-                        anyhow::bail!("{e}");
+                        tracing::warn!("{e}");
+                        errors.push(e);
                     }
                 }
-                tui::run(handle.commands.clone(), handle.snapshots.clone()).await
+                // a bad torrent on the command line does not keep the others from running
+                let notice = match errors.len() {
+                    0 => None,
+                    1 => Some(errors.remove(0)),
+                    n => Some(format!(
+                        "{} (and {} more; see the log)",
+                        errors.remove(0),
+                        n - 1
+                    )),
+                };
+                tui::run_with_notice(handle.commands.clone(), handle.snapshots.clone(), notice)
+                    .await
             })?;
             // disk threads and any stragglers end with the process
             rt.shutdown_timeout(std::time::Duration::from_secs(1));

@@ -98,7 +98,10 @@ fn download_failures_exit_non_zero_with_a_reason() {
         "0",
     ]);
     assert_eq!(code, 1);
-    assert!(err.contains("not a valid torrent"), "{err}");
+    assert!(
+        err.contains("cannot read \"/nonexistent.torrent\""),
+        "{err}"
+    );
 
     // the listen port is taken
     let busy = std::net::TcpListener::bind("0.0.0.0:0").unwrap();

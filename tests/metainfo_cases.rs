@@ -992,6 +992,18 @@ fn top_level_structure_errors() {
         Metainfo::from_bytes(&data),
         Err(MetainfoError::Bencode(_))
     ));
+    // ...but a trailing newline or NUL padding is fine, with the same info hash
+    let clean = torrent(single_info("n", 10));
+    let want = Metainfo::from_bytes(&clean).unwrap().info_hash;
+    for tail in [&b"\n"[..], b"\r\n", b"  \n\n", b"\0\0\0"] {
+        let mut data = clean.clone();
+        data.extend_from_slice(tail);
+        assert_eq!(
+            Metainfo::from_bytes(&data).unwrap().info_hash,
+            want,
+            "{tail:?}"
+        );
+    }
 }
 
 #[test]

@@ -101,3 +101,39 @@ fn ratorrent_downloads_from_ratorrent() {
     assert!(st.success(), "{st}\n{}", leecher.output());
     common::compare_files(&src.join("one.bin"), &dst.join("one.bin")).unwrap();
 }
+
+#[test]
+fn seeding_ratorrent_dials_leechers_the_tracker_lists() {
+    // the leecher announces first, then never again (long interval): only our dialling it
+    // can start the transfer
+    let tracker = TestTracker::start();
+    tracker.set_interval(3600);
+    let dir = temp_dir();
+    let src = dir.path().join("src");
+    payload::write_tree(
+        &src,
+        &[FileSpec::new("late.bin", 2 * 1024 * 1024 + 5)],
+        0x1a7e,
+    )
+    .unwrap();
+    let torrent = dir.path().join("late.torrent");
+    let ih = make_torrent(
+        &src.join("late.bin"),
+        &torrent,
+        &tracker.url(),
+        Some(64 * 1024),
+    );
+    let dst = dir.path().join("dst");
+    let leecher_addr = free_port_on(LEECHER_IP);
+    let mut leecher = LtPeer::leech(&LeechArgs::new(&torrent, &dst, LEECHER_IP, leecher_addr));
+    tracker
+        .wait_for_announce(Duration::from_secs(10), |a| {
+            a.info_hash == ih && a.addr.port() == leecher_addr
+        })
+        .unwrap();
+    let (seeder, _) = start_seeder(&tracker, &torrent, &src, ih);
+    leecher
+        .wait_done(Duration::from_secs(30))
+        .unwrap_or_else(|e| panic!("{e}\n{}", seeder.output()));
+    common::compare_files(&src.join("late.bin"), &dst.join("late.bin")).unwrap();
+}

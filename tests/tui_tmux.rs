@@ -124,8 +124,9 @@ fn tui_downloads_pauses_resumes_and_quits_cleanly_under_tmux() {
     )
     .unwrap();
     let dst = dir.path().join("dst");
+    // a second, missing torrent must not keep the first from running
     let cmd = format!(
-        "{} --config {} -o {} {}",
+        "{} --config {} -o {} {} /nonexistent.torrent",
         common::rat::bin(),
         config.display(),
         dst.display(),
@@ -137,10 +138,18 @@ fn tui_downloads_pauses_resumes_and_quits_cleanly_under_tmux() {
     let screen = tmux.wait_for("Downloading", Duration::from_secs(20));
     assert!(screen.contains("movie.bin"), "{screen}");
     assert!(screen.contains("24.0 MiB"), "size column: {screen}");
-    assert!(screen.contains("port"), "status bar: {screen}");
+    assert!(
+        screen.contains("cannot read \"/nonexistent.torrent\""),
+        "the failed add is reported in the status bar: {screen}"
+    );
 
     tmux.keys("p");
-    tmux.wait_for("Paused", Duration::from_secs(5));
+    let paused = tmux.wait_for("Paused", Duration::from_secs(5));
+    // a key press clears the notice; the status bar shows the totals again
+    assert!(
+        paused.contains(&format!("port {port}")),
+        "status bar: {paused}"
+    );
     tracker
         .wait_for_announce(Duration::from_secs(5), |a| {
             a.info_hash == ih && a.addr.port() == port && a.event == Event::Stopped

@@ -286,12 +286,23 @@ impl Conn {
         let mut buf = BytesMut::with_capacity(256 * 1024);
         let mut tick = tokio::time::interval(Duration::from_secs(1));
         tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        // when the download limit is exceeded, reading pauses until this instant; the
+        // other branches (orders from the torrent) keep running meanwhile
+        let mut resume_reading: Option<tokio::time::Instant> = None;
         loop {
             if buf.capacity() - buf.len() < 32 * 1024 {
                 buf.reserve(256 * 1024);
             }
+            // under a limit, read at most an eighth of a second's worth at a time
+            let limit = self.t.limits.download.rate();
+            let max_read = if limit == 0 {
+                u64::MAX
+            } else {
+                (limit / 8).max(16 * 1024)
+            };
+            let mut limited = (&mut rd).take(max_read);
             tokio::select! {
-                r = rd.read_buf(&mut buf) => {
+                r = limited.read_buf(&mut buf), if resume_reading.is_none() => {
                     let n = r?;
                     if n == 0 {
                         return Err(PeerError::Io(std::io::ErrorKind::UnexpectedEof.into()));
@@ -301,7 +312,13 @@ impl Conn {
                         self.handle(msg).await?;
                     }
                     self.after_batch();
-                    self.t.limits.download.consume(n as u64).await;
+                    let wait = self.t.limits.download.debit(n as u64);
+                    if !wait.is_zero() {
+                        resume_reading = Some(tokio::time::Instant::now() + wait);
+                    }
+                }
+                _ = sleep_until_some(resume_reading), if resume_reading.is_some() => {
+                    resume_reading = None;
                 }
                 c = ctrl.recv() => {
                     match c {
@@ -654,6 +671,12 @@ impl Conn {
             pk.release(&b);
         }
         pk.peer_gone(self.key, &self.bitfield);
+    }
+}
+
+async fn sleep_until_some(at: Option<tokio::time::Instant>) {
+    if let Some(at) = at {
+        tokio::time::sleep_until(at).await;
     }
 }
 

@@ -71,47 +71,38 @@ impl RateLimiter {
     }
 }
 
-/// Turns a monotonically growing byte counter into a smoothed rate (bytes/s), sampled by
-/// the caller at its own pace. Exponential moving average with a ~2 s time constant.
-#[derive(Debug, Clone)]
+/// Turns a monotonically growing byte counter into a rate (bytes/s): the average over the
+/// last [`RateMeter::WINDOW`], sampled by the caller at its own pace. Unlike a moving
+/// average it reads exactly 0 once nothing has moved for a whole window.
+#[derive(Debug, Clone, Default)]
 pub struct RateMeter {
-    last_total: u64,
-    last_at: Option<Instant>,
-    rate: f64,
-}
-
-impl Default for RateMeter {
-    fn default() -> Self {
-        RateMeter {
-            last_total: 0,
-            last_at: None,
-            rate: 0.0,
-        }
-    }
+    samples: std::collections::VecDeque<(Instant, u64)>,
+    rate: u64,
 }
 
 impl RateMeter {
-    /// Feed the counter's current value; returns the smoothed rate in bytes/s.
+    /// Span the rate is averaged over.
+    pub const WINDOW: Duration = Duration::from_secs(3);
+
+    /// Feed the counter's current value; returns the rate in bytes/s.
     pub fn sample(&mut self, total: u64, now: Instant) -> u64 {
-        if let Some(at) = self.last_at {
-            let dt = now.duration_since(at).as_secs_f64();
-            if dt > 0.0 {
-                let inst = total.saturating_sub(self.last_total) as f64 / dt;
-                let alpha = 1.0 - (-dt / 2.0).exp();
-                self.rate += alpha * (inst - self.rate);
-                if self.rate < 1.0 {
-                    self.rate = 0.0;
-                }
+        self.samples.push_back((now, total));
+        // keep one sample at least WINDOW old as the baseline
+        while self.samples.len() > 2 && now.duration_since(self.samples[1].0) >= Self::WINDOW {
+            self.samples.pop_front();
+        }
+        if let Some(&(t0, b0)) = self.samples.front() {
+            let dt = now.duration_since(t0).as_secs_f64();
+            if dt >= 0.2 {
+                self.rate = (total.saturating_sub(b0) as f64 / dt) as u64;
             }
         }
-        self.last_total = total;
-        self.last_at = Some(now);
-        self.rate as u64
+        self.rate
     }
 
     /// The last computed rate, bytes/s.
     pub fn rate(&self) -> u64 {
-        self.rate as u64
+        self.rate
     }
 }
 
@@ -161,10 +152,15 @@ mod tests {
             m.sample(total, t0 + Duration::from_millis(500 * i));
         }
         let r = m.rate();
-        assert!((950_000..=1_050_000).contains(&r), "{r}");
-        for i in 41..=80 {
+        assert!((990_000..=1_010_000).contains(&r), "{r}");
+        // transfer stops: exactly zero once a whole window has passed without bytes
+        for i in 41..=45 {
             m.sample(total, t0 + Duration::from_millis(500 * i));
         }
-        assert!(m.rate() < 1000);
+        assert!(m.rate() > 0, "still inside the window");
+        for i in 46..=47 {
+            m.sample(total, t0 + Duration::from_millis(500 * i));
+        }
+        assert_eq!(m.rate(), 0);
     }
 }

@@ -191,8 +191,7 @@ impl Session {
     }
 
     fn add(&mut self, req: AddRequest) -> Result<TorrentId, String> {
-        let meta = Metainfo::from_file(&req.torrent)
-            .map_err(|e| format!("{}: not a valid torrent: {e}", req.torrent.display()))?;
+        let meta = Metainfo::load(&req.torrent)?;
         if self
             .by_hash
             .read()
@@ -200,8 +199,10 @@ impl Session {
             .contains_key(&meta.info_hash)
         {
             return Err(format!(
-                "{} is already added (info hash {})",
-                meta.name, meta.info_hash
+                "{}: {} is already added (info hash {})",
+                req.torrent.display(),
+                meta.name,
+                meta.info_hash
             ));
         }
         let id = TorrentId(self.next_id);

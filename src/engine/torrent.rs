@@ -429,6 +429,7 @@ pub fn spawn(ctx: Arc<SessionCtx>, spec: TorrentSpawn) -> Result<Spawned, Storag
         failed: HashMap::new(),
         banned: HashSet::new(),
         hash_fails: HashMap::new(),
+        seeds: HashSet::new(),
         dialing: 0,
         paused: spec.paused,
         last_choke: Instant::now(),
@@ -463,6 +464,8 @@ struct TorrentTask {
     failed: HashMap<SocketAddr, Instant>,
     banned: HashSet<std::net::IpAddr>,
     hash_fails: HashMap<PeerKey, u32>,
+    /// Addresses of peers found to be seeds (not dialled while we seed too).
+    seeds: HashSet<SocketAddr>,
     dialing: usize,
     paused: bool,
     last_choke: Instant,
@@ -809,9 +812,11 @@ impl TorrentTask {
         if self.paused || !self.t.accepting.load(Ordering::Relaxed) {
             return;
         }
-        if self.running_state() != TorrentState::Downloading {
-            return; // seeds wait for leechers to dial them
-        }
+        let seeding = match self.running_state() {
+            TorrentState::Downloading => false,
+            TorrentState::Seeding => true,
+            _ => return,
+        };
         let max = self.t.ctx.config.max_peers_per_torrent as usize;
         let (connected, addrs): (usize, HashSet<SocketAddr>) = {
             let peers = self.t.peers.lock().unwrap_or_else(|e| e.into_inner());
@@ -823,8 +828,11 @@ impl TorrentTask {
             let Some(addr) = self.candidates.pop_front() else {
                 break;
             };
-            if addrs.contains(&addr) || self.banned.contains(&addr.ip()) {
-                continue;
+            if addrs.contains(&addr)
+                || self.banned.contains(&addr.ip())
+                || (seeding && self.seeds.contains(&addr))
+            {
+                continue; // connected, banned, or a seed while we seed
             }
             if self
                 .failed
@@ -1016,6 +1024,7 @@ impl TorrentTask {
             };
             if seeding && p.info.pieces.load(Ordering::Relaxed) == n {
                 // both sides are seeds: nothing to exchange
+                self.seeds.insert(p.info.addr);
                 let _ = p.ctrl.send(PeerCtrl::Disconnect);
                 continue;
             }

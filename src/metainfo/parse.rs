@@ -379,8 +379,20 @@ impl Metainfo {
     /// # Errors
     /// A [`MetainfoError`]: bencode errors, missing or mistyped keys, bad piece geometry,
     /// an unsafe name or path, colliding files, a 0-byte payload, a v2-only torrent.
+    /// Trailing whitespace or NUL padding after the top-level dictionary (a newline added by
+    /// an editor or a download tool) is accepted, as other clients do; other trailing bytes
+    /// are an error.
     pub fn from_bytes(data: &[u8]) -> Result<Metainfo, MetainfoError> {
-        let root = bencode::decode(data)?;
+        let (root, used) = bencode::decode_prefix(data)?;
+        let rest = &data[used..];
+        if !rest.iter().all(|b| b.is_ascii_whitespace() || *b == 0) {
+            return Err(MetainfoError::Bencode(
+                bencode::DecodeError::TrailingBytes {
+                    count: rest.len(),
+                    offset: used,
+                },
+            ));
+        }
         let top = match &root {
             Value::Dict(d) => d,
             other => {
@@ -526,6 +538,23 @@ impl Metainfo {
     /// [`MetainfoError::Io`] when it cannot be read, [`MetainfoError::FileTooLarge`] when
     /// it is bigger than the limit, else as [`Metainfo::from_bytes`].
     pub fn from_file(path: &Path) -> Result<Metainfo, MetainfoError> {
+        Self::from_file_inner(path)
+    }
+
+    /// [`Metainfo::from_file`] with the error as a sentence for the user: a file that
+    /// cannot be read says so (`cannot read "x.torrent": No such file or directory`), a
+    /// malformed one says `x.torrent: not a valid torrent: <reason>`.
+    ///
+    /// # Errors
+    /// The sentence.
+    pub fn load(path: &Path) -> Result<Metainfo, String> {
+        Self::from_file(path).map_err(|e| match e {
+            MetainfoError::Io { .. } | MetainfoError::FileTooLarge { .. } => e.to_string(),
+            e => format!("{}: not a valid torrent: {e}", path.display()),
+        })
+    }
+
+    fn from_file_inner(path: &Path) -> Result<Metainfo, MetainfoError> {
         let io = |source| MetainfoError::Io {
             path: path.to_owned(),
             source,

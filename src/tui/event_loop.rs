@@ -36,9 +36,22 @@ pub const SHUTDOWN_TIMEOUT: Duration = Duration::from_secs(5);
 ///
 /// Errors: the terminal cannot be set up, read or drawn; signal handlers cannot be
 /// installed; the engine went away (snapshot or command channel closed) while the UI ran.
-pub async fn run(commands: CommandSender, mut snapshots: SnapshotReceiver) -> anyhow::Result<()> {
+pub async fn run(commands: CommandSender, snapshots: SnapshotReceiver) -> anyhow::Result<()> {
+    run_with_notice(commands, snapshots, None).await
+}
+
+/// [`run`], showing `notice` in the status bar until the first key press (e.g. a torrent
+/// from the command line that could not be added).
+///
+/// Errors: as [`run`].
+pub async fn run_with_notice(
+    commands: CommandSender,
+    mut snapshots: SnapshotReceiver,
+    notice: Option<String>,
+) -> anyhow::Result<()> {
     let signals = Signals::new().context("installing SIGTERM/SIGHUP/SIGINT handlers")?;
-    let app = App::new(snapshots.borrow_and_update().clone());
+    let mut app = App::new(snapshots.borrow_and_update().clone());
+    app.set_notice(notice);
     let guard = TerminalGuard::enter().context("setting up the terminal")?;
     let mut ui = Ui {
         guard,

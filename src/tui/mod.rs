@@ -20,4 +20,4 @@ mod theme;
 mod widgets;
 
 pub use app::App;
-pub use event_loop::{SHUTDOWN_TIMEOUT, run};
+pub use event_loop::{SHUTDOWN_TIMEOUT, run, run_with_notice};
