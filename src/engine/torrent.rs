@@ -991,9 +991,10 @@ impl TorrentTask {
         if state == TorrentState::Completed {
             self.t.broadcast(&PeerCtrl::Disconnect);
             self.t.accepting.store(false, Ordering::Relaxed);
-            // announce `completed` now; `stopped` follows when the torrent is stopped
+            // announce `completed` now (or, if an announce is in flight, when the torrent
+            // stops: `completed_pending` stays set until a tracker acknowledges it);
+            // `stopped` follows when the torrent is stopped
             self.next_announce = None;
-            self.completed_pending = false;
             self.announce(Some(AnnounceEvent::Completed));
         } else {
             self.t.broadcast(&PeerCtrl::CheckInterest);
