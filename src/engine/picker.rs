@@ -88,6 +88,9 @@ pub struct Picker {
     pending: u32,
     /// Pieces in state `Missing` (neither started nor verified).
     missing: u32,
+    /// Bytes of the pieces not yet verified (kept as a counter: the snapshot publisher
+    /// and every announce ask for it).
+    left: u64,
 }
 
 impl Picker {
@@ -119,6 +122,14 @@ impl Picker {
             })
             .collect();
         let n = order.len() as u32;
+        let size = |p: u32| {
+            if p + 1 == piece_count {
+                u64::from(last_piece_length)
+            } else {
+                u64::from(piece_length)
+            }
+        };
+        let left = order.iter().map(|&p| size(p)).sum();
         Picker {
             piece_count,
             piece_length,
@@ -133,6 +144,7 @@ impl Picker {
             pending_contributors: BTreeMap::new(),
             pending: 0,
             missing: n,
+            left,
         }
     }
 
@@ -528,6 +540,7 @@ impl Picker {
         self.state[p as usize] = PieceState::Have;
         self.have.set(p);
         self.remove_from_order(p);
+        self.left -= u64::from(self.piece_size(p));
         true
     }
 
@@ -542,12 +555,9 @@ impl Picker {
         self.pending_contributors.remove(&p).unwrap_or_default()
     }
 
-    /// Bytes still needed (not verified), counting pending pieces as needed.
+    /// Bytes still needed (not verified), counting pending pieces as needed. O(1).
     pub fn bytes_left(&self) -> u64 {
-        self.order
-            .iter()
-            .map(|&p| u64::from(self.piece_size(p)))
-            .sum()
+        self.left
     }
 
     #[cfg(test)]
@@ -568,6 +578,12 @@ impl Picker {
         for w in self.bucket_start.windows(2) {
             assert!(w[0] <= w[1]);
         }
+        let left: u64 = self
+            .order
+            .iter()
+            .map(|&p| u64::from(self.piece_size(p)))
+            .sum();
+        assert_eq!(self.left, left, "left counter");
     }
 }
 
