@@ -15,7 +15,7 @@ use crate::config::Config;
 use crate::engine::session;
 use crate::metainfo::Metainfo;
 use crate::storage::Storage;
-use crate::storage::check::{Geometry, check_pieces};
+use crate::storage::check::check_pieces;
 use crate::tui::format;
 
 /// Options of `ratorrent download`.
@@ -203,14 +203,10 @@ pub fn check(path: &Path, dir: &Path, threads: usize) -> anyhow::Result<(u32, u3
         meta.total_length,
     )?;
     let n = meta.piece_count();
-    let geo = Geometry {
-        piece_length: meta.piece_length,
-        last_piece_length: meta.piece_size(n.saturating_sub(1)),
-        hashes: &meta.piece_hashes,
-    };
     let have = check_pieces(
         &storage,
-        geo,
+        meta.geometry(),
+        &meta.piece_hashes,
         threads,
         &AtomicU32::new(0),
         &AtomicBool::new(false),

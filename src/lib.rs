@@ -4,6 +4,7 @@
 //! - [`api`]: the only types the engine and the UI share (snapshots and commands).
 //! - [`engine`]: the session actor that owns every torrent, its peers and trackers.
 //! - [`tui`]: the ratatui front end, which reads snapshots and sends commands.
+//! - the domain's units: [`piece`] (geometry, blocks, bitfields), below everything else.
 //! - protocol and storage building blocks: [`bencode`], [`metainfo`], [`tracker`],
 //!   [`peer`], [`storage`].
 
@@ -17,6 +18,7 @@ pub mod engine;
 pub mod headless;
 pub mod metainfo;
 pub mod peer;
+pub mod piece;
 pub mod storage;
 pub mod tracker;
 pub mod tui;

@@ -15,8 +15,8 @@ use common::rat::Rat;
 use common::{LtPeer, SeedArgs, TestTracker, free_port, free_port_on, make_torrent, temp_dir};
 use ratorrent::metainfo::{InfoHash, Metainfo};
 use ratorrent::peer::PeerId;
-use ratorrent::peer::bitfield::Bitfield;
 use ratorrent::peer::wire::{self, Handshake, Message};
+use ratorrent::piece::Bitfield;
 
 const PIECE: u32 = 32 * 1024;
 const CORRUPT_PIECE: u32 = 0;

@@ -24,9 +24,9 @@ use tokio::sync::mpsc;
 use super::picker::{BlockOutcome, PeerKey};
 use super::torrent::{Torrent, TorrentEvent};
 use crate::peer::PeerId;
-use crate::peer::bitfield::{Bitfield, BitfieldError};
 use crate::peer::extension;
 use crate::peer::wire::{self, BlockRef, Handshake, MAX_BLOCK_SIZE, Message, WireError};
+use crate::piece::{Bitfield, BitfieldError};
 
 /// Drop a peer that sent nothing (not even a keep-alive) for this long (BEP 3 suggests 2 min).
 const SILENCE_TIMEOUT: Duration = Duration::from_secs(150);

@@ -13,8 +13,8 @@
 
 use std::collections::BTreeMap;
 
-use crate::peer::bitfield::Bitfield;
-use crate::peer::wire::{BLOCK_SIZE, BlockRef};
+use crate::piece::Bitfield;
+use crate::piece::{BLOCK_SIZE, BlockRef};
 
 /// Identifies a peer connection to the picker (piece affinity, endgame bookkeeping).
 pub type PeerKey = u64;

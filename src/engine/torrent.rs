@@ -20,9 +20,9 @@ use crate::api::{TorrentId, TorrentState};
 use crate::config::Config;
 use crate::metainfo::{InfoHash, Metainfo};
 use crate::peer::PeerId;
-use crate::peer::bitfield::Bitfield;
 use crate::peer::wire::{BlockRef, Handshake};
-use crate::storage::check::{self, Geometry};
+use crate::piece::Bitfield;
+use crate::storage::check;
 use crate::storage::disk::{DiskEvent, DiskPool, ReadReply, TorrentDisk};
 use crate::storage::{Storage, StorageError};
 use crate::tracker::http::HttpTracker;
@@ -529,15 +529,11 @@ impl TorrentTask {
         let work = tokio::task::spawn_blocking(move || -> Result<Bitfield, StorageError> {
             let n = t.piece_count();
             let have = if t.disk.storage.any_data_present() {
-                let geo = Geometry {
-                    piece_length: t.disk.piece_length,
-                    last_piece_length: t.disk.last_piece_length,
-                    hashes: &t.disk.hashes,
-                };
                 let threads = t.ctx.config.disk_thread_count();
                 check::check_pieces(
                     &t.disk.storage,
-                    geo,
+                    t.meta.geometry(),
+                    &t.disk.hashes,
                     threads,
                     &t.check_progress,
                     &t.cancel_check,

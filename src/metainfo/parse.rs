@@ -14,8 +14,7 @@ pub const MAX_PIECE_LENGTH: u32 = 256 * 1024 * 1024;
 /// Largest .torrent file [`Metainfo::from_file`] reads, in bytes (64 MiB).
 pub const MAX_TORRENT_FILE_BYTES: u64 = 64 * 1024 * 1024;
 
-/// Size of a block, the unit of a peer `request` (BEP 3): 16 KiB.
-pub const BLOCK_SIZE: u32 = 16 * 1024;
+pub use crate::piece::BLOCK_SIZE;
 
 /// A parsed .torrent file (BEP 3 metainfo), v1 view.
 ///
@@ -577,6 +576,13 @@ impl Metainfo {
             return Err(too_large());
         }
         Metainfo::from_bytes(&data)
+    }
+
+    /// Piece and block geometry of the payload (padding included).
+    pub fn geometry(&self) -> crate::piece::Geometry {
+        // from_bytes checked piece length > 0 and the piece count against the length
+        crate::piece::Geometry::new(self.total_length, self.piece_length, self.piece_count())
+            .unwrap_or_default()
     }
 
     /// Number of pieces.

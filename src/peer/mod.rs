@@ -31,6 +31,5 @@ impl fmt::Debug for PeerId {
     }
 }
 
-pub mod bitfield;
 pub mod extension;
 pub mod wire;

@@ -8,6 +8,7 @@ use bytes::{Buf, BufMut, Bytes, BytesMut};
 use thiserror::Error;
 
 use crate::metainfo::InfoHash;
+pub use crate::piece::{BLOCK_SIZE, BlockRef};
 
 use super::PeerId;
 
@@ -15,8 +16,6 @@ use super::PeerId;
 pub const PROTOCOL: &[u8; 19] = b"BitTorrent protocol";
 /// Length of a handshake in bytes: 1 + 19 + 8 reserved + 20 info hash + 20 peer id.
 pub const HANDSHAKE_LEN: usize = 68;
-/// Transfer unit: 16 KiB (BEP 3 recommends 2^14 and most clients refuse larger requests).
-pub const BLOCK_SIZE: u32 = 16 * 1024;
 /// Largest block we serve or accept in a `piece` message (bytes). Requests above are refused.
 pub const MAX_BLOCK_SIZE: u32 = 128 * 1024;
 /// Smallest message cap, bytes; covers extension messages and BEP 9 metadata pieces.
@@ -59,17 +58,6 @@ pub mod id {
     pub const ALLOWED_FAST: u8 = 0x11;
     /// BEP 10
     pub const EXTENDED: u8 = 20;
-}
-
-/// A block address: `length` bytes at `begin` within piece `piece` (BEP 3 request/cancel).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct BlockRef {
-    /// Piece index.
-    pub piece: u32,
-    /// Byte offset within the piece.
-    pub begin: u32,
-    /// Length in bytes (16 KiB except the last block of a piece).
-    pub length: u32,
 }
 
 /// One decoded peer message.

@@ -5,31 +5,22 @@ use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use sha1::{Digest, Sha1};
 
 use super::Storage;
-use crate::peer::bitfield::Bitfield;
+use crate::piece::{Bitfield, Geometry};
 
-/// Piece geometry and expected hashes for a check.
-#[derive(Debug, Clone, Copy)]
-pub struct Geometry<'a> {
-    /// Bytes per piece.
-    pub piece_length: u32,
-    /// Bytes in the last piece.
-    pub last_piece_length: u32,
-    /// Expected SHA-1 per piece (BEP 3 `pieces`).
-    pub hashes: &'a [[u8; 20]],
-}
-
-/// Hash every piece of `storage` with `threads` threads (contiguous ranges, so reads stay
-/// sequential per thread) and return the pieces whose data matches. Missing files or short
+/// Hash every piece of `storage` (laid out as `geo`, expected SHA-1s `hashes`, BEP 3
+/// `pieces`) with `threads` threads (contiguous ranges, so reads stay sequential per thread)
+/// and return the pieces whose data matches. Missing files or short
 /// files simply leave their pieces unset. `progress` counts pieces checked; `cancel` stops
 /// early (the result then has only the pieces checked so far).
 pub fn check_pieces(
     storage: &Storage,
-    geo: Geometry<'_>,
+    geo: Geometry,
+    hashes: &[[u8; 20]],
     threads: usize,
     progress: &AtomicU32,
     cancel: &AtomicBool,
 ) -> Bitfield {
-    let n = geo.hashes.len() as u32;
+    let n = geo.piece_count().min(hashes.len() as u32);
     let threads = (threads.max(1) as u32).min(n.max(1));
     let per = n.div_ceil(threads);
     let results: Vec<Vec<u32>> = std::thread::scope(|s| {
@@ -38,19 +29,15 @@ pub fn check_pieces(
                 let (from, to) = (t * per, ((t + 1) * per).min(n));
                 s.spawn(move || {
                     let mut ok = Vec::new();
-                    let mut buf = vec![0u8; geo.piece_length as usize];
+                    let mut buf = vec![0u8; geo.piece_length() as usize];
                     for p in from..to {
                         if cancel.load(Ordering::Relaxed) {
                             break;
                         }
-                        let len = if p + 1 == n {
-                            geo.last_piece_length
-                        } else {
-                            geo.piece_length
-                        } as usize;
-                        let off = u64::from(p) * u64::from(geo.piece_length);
+                        let len = geo.piece_size(p) as usize;
+                        let off = geo.piece_offset(p);
                         if storage.read_at(off, &mut buf[..len]).is_ok()
-                            && Sha1::digest(&buf[..len]).as_slice() == geo.hashes[p as usize]
+                            && Sha1::digest(&buf[..len]).as_slice() == hashes[p as usize]
                         {
                             ok.push(p);
                         }
@@ -98,19 +85,15 @@ mod tests {
             100_000,
         )
         .unwrap();
-        let geo = Geometry {
-            piece_length: plen,
-            last_piece_length: 100_000 - 6 * plen,
-            hashes: &hashes,
-        };
+        let geo = Geometry::new(100_000, plen, hashes.len() as u32).unwrap();
         let progress = AtomicU32::new(0);
-        let have = check_pieces(&st, geo, 3, &progress, &AtomicBool::new(false));
+        let have = check_pieces(&st, geo, &hashes, 3, &progress, &AtomicBool::new(false));
         assert_eq!(have.ones().collect::<Vec<_>>(), vec![0, 2]);
         assert_eq!(progress.load(Ordering::Relaxed), 7);
         // complete data: every piece
         std::fs::write(dir.path().join("a"), &payload[..50_000]).unwrap();
         std::fs::write(dir.path().join("b"), &payload[50_000..]).unwrap();
-        let have = check_pieces(&st, geo, 2, &progress, &AtomicBool::new(false));
+        let have = check_pieces(&st, geo, &hashes, 2, &progress, &AtomicBool::new(false));
         assert!(have.is_full());
     }
 }

@@ -21,7 +21,7 @@ use sha1::{Digest, Sha1};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 use super::{Storage, StorageError};
-use crate::peer::wire::{BLOCK_SIZE, BlockRef};
+use crate::piece::{BLOCK_SIZE, BlockRef};
 
 /// What a worker reports back to the torrent.
 #[derive(Debug)]

@@ -1,0 +1,31 @@
+//! The domain's units, below storage, the peer protocol and the picker: piece geometry,
+//! blocks and bitfields (BEP 3).
+//!
+//! - [`Geometry`]: how a payload of `total_length` bytes splits into pieces of
+//!   `piece_length` bytes (the last one shorter) and each piece into [`BLOCK_SIZE`] blocks.
+//! - [`BlockRef`]: one block's address, as `request`, `cancel` and `piece` messages name it.
+//! - [`Bitfield`]: one bit per piece, high bit first, as the `bitfield` message carries it.
+//! - [`HaveBits`]: the verified pieces of a torrent, readable without a lock (the upload
+//!   path asks "do we have piece p?" for every request).
+
+mod bitfield;
+mod geometry;
+mod have;
+
+pub use bitfield::{Bitfield, BitfieldError};
+pub use geometry::{Geometry, GeometryError};
+pub use have::HaveBits;
+
+/// Transfer unit: 16 KiB (BEP 3 recommends 2^14; most clients refuse larger requests).
+pub const BLOCK_SIZE: u32 = 16 * 1024;
+
+/// A block address: `length` bytes at `begin` within piece `piece` (BEP 3 request/cancel).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct BlockRef {
+    /// Piece index.
+    pub piece: u32,
+    /// Byte offset within the piece.
+    pub begin: u32,
+    /// Length in bytes (16 KiB except the last block of a piece).
+    pub length: u32,
+}
