@@ -34,11 +34,12 @@ pub struct Cli {
 /// Headless subcommands.
 #[derive(Debug, Subcommand)]
 pub enum Cmd {
-    /// Download a torrent without the TUI, printing progress; exits 0 once every piece is
-    /// verified (or keeps seeding with --seed until SIGINT/SIGTERM).
+    /// Download torrents without the TUI, printing progress; exits 0 once every piece of
+    /// every torrent is verified (or keeps seeding with --seed until SIGINT/SIGTERM).
     Download {
-        /// The .torrent file.
-        torrent: PathBuf,
+        /// The .torrent files.
+        #[arg(required = true, value_name = "TORRENT")]
+        torrents: Vec<PathBuf>,
         /// Directory to download into (default: `download_dir` from the config).
         #[arg(short = 'o', long = "output", value_name = "DIR")]
         output: Option<PathBuf>,

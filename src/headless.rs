@@ -21,8 +21,8 @@ use crate::tui::format;
 /// Options of `ratorrent download`.
 #[derive(Debug, Clone)]
 pub struct DownloadOptions {
-    /// The .torrent file.
-    pub torrent: std::path::PathBuf,
+    /// The .torrent files (at least one).
+    pub torrents: Vec<std::path::PathBuf>,
     /// Target directory (`None`: config's `download_dir`).
     pub output: Option<std::path::PathBuf>,
     /// Keep seeding after completion until SIGINT/SIGTERM.
@@ -36,11 +36,7 @@ pub struct DownloadOptions {
 /// One progress line, e.g.
 /// `[ 42.0%] 430.1 MiB / 1.00 GiB  ↓ 312.4 MiB/s  ↑ 0 B/s  peers 1 (1 seeds)  ETA 2s  Downloading`.
 pub fn progress_line(r: &TorrentRow) -> String {
-    let pct = if r.size == 0 {
-        100.0
-    } else {
-        r.done as f64 * 100.0 / r.size as f64
-    };
+    let pct = r.progress() * 100.0;
     let eta = r.eta_secs.map_or_else(|| "-".to_string(), format::eta);
     let mut line = format!(
         "[{pct:5.1}%] {} / {}  ↓ {}  ↑ {}  peers {} ({} seeds)  ETA {eta}  {}",
@@ -52,7 +48,11 @@ pub fn progress_line(r: &TorrentRow) -> String {
         r.seeds,
         r.state.label(),
     );
-    if let Some(m) = &r.message {
+    if let Some(e) = &r.error {
+        line.push_str("  (");
+        line.push_str(&e.message);
+        line.push(')');
+    } else if let Some(m) = &r.message {
         line.push_str("  (");
         line.push_str(m);
         line.push(')');
@@ -60,12 +60,44 @@ pub fn progress_line(r: &TorrentRow) -> String {
     line
 }
 
-/// Run `ratorrent download`. Returns when the torrent is complete (or, with `seed`, when a
-/// signal arrives).
+/// One progress line for several torrents, e.g.
+/// `[ 42.0%] 3/100 complete  1.2 GiB / 2.9 GiB  ↓ 312.4 MiB/s  ↑ 0 B/s  peers 4`.
+pub fn summary_line(rows: &[&TorrentRow]) -> String {
+    let size: u64 = rows.iter().map(|r| r.size).sum();
+    let done: u64 = rows.iter().map(|r| r.done).sum();
+    let pct = if size == 0 {
+        100.0
+    } else {
+        done as f64 * 100.0 / size as f64
+    };
+    let complete = rows.iter().filter(|r| is_done(r)).count();
+    format!(
+        "[{pct:5.1}%] {complete}/{} complete  {} / {}  ↓ {}  ↑ {}  peers {}",
+        rows.len(),
+        format::size(done),
+        format::size(size),
+        format::rate(rows.iter().map(|r| r.down_rate).sum()),
+        format::rate(rows.iter().map(|r| r.up_rate).sum()),
+        rows.iter().map(|r| r.peers).sum::<u32>(),
+    )
+}
+
+fn is_done(r: &TorrentRow) -> bool {
+    r.pieces_total > 0
+        && r.pieces_have == r.pieces_total
+        && matches!(r.state, TorrentState::Completed | TorrentState::Seeding)
+}
+
+/// Run `ratorrent download`. Returns when every torrent is complete (or, with `seed`, when
+/// a signal arrives after they all are).
 ///
 /// # Errors
-/// Invalid torrent, port in use, storage errors, timeout, or an interrupt before completion.
+/// Invalid torrent, port in use, a torrent stopped by an error (also while seeding),
+/// timeout, or an interrupt before completion.
 pub async fn download(mut config: Config, opts: DownloadOptions) -> anyhow::Result<()> {
+    if opts.torrents.is_empty() {
+        bail!("no torrent given");
+    }
     if let Some(dir) = &opts.output {
         config.download_dir = dir.clone();
     }
@@ -73,27 +105,30 @@ pub async fn download(mut config: Config, opts: DownloadOptions) -> anyhow::Resu
     let mut sigint = signal(SignalKind::interrupt())?;
     let mut sigterm = signal(SignalKind::terminate())?;
     let handle = session::start(config).await?;
-    let (tx, rx) = oneshot::channel();
-    handle
-        .commands
-        .send(Command::Add(
-            AddRequest {
-                torrent: opts.torrent.clone(),
-                download_dir: None,
-                paused: false,
-                seed: opts.seed,
-            },
-            Some(tx),
-        ))
-        .await
-        .context("engine stopped")?;
-    let id = match rx.await.context("engine stopped")? {
-        Ok(id) => id,
-        Err(e) => {
-            shutdown(&handle.commands).await;
-            bail!("{e}");
+    let mut ids = Vec::new();
+    for t in &opts.torrents {
+        let (tx, rx) = oneshot::channel();
+        handle
+            .commands
+            .send(Command::Add(
+                AddRequest {
+                    torrent: t.clone(),
+                    download_dir: None,
+                    paused: false,
+                    seed: opts.seed,
+                },
+                Some(tx),
+            ))
+            .await
+            .context("engine stopped")?;
+        match rx.await.context("engine stopped")? {
+            Ok(id) => ids.push(id),
+            Err(e) => {
+                shutdown(&handle.commands).await;
+                bail!("{e}");
+            }
         }
-    };
+    }
     let mut snapshots = handle.snapshots.clone();
     let start = Instant::now();
     // a line a second even when nothing changes (a stalled download says so)
@@ -101,72 +136,76 @@ pub async fn download(mut config: Config, opts: DownloadOptions) -> anyhow::Resu
     ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     let deadline = opts.timeout.map(|t| tokio::time::Instant::now() + t);
     let mut last_print = Instant::now() - Duration::from_secs(10);
-    let mut announced_seeding = false;
+    let mut all_done = false;
     let outcome: anyhow::Result<()> = loop {
-        let row = snapshots.borrow_and_update().row(id).cloned();
-        if let Some(r) = &row {
-            let done = r.pieces_total > 0 && r.pieces_have == r.pieces_total;
-            match r.state {
-                TorrentState::Error => {
-                    break Err(anyhow::anyhow!(
-                        "{}: {}",
+        let snap = snapshots.borrow_and_update().clone();
+        let rows: Vec<&TorrentRow> = ids.iter().filter_map(|id| snap.row(*id)).collect();
+        if let Some(r) = rows.iter().find(|r| r.state == TorrentState::Error) {
+            let why = r.error.as_ref().map_or_else(
+                || "failed".to_string(),
+                |e| format!("{} ({})", e.message, e.kind.hint()),
+            );
+            break Err(anyhow::anyhow!("{}: {why}", r.name));
+        }
+        let done_now = rows.len() == ids.len() && rows.iter().all(|r| is_done(r));
+        if done_now && !all_done {
+            all_done = true;
+            if !opts.quiet {
+                let secs = start.elapsed().as_secs_f64();
+                if let [r] = rows.as_slice() {
+                    println!("{}", progress_line(r));
+                    println!(
+                        "complete: {} ({}) in {secs:.1} s",
                         r.name,
-                        r.message.clone().unwrap_or_else(|| "failed".into())
-                    ));
+                        format::size(r.size)
+                    );
+                } else {
+                    println!("{}", summary_line(&rows));
+                    let size: u64 = rows.iter().map(|r| r.size).sum();
+                    println!(
+                        "complete: all {} torrents ({}) in {secs:.1} s",
+                        rows.len(),
+                        format::size(size)
+                    );
                 }
-                TorrentState::Completed | TorrentState::Seeding if done => {
-                    if !opts.quiet && !announced_seeding {
-                        let secs = start.elapsed().as_secs_f64();
-                        println!("{}", progress_line(r));
-                        println!(
-                            "complete: {} ({}) in {:.1} s",
-                            r.name,
-                            format::size(r.size),
-                            secs
-                        );
-                    }
-                    if !opts.seed {
-                        break Ok(());
-                    }
-                    if !announced_seeding && !opts.quiet {
-                        println!("seeding until interrupted (Ctrl-C)");
-                    }
-                    announced_seeding = true;
+                if opts.seed {
+                    println!("seeding until interrupted (Ctrl-C)");
                 }
-                _ => {}
-            }
-            if !opts.quiet
-                && !announced_seeding
-                && last_print.elapsed() >= Duration::from_millis(950)
-            {
-                println!("{}", progress_line(r));
                 let _ = std::io::stdout().flush();
-                last_print = Instant::now();
             }
+            if !opts.seed {
+                break Ok(());
+            }
+        }
+        if !opts.quiet
+            && !all_done
+            && rows.len() == ids.len()
+            && last_print.elapsed() >= Duration::from_millis(950)
+        {
+            match rows.as_slice() {
+                [r] => println!("{}", progress_line(r)),
+                rows => println!("{}", summary_line(rows)),
+            }
+            let _ = std::io::stdout().flush();
+            last_print = Instant::now();
         }
         let sleep_until =
             deadline.unwrap_or_else(|| tokio::time::Instant::now() + Duration::from_secs(3600));
         tokio::select! {
             c = snapshots.changed() => if c.is_err() { break Err(anyhow::anyhow!("engine stopped unexpectedly")); },
-            _ = ticker.tick() => {}
-            _ = sigint.recv() => break Err(anyhow::anyhow!("interrupted")),
-            _ = sigterm.recv() => break Err(anyhow::anyhow!("terminated")),
-            _ = tokio::time::sleep_until(sleep_until), if deadline.is_some() => {
-                let pct = row.map_or(0.0, |r| r.progress() * 100.0);
+            _ = ticker.tick(), if !all_done => {}
+            _ = sigint.recv() => break if all_done { Ok(()) } else { Err(anyhow::anyhow!("interrupted")) },
+            _ = sigterm.recv() => break if all_done { Ok(()) } else { Err(anyhow::anyhow!("terminated")) },
+            _ = tokio::time::sleep_until(sleep_until), if deadline.is_some() && !all_done => {
+                let size: u64 = rows.iter().map(|r| r.size).sum();
+                let done: u64 = rows.iter().map(|r| r.done).sum();
+                let pct = if size == 0 { 0.0 } else { done as f64 * 100.0 / size as f64 };
                 break Err(anyhow::anyhow!("timed out after {} s at {pct:.1}%", opts.timeout.unwrap_or_default().as_secs()));
             }
         }
     };
     shutdown(&handle.commands).await;
     let _ = tokio::time::timeout(Duration::from_secs(2), handle.task).await;
-    if outcome.is_err() && opts.seed {
-        // stopped by a signal while seeding: success if every piece is verified (the final
-        // snapshot, published at shutdown, may be newer than the last one we looked at)
-        let last = snapshots.borrow().row(id).cloned();
-        if last.is_some_and(|r| r.pieces_total > 0 && r.pieces_have == r.pieces_total) {
-            return Ok(());
-        }
-    }
     outcome
 }
 

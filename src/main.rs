@@ -81,7 +81,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             })
         }
         Some(Cmd::Download {
-            torrent,
+            torrents,
             output,
             seed,
             timeout,
@@ -90,7 +90,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             init_stderr_logging();
             let config = load_config(&cli)?;
             let opts = headless::DownloadOptions {
-                torrent: torrent.clone(),
+                torrents: torrents.clone(),
                 output: output.clone(),
                 seed: *seed,
                 timeout: timeout.map(std::time::Duration::from_secs),
@@ -126,7 +126,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                         .await?;
                     if let Ok(Err(e)) = rx.await {
                         tracing::warn!("{e}");
-                        errors.push(e);
+                        errors.push(e.to_string());
                     }
                 }
                 // a bad torrent on the command line does not keep the others from running

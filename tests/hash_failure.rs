@@ -77,6 +77,8 @@ fn fake_seeder(listener: TcpListener, data: Arc<Vec<u8>>, ih: InfoHash, log: Arc
                     }
                     .encode(&mut out);
                     if s.write_all(&out).is_err() {
+                        // the client closed the connection while we were answering
+                        log.lock().unwrap().closed_by_client += 1;
                         break 'conn;
                     }
                 }

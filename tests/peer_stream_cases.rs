@@ -11,13 +11,17 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
-use ratorrent::api::{TorrentId, TorrentState};
+use ratorrent::api::{PeerSource, TorrentId, TorrentState};
 use ratorrent::config::Config;
-use ratorrent::engine::peer_task::{self, PeerError, PeerInfo};
-use ratorrent::engine::torrent::{self, SessionCtx, Torrent, TorrentSpawn};
+use ratorrent::engine::ctx::{SessionCtx, SessionEvent};
+use ratorrent::engine::peer_conn::{self as peer_task, PeerError, PeerInfo};
+use ratorrent::engine::picker::Picker;
+use ratorrent::engine::torrent::shared::{TorrentShared, open_disk};
 use ratorrent::metainfo::{Metainfo, TorrentBuilder};
 use ratorrent::peer::PeerId;
 use ratorrent::peer::wire::{HANDSHAKE_LEN, Handshake};
+use ratorrent::piece::Bitfield;
+use ratorrent::storage::check::check_pieces;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 
@@ -25,8 +29,9 @@ const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/peer
 
 /// A torrent of `len` bytes in `piece` pieces; `complete` puts the data on disk first.
 struct Fixture {
-    t: Arc<Torrent>,
+    t: Arc<TorrentShared>,
     _dir: tempfile::TempDir,
+    _events: tokio::sync::mpsc::UnboundedReceiver<SessionEvent>,
 }
 
 async fn fixture(len: u64, piece: u32, complete: bool) -> Fixture {
@@ -53,27 +58,44 @@ async fn start(meta: Metainfo, download_dir: &Path, dir: tempfile::TempDir) -> F
         download_dir: download_dir.to_path_buf(),
         ..Config::default()
     };
-    let ctx = SessionCtx::new(config, 0);
-    let (t, _ctrl, _task) = torrent::spawn(
+    let (tx, events) = tokio::sync::mpsc::unbounded_channel();
+    let ctx = SessionCtx::new(config, 0, tx);
+    let id = TorrentId(1);
+    let disk = open_disk(id, &meta, download_dir, &ctx).unwrap();
+    let geo = meta.geometry();
+    // the torrent's check: what of the data is on disk already
+    let have = if disk.storage.any_data_present() {
+        check_pieces(
+            &disk.storage,
+            geo,
+            &meta.piece_hashes,
+            2,
+            &Default::default(),
+            &Default::default(),
+        )
+    } else {
+        Bitfield::new(geo.piece_count())
+    };
+    let picker = Picker::new(
+        geo.piece_count(),
+        geo.piece_length(),
+        geo.last_piece_length(),
+        have,
+    );
+    let t = Arc::new(TorrentShared::new(
+        id,
+        meta.info_hash,
+        geo,
+        picker,
+        disk,
         ctx,
-        TorrentSpawn {
-            id: TorrentId(1),
-            meta: Arc::new(meta),
-            download_dir: download_dir.to_path_buf(),
-            paused: false,
-            seed: true,
-        },
-    )
-    .unwrap();
-    for _ in 0..500 {
-        if t.status.lock().unwrap().state != TorrentState::Checking {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(10)).await;
+    ));
+    t.set_accepting(true);
+    Fixture {
+        t,
+        _dir: dir,
+        _events: events,
     }
-    // keep the torrent task alive for the test's duration
-    std::mem::forget(_ctrl);
-    Fixture { t, _dir: dir }
 }
 
 /// Connected loopback pair: (our side, the remote peer's side).
@@ -95,9 +117,15 @@ async fn play(
     let mut hs = [0u8; HANDSHAKE_LEN];
     hs.copy_from_slice(&stream[..HANDSHAKE_LEN]);
     let mut remote_hs = Handshake::parse(&hs).expect("case handshake parses");
-    remote_hs.info_hash = f.t.info_hash();
+    remote_hs.info_hash = f.t.info_hash;
     let (ours, mut remote, addr) = pair().await;
-    let info = Arc::new(PeerInfo::new(addr, false, remote_hs.peer_id));
+    let info = Arc::new(PeerInfo::new(
+        addr,
+        false,
+        remote_hs.peer_id,
+        PeerSource::Incoming,
+        f.t.ctx.clock.now_ms(),
+    ));
     let (_ctrl_tx, ctrl_rx) = tokio::sync::mpsc::unbounded_channel();
     let task = tokio::spawn(peer_task::run(
         f.t.clone(),

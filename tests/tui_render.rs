@@ -36,6 +36,7 @@ fn downloading() -> TorrentRow {
         downloaded: done,
         uploaded: 10 * MIB,
         message: None,
+        ..TorrentRow::default()
     }
 }
 
@@ -60,6 +61,7 @@ fn seeding() -> TorrentRow {
         downloaded: size,
         uploaded: 2 * size,
         message: None,
+        ..TorrentRow::default()
     }
 }
 
@@ -90,8 +92,10 @@ fn snapshot(seq: u64, rows: Vec<TorrentRow>) -> Arc<Snapshot> {
             uploaded: 0,
             peers: rows.iter().map(|r| r.peers).sum(),
             listen_port: 6881,
+            ..GlobalStats::default()
         },
-        rows: rows.into(),
+        rows: rows.into_iter().map(Arc::new).collect(),
+        detail: None,
     })
 }
 

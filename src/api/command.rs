@@ -5,6 +5,8 @@ use std::path::PathBuf;
 use tokio::sync::oneshot;
 
 use super::TorrentId;
+use super::error::AddError;
+use super::event::EngineEvent;
 
 /// Sending end of the command channel.
 pub type CommandSender = tokio::sync::mpsc::Sender<Command>;
@@ -22,23 +24,51 @@ pub struct AddRequest {
     pub seed: bool,
 }
 
-/// A request to the engine. Commands that can fail carry a oneshot for the answer,
-/// so a front end can show the error (e.g. "not a valid torrent: ...").
+/// A request to the engine. Commands that can fail carry a oneshot for the answer, so a
+/// front end can show the error (e.g. "already added" and select the existing torrent).
+/// Commands naming a torrent that is gone are ignored.
 #[derive(Debug)]
 pub enum Command {
-    /// Add a torrent; replies with its id or a readable error.
+    /// Add a torrent; replies with its id or why it was refused.
     Add(
         AddRequest,
-        Option<oneshot::Sender<Result<TorrentId, String>>>,
+        Option<oneshot::Sender<Result<TorrentId, AddError>>>,
     ),
     /// Stop a torrent's peers and announce `stopped`; data stays.
     Pause(TorrentId),
-    /// Start a paused torrent again.
+    /// Start a paused torrent again; from Error, retry (rechecking first when the data may
+    /// have changed).
     Resume(TorrentId),
-    /// Pause if running, resume if paused.
+    /// Pause if running, resume if paused or in Error.
     TogglePause(TorrentId),
-    /// Forget a torrent (data stays on disk).
-    Remove(TorrentId),
+    /// Pause every torrent.
+    PauseAll,
+    /// Resume every paused torrent.
+    ResumeAll,
+    /// Forget a torrent; with `delete_data`, also delete its files (and the folders they
+    /// leave empty) from the download folder.
+    Remove {
+        /// The torrent.
+        id: TorrentId,
+        /// Delete its payload files too.
+        delete_data: bool,
+    },
+    /// Hash the torrent's data on disk again (cancels a check in progress and starts over).
+    Recheck(TorrentId),
+    /// Announce to every tracker now (as far as their `min interval` allows).
+    Reannounce(TorrentId),
+    /// Publish the detail (peers, files, trackers, pieces) of this torrent in every snapshot
+    /// from now on; `None` stops. Only one torrent is focused at a time.
+    Focus(Option<TorrentId>),
+    /// Set the session-wide rate limits, bytes/s (0 = unlimited).
+    SetLimits {
+        /// Download limit, bytes/s.
+        download: u64,
+        /// Upload limit, bytes/s.
+        upload: u64,
+    },
+    /// The most recent engine events (oldest first; at most the history size).
+    RecentEvents(oneshot::Sender<Vec<EngineEvent>>),
     /// Stop every torrent, send `stopped` to trackers, then reply and end the engine.
     Shutdown(oneshot::Sender<()>),
 }

@@ -1,14 +1,22 @@
 //! The engine/UI contract: plain data that both sides import.
 //!
 //! The engine publishes [`Snapshot`]s over a `tokio::sync::watch` channel (latest value
-//! only, so a slow terminal never queues stale frames); the UI (or the headless
-//! `download` front end) sends [`Command`]s back over a bounded `tokio::sync::mpsc`.
+//! only, so a slow terminal never queues stale frames) and [`EngineEvent`]s over a
+//! `tokio::sync::broadcast` channel; the UI (or the headless `download` front end) sends
+//! [`Command`]s back over a bounded `tokio::sync::mpsc`.
 
 mod command;
+mod error;
+mod event;
 mod snapshot;
 
 pub use command::{AddRequest, Command, CommandSender};
-pub use snapshot::{GlobalStats, Snapshot, SnapshotReceiver, TorrentRow, TorrentState};
+pub use error::{AddError, TorrentError, TorrentErrorKind};
+pub use event::{EngineEvent, EventKind, EventLevel, EventReceiver};
+pub use snapshot::{
+    FilePriority, FileRow, GlobalStats, PeerFlags, PeerRow, PeerSource, PieceState, Snapshot,
+    SnapshotReceiver, TorrentDetail, TorrentRow, TorrentState, TrackerRow, TrackerStatus,
+};
 
 /// Identifies one torrent inside a session; assigned by the engine, never reused.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]

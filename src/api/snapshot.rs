@@ -1,8 +1,19 @@
 //! Snapshots: the immutable, cheap-to-clone view of engine state that the UI draws.
+//!
+//! A snapshot grows with the number of torrents, not torrents × peers: the list has one
+//! [`TorrentRow`] per torrent, and only the torrent the UI focuses on
+//! ([`Command::Focus`](super::Command::Focus)) gets a [`TorrentDetail`] with its peers,
+//! files, trackers and pieces. Rows carry a revision ([`TorrentRow::rev`]) that changes
+//! whenever anything in the row changes; the engine rebuilds only the rows that changed
+//! and shares the others (`Arc`) with the previous snapshot.
 
+use std::net::SocketAddr;
+use std::path::PathBuf;
 use std::sync::Arc;
+use std::time::SystemTime;
 
 use super::TorrentId;
+use super::error::TorrentError;
 
 /// Receiving end of the snapshot channel (latest value wins).
 pub type SnapshotReceiver = tokio::sync::watch::Receiver<Arc<Snapshot>>;
@@ -10,18 +21,20 @@ pub type SnapshotReceiver = tokio::sync::watch::Receiver<Arc<Snapshot>>;
 /// Everything a front end needs to draw one frame.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Snapshot {
-    /// Increases by one with every published snapshot; lets the UI skip redraws.
+    /// Increases with every published snapshot; lets the UI skip redraws.
     pub seq: u64,
     /// Session-wide totals for the status bar.
     pub global: GlobalStats,
     /// One row per torrent, in the order they were added.
-    pub rows: Arc<[TorrentRow]>,
+    pub rows: Arc<[Arc<TorrentRow>]>,
+    /// Details of the focused torrent (see [`Command::Focus`](super::Command::Focus)), if any.
+    pub detail: Option<Arc<TorrentDetail>>,
 }
 
 impl Snapshot {
     /// The row of torrent `id`, if it is in this snapshot.
     pub fn row(&self, id: TorrentId) -> Option<&TorrentRow> {
-        self.rows.iter().find(|r| r.id == id)
+        self.rows.iter().find(|r| r.id == id).map(|r| &**r)
     }
 }
 
@@ -32,6 +45,10 @@ pub struct GlobalStats {
     pub down_rate: u64,
     /// Payload upload rate over all torrents, bytes/s.
     pub up_rate: u64,
+    /// Session-wide download limit, bytes/s (0 = unlimited).
+    pub down_limit: u64,
+    /// Session-wide upload limit, bytes/s (0 = unlimited).
+    pub up_limit: u64,
     /// Payload bytes downloaded this session.
     pub downloaded: u64,
     /// Payload bytes uploaded this session.
@@ -43,11 +60,15 @@ pub struct GlobalStats {
 }
 
 /// Life-cycle state of a torrent as shown to the user.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Hash)]
 pub enum TorrentState {
     /// Hashing existing data on disk before it can start.
     #[default]
     Checking,
+    /// Waiting for its turn (e.g. for a check: only a few torrents hash at a time).
+    Queued,
+    /// Fetching the info dictionary from peers (a magnet link, BEP 9).
+    FetchingMetadata,
     /// Fetching pieces from the swarm.
     Downloading,
     /// Every piece verified; serving the swarm.
@@ -56,7 +77,7 @@ pub enum TorrentState {
     Completed,
     /// Stopped by the user; no peers, no announces.
     Paused,
-    /// Stopped by an error (see [`TorrentRow::message`]).
+    /// Stopped by an error (see [`TorrentRow::error`]); resume or recheck once it is fixed.
     Error,
 }
 
@@ -65,12 +86,22 @@ impl TorrentState {
     pub fn label(self) -> &'static str {
         match self {
             TorrentState::Checking => "Checking",
+            TorrentState::Queued => "Queued",
+            TorrentState::FetchingMetadata => "Metadata",
             TorrentState::Downloading => "Downloading",
             TorrentState::Seeding => "Seeding",
             TorrentState::Completed => "Completed",
             TorrentState::Paused => "Paused",
             TorrentState::Error => "Error",
         }
+    }
+
+    /// Whether the torrent talks to peers and trackers in this state.
+    pub fn is_active(self) -> bool {
+        matches!(
+            self,
+            TorrentState::FetchingMetadata | TorrentState::Downloading | TorrentState::Seeding
+        )
     }
 }
 
@@ -79,20 +110,24 @@ impl TorrentState {
 pub struct TorrentRow {
     /// Session-local identity.
     pub id: TorrentId,
+    /// Changes whenever any field of this row changes (equal revisions: equal rows).
+    pub rev: u64,
     /// Torrent name (display form, UTF-8).
     pub name: String,
     /// v1 info hash, 40 lowercase hex digits.
     pub info_hash: String,
     /// Payload size in bytes (padding files excluded).
     pub size: u64,
-    /// Verified payload bytes on disk.
+    /// Verified payload bytes on disk (while checking: bytes checked so far).
     pub done: u64,
-    /// Pieces verified / pieces in the torrent.
+    /// Pieces verified (while checking: pieces checked so far).
     pub pieces_have: u32,
     /// Total number of pieces.
     pub pieces_total: u32,
     /// Current state.
     pub state: TorrentState,
+    /// Why the torrent is in [`TorrentState::Error`], with what to do about it.
+    pub error: Option<TorrentError>,
     /// Payload download rate, bytes/s.
     pub down_rate: u64,
     /// Payload upload rate, bytes/s.
@@ -103,15 +138,17 @@ pub struct TorrentRow {
     pub seeds: u32,
     /// Connected peers in total (seeders included).
     pub peers: u32,
-    /// Seeders in the swarm as the tracker last reported (`complete`), if it did.
+    /// Seeders in the swarm as a tracker last reported (`complete`), if one did.
     pub swarm_seeds: Option<u32>,
-    /// Leechers in the swarm as the tracker last reported (`incomplete`), if it did.
+    /// Leechers in the swarm as a tracker last reported (`incomplete`), if one did.
     pub swarm_leechers: Option<u32>,
     /// Payload bytes downloaded since the torrent was added (failed pieces included).
     pub downloaded: u64,
     /// Payload bytes uploaded since the torrent was added.
     pub uploaded: u64,
-    /// Last tracker warning/error or storage error, for the user to read.
+    /// When the torrent was added (Unix seconds).
+    pub added_at: u64,
+    /// Last tracker warning or other notice for the user to read (not an error).
     pub message: Option<String>,
 }
 
@@ -124,4 +161,211 @@ impl TorrentRow {
             self.done as f64 / self.size as f64
         }
     }
+
+    /// Uploaded / downloaded (`None` while nothing was downloaded).
+    pub fn ratio(&self) -> Option<f64> {
+        (self.downloaded > 0).then(|| self.uploaded as f64 / self.downloaded as f64)
+    }
+}
+
+/// What the detail view of one torrent shows: built only for the focused torrent.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct TorrentDetail {
+    /// The torrent.
+    pub id: TorrentId,
+    /// v1 info hash, 40 lowercase hex digits.
+    pub info_hash: String,
+    /// The folder the payload is stored in.
+    pub save_path: PathBuf,
+    /// `comment` from the metainfo.
+    pub comment: Option<String>,
+    /// `created by` from the metainfo.
+    pub created_by: Option<String>,
+    /// `creation date` from the metainfo (Unix seconds).
+    pub creation_date: Option<i64>,
+    /// BEP 27 private torrent (no DHT, no PEX).
+    pub private: bool,
+    /// Bytes per piece.
+    pub piece_length: u32,
+    /// Wasted payload bytes (duplicates, pieces that failed their hash check).
+    pub wasted: u64,
+    /// Connected peers, sorted by address.
+    pub peers: Vec<PeerRow>,
+    /// Files in payload order (padding files left out).
+    pub files: Vec<FileRow>,
+    /// Trackers, tier by tier.
+    pub trackers: Vec<TrackerRow>,
+    /// One entry per piece.
+    pub pieces: Arc<[PieceState]>,
+}
+
+/// One connected peer (Peers panel).
+#[derive(Debug, Clone, PartialEq)]
+pub struct PeerRow {
+    /// Remote address.
+    pub addr: SocketAddr,
+    /// Client name: BEP 10 `v`, else decoded from the peer id (e.g. `-lt2080-` → libtorrent).
+    pub client: String,
+    /// Choke/interest state both ways and connection properties.
+    pub flags: PeerFlags,
+    /// Share of the torrent the peer has, 0.0–1.0.
+    pub progress: f32,
+    /// Payload rate from the peer, bytes/s.
+    pub down_rate: u64,
+    /// Payload rate to the peer, bytes/s.
+    pub up_rate: u64,
+    /// Payload bytes received from it.
+    pub downloaded: u64,
+    /// Payload bytes sent to it.
+    pub uploaded: u64,
+    /// Where we learnt of the peer.
+    pub source: PeerSource,
+}
+
+/// Choke and interest state of a peer connection (BEP 3) and how it is carried.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct PeerFlags {
+    /// We choke it (refuse its requests).
+    pub am_choking: bool,
+    /// We want its pieces.
+    pub am_interested: bool,
+    /// It chokes us.
+    pub peer_choking: bool,
+    /// It wants our pieces.
+    pub peer_interested: bool,
+    /// It connected to us.
+    pub incoming: bool,
+    /// The stream is encrypted (MSE).
+    pub encrypted: bool,
+    /// Over uTP (BEP 29) rather than TCP.
+    pub utp: bool,
+    /// It has our requests and sent nothing for a while.
+    pub snubbed: bool,
+    /// It holds the optimistic unchoke slot.
+    pub optimistic: bool,
+}
+
+/// Where a peer address came from.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+pub enum PeerSource {
+    /// A tracker's announce response.
+    #[default]
+    Tracker,
+    /// It connected to us.
+    Incoming,
+    /// The DHT (BEP 5).
+    Dht,
+    /// Peer exchange (BEP 11).
+    Pex,
+    /// A magnet link's `x.pe` parameter.
+    Magnet,
+    /// Added by the user.
+    Manual,
+}
+
+impl PeerSource {
+    /// Short label, e.g. `"tracker"`.
+    pub fn label(self) -> &'static str {
+        match self {
+            PeerSource::Tracker => "tracker",
+            PeerSource::Incoming => "incoming",
+            PeerSource::Dht => "DHT",
+            PeerSource::Pex => "PEX",
+            PeerSource::Magnet => "magnet",
+            PeerSource::Manual => "manual",
+        }
+    }
+}
+
+/// One file of the torrent (Files panel).
+#[derive(Debug, Clone, PartialEq)]
+pub struct FileRow {
+    /// Path inside the torrent, `/`-separated (display form).
+    pub path: String,
+    /// Bytes.
+    pub size: u64,
+    /// Bytes of this file inside verified pieces.
+    pub done: u64,
+    /// Download priority.
+    pub priority: FilePriority,
+}
+
+/// Download priority of a file.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum FilePriority {
+    /// Do not download.
+    Skip,
+    /// After the others.
+    Low,
+    /// The default.
+    #[default]
+    Normal,
+    /// Before the others.
+    High,
+}
+
+/// One tracker of the torrent (Trackers panel).
+#[derive(Debug, Clone, PartialEq)]
+pub struct TrackerRow {
+    /// Announce URL with any passkey in its path or query masked.
+    pub url: String,
+    /// BEP 12 tier, from 0.
+    pub tier: u32,
+    /// What the last exchange with it gave.
+    pub status: TrackerStatus,
+    /// Its last error or warning, for the user to read.
+    pub message: Option<String>,
+    /// When we last announced to it.
+    pub last_announce: Option<SystemTime>,
+    /// When we announce to it next (while the torrent runs).
+    pub next_announce: Option<SystemTime>,
+    /// Seeders it reported (`complete`).
+    pub seeds: Option<u32>,
+    /// Leechers it reported (`incomplete`).
+    pub leechers: Option<u32>,
+    /// Completed downloads it reported (`downloaded`, BEP 48 scrape).
+    pub downloaded: Option<u32>,
+    /// Peers it gave in its last answer.
+    pub peers: u32,
+}
+
+/// State of one tracker.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum TrackerStatus {
+    /// Not contacted yet (or another tracker of its tier answered).
+    #[default]
+    Idle,
+    /// An announce is in flight.
+    Announcing,
+    /// Its last announce succeeded.
+    Working,
+    /// Its last announce failed (see the message).
+    Error,
+    /// Its URL scheme is not supported.
+    Unsupported,
+}
+
+impl TrackerStatus {
+    /// Short label, e.g. `"working"`.
+    pub fn label(self) -> &'static str {
+        match self {
+            TrackerStatus::Idle => "idle",
+            TrackerStatus::Announcing => "announcing",
+            TrackerStatus::Working => "working",
+            TrackerStatus::Error => "error",
+            TrackerStatus::Unsupported => "unsupported",
+        }
+    }
+}
+
+/// State of one piece (Pieces panel).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum PieceState {
+    /// Not verified, nothing requested.
+    #[default]
+    Missing,
+    /// Blocks requested or received, not yet verified.
+    Downloading,
+    /// Verified.
+    Have,
 }

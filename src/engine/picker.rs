@@ -168,6 +168,15 @@ impl Picker {
         self.partial.len()
     }
 
+    /// Pieces being downloaded: some blocks requested or received, or all received and
+    /// waiting for their hash check.
+    pub fn partial_pieces(&self) -> impl Iterator<Item = u32> + '_ {
+        self.partial
+            .keys()
+            .copied()
+            .chain(self.pending_contributors.keys().copied())
+    }
+
     /// Size of piece `p` in bytes.
     pub fn piece_size(&self, p: u32) -> u32 {
         if p + 1 == self.piece_count {
@@ -544,6 +553,40 @@ impl Picker {
         true
     }
 
+    /// A verified piece `p` turned out missing on disk (a file shrank under a seed): fetch it
+    /// again. Returns false if it was not verified.
+    pub fn piece_lost(&mut self, p: u32) -> bool {
+        if self.state.get(p as usize) != Some(&PieceState::Have) {
+            return false;
+        }
+        self.state[p as usize] = PieceState::Missing;
+        self.missing += 1;
+        self.have.unset(p);
+        self.left += u64::from(self.piece_size(p));
+        self.insert_into_order(p);
+        true
+    }
+
+    /// Put `p` back into `order`, in its availability bucket: append it (top bucket), then
+    /// walk it down one bucket at a time by swapping it with each bucket's first piece.
+    fn insert_into_order(&mut self, p: u32) {
+        let a = self.availability[p as usize] as usize;
+        while self.bucket_start.len() < a + 2 {
+            self.bucket_start.push(self.order.len() as u32);
+        }
+        self.order.push(p);
+        let mut i = (self.order.len() - 1) as u32;
+        self.pos[p as usize] = i;
+        let mut b = self.bucket_start.len() - 1;
+        while b > a {
+            let first = self.bucket_start[b];
+            self.swap_order(i, first);
+            i = first;
+            self.bucket_start[b] += 1;
+            b -= 1;
+        }
+    }
+
     /// Piece `p` failed its hash check: fetch it again from scratch. Returns the peers that
     /// sent its blocks.
     pub fn piece_failed(&mut self, p: u32) -> Vec<PeerKey> {
@@ -690,6 +733,30 @@ mod tests {
         assert!(failed_once);
         assert_eq!(pk.bytes_left(), 0);
         assert!(!pk.is_interesting(&all));
+    }
+
+    #[test]
+    fn lost_pieces_are_fetched_again() {
+        let mut pk = Picker::new(8, BLOCK_SIZE, BLOCK_SIZE, Bitfield::full(8));
+        assert!(pk.is_complete());
+        let mut some = Bitfield::new(8);
+        some.set(3);
+        some.set(5);
+        pk.peer_bitfield(&some);
+        pk.peer_bitfield(&Bitfield::full(8));
+        pk.check_invariants();
+        assert!(pk.piece_lost(5));
+        assert!(!pk.piece_lost(5), "once");
+        assert!(pk.piece_lost(0));
+        pk.check_invariants();
+        assert!(!pk.is_complete());
+        assert_eq!(pk.bytes_left(), 2 * u64::from(BLOCK_SIZE));
+        let mut out = Vec::new();
+        pk.pick(1, &Bitfield::full(8), &[], 10, &mut out);
+        let mut got: Vec<u32> = out.iter().map(|b| b.piece).collect();
+        got.sort();
+        assert_eq!(got, vec![0, 5]);
+        assert!(pk.availability(5) == 2 && pk.availability(0) == 1);
     }
 
     #[test]

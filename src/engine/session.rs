@@ -1,34 +1,41 @@
-//! The session actor: owns every torrent, accepts incoming peers, answers commands and
-//! publishes snapshots.
+//! The session actor: owns every torrent, accepts incoming peers, answers commands, runs
+//! the one deadline queue and publishes snapshots.
 //!
 //! Nothing else mutates engine state. Front ends talk to it only through
-//! [`SessionHandle::commands`] and read [`SessionHandle::snapshots`].
+//! [`SessionHandle::commands`], read [`SessionHandle::snapshots`] and subscribe to events
+//! with [`SessionHandle::subscribe`]. The task sleeps until a command, an event from a
+//! connection, disk thread or tracker task, an incoming connection, or the earliest
+//! deadline: a session whose torrents are idle does not wake up.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::net::SocketAddr;
-use std::sync::atomic::Ordering;
+use std::path::PathBuf;
 use std::sync::{Arc, RwLock};
 use std::time::{Duration, Instant};
 
 use anyhow::Context as _;
 use tokio::io::AsyncReadExt;
 use tokio::net::{TcpListener, TcpStream};
-use tokio::sync::{mpsc, oneshot, watch};
+use tokio::sync::{broadcast, mpsc, watch};
 
-use super::rate::RateMeter;
-use super::torrent::{self, SessionCtx, Torrent, TorrentCtrl, TorrentSpawn};
+use super::ctx::{MAX_PENDING_INCOMING, SessionCtx, SessionEvent, SlotKind};
+use super::event_log::EventLog;
+use super::peer_conn::{self, PeerStream};
+use super::timer::Timers;
+use super::torrent::state::Input;
+use super::torrent::{CheckQueue, Env, STOP_ANNOUNCE_TIMEOUT, TimerKey, Torrent};
 use crate::api::{
-    AddRequest, Command, CommandSender, GlobalStats, Snapshot, SnapshotReceiver, TorrentId,
-    TorrentRow, TorrentState,
+    AddError, AddRequest, Command, CommandSender, EngineEvent, EventKind, EventLevel, GlobalStats,
+    Snapshot, SnapshotReceiver, TorrentDetail, TorrentId, TorrentRow, TorrentState,
 };
 use crate::config::Config;
 use crate::metainfo::{InfoHash, Metainfo};
 use crate::peer::wire::Handshake;
 
-/// How often snapshots are published at most (ms).
+/// How often snapshots are published at most while something changes.
 pub const PUBLISH_INTERVAL: Duration = Duration::from_millis(500);
-/// How long shutdown waits for torrents to send `stopped` (s).
-const SHUTDOWN_TIMEOUT: Duration = Duration::from_secs(5);
+/// Torrents hashing their data at once.
+pub const MAX_CONCURRENT_CHECKS: usize = 1;
 
 /// A running session: channels to drive it and the task to await.
 #[derive(Debug)]
@@ -41,6 +48,14 @@ pub struct SessionHandle {
     pub listen_port: u16,
     /// The session task; ends after [`Command::Shutdown`] or when every sender is dropped.
     pub task: tokio::task::JoinHandle<()>,
+    events: broadcast::Sender<EngineEvent>,
+}
+
+impl SessionHandle {
+    /// Receive engine events from now on (see [`Command::RecentEvents`] for the history).
+    pub fn subscribe(&self) -> crate::api::EventReceiver {
+        self.events.subscribe()
+    }
 }
 
 /// Bind the listen port, start the disk threads and the session task.
@@ -57,308 +72,590 @@ pub async fn start(config: Config) -> anyhow::Result<SessionHandle> {
             )
         })?;
     let listen_port = listener.local_addr()?.port();
-    let ctx = SessionCtx::new(config, listen_port);
+    let (ev_tx, ev_rx) = mpsc::unbounded_channel();
+    let ctx = SessionCtx::new(config, listen_port, ev_tx);
     let (cmd_tx, cmd_rx) = mpsc::channel(256);
     let (snap_tx, snap_rx) = watch::channel(Arc::new(Snapshot {
         seq: 0,
         global: GlobalStats {
             listen_port,
+            down_limit: ctx.limits.download.rate(),
+            up_limit: ctx.limits.upload.rate(),
             ..GlobalStats::default()
         },
         rows: Arc::from(Vec::new()),
+        detail: None,
     }));
+    let log = EventLog::new();
+    let events = log.sender();
     let session = Session {
         ctx,
-        torrents: Vec::new(),
-        by_hash: Arc::new(RwLock::new(HashMap::new())),
+        torrents: BTreeMap::new(),
+        registry: Arc::new(RwLock::new(HashMap::new())),
         next_id: 1,
-        meters: HashMap::new(),
+        timers: Timers::new(),
+        log,
+        checks: CheckQueue::new(MAX_CONCURRENT_CHECKS),
         snapshots: snap_tx,
         seq: 0,
+        focus: None,
+        order: Vec::new(),
+        rows: Vec::new(),
+        detail: None,
+        attention: HashSet::new(),
+        publish_now: false,
     };
-    let task = tokio::spawn(session.run(cmd_rx, listener));
+    let task = tokio::spawn(session.run(cmd_rx, ev_rx, listener));
     Ok(SessionHandle {
         commands: cmd_tx,
         snapshots: snap_rx,
         listen_port,
         task,
+        events,
     })
 }
 
-struct Entry {
-    t: Arc<Torrent>,
-    ctrl: mpsc::Sender<TorrentCtrl>,
-    task: tokio::task::JoinHandle<()>,
-}
-
-type Registry = Arc<RwLock<HashMap<InfoHash, mpsc::Sender<TorrentCtrl>>>>;
+type Registry = Arc<RwLock<HashMap<InfoHash, TorrentId>>>;
 
 struct Session {
     ctx: Arc<SessionCtx>,
-    torrents: Vec<Entry>,
-    by_hash: Registry,
+    torrents: BTreeMap<TorrentId, Torrent>,
+    registry: Registry,
     next_id: u64,
-    meters: HashMap<TorrentId, (RateMeter, RateMeter)>,
+    timers: Timers<TimerKey>,
+    log: EventLog,
+    checks: CheckQueue,
     snapshots: watch::Sender<Arc<Snapshot>>,
     seq: u64,
+    focus: Option<TorrentId>,
+    /// Torrent ids in list order, and their last published rows (same order).
+    order: Vec<TorrentId>,
+    rows: Vec<Arc<TorrentRow>>,
+    detail: Option<Arc<TorrentDetail>>,
+    /// Torrents whose row may have changed since the last publish.
+    attention: HashSet<TorrentId>,
+    publish_now: bool,
+}
+
+/// Borrow the session's parts as an [`Env`] next to one torrent.
+macro_rules! env {
+    ($s:ident, $now:expr) => {
+        Env {
+            ctx: &$s.ctx,
+            timers: &mut $s.timers,
+            log: &mut $s.log,
+            checks: &mut $s.checks,
+            now: $now,
+            publish_now: &mut $s.publish_now,
+        }
+    };
 }
 
 impl Session {
-    async fn run(mut self, mut commands: mpsc::Receiver<Command>, listener: TcpListener) {
-        let mut publish = tokio::time::interval(PUBLISH_INTERVAL);
-        publish.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
+    async fn run(
+        mut self,
+        mut commands: mpsc::Receiver<Command>,
+        mut events: mpsc::UnboundedReceiver<SessionEvent>,
+        listener: TcpListener,
+    ) {
         loop {
+            let deadline = self.timers.next_deadline();
             tokio::select! {
                 c = commands.recv() => match c {
-                    None => { self.shutdown().await; return; }
+                    None => { self.shutdown(&mut events).await; return; }
                     Some(Command::Shutdown(reply)) => {
-                        self.shutdown().await;
+                        self.shutdown(&mut events).await;
                         let _ = reply.send(());
                         return;
                     }
-                    Some(c) => {
-                        self.command(c).await;
-                        self.publish();
-                    }
+                    Some(c) => self.command(c),
                 },
-                a = listener.accept() => match a {
-                    Ok((stream, addr)) => {
-                        let reg = self.by_hash.clone();
-                        tokio::spawn(route_incoming(stream, addr, reg));
+                Some(ev) = events.recv() => {
+                    self.event(ev);
+                    // drain what else is queued before publishing
+                    while let Ok(ev) = events.try_recv() {
+                        self.event(ev);
                     }
+                }
+                a = listener.accept() => match a {
+                    Ok((stream, addr)) => self.incoming(stream, addr),
                     Err(e) => {
                         tracing::warn!("accept failed: {e}");
                         tokio::time::sleep(Duration::from_millis(100)).await;
                     }
                 },
-                _ = publish.tick() => self.publish(),
-                _ = self.ctx.state_changed.notified() => self.publish(),
+                _ = sleep_until(deadline), if deadline.is_some() => self.timers_due(),
+            }
+            self.grant_checks();
+            self.after_input();
+        }
+    }
+
+    /// Run `f` on torrent `id` with the session's parts; note it for the next publish.
+    fn with<R>(
+        &mut self,
+        id: TorrentId,
+        f: impl FnOnce(&mut Torrent, &mut Env<'_>) -> R,
+    ) -> Option<R> {
+        let now = Instant::now();
+        let t = self.torrents.get_mut(&id)?;
+        let mut env = env!(self, now);
+        let r = f(t, &mut env);
+        if t.is_live() || t.is_dirty() {
+            self.attention.insert(id);
+        }
+        Some(r)
+    }
+
+    fn grant_checks(&mut self) {
+        for id in self.checks.grant() {
+            if self
+                .with(id, |t, env| t.input(Input::CheckSlot, env))
+                .is_none()
+            {
+                self.checks.remove(id);
             }
         }
     }
 
-    async fn command(&mut self, c: Command) {
+    /// After any input: publish now if a state changed, else make sure a publish is due
+    /// while anything shown changes.
+    fn after_input(&mut self) {
+        if self.publish_now {
+            self.publish_now = false;
+            self.publish();
+        } else if !self.attention.is_empty() {
+            self.timers
+                .schedule_no_later(TimerKey::Publish, Instant::now() + PUBLISH_INTERVAL);
+        }
+    }
+
+    fn timers_due(&mut self) {
+        let now = Instant::now();
+        while let Some(key) = self.timers.pop_due(now) {
+            match key {
+                TimerKey::Publish => self.publish(),
+                TimerKey::Torrent(id, t) => {
+                    self.with(id, |tor, env| tor.on_timer(t, env));
+                }
+            }
+        }
+    }
+
+    fn command(&mut self, c: Command) {
         match c {
             Command::Add(req, reply) => {
                 let r = self.add(req);
                 if let Err(e) = &r {
-                    tracing::warn!("add failed: {e}");
+                    tracing::warn!("add refused: {e}");
                 }
                 if let Some(reply) = reply {
                     let _ = reply.send(r);
                 }
             }
-            Command::Pause(id) => self.send(id, TorrentCtrl::Pause).await,
-            Command::Resume(id) => self.send(id, TorrentCtrl::Resume).await,
-            Command::TogglePause(id) => {
-                if let Some(e) = self.torrents.iter().find(|e| e.t.id == id) {
-                    let paused = e.t.status.lock().unwrap_or_else(|e| e.into_inner()).state
-                        == TorrentState::Paused;
-                    let c = if paused {
-                        TorrentCtrl::Resume
-                    } else {
-                        TorrentCtrl::Pause
-                    };
-                    let _ = e.ctrl.send(c).await;
-                }
+            Command::Pause(id) => {
+                self.with(id, |t, env| t.input(Input::Pause, env));
             }
-            Command::Remove(id) => {
-                if let Some(i) = self.torrents.iter().position(|e| e.t.id == id) {
-                    let e = self.torrents.remove(i);
-                    self.by_hash
-                        .write()
-                        .unwrap_or_else(|e| e.into_inner())
-                        .remove(&e.t.info_hash());
-                    self.meters.remove(&id);
-                    let pool = self.ctx.pool.clone();
-                    tokio::spawn(async move {
-                        let (tx, rx) = oneshot::channel();
-                        if e.ctrl.send(TorrentCtrl::Stop(tx)).await.is_ok() {
-                            let _ = tokio::time::timeout(SHUTDOWN_TIMEOUT, rx).await;
+            Command::Resume(id) => {
+                self.with(id, |t, env| t.input(Input::Resume, env));
+            }
+            Command::TogglePause(id) => {
+                self.with(id, |t, env| {
+                    let input = match t.state() {
+                        TorrentState::Paused | TorrentState::Error | TorrentState::Completed => {
+                            Input::Resume
                         }
-                        pool.forget(e.t.id.0);
+                        _ => Input::Pause,
+                    };
+                    t.input(input, env);
+                });
+            }
+            Command::PauseAll | Command::ResumeAll => {
+                let input = if matches!(c, Command::PauseAll) {
+                    Input::Pause
+                } else {
+                    Input::Resume
+                };
+                let ids: Vec<TorrentId> = self.torrents.keys().copied().collect();
+                for id in ids {
+                    let input = input.clone();
+                    self.with(id, |t, env| {
+                        // resume-all leaves completed (non-seeding) torrents alone
+                        if !(input == Input::Resume && t.state() == TorrentState::Completed) {
+                            t.input(input, env);
+                        }
                     });
                 }
+            }
+            Command::Recheck(id) => {
+                self.with(id, |t, env| t.input(Input::Recheck, env));
+            }
+            Command::Reannounce(id) => {
+                self.with(id, |t, env| t.reannounce(env));
+            }
+            Command::Remove { id, delete_data } => self.remove(id, delete_data),
+            Command::Focus(id) => {
+                self.focus = id;
+                self.detail = None;
+                if let Some(id) = id {
+                    self.attention.insert(id);
+                }
+                self.publish_now = true;
+            }
+            Command::SetLimits { download, upload } => {
+                self.ctx.limits.download.set_rate(download);
+                self.ctx.limits.upload.set_rate(upload);
+                self.publish_now = true;
+            }
+            Command::RecentEvents(reply) => {
+                let _ = reply.send(self.log.recent());
             }
             Command::Shutdown(_) => {}
         }
     }
 
-    async fn send(&self, id: TorrentId, c: TorrentCtrl) {
-        if let Some(e) = self.torrents.iter().find(|e| e.t.id == id) {
-            let _ = e.ctrl.send(c).await;
-        }
-    }
-
-    fn add(&mut self, req: AddRequest) -> Result<TorrentId, String> {
-        let meta = Metainfo::load(&req.torrent)?;
-        if self
-            .by_hash
+    fn add(&mut self, req: AddRequest) -> Result<TorrentId, AddError> {
+        let meta = Metainfo::load(&req.torrent).map_err(AddError::Invalid)?;
+        let existing = self
+            .registry
             .read()
             .unwrap_or_else(|e| e.into_inner())
-            .contains_key(&meta.info_hash)
-        {
-            return Err(format!(
-                "{}: {} is already added (info hash {})",
-                req.torrent.display(),
-                meta.name,
-                meta.info_hash
-            ));
+            .get(&meta.info_hash)
+            .copied();
+        if let Some(id) = existing {
+            return Err(AddError::AlreadyAdded {
+                id,
+                name: meta.name.clone(),
+                info_hash: meta.info_hash.to_hex(),
+            });
         }
         let id = TorrentId(self.next_id);
         self.next_id += 1;
-        let download_dir = req
+        let save_dir: PathBuf = req
             .download_dir
             .unwrap_or_else(|| self.ctx.config.download_dir.clone());
         let info_hash = meta.info_hash;
         let name = meta.name.clone();
-        let (t, ctrl, task) = torrent::spawn(
-            self.ctx.clone(),
-            TorrentSpawn {
-                id,
-                meta: Arc::new(meta),
-                download_dir,
-                paused: req.paused,
-                seed: req.seed,
-            },
-        )
-        .map_err(|e| format!("{name}: {e}"))?;
-        self.by_hash
+        let t = Torrent::new(
+            id,
+            Arc::new(meta),
+            save_dir,
+            req.seed,
+            self.ctx.config.upload_slots as usize,
+        );
+        self.registry
             .write()
             .unwrap_or_else(|e| e.into_inner())
-            .insert(info_hash, ctrl.clone());
-        tracing::info!(torrent = %name, %info_hash, "added");
-        self.torrents.push(Entry { t, ctrl, task });
+            .insert(info_hash, id);
+        self.torrents.insert(id, t);
+        self.order.push(id);
+        self.rows.push(Arc::new(TorrentRow::default()));
+        self.attention.insert(id);
+        self.log.push(
+            Some(id),
+            EventLevel::Info,
+            EventKind::Added,
+            format!("{name}: added (info hash {info_hash})"),
+        );
+        if !req.paused {
+            self.with(id, |t, env| t.input(Input::Resume, env));
+        }
+        self.publish_now = true;
         Ok(id)
     }
 
-    async fn shutdown(&mut self) {
-        let mut waits = Vec::new();
-        for e in &self.torrents {
-            let (tx, rx) = oneshot::channel();
-            if e.ctrl.send(TorrentCtrl::Stop(tx)).await.is_ok() {
-                waits.push(rx);
-            }
+    fn remove(&mut self, id: TorrentId, delete_data: bool) {
+        let now = Instant::now();
+        let Some(mut t) = self.torrents.remove(&id) else {
+            return;
+        };
+        let stops = {
+            let mut env = env!(self, now);
+            t.remove(&mut env)
+        };
+        self.checks.remove(id);
+        self.timers
+            .cancel_where(|k| matches!(k, TimerKey::Torrent(tid, _) if *tid == id));
+        self.registry
+            .write()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(&t.info_hash());
+        if let Some(i) = self.order.iter().position(|x| *x == id) {
+            self.order.remove(i);
+            self.rows.remove(i);
         }
-        let all = futures::future::join_all(waits);
-        let _ = tokio::time::timeout(SHUTDOWN_TIMEOUT, all).await;
-        // the final state, for front ends that look once more after shutdown
-        self.publish();
-        for e in self.torrents.drain(..) {
-            e.task.abort();
+        self.attention.remove(&id);
+        if self.focus == Some(id) {
+            self.focus = None;
+            self.detail = None;
+        }
+        let ctx = self.ctx.clone();
+        tokio::spawn(async move {
+            for (job, mut req) in stops {
+                let _ = tokio::time::timeout(
+                    STOP_ANNOUNCE_TIMEOUT,
+                    ctx.trackers.announce(&job.url, &req),
+                )
+                .await;
+                if req.event == Some(crate::tracker::AnnounceEvent::Completed) {
+                    req.event = Some(crate::tracker::AnnounceEvent::Stopped);
+                    req.numwant = Some(0);
+                    let _ = tokio::time::timeout(
+                        STOP_ANNOUNCE_TIMEOUT,
+                        ctx.trackers.announce(&job.url, &req),
+                    )
+                    .await;
+                }
+            }
+        });
+        let name = t.meta.name.clone();
+        self.log.push(
+            Some(id),
+            EventLevel::Info,
+            EventKind::Removed,
+            if delete_data {
+                format!("{name}: removed, deleting its files")
+            } else {
+                format!("{name}: removed (files kept)")
+            },
+        );
+        if delete_data {
+            let (files, top) = t.data_paths();
+            let root = t.save_dir.clone();
+            let ctx = self.ctx.clone();
+            tokio::task::spawn_blocking(move || {
+                let error = delete_payload(&root, &files, top.as_deref()).err();
+                ctx.send(SessionEvent::Deleted { name, error });
+            });
+        }
+        self.publish_now = true;
+    }
+
+    fn event(&mut self, ev: SessionEvent) {
+        match ev {
+            SessionEvent::Peer {
+                torrent,
+                key,
+                event,
+            } => {
+                self.with(torrent, |t, env| t.on_peer(key, event, env));
+            }
+            SessionEvent::Disk {
+                torrent,
+                disk_key,
+                event,
+            } => {
+                self.with(torrent, |t, env| t.on_disk(disk_key, event, env));
+            }
+            SessionEvent::Announced {
+                torrent,
+                job,
+                result,
+            } => {
+                self.with(torrent, |t, env| t.on_announced(job, result, env));
+            }
+            SessionEvent::Checked {
+                torrent,
+                check_key,
+                result,
+            } => {
+                self.with(torrent, |t, env| t.on_checked(check_key, result, env));
+            }
+            SessionEvent::Handshaken {
+                info_hash,
+                addr,
+                outgoing,
+                remote,
+                stream,
+            } => {
+                let id = self
+                    .registry
+                    .read()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .get(&info_hash)
+                    .copied();
+                if let Some(id) = id {
+                    self.with(id, |t, env| t.admit(addr, outgoing, remote, stream, env));
+                }
+            }
+            SessionEvent::DialFailed {
+                torrent,
+                addr,
+                is_self,
+                error,
+            } => {
+                self.with(torrent, |t, env| {
+                    t.on_dial_failed(addr, is_self, error, env)
+                });
+            }
+            SessionEvent::Deleted { name, error } => match error {
+                None => self.log.push(
+                    None,
+                    EventLevel::Info,
+                    EventKind::Removed,
+                    format!("{name}: files deleted"),
+                ),
+                Some(e) => self.log.push(
+                    None,
+                    EventLevel::Error,
+                    EventKind::DiskError,
+                    format!("{name}: deleting its files failed: {e}"),
+                ),
+            },
         }
     }
 
+    fn incoming(&mut self, stream: TcpStream, addr: SocketAddr) {
+        let Some(slot) = self
+            .ctx
+            .conns
+            .try_take(SlotKind::PendingIncoming, MAX_PENDING_INCOMING)
+        else {
+            tracing::debug!(%addr, "too many incoming handshakes at once; closing");
+            return;
+        };
+        let registry = self.registry.clone();
+        let ctx = self.ctx.clone();
+        tokio::spawn(async move {
+            let _slot = slot;
+            route_incoming(stream, addr, registry, ctx).await;
+        });
+    }
+
+    /// Stop every torrent; keep handling announce results (so a `stopped` that follows an
+    /// announce in flight goes out) until none is pending or the time is up.
+    async fn shutdown(&mut self, events: &mut mpsc::UnboundedReceiver<SessionEvent>) {
+        let ids: Vec<TorrentId> = self.torrents.keys().copied().collect();
+        for id in &ids {
+            self.with(*id, |t, env| t.shutdown(env));
+        }
+        let deadline = tokio::time::Instant::now() + STOP_ANNOUNCE_TIMEOUT;
+        while self.torrents.values().any(Torrent::announcing) {
+            let ev = tokio::select! {
+                ev = events.recv() => ev,
+                _ = tokio::time::sleep_until(deadline) => break,
+            };
+            match ev {
+                Some(ev @ SessionEvent::Announced { .. }) => self.event(ev),
+                Some(_) => {}
+                None => break,
+            }
+        }
+        for id in ids {
+            self.attention.insert(id);
+        }
+        // the final state, for front ends that look once more after shutdown
+        self.publish();
+    }
+
     fn publish(&mut self) {
+        self.timers.cancel(TimerKey::Publish);
         let now = Instant::now();
-        let mut rows = Vec::with_capacity(self.torrents.len());
+        let mut changed = false;
+        let mut still = HashSet::new();
+        let index: HashMap<TorrentId, usize> = if self.attention.len() > 8 {
+            self.order
+                .iter()
+                .enumerate()
+                .map(|(i, id)| (*id, i))
+                .collect()
+        } else {
+            HashMap::new()
+        };
+        let mut focus_touched = false;
+        for id in std::mem::take(&mut self.attention) {
+            let Some(t) = self.torrents.get_mut(&id) else {
+                continue;
+            };
+            let row = t.row(now);
+            let i = match index.get(&id) {
+                Some(i) => Some(*i),
+                None => self.order.iter().position(|x| *x == id),
+            };
+            if let Some(i) = i
+                && !Arc::ptr_eq(&self.rows[i], &row)
+            {
+                self.rows[i] = row;
+                changed = true;
+            }
+            if t.is_live() {
+                still.insert(id);
+            }
+            if self.focus == Some(id) {
+                focus_touched = true;
+            }
+        }
+        self.attention = still;
+        if let Some(f) = self.focus
+            && (focus_touched || self.detail.is_none())
+            && let Some(t) = self.torrents.get_mut(&f)
+        {
+            let d = t.detail(now);
+            if self.detail.as_deref() != Some(&d) {
+                self.detail = Some(Arc::new(d));
+                changed = true;
+            }
+        }
         let mut global = GlobalStats {
             listen_port: self.ctx.listen_port,
+            down_limit: self.ctx.limits.download.rate(),
+            up_limit: self.ctx.limits.upload.rate(),
             ..GlobalStats::default()
         };
-        for e in &self.torrents {
-            let (down_meter, up_meter) = self.meters.entry(e.t.id).or_default();
-            let row = row_of(&e.t, down_meter, up_meter, now);
-            global.down_rate += row.down_rate;
-            global.up_rate += row.up_rate;
-            global.downloaded += row.downloaded;
-            global.uploaded += row.uploaded;
-            global.peers += row.peers;
-            rows.push(row);
+        for r in &self.rows {
+            global.down_rate += r.down_rate;
+            global.up_rate += r.up_rate;
+            global.downloaded += r.downloaded;
+            global.uploaded += r.uploaded;
+            global.peers += r.peers;
         }
         let seq = self.seq + 1;
-        let changed = self.snapshots.send_if_modified(|cur| {
-            if cur.global == global && *cur.rows == rows[..] {
+        let rows = &self.rows;
+        let detail = self.detail.clone();
+        let sent = self.snapshots.send_if_modified(|cur| {
+            if !changed
+                && cur.global == global
+                && cur.rows.len() == rows.len()
+                && cur.detail.as_ref().map(Arc::as_ptr) == detail.as_ref().map(Arc::as_ptr)
+            {
                 return false;
             }
             *cur = Arc::new(Snapshot {
                 seq,
                 global,
-                rows: Arc::from(rows),
+                rows: Arc::from(rows.as_slice()),
+                detail,
             });
             true
         });
-        if changed {
+        if sent {
             self.seq = seq;
+        }
+        if !self.attention.is_empty() {
+            self.timers
+                .schedule_no_later(TimerKey::Publish, now + PUBLISH_INTERVAL);
         }
     }
 }
 
-fn row_of(t: &Torrent, down: &mut RateMeter, up: &mut RateMeter, now: Instant) -> TorrentRow {
-    let meta = &t.meta;
-    let (have, left, n) = {
-        let pk = t.picker();
-        (pk.have().count(), pk.bytes_left(), meta.piece_count())
-    };
-    let status = t.status.lock().unwrap_or_else(|e| e.into_inner()).clone();
-    let (peers, seeds) = {
-        let peers = t.peers.lock().unwrap_or_else(|e| e.into_inner());
-        let seeds = peers
-            .values()
-            .filter(|p| p.info.pieces.load(Ordering::Relaxed) == n)
-            .count();
-        (peers.len() as u32, seeds as u32)
-    };
-    let downloaded = t.stats.downloaded.load(Ordering::Relaxed);
-    let uploaded = t.stats.uploaded.load(Ordering::Relaxed);
-    let mut down_rate = down.sample(downloaded, now);
-    let mut up_rate = up.sample(uploaded, now);
-    if !matches!(
-        status.state,
-        TorrentState::Downloading | TorrentState::Seeding
-    ) {
-        // a stopped torrent moves nothing; do not show the meter's decay
-        down_rate = 0;
-        up_rate = 0;
-    }
-    let size = meta.payload_size();
-    // verified bytes, scaled to exclude padding (exact when the torrent has none)
-    let verified = meta.total_length.saturating_sub(left);
-    let done = if meta.total_length == 0 {
-        0
-    } else {
-        ((verified as u128 * size as u128) / meta.total_length as u128) as u64
-    };
-    let (state, done, have) = if status.state == TorrentState::Checking {
-        let checked = t.check_progress.load(Ordering::Relaxed).min(n);
-        let done = (u64::from(checked) * size) / u64::from(n.max(1));
-        (status.state, done, checked)
-    } else {
-        (status.state, done, have)
-    };
-    let eta_secs = if state == TorrentState::Downloading && down_rate > 0 {
-        Some(left / down_rate)
-    } else {
-        None
-    };
-    TorrentRow {
-        id: t.id,
-        name: meta.name.clone(),
-        info_hash: meta.info_hash.to_hex(),
-        size,
-        done,
-        pieces_have: have,
-        pieces_total: n,
-        state,
-        down_rate,
-        up_rate,
-        eta_secs,
-        seeds,
-        peers,
-        swarm_seeds: status.swarm_seeds,
-        swarm_leechers: status.swarm_leechers,
-        downloaded,
-        uploaded,
-        message: status.message,
+async fn sleep_until(at: Option<Instant>) {
+    if let Some(at) = at {
+        tokio::time::sleep_until(tokio::time::Instant::from_std(at)).await;
     }
 }
 
-/// Read the handshake prefix of an incoming connection and hand it to the torrent it names.
-/// Unknown info hashes are closed at once (BEP 3: "if the receiving side does not serve the
-/// info hash, it drops the connection").
-async fn route_incoming(mut stream: TcpStream, addr: SocketAddr, registry: Registry) {
+/// Read the handshake prefix of an incoming connection; if it names a torrent we serve,
+/// finish the handshake and hand the stream to the session. Unknown info hashes are closed
+/// at once (BEP 3: "if the receiving side does not serve the info hash, it drops the
+/// connection").
+async fn route_incoming(
+    mut stream: TcpStream,
+    addr: SocketAddr,
+    registry: Registry,
+    ctx: Arc<SessionCtx>,
+) {
     let mut prefix = [0u8; 48];
-    match tokio::time::timeout(Duration::from_secs(10), stream.read_exact(&mut prefix)).await {
+    match tokio::time::timeout(peer_conn::HANDSHAKE_TIMEOUT, stream.read_exact(&mut prefix)).await {
         Ok(Ok(_)) => {}
         _ => return,
     }
@@ -366,17 +663,99 @@ async fn route_incoming(mut stream: TcpStream, addr: SocketAddr, registry: Regis
         tracing::debug!(%addr, "incoming connection is not BitTorrent");
         return;
     };
-    let ctrl = registry
+    let known = registry
         .read()
         .unwrap_or_else(|e| e.into_inner())
-        .get(&info_hash)
-        .cloned();
-    match ctrl {
-        Some(ctrl) => {
-            let _ = ctrl.try_send(TorrentCtrl::Incoming { stream, reserved });
+        .contains_key(&info_hash);
+    if !known {
+        tracing::debug!(%addr, %info_hash, "handshake names a torrent we do not serve; closing");
+        return;
+    }
+    let ours = Handshake::ours(info_hash, ctx.peer_id);
+    match peer_conn::accept(&mut stream, reserved, ours).await {
+        Ok(remote) => ctx.send(SessionEvent::Handshaken {
+            info_hash,
+            addr,
+            outgoing: false,
+            remote,
+            stream: PeerStream::Tcp(stream),
+        }),
+        Err(e) => tracing::debug!(%addr, "incoming handshake failed: {e}"),
+    }
+}
+
+/// Delete a removed torrent's payload files, then the folders they leave empty up to (and
+/// including) its top folder; never anything outside `root`, never through a symlink.
+fn delete_payload(
+    root: &std::path::Path,
+    files: &[PathBuf],
+    top: Option<&std::path::Path>,
+) -> Result<(), String> {
+    let mut errors = Vec::new();
+    let mut dirs = std::collections::BTreeSet::new();
+    for f in files {
+        if !f.starts_with(root) {
+            continue;
         }
-        None => {
-            tracing::debug!(%addr, %info_hash, "handshake info hash does not match any torrent we serve; closing");
+        match std::fs::symlink_metadata(f) {
+            Ok(m) if m.is_file() || m.file_type().is_symlink() => {
+                if let Err(e) = std::fs::remove_file(f) {
+                    errors.push(format!("{}: {e}", f.display()));
+                }
+            }
+            Ok(_) => errors.push(format!("{}: not a regular file; left alone", f.display())),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => errors.push(format!("{}: {e}", f.display())),
         }
+        let mut d = f.parent();
+        while let Some(dir) = d {
+            if dir == root || !dir.starts_with(root) {
+                break;
+            }
+            dirs.insert(dir.to_path_buf());
+            d = dir.parent();
+        }
+    }
+    if let Some(top) = top {
+        dirs.insert(top.to_path_buf());
+    }
+    // deepest first; only empty folders go (remove_dir refuses the others)
+    for d in dirs.iter().rev() {
+        let _ = std::fs::remove_dir(d);
+    }
+    if errors.is_empty() {
+        Ok(())
+    } else {
+        Err(errors.join("; "))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn delete_payload_removes_files_and_empty_folders_only() {
+        let root = tempfile::tempdir().unwrap();
+        let r = root.path();
+        std::fs::create_dir_all(r.join("t/sub")).unwrap();
+        std::fs::write(r.join("t/a"), b"1").unwrap();
+        std::fs::write(r.join("t/sub/b"), b"2").unwrap();
+        std::fs::write(r.join("t/keep-me"), b"user file").unwrap();
+        std::fs::write(r.join("other"), b"x").unwrap();
+        let files = vec![r.join("t/a"), r.join("t/sub/b"), r.join("t/missing")];
+        delete_payload(r, &files, Some(&r.join("t"))).unwrap();
+        assert!(!r.join("t/a").exists());
+        assert!(!r.join("t/sub").exists(), "empty folder removed");
+        assert!(
+            r.join("t/keep-me").exists(),
+            "files not in the torrent stay"
+        );
+        assert!(r.join("other").exists());
+        // nothing outside the root
+        let outside = tempfile::tempdir().unwrap();
+        std::fs::write(outside.path().join("x"), b"x").unwrap();
+        delete_payload(r, &[outside.path().join("x")], None).unwrap();
+        assert!(outside.path().join("x").exists());
     }
 }

@@ -31,5 +31,44 @@ impl fmt::Debug for PeerId {
     }
 }
 
+/// A readable client name from a peer id (Azureus style `-XXvvvv-`, BEP 20), e.g.
+/// `-lt0D80-` → `libtorrent (rakshasa) 0D80`, `-qB4520-` → `qBittorrent 4520`; unknown
+/// ids give their printable prefix.
+pub fn client_name(id: &PeerId) -> String {
+    let b = &id.0;
+    if b[0] == b'-' && b[7] == b'-' && b[1..7].iter().all(|c| c.is_ascii_alphanumeric()) {
+        let code = std::str::from_utf8(&b[1..3]).unwrap_or("??");
+        let ver = std::str::from_utf8(&b[3..7]).unwrap_or("");
+        let name = match code {
+            "LT" => "libtorrent",
+            "lt" => "libtorrent (rakshasa)",
+            "qB" => "qBittorrent",
+            "TR" => "Transmission",
+            "DE" => "Deluge",
+            "UT" => "µTorrent",
+            "rT" => "ratorrent",
+            "RQ" | "rQ" => "rqbit",
+            "AZ" => "Vuze",
+            "BI" => "BiglyBT",
+            _ => code,
+        };
+        return format!("{name} {ver}");
+    }
+    if b.starts_with(b"A2-") {
+        return "aria2".into();
+    }
+    let printable: String = b
+        .iter()
+        .take(8)
+        .take_while(|c| c.is_ascii_graphic())
+        .map(|&c| c as char)
+        .collect();
+    if printable.is_empty() {
+        "unknown".into()
+    } else {
+        printable
+    }
+}
+
 pub mod extension;
 pub mod wire;

@@ -16,7 +16,7 @@ use std::sync::Arc;
 use std::sync::mpsc;
 use std::thread;
 
-use bytes::{Bytes, BytesMut};
+use bytes::Bytes;
 use sha1::{Digest, Sha1};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
@@ -31,11 +31,13 @@ pub enum DiskEvent {
     /// Every block is on disk but the SHA-1 does not match: fetch the piece again.
     PieceFailed(u32),
     /// Writing (or reading back) failed: the torrent cannot continue (disk full, permissions).
-    Error(String),
+    Error(StorageError),
 }
 
+/// Where a torrent's disk results go (called on the disk thread; must not block).
+pub type DiskSink = Arc<dyn Fn(DiskEvent) + Send + Sync>;
+
 /// A torrent's payload as the disk workers see it.
-#[derive(Debug)]
 pub struct TorrentDisk {
     /// Unique per torrent in the session (keys the workers' hasher states).
     pub key: u64,
@@ -48,7 +50,16 @@ pub struct TorrentDisk {
     /// Expected SHA-1 per piece.
     pub hashes: Vec<[u8; 20]>,
     /// Where verification results go.
-    pub events: tokio::sync::mpsc::UnboundedSender<DiskEvent>,
+    pub sink: DiskSink,
+}
+
+impl std::fmt::Debug for TorrentDisk {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TorrentDisk")
+            .field("key", &self.key)
+            .field("pieces", &self.hashes.len())
+            .finish_non_exhaustive()
+    }
 }
 
 impl TorrentDisk {
@@ -66,8 +77,20 @@ impl TorrentDisk {
     }
 }
 
-/// Called with the blocks read for an upload (in request order), or the error.
-pub type ReadReply = Box<dyn FnOnce(Result<Vec<(BlockRef, Bytes)>, StorageError>) + Send>;
+/// Blocks read for an upload: `buf` holds `blocks` back to back in order (a block of a
+/// piece listed in `failed` holds no valid data and must not be sent).
+#[derive(Debug)]
+pub struct UploadRead {
+    /// The data, `sum(blocks.length)` bytes.
+    pub buf: Vec<u8>,
+    /// The blocks asked for, in order.
+    pub blocks: Vec<BlockRef>,
+    /// Pieces that could not be read, with the error (each piece listed once).
+    pub failed: Vec<(u32, StorageError)>,
+}
+
+/// Called on the disk thread with the result of [`DiskPool::read_for_upload`].
+pub type ReadReply = Box<dyn FnOnce(UploadRead) + Send>;
 
 enum Job {
     Write {
@@ -80,6 +103,7 @@ enum Job {
     Read {
         torrent: Arc<TorrentDisk>,
         blocks: Vec<BlockRef>,
+        buf: Vec<u8>,
         reply: ReadReply,
     },
     Forget {
@@ -138,14 +162,28 @@ impl DiskPool {
         });
     }
 
-    /// Read `blocks` for uploading; `reply` runs on the disk thread with the data.
-    pub fn read(&self, torrent: &Arc<TorrentDisk>, blocks: Vec<BlockRef>, reply: ReadReply) {
+    /// Read `blocks` for uploading into `buf` (reused: pass back the buffer of an earlier
+    /// read so no memory is allocated or faulted in per batch); `reply` runs on the disk
+    /// thread with the data. A block that cannot be read fails only its own piece.
+    pub fn read_for_upload(
+        &self,
+        torrent: &Arc<TorrentDisk>,
+        blocks: Vec<BlockRef>,
+        buf: Vec<u8>,
+        reply: ReadReply,
+    ) {
         let Some(first) = blocks.first() else {
+            reply(UploadRead {
+                buf,
+                blocks,
+                failed: Vec::new(),
+            });
             return;
         };
         let _ = self.shard(first.piece).send(Job::Read {
             torrent: torrent.clone(),
             blocks,
+            buf,
             reply,
         });
     }
@@ -191,8 +229,9 @@ impl Worker {
                 Job::Read {
                     torrent,
                     blocks,
+                    buf,
                     reply,
-                } => reply(read_blocks(&torrent, &blocks)),
+                } => reply(read_blocks(&torrent, blocks, buf)),
                 Job::Forget { key } => self.pieces.retain(|(k, _), _| *k != key),
             }
         }
@@ -210,7 +249,7 @@ impl Worker {
         let offset = t.piece_offset(piece);
         if let Err(e) = t.storage.write_at(offset + u64::from(begin), data) {
             self.pieces.remove(&key);
-            let _ = t.events.send(DiskEvent::Error(e.to_string()));
+            (t.sink)(DiskEvent::Error(e));
             return;
         }
         let st = self.pieces.entry(key).or_default();
@@ -233,7 +272,7 @@ impl Worker {
                     }
                     Err(e) => {
                         st.broken = true;
-                        let _ = t.events.send(DiskEvent::Error(e.to_string()));
+                        (t.sink)(DiskEvent::Error(e));
                         break;
                     }
                 }
@@ -257,33 +296,38 @@ impl Worker {
             } else {
                 DiskEvent::PieceFailed(piece)
             };
-            let _ = t.events.send(ev);
+            (t.sink)(ev);
         }
     }
 }
 
-/// Read blocks into one buffer and hand out zero-copy slices of it (one allocation per batch,
-/// not per block).
-fn read_blocks(
-    t: &TorrentDisk,
-    blocks: &[BlockRef],
-) -> Result<Vec<(BlockRef, Bytes)>, StorageError> {
+/// Read `blocks` back to back into `buf` (grown, never shrunk, so a reused buffer needs no
+/// zeroing or page faults). A failed block fails only its piece; later blocks of that piece
+/// are skipped.
+fn read_blocks(t: &TorrentDisk, blocks: Vec<BlockRef>, mut buf: Vec<u8>) -> UploadRead {
     let total: usize = blocks.iter().map(|b| b.length as usize).sum();
-    let mut buf = BytesMut::zeroed(total);
+    if buf.len() < total {
+        buf.resize(total, 0);
+    }
+    let mut failed: Vec<(u32, StorageError)> = Vec::new();
     let mut at = 0;
-    for b in blocks {
+    for b in &blocks {
         let len = b.length as usize;
-        t.storage.read_at(
-            t.piece_offset(b.piece) + u64::from(b.begin),
-            &mut buf[at..at + len],
-        )?;
+        if !failed.iter().any(|(p, _)| *p == b.piece)
+            && let Err(e) = t.storage.read_at(
+                t.piece_offset(b.piece) + u64::from(b.begin),
+                &mut buf[at..at + len],
+            )
+        {
+            failed.push((b.piece, e));
+        }
         at += len;
     }
-    let mut data = buf.freeze();
-    Ok(blocks
-        .iter()
-        .map(|b| (*b, data.split_to(b.length as usize)))
-        .collect())
+    UploadRead {
+        buf,
+        blocks,
+        failed,
+    }
 }
 
 #[cfg(test)]
@@ -320,7 +364,9 @@ mod tests {
                 piece_length: plen,
                 last_piece_length: last,
                 hashes,
-                events: tx,
+                sink: Arc::new(move |e| {
+                    let _ = tx.send(e);
+                }),
             }),
             rx,
         )
@@ -386,12 +432,36 @@ mod tests {
         // reads for upload come back in order and match
         let (rtx, rrx) = std::sync::mpsc::channel();
         let want = blocks_of(&t, 1);
-        pool.read(&t, want.clone(), Box::new(move |r| rtx.send(r).unwrap()));
-        let blocks = rrx.recv().unwrap().unwrap();
-        for (b, data) in blocks {
+        pool.read_for_upload(
+            &t,
+            want.clone(),
+            Vec::new(),
+            Box::new(move |r| rtx.send(r).unwrap()),
+        );
+        let r = rrx.recv().unwrap();
+        assert!(r.failed.is_empty());
+        let mut at = 0;
+        for b in &r.blocks {
             let start = (u64::from(plen) + u64::from(b.begin)) as usize;
-            assert_eq!(&data[..], &payload[start..start + b.length as usize]);
+            let len = b.length as usize;
+            assert_eq!(&r.buf[at..at + len], &payload[start..start + len]);
+            at += len;
         }
+        // a truncated file fails only the pieces it no longer holds
+        let f = std::fs::OpenOptions::new()
+            .write(true)
+            .open(dir.path().join("b"))
+            .unwrap();
+        f.set_len(100_000 - 40_000).unwrap();
+        let (rtx, rrx) = std::sync::mpsc::channel();
+        let mut both = blocks_of(&t, 0);
+        both.extend(blocks_of(&t, 2));
+        pool.read_for_upload(&t, both, r.buf, Box::new(move |r| rtx.send(r).unwrap()));
+        let r = rrx.recv().unwrap();
+        assert_eq!(
+            r.failed.iter().map(|(p, _)| *p).collect::<Vec<_>>(),
+            vec![2]
+        );
     }
 
     #[tokio::test]

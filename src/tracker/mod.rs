@@ -3,6 +3,8 @@
 //!
 //! - [`http`]: HTTP(S) trackers (BEP 3 announce, BEP 23 compact peers, BEP 7 `peers6`,
 //!   BEP 48 scrape).
+//! - [`TrackerClient`]: one client for every tracker of the session, dispatching each
+//!   announce by the URL's scheme, so another protocol (UDP, BEP 15) is one more arm.
 //!
 //! UDP trackers (BEP 15) are not implemented yet; an `udp://` announce URL yields
 //! [`TrackerError::UnsupportedScheme`].
@@ -14,6 +16,120 @@ use crate::metainfo::InfoHash;
 use crate::peer::PeerId;
 
 pub mod http;
+
+/// The session's tracker client: announces go to the protocol the URL's scheme names.
+#[derive(Debug, Clone, Default)]
+pub struct TrackerClient {
+    http: http::HttpTracker,
+}
+
+/// The protocol an announce URL speaks, by its scheme (case-insensitive).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scheme {
+    /// `http://` or `https://` (BEP 3).
+    Http,
+    /// `udp://` (BEP 15), not supported yet.
+    Udp,
+    /// Anything else.
+    Other,
+}
+
+impl Scheme {
+    /// The scheme of `url`.
+    pub fn of(url: &str) -> Scheme {
+        let scheme = url.trim().split_once("://").map_or("", |(s, _)| s);
+        if scheme.eq_ignore_ascii_case("http") || scheme.eq_ignore_ascii_case("https") {
+            Scheme::Http
+        } else if scheme.eq_ignore_ascii_case("udp") {
+            Scheme::Udp
+        } else {
+            Scheme::Other
+        }
+    }
+}
+
+impl TrackerClient {
+    /// A client with the default timeouts and limits of each protocol.
+    pub fn new() -> TrackerClient {
+        TrackerClient {
+            http: http::HttpTracker::new(),
+        }
+    }
+
+    /// Whether announces to `url` can be sent at all (its scheme is one we speak).
+    pub fn supports(url: &str) -> bool {
+        Scheme::of(url) == Scheme::Http
+    }
+
+    /// Announce `req` to `url`.
+    ///
+    /// # Errors
+    /// [`TrackerError`]; [`TrackerError::UnsupportedScheme`] for a scheme we do not speak.
+    pub async fn announce(
+        &self,
+        url: &str,
+        req: &AnnounceRequest,
+    ) -> Result<AnnounceResponse, TrackerError> {
+        match Scheme::of(url) {
+            Scheme::Http => self.http.announce(url, req).await,
+            Scheme::Udp | Scheme::Other => Err(TrackerError::UnsupportedScheme(
+                url.trim()
+                    .split_once("://")
+                    .map_or("", |(s, _)| s)
+                    .to_ascii_lowercase(),
+            )),
+        }
+    }
+}
+
+/// `scheme://host:port` of a URL, without path or query (which may hold a passkey).
+pub fn host_of(url: &str) -> String {
+    let (scheme, rest) = url.split_once("://").unwrap_or(("", url));
+    let host = rest.split(['/', '?']).next().unwrap_or("");
+    if scheme.is_empty() {
+        host.to_string()
+    } else {
+        format!("{scheme}://{host}")
+    }
+}
+
+/// An announce URL fit to show: query values and path segments that look like keys (8 or
+/// more characters, letters and digits only, not `announce...`) replaced by `***`, e.g.
+/// `https://t.example/0123abcd4567ef89/announce?pk=s3cr3t` →
+/// `https://t.example/***/announce?pk=***`.
+pub fn mask_passkey(url: &str) -> String {
+    let url = url.trim();
+    let (scheme, rest) = url.split_once("://").unwrap_or(("", url));
+    let (before_query, query) = rest.split_once('?').unwrap_or((rest, ""));
+    let mut parts = before_query.split('/');
+    let host = parts.next().unwrap_or("");
+    let mut out = String::new();
+    if !scheme.is_empty() {
+        out.push_str(scheme);
+        out.push_str("://");
+    }
+    out.push_str(host);
+    for seg in parts {
+        out.push('/');
+        let keyish = seg.len() >= 8
+            && seg.bytes().all(|b| b.is_ascii_alphanumeric())
+            && !seg.to_ascii_lowercase().starts_with("announce")
+            && !seg.to_ascii_lowercase().starts_with("scrape");
+        out.push_str(if keyish { "***" } else { seg });
+    }
+    if !query.is_empty() {
+        out.push('?');
+        let masked: Vec<String> = query
+            .split('&')
+            .map(|kv| match kv.split_once('=') {
+                Some((k, _)) => format!("{k}=***"),
+                None => "***".to_string(),
+            })
+            .collect();
+        out.push_str(&masked.join("&"));
+    }
+    out
+}
 
 /// Regular re-announce interval used when a tracker gives none (or a non-positive one), in s.
 pub const DEFAULT_INTERVAL_SECS: u32 = 1800;
@@ -245,6 +361,38 @@ pub fn sanitize_message(text: &[u8]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn host_hides_passkeys() {
+        assert_eq!(
+            host_of("http://t.example:80/abcdef/announce?pk=1"),
+            "http://t.example:80"
+        );
+        assert_eq!(host_of("udp://t.example:6969"), "udp://t.example:6969");
+        assert_eq!(host_of("weird"), "weird");
+    }
+
+    #[test]
+    fn passkeys_are_masked() {
+        assert_eq!(
+            mask_passkey("https://t.example/0123abcd4567ef89/announce?pk=s3cr3t&x"),
+            "https://t.example/***/announce?pk=***&***"
+        );
+        assert_eq!(
+            mask_passkey("http://t.example:6969/announce"),
+            "http://t.example:6969/announce"
+        );
+        assert_eq!(mask_passkey("udp://t.example:1337"), "udp://t.example:1337");
+    }
+
+    #[test]
+    fn schemes() {
+        assert_eq!(Scheme::of("HTTPS://x/a"), Scheme::Http);
+        assert_eq!(Scheme::of(" udp://x:1"), Scheme::Udp);
+        assert_eq!(Scheme::of("wss://x"), Scheme::Other);
+        assert!(TrackerClient::supports("http://x/announce"));
+        assert!(!TrackerClient::supports("udp://x:1"));
+    }
 
     #[test]
     fn excerpt_escapes_and_caps() {

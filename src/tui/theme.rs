@@ -50,7 +50,7 @@ pub fn state(row: &TorrentRow) -> Style {
         _ if row.message.is_some() => WARNING,
         TorrentState::Downloading => Style::new().fg(Color::Cyan),
         TorrentState::Seeding | TorrentState::Completed => Style::new().fg(Color::Green),
-        TorrentState::Checking => Style::new().fg(Color::Magenta),
-        TorrentState::Paused => DIM,
+        TorrentState::Checking | TorrentState::FetchingMetadata => Style::new().fg(Color::Magenta),
+        TorrentState::Paused | TorrentState::Queued => DIM,
     }
 }

@@ -63,7 +63,7 @@ const PERCENT_CELLS: u16 = 6;
 pub(crate) fn render(
     frame: &mut Frame,
     area: Rect,
-    rows: &[TorrentRow],
+    rows: &[std::sync::Arc<TorrentRow>],
     selected: Option<usize>,
     offset: &Cell<usize>,
 ) {

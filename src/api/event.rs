@@ -1,0 +1,64 @@
+//! Engine events for a log panel: state changes, tracker errors, bans, hash failures, disk
+//! errors. Published on a `tokio::sync::broadcast` channel (a slow reader loses the oldest,
+//! never blocks the engine) and kept in a bounded history
+//! ([`Command::RecentEvents`](super::Command::RecentEvents)).
+
+use std::time::SystemTime;
+
+use super::TorrentId;
+
+/// Receiving end of the event channel.
+pub type EventReceiver = tokio::sync::broadcast::Receiver<EngineEvent>;
+
+/// How much an event matters.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum EventLevel {
+    /// Normal operation (added, completed, state changes).
+    Info,
+    /// Something went wrong but the torrent goes on (tracker error, hash failure, ban).
+    Warn,
+    /// A torrent stopped (disk error).
+    Error,
+}
+
+/// What happened.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum EventKind {
+    /// A torrent was added.
+    Added,
+    /// A torrent was removed.
+    Removed,
+    /// A torrent changed state (the message names the new one).
+    StateChanged,
+    /// Every piece is verified.
+    Completed,
+    /// A tracker refused or could not be reached.
+    TrackerError,
+    /// A tracker answered with a warning.
+    TrackerWarning,
+    /// A piece failed its hash check.
+    HashFailed,
+    /// A peer was banned.
+    PeerBanned,
+    /// A disk or file error.
+    DiskError,
+    /// A check of existing data finished.
+    Checked,
+}
+
+/// One event.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EngineEvent {
+    /// Increases by one per event (gaps show events a slow reader lost).
+    pub seq: u64,
+    /// When it happened.
+    pub at: SystemTime,
+    /// The torrent it concerns, if any.
+    pub torrent: Option<TorrentId>,
+    /// How much it matters.
+    pub level: EventLevel,
+    /// What kind of event.
+    pub kind: EventKind,
+    /// One line for the user, e.g. `tracker http://t.example:80: connection refused`.
+    pub message: String,
+}

@@ -1,0 +1,310 @@
+//! What every part of the engine shares: the session context (peer id, config, disk pool,
+//! limits, budgets, the clock) and the events that flow back to the session task.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::time::Instant;
+
+use tokio::sync::{Semaphore, mpsc};
+
+use super::peer_conn::{PeerError, PeerStream};
+use super::rate::RateLimiter;
+use crate::api::TorrentId;
+use crate::config::Config;
+use crate::metainfo::InfoHash;
+use crate::peer::PeerId;
+use crate::peer::wire::Handshake;
+use crate::piece::BlockRef;
+use crate::storage::StorageError;
+use crate::storage::disk::{DiskEvent, DiskPool};
+use crate::tracker::{AnnounceResponse, TrackerClient, TrackerError};
+
+use super::torrent::announce::AnnounceJob;
+
+/// Bytes of upload data (read from disk, not yet written to a socket) allowed session-wide.
+pub const UPLOAD_BUDGET_BYTES: usize = 16 << 20;
+/// Bytes of received blocks allowed to wait for the disk, session-wide.
+pub const DISK_QUEUE_BYTES: usize = 4 << 20;
+/// Incoming connections allowed to be in their handshake at once (beyond: closed at once).
+pub const MAX_PENDING_INCOMING: usize = 128;
+
+/// Milliseconds on the session's monotonic clock (since the session started).
+pub type Millis = u64;
+
+/// The session's monotonic clock, cheap to read from any task.
+#[derive(Debug, Clone, Copy)]
+pub struct Clock {
+    epoch: Instant,
+}
+
+impl Clock {
+    /// A clock starting now.
+    pub fn new() -> Clock {
+        Clock {
+            epoch: Instant::now(),
+        }
+    }
+
+    /// Now, in ms since the epoch.
+    #[inline]
+    pub fn now_ms(&self) -> Millis {
+        self.epoch.elapsed().as_millis() as Millis
+    }
+
+    /// `at` in ms since the epoch (0 before it).
+    pub fn ms_of(&self, at: Instant) -> Millis {
+        at.saturating_duration_since(self.epoch).as_millis() as Millis
+    }
+}
+
+impl Default for Clock {
+    fn default() -> Self {
+        Clock::new()
+    }
+}
+
+/// Session-wide download and upload limits.
+#[derive(Debug)]
+pub struct Limits {
+    /// Payload + protocol bytes read from peers, bytes/s (0 = unlimited).
+    pub download: RateLimiter,
+    /// Payload bytes sent to peers, bytes/s (0 = unlimited).
+    pub upload: RateLimiter,
+}
+
+/// Connection counters kept exact by RAII: a [`ConnSlot`] decrements its counter when it is
+/// dropped, on every path (error, panic, task abort), so the counts cannot drift.
+#[derive(Debug, Default)]
+pub struct ConnCounters {
+    /// Established peer connections (all torrents).
+    pub established: AtomicUsize,
+    /// Outgoing connection attempts in flight.
+    pub half_open: AtomicUsize,
+    /// Incoming connections still in their handshake.
+    pub pending_incoming: AtomicUsize,
+}
+
+/// Which counter a [`ConnSlot`] holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SlotKind {
+    /// An established connection.
+    Established,
+    /// An outgoing attempt.
+    HalfOpen,
+    /// An incoming handshake.
+    PendingIncoming,
+}
+
+/// One unit of a [`ConnCounters`] counter, given back on drop.
+#[derive(Debug)]
+pub struct ConnSlot {
+    counters: Arc<ConnCounters>,
+    kind: SlotKind,
+}
+
+impl ConnCounters {
+    fn counter(&self, kind: SlotKind) -> &AtomicUsize {
+        match kind {
+            SlotKind::Established => &self.established,
+            SlotKind::HalfOpen => &self.half_open,
+            SlotKind::PendingIncoming => &self.pending_incoming,
+        }
+    }
+
+    /// Take a slot of `kind` if fewer than `max` are taken.
+    pub fn try_take(self: &Arc<Self>, kind: SlotKind, max: usize) -> Option<ConnSlot> {
+        let c = self.counter(kind);
+        let mut cur = c.load(Ordering::Relaxed);
+        loop {
+            if cur >= max {
+                return None;
+            }
+            match c.compare_exchange_weak(cur, cur + 1, Ordering::AcqRel, Ordering::Relaxed) {
+                Ok(_) => {
+                    return Some(ConnSlot {
+                        counters: self.clone(),
+                        kind,
+                    });
+                }
+                Err(v) => cur = v,
+            }
+        }
+    }
+
+    /// Slots of `kind` taken now.
+    pub fn get(&self, kind: SlotKind) -> usize {
+        self.counter(kind).load(Ordering::Relaxed)
+    }
+}
+
+impl Drop for ConnSlot {
+    fn drop(&mut self) {
+        self.counters
+            .counter(self.kind)
+            .fetch_sub(1, Ordering::AcqRel);
+    }
+}
+
+/// Shared by every torrent, peer connection and helper task of a session.
+#[derive(Debug)]
+pub struct SessionCtx {
+    /// Our peer id (BEP 3).
+    pub peer_id: PeerId,
+    /// Port we accept peers on (sent to trackers and in the BEP 10 handshake).
+    pub listen_port: u16,
+    /// Random `key` for announces (BEP 7 §key), stable for the session.
+    pub tracker_key: u32,
+    /// One client for every tracker, dispatching by URL scheme.
+    pub trackers: TrackerClient,
+    /// The session config.
+    pub config: Config,
+    /// Disk/hash threads.
+    pub pool: DiskPool,
+    /// Session-wide rate limits.
+    pub limits: Limits,
+    /// Upload data in memory, one permit per block (see [`UPLOAD_BUDGET_BYTES`]).
+    pub upload_budget: Arc<Semaphore>,
+    /// Connection counts.
+    pub conns: Arc<ConnCounters>,
+    /// Source of unique peer keys and disk keys.
+    pub next_key: AtomicU64,
+    /// Events to the session task.
+    pub events: mpsc::UnboundedSender<SessionEvent>,
+    /// The session's monotonic clock.
+    pub clock: Clock,
+}
+
+impl SessionCtx {
+    /// Context for a session listening on `listen_port`: fresh peer id and tracker key, disk
+    /// threads and rate limits from `config`; events go to `events`.
+    pub fn new(
+        config: Config,
+        listen_port: u16,
+        events: mpsc::UnboundedSender<SessionEvent>,
+    ) -> Arc<SessionCtx> {
+        Arc::new(SessionCtx {
+            peer_id: PeerId::generate(),
+            listen_port,
+            tracker_key: rand::random(),
+            trackers: TrackerClient::new(),
+            pool: DiskPool::new(config.disk_thread_count(), DISK_QUEUE_BYTES),
+            limits: Limits {
+                download: RateLimiter::new(config.download_rate_limit),
+                upload: RateLimiter::new(config.upload_rate_limit),
+            },
+            upload_budget: Arc::new(Semaphore::new(
+                UPLOAD_BUDGET_BYTES / crate::piece::BLOCK_SIZE as usize,
+            )),
+            conns: Arc::new(ConnCounters::default()),
+            next_key: AtomicU64::new(1),
+            events,
+            clock: Clock::new(),
+            config,
+        })
+    }
+
+    /// A fresh key, unique in the session (peer keys, disk keys).
+    pub fn key(&self) -> u64 {
+        self.next_key.fetch_add(1, Ordering::Relaxed)
+    }
+
+    /// Send an event to the session task (dropped if the session is gone).
+    pub fn send(&self, ev: SessionEvent) {
+        let _ = self.events.send(ev);
+    }
+}
+
+/// What a peer connection tells its torrent.
+#[derive(Debug)]
+pub enum PeerEvent {
+    /// The peer became interested or not interested: the choker may act.
+    InterestChanged,
+    /// `block` arrived from this peer while also requested from others (endgame): cancel it
+    /// elsewhere.
+    CancelElsewhere(BlockRef),
+    /// Reading piece data for an upload failed: the piece is not on disk as verified.
+    PieceUnreadable {
+        /// The piece.
+        piece: u32,
+        /// Why.
+        error: StorageError,
+    },
+    /// The connection ended.
+    Gone {
+        /// Why, if it was an error.
+        error: Option<PeerError>,
+    },
+}
+
+/// Events to the session task.
+#[derive(Debug)]
+pub enum SessionEvent {
+    /// A peer connection of `torrent`.
+    Peer {
+        /// The torrent.
+        torrent: TorrentId,
+        /// The connection.
+        key: u64,
+        /// What happened.
+        event: PeerEvent,
+    },
+    /// A disk worker's result for the storage instance `disk_key` of `torrent`.
+    Disk {
+        /// The torrent.
+        torrent: TorrentId,
+        /// Which opening of its storage (results of an older one are ignored).
+        disk_key: u64,
+        /// The result.
+        event: DiskEvent,
+    },
+    /// An announce returned.
+    Announced {
+        /// The torrent.
+        torrent: TorrentId,
+        /// What was sent.
+        job: AnnounceJob,
+        /// The answer.
+        result: Result<AnnounceResponse, TrackerError>,
+    },
+    /// A check of existing data finished (`check_key` tells which check).
+    Checked {
+        /// The torrent.
+        torrent: TorrentId,
+        /// Which check.
+        check_key: u64,
+        /// Verified pieces, or why the check could not run.
+        result: Result<crate::piece::Bitfield, StorageError>,
+    },
+    /// A handshake completed (either direction): admit the peer or drop it.
+    Handshaken {
+        /// The torrent, by info hash.
+        info_hash: InfoHash,
+        /// Remote address.
+        addr: SocketAddr,
+        /// We dialled it.
+        outgoing: bool,
+        /// Their handshake.
+        remote: Handshake,
+        /// The stream, handshake done.
+        stream: PeerStream,
+    },
+    /// An outgoing attempt of `torrent` to `addr` failed before the handshake completed.
+    DialFailed {
+        /// The torrent.
+        torrent: TorrentId,
+        /// The address.
+        addr: SocketAddr,
+        /// The address is ourselves.
+        is_self: bool,
+        /// Why.
+        error: PeerError,
+    },
+    /// Delete-data of a removed torrent finished.
+    Deleted {
+        /// The torrent's name.
+        name: String,
+        /// What failed, if anything.
+        error: Option<String>,
+    },
+}

@@ -1,0 +1,544 @@
+//! The reading side of a connection: decodes the peer's messages, keeps its bitfield and
+//! choke/interest state, requests blocks the picker chooses, and hands received blocks to
+//! the disk threads without copying them (a `piece` payload is a slice of the receive
+//! buffer).
+
+use std::collections::VecDeque;
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::time::Instant;
+
+use bytes::{Bytes, BytesMut};
+use tokio::io::{AsyncRead, AsyncReadExt};
+use tokio::sync::mpsc;
+
+use super::upload::Outgoing;
+use super::{
+    KEEPALIVE_INTERVAL, PeerCtrl, PeerError, PeerInfo, SILENCE_TIMEOUT, SNUB_TIMEOUT,
+    WRITE_STALL_TIMEOUT,
+};
+use crate::engine::ctx::PeerEvent;
+use crate::engine::picker::BlockOutcome;
+use crate::engine::torrent::shared::TorrentShared;
+use crate::peer::extension;
+use crate::peer::wire::{self, Handshake, MAX_BLOCK_SIZE, Message};
+use crate::piece::{BLOCK_SIZE, Bitfield, BlockRef};
+
+/// Requests in flight when the peer does not say (`reqq`) how many it accepts.
+const DEFAULT_PEER_REQQ: u32 = 250;
+/// Most requests we keep in flight to one peer.
+const MAX_PIPELINE: usize = 500;
+/// Fewest requests we keep in flight to an unchoking peer.
+const MIN_PIPELINE: usize = 16;
+/// Seconds of data to keep requested, at the measured rate (sizes the pipeline).
+const PIPELINE_SECONDS: f64 = 1.0;
+/// Upload requests we queue per peer before ignoring more (we advertise this as `reqq`).
+const MAX_QUEUED_UPLOADS: u32 = extension::OUR_REQQ;
+/// Receive buffer growth step, bytes.
+const RECV_CHUNK: usize = 256 * 1024;
+
+/// The reader's state of one connection.
+pub struct Conn {
+    t: Arc<TorrentShared>,
+    key: u64,
+    info: Arc<PeerInfo>,
+    out: mpsc::UnboundedSender<Outgoing>,
+    n: u32,
+    bitfield: Bitfield,
+    /// Our requests to the peer, oldest first.
+    in_flight: VecDeque<BlockRef>,
+    /// Target number of requests in flight.
+    pipeline: usize,
+    reqq: u32,
+    last_piece_at: Instant,
+    rate_window: (Instant, u64),
+    picks: Vec<BlockRef>,
+    got_piece_state: bool,
+    /// The peer's pieces are counted in the picker's availability.
+    in_picker: bool,
+}
+
+impl Conn {
+    /// A reader for connection `key` of torrent `t`; messages to the peer go to `out`.
+    pub fn new(
+        t: Arc<TorrentShared>,
+        key: u64,
+        info: Arc<PeerInfo>,
+        out: mpsc::UnboundedSender<Outgoing>,
+    ) -> Conn {
+        let n = t.piece_count();
+        Conn {
+            n,
+            bitfield: Bitfield::new(n),
+            t,
+            key,
+            info,
+            out,
+            in_flight: VecDeque::new(),
+            pipeline: MIN_PIPELINE * 4,
+            reqq: DEFAULT_PEER_REQQ,
+            last_piece_at: Instant::now(),
+            rate_window: (Instant::now(), 0),
+            picks: Vec::new(),
+            got_piece_state: false,
+            in_picker: false,
+        }
+    }
+
+    fn send(&self, m: Message) {
+        let _ = self.out.send(Outgoing::Msg(m));
+    }
+
+    /// Read and handle messages until the connection ends, an order closes it, or the
+    /// upload pump fails.
+    pub async fn run<R: AsyncRead + Unpin>(
+        &mut self,
+        mut rd: R,
+        remote: Handshake,
+        mut ctrl: mpsc::UnboundedReceiver<PeerCtrl>,
+        mut writer: tokio::task::JoinHandle<Result<(), PeerError>>,
+    ) -> Result<(), PeerError> {
+        let result = self
+            .run_inner(&mut rd, remote, &mut ctrl, &mut writer)
+            .await;
+        // the writer ends when the last sender (ours) is dropped; make sure it does
+        writer.abort();
+        result
+    }
+
+    async fn run_inner<R: AsyncRead + Unpin>(
+        &mut self,
+        rd: &mut R,
+        remote: Handshake,
+        ctrl: &mut mpsc::UnboundedReceiver<PeerCtrl>,
+        writer: &mut tokio::task::JoinHandle<Result<(), PeerError>>,
+    ) -> Result<(), PeerError> {
+        if remote.supports_extensions() {
+            self.send(Message::Extended {
+                ext_id: 0,
+                payload: extension::encode_handshake(self.t.ctx.listen_port),
+            });
+        }
+        let have = self.t.have.to_bitfield();
+        if have.count() > 0 {
+            self.send(Message::Bitfield(Bytes::copy_from_slice(have.as_bytes())));
+        }
+        let cap = wire::message_cap(self.n);
+        let mut buf = BytesMut::with_capacity(RECV_CHUNK);
+        // when the download limit is exceeded, reading pauses until this instant; orders
+        // from the torrent keep being handled meanwhile
+        let mut resume_reading: Option<tokio::time::Instant> = None;
+        loop {
+            if buf.capacity() - buf.len() < 32 * 1024 {
+                buf.reserve(RECV_CHUNK);
+            }
+            // under a limit, read at most an eighth of a second's worth at a time
+            let limit = self.t.ctx.limits.download.rate();
+            let max_read = if limit == 0 {
+                u64::MAX
+            } else {
+                (limit / 8).max(16 * 1024)
+            };
+            let mut limited = (&mut *rd).take(max_read);
+            tokio::select! {
+                r = limited.read_buf(&mut buf), if resume_reading.is_none() => {
+                    let n = r?;
+                    if n == 0 {
+                        return Err(PeerError::Io(std::io::ErrorKind::UnexpectedEof.into()));
+                    }
+                    self.info.last_recv.store(self.t.ctx.clock.now_ms(), Ordering::Relaxed);
+                    while let Some(msg) = wire::decode(&mut buf, cap)? {
+                        self.info.messages.fetch_add(1, Ordering::Relaxed);
+                        self.handle(msg).await?;
+                    }
+                    self.after_batch();
+                    let wait = self.t.ctx.limits.download.debit(n as u64);
+                    if !wait.is_zero() {
+                        resume_reading = Some(tokio::time::Instant::now() + wait);
+                    }
+                }
+                _ = sleep_until_some(resume_reading), if resume_reading.is_some() => {
+                    resume_reading = None;
+                }
+                c = ctrl.recv() => {
+                    match c {
+                        None => return Err(PeerError::Closed("torrent gone")),
+                        Some(PeerCtrl::Disconnect(why)) => return Err(PeerError::Closed(why)),
+                        Some(PeerCtrl::Tick) => self.on_tick()?,
+                        Some(c) => self.control(c),
+                    }
+                    self.after_batch();
+                }
+                w = &mut *writer => {
+                    return match w {
+                        Ok(Err(e)) => Err(e),
+                        Ok(Ok(())) => Err(PeerError::Closed("writer ended")),
+                        Err(_) => Err(PeerError::Closed("writer task failed")),
+                    };
+                }
+            }
+        }
+    }
+
+    fn control(&mut self, c: PeerCtrl) {
+        match c {
+            PeerCtrl::Have(p) => {
+                // no need to tell a peer that has the piece (saves bandwidth to seeds)
+                if !self.bitfield.get(p) {
+                    self.send(Message::Have(p));
+                }
+            }
+            PeerCtrl::Choke => {
+                if !self.info.am_choking.swap(true, Ordering::Relaxed) {
+                    // the pump drops the peer's queued requests (BEP 3) and sends `choke`
+                    let _ = self.out.send(Outgoing::Choke);
+                }
+            }
+            PeerCtrl::Unchoke => {
+                if self.info.am_choking.swap(false, Ordering::Relaxed) {
+                    self.send(Message::Unchoke);
+                }
+            }
+            PeerCtrl::Cancel(b) => {
+                if let Some(i) = self.in_flight.iter().position(|x| *x == b) {
+                    self.in_flight.remove(i);
+                    self.send(Message::Cancel(b));
+                }
+            }
+            PeerCtrl::CheckInterest => self.update_interest(),
+            PeerCtrl::Tick | PeerCtrl::Disconnect(_) => {}
+        }
+    }
+
+    fn protocol(&self, msg: String) -> PeerError {
+        PeerError::Protocol(msg)
+    }
+
+    async fn handle(&mut self, msg: Message) -> Result<(), PeerError> {
+        // BEP 3: bitfield (or BEP 6 have-all/none) only as the first piece-state message;
+        // the BEP 10 extended handshake may come before it (libtorrent sends it first)
+        let first = !self.got_piece_state;
+        if matches!(
+            msg,
+            Message::Have(_) | Message::Bitfield(_) | Message::HaveAll | Message::HaveNone
+        ) {
+            self.got_piece_state = true;
+        }
+        match msg {
+            Message::KeepAlive | Message::Port(_) | Message::Unknown { .. } => {}
+            Message::Choke => {
+                self.info.peer_choking.store(true, Ordering::Relaxed);
+                self.release_all();
+            }
+            Message::Unchoke => {
+                self.info.peer_choking.store(false, Ordering::Relaxed);
+                self.last_piece_at = Instant::now();
+            }
+            Message::Interested => {
+                if !self.info.peer_interested.swap(true, Ordering::Relaxed) {
+                    self.t.peer_event(self.key, PeerEvent::InterestChanged);
+                }
+            }
+            Message::NotInterested => {
+                if self.info.peer_interested.swap(false, Ordering::Relaxed) {
+                    self.t.peer_event(self.key, PeerEvent::InterestChanged);
+                }
+            }
+            Message::Have(p) => {
+                self.check_index("have", p)?;
+                if self.bitfield.set(p) {
+                    self.info
+                        .pieces
+                        .store(self.bitfield.count(), Ordering::Relaxed);
+                    if !self.in_picker && !self.t.is_complete() {
+                        // count the pieces it announced before this one too
+                        let mut prior = self.bitfield.clone();
+                        prior.unset(p);
+                        self.t.picker().peer_bitfield(&prior);
+                        self.in_picker = true;
+                    }
+                    if self.in_picker {
+                        self.t.picker().peer_has(p);
+                        if !self.t.have.get(p) && !self.info.am_interested.load(Ordering::Relaxed) {
+                            self.set_interested(true);
+                        }
+                    }
+                }
+            }
+            Message::Bitfield(bytes) => {
+                if !first {
+                    return Err(self.protocol("bitfield after have messages".into()));
+                }
+                let bf = Bitfield::from_payload(&bytes, self.n)?;
+                self.replace_bitfield(bf);
+            }
+            Message::HaveAll => {
+                if !first {
+                    return Err(self.protocol("have-all after have messages".into()));
+                }
+                self.replace_bitfield(Bitfield::full(self.n));
+            }
+            Message::HaveNone => {}
+            Message::Request(b) => self.on_request(b)?,
+            Message::Cancel(b) => {
+                self.check_index("cancel", b.piece)?;
+                let _ = self.out.send(Outgoing::Cancel(b));
+            }
+            Message::Reject(b) => {
+                self.check_index("reject", b.piece)?;
+                if let Some(i) = self.in_flight.iter().position(|x| *x == b) {
+                    self.in_flight.remove(i);
+                    self.t.picker().release(&b);
+                }
+            }
+            Message::Piece { piece, begin, data } => self.on_piece(piece, begin, data).await?,
+            Message::Extended { ext_id, payload } => {
+                if ext_id == 0
+                    && let Ok(h) = extension::parse_handshake(&payload)
+                {
+                    if let Some(r) = h.reqq {
+                        self.reqq = r;
+                    }
+                    if let Some(c) = h.client {
+                        *self.info.client.lock().unwrap_or_else(|e| e.into_inner()) = Some(c);
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// A piece index from the peer must name a piece of this torrent (drop it otherwise).
+    fn check_index(&self, what: &str, p: u32) -> Result<(), PeerError> {
+        if p >= self.n {
+            return Err(self.protocol(format!(
+                "{what}: piece index {p} out of range ({} pieces)",
+                self.n
+            )));
+        }
+        Ok(())
+    }
+
+    fn replace_bitfield(&mut self, bf: Bitfield) {
+        // a seed does not track availability (nothing to pick); a torrent that completes
+        // later keeps the counts until the connection ends
+        let interesting = if self.t.is_complete() && !self.in_picker {
+            false
+        } else {
+            let mut pk = self.t.picker();
+            if self.in_picker {
+                pk.peer_gone(self.key, &self.bitfield);
+            }
+            pk.peer_bitfield(&bf);
+            self.in_picker = true;
+            pk.is_interesting(&bf)
+        };
+        self.bitfield = bf;
+        self.info
+            .pieces
+            .store(self.bitfield.count(), Ordering::Relaxed);
+        if interesting {
+            self.set_interested(true);
+        }
+    }
+
+    fn set_interested(&mut self, yes: bool) {
+        if self.info.am_interested.swap(yes, Ordering::Relaxed) != yes {
+            self.send(if yes {
+                Message::Interested
+            } else {
+                Message::NotInterested
+            });
+        }
+    }
+
+    fn update_interest(&mut self) {
+        let interesting = !self.t.is_complete() && self.t.picker().is_interesting(&self.bitfield);
+        self.set_interested(interesting);
+    }
+
+    fn on_request(&mut self, b: BlockRef) -> Result<(), PeerError> {
+        self.check_index("request", b.piece)?;
+        if b.length > MAX_BLOCK_SIZE || !self.t.geometry.in_piece(b.piece, b.begin, b.length) {
+            return Err(self.protocol(format!(
+                "request out of bounds: piece {} begin {} length {}",
+                b.piece, b.begin, b.length
+            )));
+        }
+        self.info.requests_seen.fetch_add(1, Ordering::Relaxed);
+        if self.info.am_choking.load(Ordering::Relaxed) || !self.t.accepting() {
+            return Ok(()); // BEP 3: requests while choked are dropped
+        }
+        if self.info.upload_queued.load(Ordering::Relaxed) >= MAX_QUEUED_UPLOADS
+            || !self.t.have.get(b.piece)
+        {
+            return Ok(());
+        }
+        let _ = self.out.send(Outgoing::Request(b));
+        Ok(())
+    }
+
+    async fn on_piece(&mut self, piece: u32, begin: u32, data: Bytes) -> Result<(), PeerError> {
+        self.check_index("piece", piece)?;
+        if data.len() > MAX_BLOCK_SIZE as usize {
+            return Err(self.protocol(format!(
+                "piece: block of {} bytes is larger than {MAX_BLOCK_SIZE}",
+                data.len()
+            )));
+        }
+        let len = data.len() as u32;
+        let block = BlockRef {
+            piece,
+            begin,
+            length: len,
+        };
+        if let Some(i) = self.in_flight.iter().position(|x| *x == block) {
+            self.in_flight.remove(i);
+        }
+        let now = Instant::now();
+        self.last_piece_at = now;
+        self.info.snubbed.store(false, Ordering::Relaxed);
+        let total = self
+            .info
+            .downloaded
+            .fetch_add(u64::from(len), Ordering::Relaxed)
+            + u64::from(len);
+        self.t
+            .stats
+            .downloaded
+            .fetch_add(u64::from(len), Ordering::Relaxed);
+        self.resize_pipeline(now, total);
+        let outcome = if self.t.is_complete() {
+            BlockOutcome::Duplicate
+        } else {
+            self.t.picker().on_block(self.key, piece, begin, len)
+        };
+        match outcome {
+            BlockOutcome::New {
+                requested_elsewhere,
+                ..
+            } => {
+                if requested_elsewhere {
+                    self.t
+                        .peer_event(self.key, PeerEvent::CancelElsewhere(block));
+                }
+                self.t.write_block(piece, begin, data).await;
+            }
+            BlockOutcome::Duplicate | BlockOutcome::Unexpected => {
+                self.t
+                    .stats
+                    .wasted
+                    .fetch_add(u64::from(len), Ordering::Relaxed);
+            }
+        }
+        Ok(())
+    }
+
+    /// Size the pipeline from the rate over the last second (checked as blocks arrive: no
+    /// timer needed).
+    fn resize_pipeline(&mut self, now: Instant, total: u64) {
+        let (at, bytes) = self.rate_window;
+        let dt = now.duration_since(at).as_secs_f64();
+        if dt < 1.0 {
+            return;
+        }
+        let rate = total.saturating_sub(bytes) as f64 / dt;
+        let want = (rate * PIPELINE_SECONDS / f64::from(BLOCK_SIZE)) as usize;
+        let cap = (self.reqq as usize).clamp(MIN_PIPELINE, MAX_PIPELINE);
+        self.pipeline = want
+            .clamp(MIN_PIPELINE, cap)
+            .max(self.pipeline.min(cap) / 2);
+        self.rate_window = (now, total);
+    }
+
+    fn release_all(&mut self) {
+        if self.in_flight.is_empty() {
+            return;
+        }
+        let mut pk = self.t.picker();
+        for b in self.in_flight.drain(..) {
+            pk.release(&b);
+        }
+    }
+
+    fn on_tick(&mut self) -> Result<(), PeerError> {
+        let now_ms = self.t.ctx.clock.now_ms();
+        let silent = now_ms.saturating_sub(self.info.last_recv.load(Ordering::Relaxed));
+        if silent > SILENCE_TIMEOUT.as_millis() as u64 {
+            return Err(PeerError::Silent(silent / 1000));
+        }
+        if let Some(stalled) = self.info.stalled_for(now_ms)
+            && stalled > WRITE_STALL_TIMEOUT.as_millis() as u64
+        {
+            return Err(PeerError::Stalled(stalled / 1000));
+        }
+        let idle_send = now_ms.saturating_sub(self.info.last_send.load(Ordering::Relaxed));
+        if idle_send >= KEEPALIVE_INTERVAL.as_millis() as u64 {
+            self.send(Message::KeepAlive);
+        }
+        let now = Instant::now();
+        if !self.in_flight.is_empty() && now.duration_since(self.last_piece_at) > SNUB_TIMEOUT {
+            // snubbed: let other peers fetch these blocks
+            self.info.snubbed.store(true, Ordering::Relaxed);
+            self.release_all();
+            self.last_piece_at = now;
+        }
+        Ok(())
+    }
+
+    /// After a burst of messages or an order: top up our requests.
+    fn after_batch(&mut self) {
+        if self.info.peer_choking.load(Ordering::Relaxed)
+            || !self.info.am_interested.load(Ordering::Relaxed)
+            || !self.t.accepting()
+        {
+            return;
+        }
+        let cap = (self.reqq as usize).min(MAX_PIPELINE);
+        let target = self.pipeline.min(cap);
+        if self.in_flight.len() >= target {
+            return;
+        }
+        // top up in batches of at least a quarter pipeline to keep lock traffic low
+        let room = target - self.in_flight.len();
+        if room < target / 4 && !self.in_flight.is_empty() {
+            return;
+        }
+        self.picks.clear();
+        let in_flight = self.in_flight.make_contiguous();
+        self.t
+            .picker()
+            .pick(self.key, &self.bitfield, in_flight, room, &mut self.picks);
+        if self.picks.is_empty() {
+            if self.in_flight.is_empty() {
+                self.update_interest();
+            }
+            return;
+        }
+        for b in &self.picks {
+            let _ = self.out.send(Outgoing::Msg(Message::Request(*b)));
+        }
+        self.in_flight.extend(self.picks.iter().copied());
+    }
+
+    /// Give the picker back what this connection held: requests and availability.
+    pub fn cleanup(&mut self) {
+        if !self.in_picker && self.in_flight.is_empty() {
+            return;
+        }
+        let mut pk = self.t.picker();
+        for b in self.in_flight.drain(..) {
+            pk.release(&b);
+        }
+        if self.in_picker {
+            pk.peer_gone(self.key, &self.bitfield);
+            self.in_picker = false;
+        }
+    }
+}
+
+async fn sleep_until_some(at: Option<tokio::time::Instant>) {
+    if let Some(at) = at {
+        tokio::time::sleep_until(at).await;
+    }
+}

@@ -1,0 +1,416 @@
+//! The writing side of a connection, and the upload pump: it owns the socket's write half,
+//! sends our messages, and serves the peer's requests.
+//!
+//! Requests wait in a queue of block addresses (12 bytes each, at most our `reqq`). The pump
+//! reads them from disk in batches of up to [`BATCH_BYTES`] into reused buffers, on the
+//! disk threads, and writes each block with its 13-byte header in one vectored write, so
+//! payload bytes are copied once (page cache → buffer) and never per block. While one batch
+//! is being written the next is read, so disk and socket overlap. Memory is bounded twice:
+//! a connection holds at most two batches (one read ahead, one being written), and every
+//! batch takes permits from the session-wide upload budget first
+//! ([`crate::engine::ctx::UPLOAD_BUDGET_BYTES`]). A peer that stops reading therefore holds
+//! at most two batches until the torrent's sweep drops it for making no write progress.
+//!
+//! Every count the rest of the engine reads (requests queued, bytes pending) is *stored*
+//! from the pump's own state after each change, never incremented and decremented in
+//! separate places, so it cannot drift.
+
+use std::collections::VecDeque;
+use std::io::IoSlice;
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+
+use bytes::BytesMut;
+use tokio::io::{AsyncWrite, AsyncWriteExt};
+use tokio::sync::{OwnedSemaphorePermit, mpsc, oneshot};
+
+use super::{PeerError, PeerInfo};
+use crate::engine::ctx::PeerEvent;
+use crate::engine::torrent::shared::TorrentShared;
+use crate::peer::wire::{self, Message};
+use crate::piece::{BLOCK_SIZE, BlockRef};
+use crate::storage::disk::UploadRead;
+
+/// Most payload bytes read from disk in one batch.
+pub const BATCH_BYTES: u32 = 256 * 1024;
+
+/// What the reader asks the pump to do.
+#[derive(Debug)]
+pub enum Outgoing {
+    /// Send a protocol message.
+    Msg(Message),
+    /// Serve a request of the peer (already validated: in range, piece verified, unchoked).
+    Request(BlockRef),
+    /// The peer withdrew a request.
+    Cancel(BlockRef),
+    /// We choke the peer: drop its queued requests (BEP 3) and send `choke`.
+    Choke,
+}
+
+struct Reading {
+    rx: oneshot::Receiver<UploadRead>,
+    permit: OwnedSemaphorePermit,
+    generation: u64,
+    bytes: u32,
+}
+
+struct Batch {
+    read: UploadRead,
+    /// Blocks not to send (cancelled, or their piece could not be read), by index.
+    skip: Vec<bool>,
+    _permit: OwnedSemaphorePermit,
+    generation: u64,
+}
+
+impl Batch {
+    fn skip_where(&mut self, f: impl Fn(&BlockRef) -> bool) {
+        for (i, b) in self.read.blocks.iter().enumerate() {
+            if f(b) {
+                self.skip[i] = true;
+            }
+        }
+    }
+
+    fn pending_bytes(&self) -> u32 {
+        self.read
+            .blocks
+            .iter()
+            .zip(&self.skip)
+            .filter(|(_, s)| !**s)
+            .map(|(b, _)| b.length)
+            .sum()
+    }
+}
+
+struct Pump {
+    t: Arc<TorrentShared>,
+    key: u64,
+    info: Arc<PeerInfo>,
+    queue: VecDeque<BlockRef>,
+    reading: Option<Reading>,
+    ready: Option<Batch>,
+    /// Buffers of written batches, reused for the next reads while uploading.
+    spare: Vec<Vec<u8>>,
+    /// Bumped by every choke: batches of an older generation are dropped unsent.
+    generation: u64,
+    /// Cancels that may concern the batch being read.
+    cancelled: Vec<BlockRef>,
+    small: BytesMut,
+    /// Permits a queued batch waits for (session budget exhausted).
+    want_permits: u32,
+}
+
+/// Run the pump until the reader drops its sender or the socket fails.
+///
+/// # Errors
+/// [`PeerError::Io`] when a write fails.
+pub async fn run<W: AsyncWrite + Unpin>(
+    mut wr: W,
+    mut rx: mpsc::UnboundedReceiver<Outgoing>,
+    t: Arc<TorrentShared>,
+    key: u64,
+    info: Arc<PeerInfo>,
+) -> Result<(), PeerError> {
+    let mut p = Pump {
+        t,
+        key,
+        info,
+        queue: VecDeque::new(),
+        reading: None,
+        ready: None,
+        spare: Vec::new(),
+        generation: 0,
+        cancelled: Vec::new(),
+        small: BytesMut::with_capacity(4096),
+        want_permits: 0,
+    };
+    loop {
+        // everything the reader queued, without waiting
+        loop {
+            match rx.try_recv() {
+                Ok(m) => p.handle(m),
+                Err(mpsc::error::TryRecvError::Empty) => break,
+                Err(mpsc::error::TryRecvError::Disconnected) => {
+                    let _ = p.write_out(&mut wr).await;
+                    let _ = wr.shutdown().await;
+                    return Ok(());
+                }
+            }
+        }
+        p.poll_read_done();
+        p.maybe_start_read(None);
+        if !p.small.is_empty() || p.ready.is_some() {
+            p.write_out(&mut wr).await?;
+            continue;
+        }
+        let budget = p.t.ctx.upload_budget.clone();
+        let want = p.want_permits;
+        tokio::select! {
+            m = rx.recv() => match m {
+                Some(m) => p.handle(m),
+                None => {
+                    let _ = wr.shutdown().await;
+                    return Ok(());
+                }
+            },
+            r = async { (&mut p.reading.as_mut().expect("guarded").rx).await }, if p.reading.is_some() => {
+                p.land(r.ok());
+            }
+            permit = budget.acquire_many_owned(want), if want > 0 && p.reading.is_none() => {
+                if let Ok(permit) = permit {
+                    p.maybe_start_read(Some(permit));
+                }
+            }
+        }
+    }
+}
+
+impl Pump {
+    fn handle(&mut self, m: Outgoing) {
+        match m {
+            Outgoing::Msg(m) => m.encode(&mut self.small),
+            Outgoing::Request(b) => {
+                if !self.queue.contains(&b) {
+                    self.queue.push_back(b);
+                }
+            }
+            Outgoing::Cancel(b) => {
+                self.queue.retain(|x| *x != b);
+                if self.reading.is_some() {
+                    self.cancelled.push(b);
+                }
+                if let Some(batch) = &mut self.ready {
+                    batch.skip_where(|x| *x == b);
+                }
+            }
+            Outgoing::Choke => {
+                self.generation += 1;
+                self.queue.clear();
+                self.ready = None;
+                self.cancelled.clear();
+                Message::Choke.encode(&mut self.small);
+            }
+        }
+        self.publish_counts();
+    }
+
+    fn publish_counts(&self) {
+        self.info
+            .upload_queued
+            .store(self.queue.len() as u32, Ordering::Relaxed);
+        let pending = self.reading.as_ref().map_or(0, |r| r.bytes)
+            + self.ready.as_ref().map_or(0, Batch::pending_bytes);
+        self.info.upload_pending.store(pending, Ordering::Relaxed);
+        if pending == 0 && self.queue.is_empty() {
+            // nothing pending: the clock for "no write progress" starts with the next batch
+            self.info
+                .last_write_progress
+                .store(self.t.ctx.clock.now_ms(), Ordering::Relaxed);
+        }
+    }
+
+    /// A read finished without waiting (it landed while we were writing).
+    fn poll_read_done(&mut self) {
+        if let Some(r) = &mut self.reading {
+            match r.rx.try_recv() {
+                Ok(read) => self.land(Some(read)),
+                Err(oneshot::error::TryRecvError::Empty) => {}
+                Err(oneshot::error::TryRecvError::Closed) => self.land(None),
+            }
+        }
+    }
+
+    fn land(&mut self, read: Option<UploadRead>) {
+        let Some(r) = self.reading.take() else {
+            return;
+        };
+        let Some(mut read) = read else {
+            self.publish_counts();
+            return; // the disk pool went away (shutdown)
+        };
+        let failed = std::mem::take(&mut read.failed);
+        let mut batch = Batch {
+            skip: vec![false; read.blocks.len()],
+            read,
+            _permit: r.permit,
+            generation: r.generation,
+        };
+        for (piece, error) in failed {
+            batch.skip_where(|b| b.piece == piece);
+            self.t
+                .peer_event(self.key, PeerEvent::PieceUnreadable { piece, error });
+        }
+        for c in std::mem::take(&mut self.cancelled) {
+            batch.skip_where(|b| *b == c);
+        }
+        if batch.generation == self.generation {
+            self.ready = Some(batch);
+        } else if self.spare.len() < 2 {
+            self.spare.push(batch.read.buf);
+        }
+        self.publish_counts();
+    }
+
+    /// Start reading the next batch if nothing is being read, the last batch is not waiting
+    /// to be written twice over, and the session budget has room (`permit`: already won).
+    fn maybe_start_read(&mut self, permit: Option<OwnedSemaphorePermit>) {
+        if self.reading.is_some() || self.queue.is_empty() {
+            self.want_permits = 0;
+            if self.queue.is_empty() && self.ready.is_none() && self.reading.is_none() {
+                self.spare.clear(); // idle: give the buffers back
+            }
+            return;
+        }
+        let mut bytes = 0u32;
+        let mut count = 0usize;
+        for b in &self.queue {
+            if count > 0 && bytes + b.length > BATCH_BYTES {
+                break;
+            }
+            bytes += b.length;
+            count += 1;
+        }
+        let permits = bytes.div_ceil(BLOCK_SIZE).max(1);
+        let permit = match permit {
+            Some(p) if p.num_permits() as u32 >= permits => p,
+            Some(p) => {
+                drop(p);
+                self.want_permits = permits;
+                return;
+            }
+            None => match self
+                .t
+                .ctx
+                .upload_budget
+                .clone()
+                .try_acquire_many_owned(permits)
+            {
+                Ok(p) => p,
+                Err(_) => {
+                    self.want_permits = permits;
+                    return;
+                }
+            },
+        };
+        self.want_permits = 0;
+        let blocks: Vec<BlockRef> = self.queue.drain(..count).collect();
+        let buf = self.spare.pop().unwrap_or_default();
+        let (tx, rx) = oneshot::channel();
+        self.t.read_for_upload(
+            blocks,
+            buf,
+            Box::new(move |r| {
+                let _ = tx.send(r);
+            }),
+        );
+        if self.ready.is_none() {
+            // data becomes pending: "no write progress" counts from now
+            self.info
+                .last_write_progress
+                .store(self.t.ctx.clock.now_ms(), Ordering::Relaxed);
+        }
+        self.reading = Some(Reading {
+            rx,
+            permit,
+            generation: self.generation,
+            bytes,
+        });
+        self.publish_counts();
+    }
+
+    /// Write our small messages and the ready batch (each block with its header) in as few
+    /// vectored writes as the socket takes.
+    async fn write_out<W: AsyncWrite + Unpin>(&mut self, wr: &mut W) -> Result<(), PeerError> {
+        let batch = self
+            .ready
+            .take()
+            .filter(|b| b.generation == self.generation);
+        let small = self.small.split().freeze();
+        let mut headers: Vec<[u8; 13]> = Vec::new();
+        let mut payload = 0u64;
+        if let Some(b) = &batch {
+            for (blk, _) in b.read.blocks.iter().zip(&b.skip).filter(|(_, s)| !**s) {
+                headers.push(wire::piece_header(blk.piece, blk.begin, blk.length));
+                payload += u64::from(blk.length);
+            }
+        }
+        {
+            let mut slices: Vec<&[u8]> = Vec::with_capacity(1 + 2 * headers.len());
+            if !small.is_empty() {
+                slices.push(&small);
+            }
+            if let Some(b) = &batch {
+                let mut at = 0usize;
+                let mut h = headers.iter();
+                for (blk, skip) in b.read.blocks.iter().zip(&b.skip) {
+                    let len = blk.length as usize;
+                    if !*skip && let Some(hdr) = h.next() {
+                        slices.push(hdr);
+                        slices.push(&b.read.buf[at..at + len]);
+                    }
+                    at += len;
+                }
+            }
+            write_all_vectored(wr, &slices, &self.info, &self.t).await?;
+        }
+        let now = self.t.ctx.clock.now_ms();
+        self.info.last_send.store(now, Ordering::Relaxed);
+        if let Some(b) = batch
+            && self.spare.len() < 2
+        {
+            self.spare.push(b.read.buf);
+        }
+        self.publish_counts();
+        if payload > 0 {
+            self.info.uploaded.fetch_add(payload, Ordering::Relaxed);
+            self.t.stats.uploaded.fetch_add(payload, Ordering::Relaxed);
+            self.t.ctx.limits.upload.consume(payload).await;
+        }
+        Ok(())
+    }
+}
+
+/// Write every slice, in order, with vectored writes; each write that moves bytes counts as
+/// write progress (the stall detector reads it).
+async fn write_all_vectored<W: AsyncWrite + Unpin>(
+    wr: &mut W,
+    slices: &[&[u8]],
+    info: &PeerInfo,
+    t: &TorrentShared,
+) -> Result<(), PeerError> {
+    let mut idx = 0usize;
+    let mut off = 0usize;
+    while idx < slices.len() {
+        let n = {
+            let mut io: Vec<IoSlice<'_>> = Vec::with_capacity((slices.len() - idx).min(64));
+            io.push(IoSlice::new(&slices[idx][off..]));
+            for s in slices.iter().skip(idx + 1).take(63) {
+                io.push(IoSlice::new(s));
+            }
+            wr.write_vectored(&io).await?
+        };
+        if n == 0 {
+            return Err(PeerError::Io(std::io::ErrorKind::WriteZero.into()));
+        }
+        info.last_write_progress
+            .store(t.ctx.clock.now_ms(), Ordering::Relaxed);
+        let mut left = n;
+        while left > 0 && idx < slices.len() {
+            let rest = slices[idx].len() - off;
+            if left >= rest {
+                left -= rest;
+                idx += 1;
+                off = 0;
+            } else {
+                off += left;
+                left = 0;
+            }
+        }
+        while idx < slices.len() && slices[idx].len() == off {
+            idx += 1;
+            off = 0;
+        }
+    }
+    wr.flush().await?;
+    Ok(())
+}

@@ -1,0 +1,642 @@
+//! The announce schedule of one torrent: its trackers in tiers (BEP 12), what each tier
+//! owes its trackers (`started`, `completed`, `stopped`), when it announces next, and what
+//! each tracker last said (for the Trackers panel). A plain struct: the torrent asks it for
+//! the announces that are due and feeds it the results; it never does I/O.
+//!
+//! Every tier announces on its own (as qBittorrent and libtorrent's
+//! `announce_to_all_tiers` do). Within a tier the trackers are tried in order; the first
+//! that answers moves to the front, so the next announce goes to it first (BEP 12). When
+//! every tracker of a tier fails, the tier retries after 15 s, doubling up to 30 min.
+//! Trackers whose URL scheme we cannot speak are shown as unsupported and skipped.
+
+use std::time::{Duration, Instant, SystemTime};
+
+use crate::api::{TrackerRow, TrackerStatus};
+use crate::tracker::{AnnounceEvent, AnnounceResponse, TrackerError};
+
+/// First retry delay after every tracker of a tier failed; doubles per failure.
+pub const FIRST_RETRY: Duration = Duration::from_secs(15);
+/// Longest retry delay.
+pub const MAX_RETRY: Duration = Duration::from_secs(30 * 60);
+
+/// One announce to send: to `url` of tier `tier`, with `event`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AnnounceJob {
+    /// Tier index.
+    pub tier: usize,
+    /// Announce URL.
+    pub url: String,
+    /// Event to send (`None`: a regular re-announce).
+    pub event: Option<AnnounceEvent>,
+    /// The `tracker id` that tracker gave earlier, to echo.
+    pub tracker_id: Option<String>,
+}
+
+#[derive(Debug, Clone)]
+struct Tracker {
+    url: String,
+    supported: bool,
+    status: TrackerStatus,
+    message: Option<String>,
+    last_announce: Option<SystemTime>,
+    seeds: Option<u32>,
+    leechers: Option<u32>,
+    downloaded: Option<u32>,
+    peers: u32,
+    min_interval: Option<Duration>,
+    last_ok: Option<Instant>,
+    tracker_id: Option<String>,
+}
+
+#[derive(Debug, Clone, Default)]
+struct Tier {
+    trackers: Vec<Tracker>,
+    /// Index of the tracker the current (or next) attempt goes to.
+    attempt: usize,
+    in_flight: bool,
+    next_at: Option<Instant>,
+    /// Consecutive rounds in which every tracker failed.
+    fails: u32,
+    /// Event for the next announce.
+    event: Option<AnnounceEvent>,
+    /// A tracker of this tier acknowledged `started`: `stopped` is owed at the end.
+    joined: bool,
+    /// `completed` not yet acknowledged.
+    completed_owed: bool,
+    /// `stopped` to send once the announce in flight returns.
+    stop_owed: bool,
+}
+
+impl Tier {
+    fn first_supported_from(&self, i: usize) -> Option<usize> {
+        (i..self.trackers.len()).find(|&j| self.trackers[j].supported)
+    }
+}
+
+/// Every tracker of a torrent and its announce schedule.
+#[derive(Debug, Clone, Default)]
+pub struct TrackerSet {
+    tiers: Vec<Tier>,
+    /// `stopped` announces handed out and not yet finished.
+    stopping: usize,
+}
+
+impl TrackerSet {
+    /// From the metainfo's tiers (`announce-list`, or `[[announce]]`); each tier shuffled
+    /// once (BEP 12); empty tiers and duplicate URLs dropped. `supported` says whether we can
+    /// speak a URL's scheme.
+    pub fn new(tiers: &[Vec<String>], supported: impl Fn(&str) -> bool) -> TrackerSet {
+        use rand::seq::SliceRandom;
+        let mut seen = std::collections::HashSet::new();
+        let mut out = Vec::new();
+        for urls in tiers {
+            let mut trackers: Vec<Tracker> = urls
+                .iter()
+                .filter(|u| seen.insert(u.trim().to_string()))
+                .map(|u| Tracker {
+                    url: u.trim().to_string(),
+                    supported: supported(u.trim()),
+                    status: if supported(u.trim()) {
+                        TrackerStatus::Idle
+                    } else {
+                        TrackerStatus::Unsupported
+                    },
+                    message: None,
+                    last_announce: None,
+                    seeds: None,
+                    leechers: None,
+                    downloaded: None,
+                    peers: 0,
+                    min_interval: None,
+                    last_ok: None,
+                    tracker_id: None,
+                })
+                .collect();
+            if trackers.is_empty() {
+                continue;
+            }
+            trackers.shuffle(&mut rand::rng());
+            // supported ones first, so an attempt starts with one we can reach
+            trackers.sort_by_key(|t| !t.supported);
+            out.push(Tier {
+                trackers,
+                ..Tier::default()
+            });
+        }
+        TrackerSet {
+            tiers: out,
+            stopping: 0,
+        }
+    }
+
+    /// No trackers at all.
+    pub fn is_empty(&self) -> bool {
+        self.tiers.is_empty()
+    }
+
+    /// Whether any tracker can be contacted.
+    pub fn any_supported(&self) -> bool {
+        self.tiers
+            .iter()
+            .any(|t| t.trackers.iter().any(|tr| tr.supported))
+    }
+
+    /// The torrent joins the swarm: every tier announces `started` now.
+    pub fn start(&mut self, now: Instant) {
+        for tier in &mut self.tiers {
+            tier.stop_owed = false;
+            tier.attempt = tier.first_supported_from(0).unwrap_or(0);
+            if tier.first_supported_from(0).is_none() {
+                tier.next_at = None;
+                continue;
+            }
+            if !tier.joined {
+                tier.event = Some(AnnounceEvent::Started);
+            }
+            tier.fails = 0;
+            tier.next_at = Some(now);
+        }
+    }
+
+    /// The torrent leaves the swarm: the announces owed now — `stopped`, or first a
+    /// `completed` not yet acknowledged (its `stopped` follows from
+    /// [`TrackerSet::finished`]); tiers whose announce is in flight send theirs when it
+    /// returns. No regular announces follow.
+    pub fn stop(&mut self) -> Vec<AnnounceJob> {
+        let mut jobs = Vec::new();
+        for (i, tier) in self.tiers.iter_mut().enumerate() {
+            tier.next_at = None;
+            if tier.in_flight {
+                tier.stop_owed = true;
+                tier.event = None;
+                continue;
+            }
+            if tier.joined && tier.completed_owed {
+                tier.in_flight = true;
+                tier.stop_owed = true;
+                tier.event = None;
+                let t = &tier.trackers[tier.attempt.min(tier.trackers.len() - 1)];
+                jobs.push(AnnounceJob {
+                    tier: i,
+                    url: t.url.clone(),
+                    event: Some(AnnounceEvent::Completed),
+                    tracker_id: t.tracker_id.clone(),
+                });
+                continue;
+            }
+            tier.event = None;
+            tier.completed_owed = false;
+            if tier.joined {
+                tier.joined = false;
+                self.stopping += 1;
+                let t = &tier.trackers[tier.attempt.min(tier.trackers.len() - 1)];
+                jobs.push(AnnounceJob {
+                    tier: i,
+                    url: t.url.clone(),
+                    event: Some(AnnounceEvent::Stopped),
+                    tracker_id: t.tracker_id.clone(),
+                });
+            }
+        }
+        jobs
+    }
+
+    /// The download just completed: tiers that know us announce `completed` now.
+    pub fn complete(&mut self, now: Instant) {
+        for tier in &mut self.tiers {
+            if tier.joined {
+                tier.completed_owed = true;
+                tier.event = Some(AnnounceEvent::Completed);
+                if !tier.in_flight {
+                    tier.next_at = Some(now);
+                }
+            }
+        }
+    }
+
+    /// Announce every tier again now, or as soon as its tracker's `min interval` allows.
+    pub fn reannounce(&mut self, now: Instant) {
+        for tier in &mut self.tiers {
+            if tier.in_flight || tier.next_at.is_none() {
+                continue;
+            }
+            let t = &tier.trackers[tier.attempt.min(tier.trackers.len() - 1)];
+            let earliest = match (t.last_ok, t.min_interval) {
+                (Some(at), Some(min)) => at + min,
+                _ => now,
+            };
+            tier.next_at = Some(earliest.max(now));
+        }
+    }
+
+    /// Take the announces due at `now` (each tier is then in flight until
+    /// [`TrackerSet::finished`]).
+    pub fn due(&mut self, now: Instant) -> Vec<AnnounceJob> {
+        let mut jobs = Vec::new();
+        for (i, tier) in self.tiers.iter_mut().enumerate() {
+            if tier.in_flight || tier.next_at.is_none_or(|at| at > now) {
+                continue;
+            }
+            let Some(a) = tier.first_supported_from(tier.attempt) else {
+                tier.next_at = None;
+                continue;
+            };
+            tier.attempt = a;
+            tier.in_flight = true;
+            tier.next_at = None;
+            let t = &mut tier.trackers[a];
+            t.status = TrackerStatus::Announcing;
+            jobs.push(AnnounceJob {
+                tier: i,
+                url: t.url.clone(),
+                event: tier.event,
+                tracker_id: t.tracker_id.clone(),
+            });
+        }
+        jobs
+    }
+
+    /// An announce is in flight (a `stopped` may still follow it).
+    pub fn busy(&self) -> bool {
+        self.stopping > 0 || self.tiers.iter().any(|t| t.in_flight)
+    }
+
+    /// The earliest time an announce is due, if any.
+    pub fn next_deadline(&self) -> Option<Instant> {
+        self.tiers
+            .iter()
+            .filter(|t| !t.in_flight)
+            .filter_map(|t| t.next_at)
+            .min()
+    }
+
+    /// An announce from [`TrackerSet::due`] (or [`TrackerSet::stop`]) returned. Returns a
+    /// `stopped` announce to send now if one became owed while it was in flight.
+    pub fn finished(
+        &mut self,
+        job: &AnnounceJob,
+        result: &Result<AnnounceResponse, TrackerError>,
+        now: Instant,
+    ) -> Option<AnnounceJob> {
+        if job.event == Some(AnnounceEvent::Stopped) {
+            self.stopping = self.stopping.saturating_sub(1);
+        }
+        let tier = self.tiers.get_mut(job.tier)?;
+        let idx = tier.trackers.iter().position(|t| t.url == job.url)?;
+        if job.event == Some(AnnounceEvent::Stopped) {
+            // fire and forget: record what the tracker said, nothing else follows
+            let t = &mut tier.trackers[idx];
+            t.last_announce = Some(SystemTime::now());
+            t.status = if result.is_ok() {
+                TrackerStatus::Idle
+            } else {
+                TrackerStatus::Error
+            };
+            return None;
+        }
+        tier.in_flight = false;
+        match result {
+            Ok(resp) => {
+                let t = &mut tier.trackers[idx];
+                t.status = TrackerStatus::Working;
+                t.message = resp.warning.clone();
+                t.last_announce = Some(SystemTime::now());
+                t.seeds = resp.complete;
+                t.leechers = resp.incomplete;
+                t.peers = resp.peers.len() as u32;
+                t.min_interval = resp.min_interval.map(|s| Duration::from_secs(u64::from(s)));
+                t.last_ok = Some(now);
+                if resp.tracker_id.is_some() {
+                    t.tracker_id = resp.tracker_id.clone();
+                }
+                // BEP 12: the tracker that answered moves to the front of its tier
+                let t = tier.trackers.remove(idx);
+                tier.trackers.insert(0, t);
+                tier.attempt = 0;
+                tier.fails = 0;
+                tier.joined = true;
+                if job.event == Some(AnnounceEvent::Completed) {
+                    tier.completed_owed = false;
+                }
+                tier.event = tier.completed_owed.then_some(AnnounceEvent::Completed);
+                let interval = Duration::from_secs(u64::from(resp.regular_interval()));
+                tier.next_at = Some(if tier.completed_owed {
+                    now
+                } else {
+                    now + interval
+                });
+            }
+            Err(e) => {
+                let t = &mut tier.trackers[idx];
+                t.status = TrackerStatus::Error;
+                t.message = Some(e.to_string());
+                t.last_announce = Some(SystemTime::now());
+                match tier.first_supported_from(idx + 1) {
+                    Some(next) => {
+                        // try the next tracker of the tier at once (BEP 12)
+                        tier.attempt = next;
+                        tier.next_at = Some(now);
+                    }
+                    None => {
+                        tier.attempt = tier.first_supported_from(0).unwrap_or(0);
+                        let backoff = FIRST_RETRY
+                            .saturating_mul(1 << tier.fails.min(10))
+                            .min(MAX_RETRY);
+                        tier.fails += 1;
+                        tier.next_at = Some(now + backoff);
+                    }
+                }
+            }
+        }
+        if tier.stop_owed {
+            tier.stop_owed = false;
+            tier.completed_owed = false;
+            tier.next_at = None;
+            tier.event = None;
+            if tier.joined {
+                tier.joined = false;
+                self.stopping += 1;
+                let t = &tier.trackers[0];
+                return Some(AnnounceJob {
+                    tier: job.tier,
+                    url: t.url.clone(),
+                    event: Some(AnnounceEvent::Stopped),
+                    tracker_id: t.tracker_id.clone(),
+                });
+            }
+        }
+        None
+    }
+
+    /// Seeders and leechers in the swarm: the largest counts any working tracker reported.
+    pub fn swarm(&self) -> (Option<u32>, Option<u32>) {
+        let working = || {
+            self.tiers
+                .iter()
+                .flat_map(|t| &t.trackers)
+                .filter(|t| t.last_ok.is_some())
+        };
+        (
+            working().filter_map(|t| t.seeds).max(),
+            working().filter_map(|t| t.leechers).max(),
+        )
+    }
+
+    /// The first warning or error worth showing in the torrent list (every tracker failing).
+    pub fn headline(&self) -> Option<String> {
+        let all: Vec<&Tracker> = self
+            .tiers
+            .iter()
+            .flat_map(|t| &t.trackers)
+            .filter(|t| t.supported)
+            .collect();
+        if let Some(w) = all
+            .iter()
+            .find(|t| t.status == TrackerStatus::Working && t.message.is_some())
+        {
+            return w.message.as_ref().map(|m| format!("tracker warning: {m}"));
+        }
+        if !all.is_empty() && all.iter().all(|t| t.status == TrackerStatus::Error) {
+            return all[0]
+                .message
+                .as_ref()
+                .map(|m| format!("tracker {}: {m}", crate::tracker::host_of(&all[0].url)));
+        }
+        if self.is_empty() {
+            return Some("no trackers: waiting for incoming peers".into());
+        }
+        if !self.any_supported() {
+            return Some("no supported tracker: waiting for incoming peers".into());
+        }
+        None
+    }
+
+    /// Rows for the Trackers panel; `next` times are turned into wall-clock times with
+    /// `now` / `wall_now`.
+    pub fn rows(&self, now: Instant, wall_now: SystemTime) -> Vec<TrackerRow> {
+        let mut rows = Vec::new();
+        for (ti, tier) in self.tiers.iter().enumerate() {
+            for (i, t) in tier.trackers.iter().enumerate() {
+                let next_announce = (i == tier.attempt)
+                    .then_some(tier.next_at)
+                    .flatten()
+                    .map(|at| wall_now + at.saturating_duration_since(now));
+                rows.push(TrackerRow {
+                    url: crate::tracker::mask_passkey(&t.url),
+                    tier: ti as u32,
+                    status: t.status,
+                    message: t.message.clone(),
+                    last_announce: t.last_announce,
+                    next_announce,
+                    seeds: t.seeds,
+                    leechers: t.leechers,
+                    downloaded: t.downloaded,
+                    peers: t.peers,
+                });
+            }
+        }
+        rows
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ok(interval: u32) -> Result<AnnounceResponse, TrackerError> {
+        Ok(AnnounceResponse {
+            interval,
+            min_interval: Some(60),
+            peers: vec![],
+            complete: Some(3),
+            incomplete: Some(5),
+            warning: None,
+            tracker_id: None,
+        })
+    }
+
+    fn fail() -> Result<AnnounceResponse, TrackerError> {
+        Err(TrackerError::Transport("refused".into()))
+    }
+
+    fn set(tiers: &[&[&str]]) -> TrackerSet {
+        let tiers: Vec<Vec<String>> = tiers
+            .iter()
+            .map(|t| t.iter().map(|s| s.to_string()).collect())
+            .collect();
+        TrackerSet::new(&tiers, |u| u.starts_with("http"))
+    }
+
+    #[test]
+    fn started_regular_completed_stopped() {
+        let t0 = Instant::now();
+        let mut s = set(&[&["http://a/announce"]]);
+        s.start(t0);
+        let jobs = s.due(t0);
+        assert_eq!(jobs.len(), 1);
+        assert_eq!(jobs[0].event, Some(AnnounceEvent::Started));
+        assert!(s.due(t0).is_empty(), "one announce in flight per tier");
+        assert_eq!(s.next_deadline(), None);
+        assert_eq!(s.finished(&jobs[0], &ok(1800), t0), None);
+        assert_eq!(s.next_deadline(), Some(t0 + Duration::from_secs(1800)));
+        assert_eq!(s.swarm(), (Some(3), Some(5)));
+        // regular re-announce carries no event
+        let t1 = t0 + Duration::from_secs(1800);
+        let jobs = s.due(t1);
+        assert_eq!(jobs[0].event, None);
+        s.finished(&jobs[0], &ok(1800), t1);
+        // completion: at once
+        s.complete(t1);
+        let jobs = s.due(t1);
+        assert_eq!(jobs[0].event, Some(AnnounceEvent::Completed));
+        s.finished(&jobs[0], &ok(1800), t1);
+        assert_eq!(s.due(t1 + Duration::from_secs(1800))[0].event, None);
+        // stop while that announce is in flight: stopped follows it
+        assert!(s.stop().is_empty());
+        let stopped = s
+            .finished(
+                &AnnounceJob {
+                    tier: 0,
+                    url: "http://a/announce".into(),
+                    event: None,
+                    tracker_id: None,
+                },
+                &ok(1800),
+                t1,
+            )
+            .expect("stopped owed");
+        assert_eq!(stopped.event, Some(AnnounceEvent::Stopped));
+        assert_eq!(s.next_deadline(), None, "nothing after stopped");
+        assert!(s.stop().is_empty(), "stopped sent once");
+    }
+
+    #[test]
+    fn stopping_right_after_completion_sends_completed_then_stopped() {
+        let t0 = Instant::now();
+        let mut s = set(&[&["http://a/announce"]]);
+        s.start(t0);
+        let j = s.due(t0).remove(0);
+        s.finished(&j, &ok(1800), t0);
+        s.complete(t0);
+        let jobs = s.stop();
+        assert_eq!(jobs.len(), 1);
+        assert_eq!(jobs[0].event, Some(AnnounceEvent::Completed));
+        assert!(s.busy());
+        let stopped = s.finished(&jobs[0], &ok(1800), t0).unwrap();
+        assert_eq!(stopped.event, Some(AnnounceEvent::Stopped));
+        s.finished(&stopped, &ok(1800), t0);
+        assert!(!s.busy());
+        assert!(s.stop().is_empty());
+        assert_eq!(s.next_deadline(), None);
+    }
+
+    #[test]
+    fn completed_is_retried_until_acknowledged() {
+        let t0 = Instant::now();
+        let mut s = set(&[&["http://a/announce"]]);
+        s.start(t0);
+        let j = s.due(t0).remove(0);
+        s.finished(&j, &ok(1800), t0);
+        s.complete(t0);
+        let j = s.due(t0).remove(0);
+        s.finished(&j, &fail(), t0);
+        let t1 = s.next_deadline().unwrap();
+        assert_eq!(t1, t0 + FIRST_RETRY);
+        assert_eq!(s.due(t1)[0].event, Some(AnnounceEvent::Completed));
+    }
+
+    #[test]
+    fn stop_sends_stopped_only_where_started_was_acknowledged() {
+        let t0 = Instant::now();
+        let mut s = set(&[&["http://a/announce"], &["http://b/announce"]]);
+        s.start(t0);
+        let jobs = s.due(t0);
+        assert_eq!(jobs.len(), 2, "every tier announces");
+        s.finished(&jobs[0], &ok(1800), t0);
+        s.finished(&jobs[1], &fail(), t0);
+        let stops = s.stop();
+        assert_eq!(stops.len(), 1);
+        assert_eq!(stops[0].url, jobs[0].url);
+        assert_eq!(s.next_deadline(), None);
+    }
+
+    #[test]
+    fn tier_fails_over_then_backs_off_and_promotes_the_one_that_answered() {
+        let t0 = Instant::now();
+        let mut s = set(&[&["http://a/announce", "http://b/announce", "udp://c:1"]]);
+        s.start(t0);
+        let first = s.due(t0).remove(0);
+        s.finished(&first, &fail(), t0);
+        let second = s.due(t0).remove(0);
+        assert_ne!(first.url, second.url, "next tracker of the tier at once");
+        assert!(second.url.starts_with("http"), "unsupported scheme skipped");
+        assert_eq!(second.event, Some(AnnounceEvent::Started));
+        s.finished(&second, &fail(), t0);
+        // every supported tracker failed: back off, doubling
+        assert_eq!(s.next_deadline(), Some(t0 + FIRST_RETRY));
+        let t1 = t0 + FIRST_RETRY;
+        let a = s.due(t1).remove(0);
+        s.finished(&a, &fail(), t1);
+        let b = s.due(t1).remove(0);
+        s.finished(&b, &fail(), t1);
+        assert_eq!(s.next_deadline(), Some(t1 + 2 * FIRST_RETRY));
+        // b answers: it moves to the front and is asked first next time
+        let t2 = t1 + 2 * FIRST_RETRY;
+        let a = s.due(t2).remove(0);
+        s.finished(&a, &fail(), t2);
+        let b = s.due(t2).remove(0);
+        s.finished(&b, &ok(900), t2);
+        let next = s.due(t2 + Duration::from_secs(900)).remove(0);
+        assert_eq!(next.url, b.url);
+        let rows = s.rows(t2, SystemTime::now());
+        assert_eq!(rows.len(), 3);
+        assert_eq!(
+            rows.iter()
+                .filter(|r| r.status == TrackerStatus::Unsupported)
+                .count(),
+            1
+        );
+    }
+
+    #[test]
+    fn backoff_is_capped() {
+        let t0 = Instant::now();
+        let mut s = set(&[&["http://a/announce"]]);
+        s.start(t0);
+        let mut now = t0;
+        for _ in 0..40 {
+            let j = s.due(now).remove(0);
+            s.finished(&j, &fail(), now);
+            let next = s.next_deadline().unwrap();
+            assert!(next - now <= MAX_RETRY);
+            now = next;
+        }
+        let j = s.due(now).remove(0);
+        s.finished(&j, &fail(), now);
+        assert_eq!(s.next_deadline().unwrap() - now, MAX_RETRY);
+    }
+
+    #[test]
+    fn reannounce_honours_min_interval_and_no_trackers_is_quiet() {
+        let t0 = Instant::now();
+        let mut s = set(&[&["http://a/announce"]]);
+        s.start(t0);
+        let j = s.due(t0).remove(0);
+        s.finished(&j, &ok(1800), t0);
+        s.reannounce(t0 + Duration::from_secs(10));
+        assert_eq!(s.next_deadline(), Some(t0 + Duration::from_secs(60)));
+        let mut empty = set(&[]);
+        empty.start(t0);
+        assert!(empty.due(t0).is_empty());
+        assert_eq!(empty.next_deadline(), None);
+        assert!(empty.headline().unwrap().contains("no trackers"));
+        let mut udp_only = set(&[&["udp://x:1"]]);
+        udp_only.start(t0);
+        assert!(udp_only.due(t0).is_empty());
+        assert_eq!(
+            udp_only.next_deadline(),
+            None,
+            "an unsupported tier never wakes us"
+        );
+    }
+}

@@ -1,0 +1,300 @@
+//! The peer book of one torrent: every address we learnt (from trackers, incoming
+//! connections, and later DHT and PEX), whether it is connected, when it may be dialled
+//! again, and which hosts are banned. A plain struct: the torrent asks it whom to dial and
+//! tells it how dials and connections ended.
+//!
+//! - A failed dial or a dropped connection backs the address off: 30 s, doubling per
+//!   consecutive failure, at most 30 min; after [`MAX_FAILS`] failures in a row the address
+//!   is forgotten (a tracker or PEX can teach it again).
+//! - Addresses found to be seeds are not dialled while we seed too.
+//! - A banned host (hash failures, protocol abuse) is never dialled nor accepted.
+//! - The book holds at most [`MAX_KNOWN`] addresses, so a tracker or peer that lists
+//!   thousands of addresses cannot grow it without bound; new ones are dropped when full.
+
+use std::collections::{HashMap, HashSet};
+use std::net::{IpAddr, SocketAddr};
+use std::time::{Duration, Instant};
+
+use crate::api::PeerSource;
+
+/// Most addresses kept per torrent.
+pub const MAX_KNOWN: usize = 2000;
+/// First back-off after a failure; doubles per consecutive failure.
+pub const FIRST_BACKOFF: Duration = Duration::from_secs(30);
+/// Longest back-off.
+pub const MAX_BACKOFF: Duration = Duration::from_secs(30 * 60);
+/// Consecutive failures after which an address is forgotten.
+pub const MAX_FAILS: u32 = 8;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Slot {
+    Idle,
+    Dialing,
+    Connected,
+}
+
+#[derive(Debug, Clone)]
+struct Entry {
+    source: PeerSource,
+    slot: Slot,
+    fails: u32,
+    next_try: Instant,
+    seed: bool,
+}
+
+/// Known addresses of one torrent.
+#[derive(Debug, Default)]
+pub struct PeerBook {
+    entries: HashMap<SocketAddr, Entry>,
+    banned: HashSet<IpAddr>,
+    /// Our own listen addresses as seen by trackers: never dialled.
+    ourselves: HashSet<SocketAddr>,
+}
+
+impl PeerBook {
+    /// An empty book.
+    pub fn new() -> PeerBook {
+        PeerBook::default()
+    }
+
+    /// Learn `addr` from `source`. Returns true if it is new and may be dialled.
+    pub fn add(&mut self, addr: SocketAddr, source: PeerSource, now: Instant) -> bool {
+        if addr.port() == 0
+            || addr.ip().is_unspecified()
+            || self.banned.contains(&addr.ip())
+            || self.ourselves.contains(&addr)
+            || self.entries.contains_key(&addr)
+            || self.entries.len() >= MAX_KNOWN
+        {
+            return false;
+        }
+        self.entries.insert(
+            addr,
+            Entry {
+                source,
+                slot: Slot::Idle,
+                fails: 0,
+                next_try: now,
+                seed: false,
+            },
+        );
+        true
+    }
+
+    /// Addresses known.
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    /// No address known.
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    /// Where `addr` came from, if known.
+    pub fn source(&self, addr: &SocketAddr) -> Option<PeerSource> {
+        self.entries.get(addr).map(|e| e.source)
+    }
+
+    /// Up to `max` addresses to dial now (each is then "dialling" until
+    /// [`PeerBook::dial_failed`] or [`PeerBook::connected`]). Skips connected, dialling,
+    /// backed-off, banned and (when `seeding`) seed addresses. Fewest failures first.
+    pub fn take_dials(&mut self, now: Instant, max: usize, seeding: bool) -> Vec<SocketAddr> {
+        if max == 0 {
+            return Vec::new();
+        }
+        let mut ready: Vec<(u32, SocketAddr)> = self
+            .entries
+            .iter()
+            .filter(|(a, e)| {
+                e.slot == Slot::Idle
+                    && e.next_try <= now
+                    && !(seeding && e.seed)
+                    && !self.banned.contains(&a.ip())
+            })
+            .map(|(a, e)| (e.fails, *a))
+            .collect();
+        ready.sort_unstable();
+        ready.truncate(max);
+        for (_, a) in &ready {
+            if let Some(e) = self.entries.get_mut(a) {
+                e.slot = Slot::Dialing;
+            }
+        }
+        ready.into_iter().map(|(_, a)| a).collect()
+    }
+
+    /// The earliest time a backed-off address may be dialled, if any is waiting.
+    pub fn next_wakeup(&self, seeding: bool) -> Option<Instant> {
+        self.entries
+            .iter()
+            .filter(|(a, e)| {
+                e.slot == Slot::Idle && !(seeding && e.seed) && !self.banned.contains(&a.ip())
+            })
+            .map(|(_, e)| e.next_try)
+            .min()
+    }
+
+    fn back_off(e: &mut Entry, now: Instant) {
+        let d = FIRST_BACKOFF
+            .saturating_mul(1 << e.fails.min(10))
+            .min(MAX_BACKOFF);
+        e.fails += 1;
+        e.next_try = now + d;
+        e.slot = Slot::Idle;
+    }
+
+    /// A dial of `addr` failed: back it off (or forget it after [`MAX_FAILS`]).
+    pub fn dial_failed(&mut self, addr: SocketAddr, now: Instant) {
+        if let Some(e) = self.entries.get_mut(&addr) {
+            Self::back_off(e, now);
+            if e.fails >= MAX_FAILS {
+                self.entries.remove(&addr);
+            }
+        }
+    }
+
+    /// `addr` turned out to be ourselves: never dial it again.
+    pub fn is_ourselves(&mut self, addr: SocketAddr) {
+        self.entries.remove(&addr);
+        self.ourselves.insert(addr);
+    }
+
+    /// A connection to or from `addr` was established. An incoming peer is learnt here too.
+    pub fn connected(&mut self, addr: SocketAddr, source: PeerSource, now: Instant) {
+        if !self.entries.contains_key(&addr) && self.entries.len() < MAX_KNOWN {
+            self.add(addr, source, now);
+        }
+        if let Some(e) = self.entries.get_mut(&addr) {
+            e.slot = Slot::Connected;
+            e.fails = 0;
+        }
+    }
+
+    /// The connection to `addr` ended: it may be redialled after a back-off (an incoming
+    /// peer's address is its outgoing port, often not its listen port: it is forgotten).
+    /// `was_seed`: it had every piece.
+    pub fn disconnected(&mut self, addr: SocketAddr, incoming: bool, was_seed: bool, now: Instant) {
+        if incoming {
+            self.entries.remove(&addr);
+            return;
+        }
+        if let Some(e) = self.entries.get_mut(&addr) {
+            e.seed |= was_seed;
+            Self::back_off(e, now);
+            if e.fails >= MAX_FAILS {
+                self.entries.remove(&addr);
+            }
+        }
+    }
+
+    /// Ban a host: never dial nor accept it again (for this torrent).
+    pub fn ban(&mut self, ip: IpAddr) {
+        self.banned.insert(ip);
+        self.entries.retain(|a, _| a.ip() != ip);
+    }
+
+    /// Whether `ip` is banned.
+    pub fn is_banned(&self, ip: &IpAddr) -> bool {
+        self.banned.contains(ip)
+    }
+
+    /// Forget every address that is not connected (the torrent paused); bans stay.
+    pub fn clear_idle(&mut self) {
+        self.entries.retain(|_, e| e.slot == Slot::Connected);
+    }
+
+    /// Count of addresses waiting to be dialled (not connected, not dialling).
+    pub fn idle_count(&self) -> usize {
+        self.entries
+            .values()
+            .filter(|e| e.slot == Slot::Idle)
+            .count()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn a(n: u8) -> SocketAddr {
+        SocketAddr::from(([127, 0, 0, n], 6881))
+    }
+
+    #[test]
+    fn dial_back_off_and_forget() {
+        let t0 = Instant::now();
+        let mut b = PeerBook::new();
+        assert!(b.add(a(1), PeerSource::Tracker, t0));
+        assert!(!b.add(a(1), PeerSource::Tracker, t0), "known already");
+        assert!(!b.add(
+            SocketAddr::from(([127, 0, 0, 1], 0)),
+            PeerSource::Tracker,
+            t0
+        ));
+        assert!(!b.add(SocketAddr::from(([0, 0, 0, 0], 1)), PeerSource::Tracker, t0));
+        assert_eq!(b.take_dials(t0, 10, false), vec![a(1)]);
+        assert!(b.take_dials(t0, 10, false).is_empty(), "dialling");
+        b.dial_failed(a(1), t0);
+        assert!(b.take_dials(t0, 10, false).is_empty(), "backed off");
+        assert_eq!(b.next_wakeup(false), Some(t0 + FIRST_BACKOFF));
+        for i in 1..MAX_FAILS {
+            let now = b.next_wakeup(false).unwrap();
+            assert_eq!(b.take_dials(now, 10, false), vec![a(1)], "round {i}");
+            b.dial_failed(a(1), now);
+        }
+        assert!(b.is_empty(), "forgotten after {MAX_FAILS} failures");
+        assert_eq!(b.next_wakeup(false), None);
+    }
+
+    #[test]
+    fn connected_peers_are_not_dialled_and_seeds_not_while_seeding() {
+        let t0 = Instant::now();
+        let mut b = PeerBook::new();
+        b.add(a(1), PeerSource::Tracker, t0);
+        b.add(a(2), PeerSource::Tracker, t0);
+        let mut d = b.take_dials(t0, 1, false);
+        assert_eq!(d.len(), 1);
+        let first = d.remove(0);
+        b.connected(first, PeerSource::Tracker, t0);
+        let other = b.take_dials(t0, 5, false);
+        assert_eq!(other.len(), 1);
+        assert_ne!(other[0], first);
+        b.disconnected(first, false, true, t0);
+        let later = t0 + MAX_BACKOFF;
+        assert!(
+            b.take_dials(later, 5, true).is_empty(),
+            "a seed while we seed"
+        );
+        assert_eq!(b.take_dials(later, 5, false), vec![first]);
+    }
+
+    #[test]
+    fn bans_ourselves_incoming_and_the_cap() {
+        let t0 = Instant::now();
+        let mut b = PeerBook::new();
+        b.add(a(1), PeerSource::Tracker, t0);
+        b.ban(a(1).ip());
+        assert!(b.is_banned(&a(1).ip()));
+        assert!(!b.add(a(1), PeerSource::Tracker, t0));
+        assert!(b.take_dials(t0, 5, false).is_empty());
+        b.is_ourselves(a(9));
+        assert!(!b.add(a(9), PeerSource::Tracker, t0));
+        // incoming peers are forgotten when they leave
+        b.connected(a(3), PeerSource::Incoming, t0);
+        assert_eq!(b.source(&a(3)), Some(PeerSource::Incoming));
+        b.disconnected(a(3), true, false, t0);
+        assert!(b.is_empty());
+        for i in 0..(MAX_KNOWN as u32 + 100) {
+            let addr = SocketAddr::from(([10, (i >> 16) as u8, (i >> 8) as u8, i as u8], 1000));
+            b.add(addr, PeerSource::Pex, t0);
+        }
+        assert_eq!(b.len(), MAX_KNOWN);
+        assert_eq!(b.take_dials(t0, 50, false).len(), 50);
+        b.clear_idle();
+        assert!(
+            b.is_empty(),
+            "dialling entries are dropped too; their results are ignored"
+        );
+    }
+}

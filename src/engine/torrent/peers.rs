@@ -1,0 +1,316 @@
+//! The connected peers of one torrent: their handles, the per-round marks the choker needs,
+//! and which connection to drop when the torrent is full and a new peer arrives.
+//!
+//! Eviction: at the connection cap, a newcomer takes the place of the least useful peer:
+//! one that has been connected for at least [`EVICT_GRACE`] and is in no useful relation
+//! (neither side interested with the other unchoking it) and moved no payload for
+//! [`EVICT_IDLE`] — silent connections first (nothing received since the handshake, then
+//! the longest silence). If every peer is useful, the newcomer is refused. So connections
+//! that say nothing cannot keep a real peer out, and a useful peer is never dropped for a
+//! stranger.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::time::{Duration, Instant};
+
+use tokio::sync::mpsc;
+
+use super::choke::ChokeView;
+use crate::engine::ctx::Millis;
+use crate::engine::peer_conn::{PeerCtrl, PeerInfo, STALL_CHOKE};
+use crate::engine::rate::RateMeter;
+
+/// A peer younger than this is never evicted (it gets time to send its bitfield).
+pub const EVICT_GRACE: Duration = Duration::from_secs(5);
+/// No payload for this long (either direction) makes a peer evictable.
+pub const EVICT_IDLE: Duration = Duration::from_secs(60);
+
+/// A connected peer as its torrent holds it.
+#[derive(Debug)]
+pub struct PeerHandle {
+    /// Shared counters and flags (the connection updates them).
+    pub info: Arc<PeerInfo>,
+    /// Orders to the connection.
+    pub ctrl: mpsc::UnboundedSender<PeerCtrl>,
+    /// (downloaded, uploaded, requests seen) at the last choke round.
+    marks: (u64, u64, u64),
+    /// When we last unchoked it.
+    pub last_unchoked: Option<Instant>,
+    /// We decided to unchoke it (the torrent's view; the connection applies it).
+    pub unchoked: bool,
+    /// Unchoked during the whole last round.
+    unchoked_whole_round: bool,
+    /// Last time payload moved either way (ms).
+    last_payload: Millis,
+    /// Rate meters for the detail view (download, upload).
+    pub meters: (RateMeter, RateMeter),
+}
+
+impl PeerHandle {
+    /// A handle for a new connection.
+    pub fn new(info: Arc<PeerInfo>, ctrl: mpsc::UnboundedSender<PeerCtrl>, now: Millis) -> Self {
+        PeerHandle {
+            info,
+            ctrl,
+            marks: (0, 0, 0),
+            last_unchoked: None,
+            unchoked: false,
+            unchoked_whole_round: false,
+            last_payload: now,
+            meters: Default::default(),
+        }
+    }
+
+    /// Send an order (ignored if the connection is gone).
+    pub fn send(&self, c: PeerCtrl) {
+        let _ = self.ctrl.send(c);
+    }
+}
+
+/// One peer as the eviction policy sees it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct EvictView {
+    /// The connection.
+    pub key: u64,
+    /// Connected for this long, ms.
+    pub connected_ms: Millis,
+    /// Nothing received for this long, ms.
+    pub silent_ms: Millis,
+    /// Messages received since the handshake.
+    pub messages: u64,
+    /// No payload moved for this long, ms.
+    pub idle_ms: Millis,
+    /// A useful relation: we are interested and it unchokes us, or it is interested and we
+    /// unchoke it.
+    pub useful: bool,
+}
+
+/// The connection to drop for a newcomer, if any may be dropped.
+pub fn pick_victim(peers: &[EvictView]) -> Option<u64> {
+    peers
+        .iter()
+        .filter(|p| {
+            p.connected_ms >= EVICT_GRACE.as_millis() as u64
+                && !p.useful
+                && p.idle_ms >= (EVICT_IDLE.as_millis() as u64).min(p.connected_ms)
+        })
+        .max_by_key(|p| (p.messages == 0, p.silent_ms, p.key))
+        .map(|p| p.key)
+}
+
+/// The connected peers of a torrent.
+#[derive(Debug, Default)]
+pub struct PeerSet {
+    peers: HashMap<u64, PeerHandle>,
+}
+
+impl PeerSet {
+    /// No peers.
+    pub fn new() -> PeerSet {
+        PeerSet::default()
+    }
+
+    /// Connected peers.
+    pub fn len(&self) -> usize {
+        self.peers.len()
+    }
+
+    /// No peer connected.
+    pub fn is_empty(&self) -> bool {
+        self.peers.is_empty()
+    }
+
+    /// Add a connection.
+    pub fn insert(&mut self, key: u64, h: PeerHandle) {
+        self.peers.insert(key, h);
+    }
+
+    /// Remove a connection.
+    pub fn remove(&mut self, key: u64) -> Option<PeerHandle> {
+        self.peers.remove(&key)
+    }
+
+    /// One connection.
+    pub fn get(&self, key: u64) -> Option<&PeerHandle> {
+        self.peers.get(&key)
+    }
+
+    /// Every connection.
+    pub fn iter(&self) -> impl Iterator<Item = (&u64, &PeerHandle)> {
+        self.peers.iter()
+    }
+
+    /// Every connection, mutable (rate meters).
+    pub fn iter_mut(&mut self) -> impl Iterator<Item = (&u64, &mut PeerHandle)> {
+        self.peers.iter_mut()
+    }
+
+    /// Whether a connection with this peer id exists already.
+    pub fn has_peer_id(&self, id: &crate::peer::PeerId) -> bool {
+        self.peers.values().any(|p| p.info.peer_id == *id)
+    }
+
+    /// Whether a connection to this address exists already.
+    pub fn has_addr(&self, addr: &std::net::SocketAddr) -> bool {
+        self.peers.values().any(|p| p.info.addr == *addr)
+    }
+
+    /// Send an order to every connection.
+    pub fn broadcast(&self, c: &PeerCtrl) {
+        for p in self.peers.values() {
+            p.send(c.clone());
+        }
+    }
+
+    /// Views for a choke round, with rates over the round that ends now (`round_secs` long),
+    /// and the round marks advanced.
+    pub fn choke_views(
+        &mut self,
+        seeding: bool,
+        round_secs: f64,
+        now_ms: Millis,
+    ) -> Vec<ChokeView> {
+        let mut out = Vec::with_capacity(self.peers.len());
+        for (k, p) in &mut self.peers {
+            let down = p.info.downloaded.load(Ordering::Relaxed);
+            let up = p.info.uploaded.load(Ordering::Relaxed);
+            let req = p.info.requests_seen.load(Ordering::Relaxed);
+            let (d0, u0, r0) = p.marks;
+            p.marks = (down, up, req);
+            if down != d0 || up != u0 {
+                p.last_payload = now_ms;
+            }
+            let delta = if seeding {
+                up - u0.min(up)
+            } else {
+                down - d0.min(down)
+            };
+            let am_choking = !p.unchoked;
+            let took_nothing = p.unchoked_whole_round && up == u0 && req == r0;
+            p.unchoked_whole_round = !am_choking;
+            out.push(ChokeView {
+                key: *k,
+                interested: p.info.peer_interested.load(Ordering::Relaxed),
+                am_choking,
+                rate: (delta as f64 / round_secs.max(1.0)) as u64,
+                stalled: p
+                    .info
+                    .stalled_for(now_ms)
+                    .is_some_and(|ms| ms >= STALL_CHOKE.as_millis() as u64),
+                took_nothing,
+                last_unchoked: p.last_unchoked,
+            });
+        }
+        out
+    }
+
+    /// Views for [`super::choke::Choker::fill`] between rounds (no marks advanced).
+    pub fn fill_views(&self, now_ms: Millis) -> Vec<ChokeView> {
+        self.peers
+            .iter()
+            .map(|(k, p)| ChokeView {
+                key: *k,
+                interested: p.info.peer_interested.load(Ordering::Relaxed),
+                am_choking: !p.unchoked,
+                rate: 0,
+                stalled: p
+                    .info
+                    .stalled_for(now_ms)
+                    .is_some_and(|ms| ms >= STALL_CHOKE.as_millis() as u64),
+                took_nothing: false,
+                last_unchoked: p.last_unchoked,
+            })
+            .collect()
+    }
+
+    /// Unchoke `key` (recording when), if connected and choked.
+    pub fn unchoke(&mut self, key: u64, now: Instant) {
+        if let Some(p) = self.peers.get_mut(&key)
+            && !p.unchoked
+        {
+            p.unchoked = true;
+            p.last_unchoked = Some(now);
+            p.send(PeerCtrl::Unchoke);
+        }
+    }
+
+    /// Choke `key`, if connected and unchoked.
+    pub fn choke(&mut self, key: u64) {
+        if let Some(p) = self.peers.get_mut(&key)
+            && p.unchoked
+        {
+            p.unchoked = false;
+            p.send(PeerCtrl::Choke);
+        }
+    }
+
+    /// Peers we unchoke now.
+    pub fn unchoked_count(&self) -> usize {
+        self.peers.values().filter(|p| p.unchoked).count()
+    }
+
+    /// The connection to drop for a newcomer, if any.
+    pub fn victim(&self, now_ms: Millis) -> Option<u64> {
+        let views: Vec<EvictView> = self
+            .peers
+            .iter()
+            .map(|(k, p)| {
+                let i = &p.info;
+                let connected_ms = i.connected_at.elapsed().as_millis() as Millis;
+                let useful = (i.am_interested.load(Ordering::Relaxed)
+                    && !i.peer_choking.load(Ordering::Relaxed))
+                    || (i.peer_interested.load(Ordering::Relaxed) && p.unchoked);
+                EvictView {
+                    key: *k,
+                    connected_ms,
+                    silent_ms: now_ms.saturating_sub(i.last_recv.load(Ordering::Relaxed)),
+                    messages: i.messages.load(Ordering::Relaxed),
+                    idle_ms: now_ms.saturating_sub(p.last_payload),
+                    useful,
+                }
+            })
+            .collect();
+        pick_victim(&views)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn v(key: u64, connected_s: u64, silent_s: u64, messages: u64, useful: bool) -> EvictView {
+        EvictView {
+            key,
+            connected_ms: connected_s * 1000,
+            silent_ms: silent_s * 1000,
+            messages,
+            idle_ms: connected_s * 1000,
+            useful,
+        }
+    }
+
+    #[test]
+    fn silent_connections_go_first_useful_ones_never() {
+        let peers = [
+            v(1, 100, 1, 50, true),   // transferring
+            v(2, 100, 90, 10, false), // quiet for 90 s
+            v(3, 30, 30, 0, false),   // said nothing since the handshake
+            v(4, 2, 2, 0, false),     // too young
+        ];
+        assert_eq!(pick_victim(&peers), Some(3));
+        assert_eq!(pick_victim(&peers[..2]), Some(2));
+        assert_eq!(pick_victim(&peers[..1]), None, "useful peers stay");
+        assert_eq!(pick_victim(&[v(4, 2, 2, 0, false)]), None);
+        assert_eq!(pick_victim(&[]), None);
+    }
+
+    #[test]
+    fn a_peer_that_moved_payload_recently_stays() {
+        let mut busy = v(5, 100, 1, 500, false);
+        busy.idle_ms = 1000;
+        assert_eq!(pick_victim(&[busy]), None);
+        busy.idle_ms = EVICT_IDLE.as_millis() as u64;
+        assert_eq!(pick_victim(&[busy]), Some(5));
+    }
+}

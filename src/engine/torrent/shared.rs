@@ -1,0 +1,158 @@
+//! The part of a running torrent that its peer connections touch: verified pieces (lock-free),
+//! the picker (a short `std::sync::Mutex`, never held across an await), byte counters
+//! (atomics) and the storage handle. It exists while the torrent is checked or running; a
+//! paused, queued or failed torrent holds none of it.
+
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use bytes::Bytes;
+
+use crate::api::TorrentId;
+use crate::engine::ctx::{PeerEvent, SessionCtx, SessionEvent};
+use crate::engine::picker::Picker;
+use crate::metainfo::InfoHash;
+use crate::metainfo::Metainfo;
+use crate::piece::{BlockRef, Geometry, HaveBits};
+use crate::storage::disk::{ReadReply, TorrentDisk};
+use crate::storage::{Storage, StorageError};
+
+/// Lay `meta`'s files out under `save_dir` for the disk threads; their results go to the
+/// session as [`SessionEvent::Disk`] tagged with the returned disk's `key` (fresh per
+/// call, so results of an older opening are told apart).
+///
+/// # Errors
+/// A path that cannot be placed safely under `save_dir`.
+pub fn open_disk(
+    id: TorrentId,
+    meta: &Metainfo,
+    save_dir: &std::path::Path,
+    ctx: &SessionCtx,
+) -> Result<Arc<TorrentDisk>, StorageError> {
+    let storage = Storage::new(
+        save_dir,
+        meta.files
+            .iter()
+            .map(|f| (f.path.clone(), f.offset, f.length, f.pad)),
+        meta.total_length,
+    )?;
+    let key = ctx.key();
+    let events = ctx.events.clone();
+    let geo = meta.geometry();
+    Ok(Arc::new(TorrentDisk {
+        key,
+        storage,
+        piece_length: geo.piece_length(),
+        last_piece_length: geo.last_piece_length(),
+        hashes: meta.piece_hashes.clone(),
+        sink: Arc::new(move |event| {
+            let _ = events.send(SessionEvent::Disk {
+                torrent: id,
+                disk_key: key,
+                event,
+            });
+        }),
+    }))
+}
+
+/// Payload byte counters of a torrent (this run; the torrent adds earlier runs' totals).
+#[derive(Debug, Default)]
+pub struct TransferStats {
+    /// Payload bytes received (including duplicates and failed pieces).
+    pub downloaded: AtomicU64,
+    /// Payload bytes sent.
+    pub uploaded: AtomicU64,
+    /// Payload bytes received but not used (duplicates, failed pieces).
+    pub wasted: AtomicU64,
+}
+
+/// What peer connections share with their torrent.
+#[derive(Debug)]
+pub struct TorrentShared {
+    /// The torrent.
+    pub id: TorrentId,
+    /// v1 info hash.
+    pub info_hash: InfoHash,
+    /// Piece and block geometry.
+    pub geometry: Geometry,
+    /// Verified pieces.
+    pub have: HaveBits,
+    /// Byte counters.
+    pub stats: TransferStats,
+    /// Files on disk, for the disk threads.
+    pub disk: Arc<TorrentDisk>,
+    /// The session.
+    pub ctx: Arc<SessionCtx>,
+    picker: Mutex<Picker>,
+    accepting: AtomicBool,
+}
+
+impl TorrentShared {
+    /// Shared state for torrent `id` with the verified pieces in `picker`.
+    pub fn new(
+        id: TorrentId,
+        info_hash: InfoHash,
+        geometry: Geometry,
+        picker: Picker,
+        disk: Arc<TorrentDisk>,
+        ctx: Arc<SessionCtx>,
+    ) -> TorrentShared {
+        TorrentShared {
+            id,
+            info_hash,
+            geometry,
+            have: HaveBits::from_bitfield(picker.have()),
+            stats: TransferStats::default(),
+            disk,
+            ctx,
+            picker: Mutex::new(picker),
+            accepting: AtomicBool::new(false),
+        }
+    }
+
+    /// Number of pieces.
+    pub fn piece_count(&self) -> u32 {
+        self.geometry.piece_count()
+    }
+
+    /// Lock the picker. Never hold the guard across an await point.
+    pub fn picker(&self) -> MutexGuard<'_, Picker> {
+        self.picker.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Whether peers are served now (false once the torrent stops: connections wind down).
+    pub fn accepting(&self) -> bool {
+        self.accepting.load(Ordering::Acquire)
+    }
+
+    /// Start or stop serving peers.
+    pub fn set_accepting(&self, yes: bool) {
+        self.accepting.store(yes, Ordering::Release);
+    }
+
+    /// Every piece verified.
+    pub fn is_complete(&self) -> bool {
+        self.have.is_full()
+    }
+
+    /// Queue a received block for writing and hashing (waits while the disk queue is full).
+    pub async fn write_block(&self, piece: u32, begin: u32, data: Bytes) {
+        self.ctx.pool.write(&self.disk, piece, begin, data).await;
+    }
+
+    /// Read `blocks` for uploading into `buf` (reused); `reply` gets them on a disk thread.
+    pub fn read_for_upload(&self, blocks: Vec<BlockRef>, buf: Vec<u8>, reply: ReadReply) {
+        self.ctx
+            .pool
+            .read_for_upload(&self.disk, blocks, buf, reply);
+    }
+
+    /// Tell the torrent about connection `key`.
+    pub fn peer_event(&self, key: u64, event: PeerEvent) {
+        self.ctx.send(SessionEvent::Peer {
+            torrent: self.id,
+            key,
+            event,
+        });
+    }
+}

@@ -1,0 +1,525 @@
+//! The torrent's life cycle as one explicit state machine: a pure function from
+//! (state, input, facts) to (new state, effects), with no I/O, so every transition is unit
+//! tested. The torrent applies the effects (start a check, open the swarm, announce
+//! `stopped`, ...).
+//!
+//! ```text
+//!            Start/Resume            slot             check done
+//!  Paused ─────────────────► Queued ──────► Checking ───────────► Downloading ──► Seeding
+//!    ▲  (needs check)          │                │                     │  complete   │
+//!    │                         └── Pause ───────┴──► Paused ◄── Pause ┴─────────────┤
+//!    │                                                                              │
+//!  Error ◄─────────────── storage error (any running state) ────────────────────────┘
+//!    └── Resume: recheck first when files may have changed, else straight back
+//! ```
+//!
+//! `Completed` is a finished torrent that does not serve the swarm (headless `download`
+//! without `--seed`, or `seed_after_download = false`); resuming it starts seeding.
+
+use crate::api::{TorrentError, TorrentState};
+
+/// Where a torrent is in its life cycle.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Lifecycle {
+    /// Waiting for a check slot (only a few torrents hash at a time).
+    QueuedForCheck {
+        /// Stay paused once the check is done (a recheck of a paused torrent).
+        then_pause: bool,
+    },
+    /// Hashing the data on disk.
+    Checking {
+        /// Stay paused once the check is done.
+        then_pause: bool,
+    },
+    /// Fetching the info dictionary from peers (magnet links).
+    FetchingMetadata,
+    /// Fetching pieces.
+    Downloading,
+    /// Complete and serving.
+    Seeding,
+    /// Complete, not serving.
+    Completed,
+    /// Stopped by the user.
+    Paused {
+        /// The data on disk has not been checked yet (added paused, or paused mid-check).
+        needs_check: bool,
+    },
+    /// Stopped by an error; the user resumes or rechecks after fixing it.
+    Error(TorrentError),
+}
+
+/// What happened to the torrent.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Input {
+    /// The user (or the add) starts it, or resumes it.
+    Resume,
+    /// The user pauses it.
+    Pause,
+    /// The user asks for a recheck.
+    Recheck,
+    /// A check slot is free for it.
+    CheckSlot,
+    /// The check finished (the torrent has set its verified pieces).
+    CheckDone,
+    /// The check could not run (e.g. the folder is unreadable).
+    CheckFailed(TorrentError),
+    /// The last piece was verified.
+    Complete,
+    /// A storage fault while running.
+    Failed(TorrentError),
+    /// Verified pieces turned out missing on disk (a file shrank under a seed).
+    PiecesLost,
+    /// The metadata of a magnet link arrived and was verified.
+    MetadataReady,
+}
+
+/// What the torrent must do for a transition, in order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Effect {
+    /// Ask the session for a check slot (it answers with [`Input::CheckSlot`]).
+    QueueCheck,
+    /// Start hashing the data on disk.
+    StartCheck,
+    /// Stop the check (or leave the check queue) and give the slot back.
+    CancelCheck,
+    /// The check ended: give the slot back.
+    ReleaseCheckSlot,
+    /// Drop cached file handles so files are opened afresh (after the user fixed them).
+    ReopenFiles,
+    /// Join the swarm: announce `started`, accept and dial peers.
+    Activate,
+    /// Leave the swarm: disconnect peers, stop dialling, announce `stopped` where owed.
+    Deactivate,
+    /// Announce `completed` to the trackers that know us.
+    AnnounceCompleted,
+}
+
+/// What the state machine needs to know about the torrent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Facts {
+    /// Every piece is verified.
+    pub complete: bool,
+    /// Seed once complete.
+    pub seed: bool,
+    /// The info dictionary is known.
+    pub has_metadata: bool,
+}
+
+impl Lifecycle {
+    /// The state a front end shows.
+    pub fn ui_state(&self) -> TorrentState {
+        match self {
+            Lifecycle::QueuedForCheck { .. } => TorrentState::Queued,
+            Lifecycle::Checking { .. } => TorrentState::Checking,
+            Lifecycle::FetchingMetadata => TorrentState::FetchingMetadata,
+            Lifecycle::Downloading => TorrentState::Downloading,
+            Lifecycle::Seeding => TorrentState::Seeding,
+            Lifecycle::Completed => TorrentState::Completed,
+            Lifecycle::Paused { .. } => TorrentState::Paused,
+            Lifecycle::Error(_) => TorrentState::Error,
+        }
+    }
+
+    /// In the swarm (peers and trackers) in this state.
+    pub fn is_running(&self) -> bool {
+        matches!(
+            self,
+            Lifecycle::FetchingMetadata | Lifecycle::Downloading | Lifecycle::Seeding
+        )
+    }
+
+    /// The error, in [`Lifecycle::Error`].
+    pub fn error(&self) -> Option<&TorrentError> {
+        match self {
+            Lifecycle::Error(e) => Some(e),
+            _ => None,
+        }
+    }
+
+    /// The running state for a torrent that starts now.
+    fn running(facts: Facts, resumed_by_user: bool) -> Lifecycle {
+        if !facts.has_metadata {
+            Lifecycle::FetchingMetadata
+        } else if facts.complete {
+            if facts.seed || resumed_by_user {
+                Lifecycle::Seeding
+            } else {
+                Lifecycle::Completed
+            }
+        } else {
+            Lifecycle::Downloading
+        }
+    }
+
+    /// Apply `input`; returns the effects to carry out, in order. Inputs that make no
+    /// sense in the current state (pausing a paused torrent, a stale check result) change
+    /// nothing and return no effects.
+    pub fn step(&mut self, input: Input, facts: Facts) -> Vec<Effect> {
+        use Effect::*;
+        use Lifecycle as L;
+        let running = self.is_running();
+        let (next, effects): (Lifecycle, Vec<Effect>) = match (&*self, input) {
+            // --- resume / start
+            (L::Paused { needs_check: true }, Input::Resume) => {
+                (L::QueuedForCheck { then_pause: false }, vec![QueueCheck])
+            }
+            (L::Paused { needs_check: false }, Input::Resume) => {
+                let next = Self::running(facts, false);
+                let eff = if next.is_running() {
+                    vec![Activate]
+                } else {
+                    vec![]
+                };
+                (next, eff)
+            }
+            (L::Completed, Input::Resume) => (L::Seeding, vec![Activate]),
+            (L::Error(e), Input::Resume) => {
+                if e.kind.needs_recheck() {
+                    (
+                        L::QueuedForCheck { then_pause: false },
+                        vec![ReopenFiles, QueueCheck],
+                    )
+                } else {
+                    let next = Self::running(facts, false);
+                    let eff = if next.is_running() {
+                        vec![ReopenFiles, Activate]
+                    } else {
+                        vec![ReopenFiles]
+                    };
+                    (next, eff)
+                }
+            }
+            (L::QueuedForCheck { .. }, Input::Resume) => {
+                (L::QueuedForCheck { then_pause: false }, vec![])
+            }
+            (L::Checking { .. }, Input::Resume) => (L::Checking { then_pause: false }, vec![]),
+
+            // --- pause
+            (L::QueuedForCheck { then_pause: false }, Input::Pause)
+            | (L::Checking { then_pause: false }, Input::Pause) => {
+                (L::Paused { needs_check: true }, vec![CancelCheck])
+            }
+            (L::FetchingMetadata | L::Downloading | L::Seeding, Input::Pause) => {
+                (L::Paused { needs_check: false }, vec![Deactivate])
+            }
+            (L::Completed, Input::Pause) => (L::Paused { needs_check: false }, vec![]),
+
+            // --- recheck
+            (L::QueuedForCheck { then_pause }, Input::Recheck) => (
+                L::QueuedForCheck {
+                    then_pause: *then_pause,
+                },
+                vec![],
+            ),
+            (L::Checking { then_pause }, Input::Recheck) => {
+                // start over
+                let tp = *then_pause;
+                (
+                    L::QueuedForCheck { then_pause: tp },
+                    vec![CancelCheck, QueueCheck],
+                )
+            }
+            (L::FetchingMetadata, Input::Recheck) => (L::FetchingMetadata, vec![]),
+            (L::Paused { .. }, Input::Recheck) => {
+                (L::QueuedForCheck { then_pause: true }, vec![QueueCheck])
+            }
+            (L::Error(_), Input::Recheck) => (
+                L::QueuedForCheck { then_pause: false },
+                vec![ReopenFiles, QueueCheck],
+            ),
+            (L::Downloading | L::Seeding | L::Completed, Input::Recheck) => {
+                let mut eff = Vec::new();
+                if running {
+                    eff.push(Deactivate);
+                }
+                eff.push(QueueCheck);
+                (L::QueuedForCheck { then_pause: false }, eff)
+            }
+
+            // --- checking
+            (L::QueuedForCheck { then_pause }, Input::CheckSlot) => (
+                L::Checking {
+                    then_pause: *then_pause,
+                },
+                vec![StartCheck],
+            ),
+            (L::Checking { then_pause: true }, Input::CheckDone) => {
+                (L::Paused { needs_check: false }, vec![ReleaseCheckSlot])
+            }
+            (L::Checking { then_pause: false }, Input::CheckDone) => {
+                let next = Self::running(facts, false);
+                let eff = if next.is_running() {
+                    vec![ReleaseCheckSlot, Activate]
+                } else {
+                    vec![ReleaseCheckSlot]
+                };
+                (next, eff)
+            }
+            (L::Checking { .. }, Input::CheckFailed(e)) => (L::Error(e), vec![ReleaseCheckSlot]),
+
+            // --- while running
+            (L::Downloading, Input::Complete) => {
+                if facts.seed {
+                    (L::Seeding, vec![AnnounceCompleted])
+                } else {
+                    (L::Completed, vec![AnnounceCompleted, Deactivate])
+                }
+            }
+            (L::Seeding, Input::PiecesLost) => (L::Downloading, vec![]),
+            (L::Completed, Input::PiecesLost) => (L::Downloading, vec![Activate]),
+            (L::FetchingMetadata, Input::MetadataReady) => (
+                L::QueuedForCheck { then_pause: false },
+                vec![Deactivate, QueueCheck],
+            ),
+
+            // --- faults
+            (L::Error(_), Input::Failed(_)) => return Vec::new(),
+            (L::QueuedForCheck { .. } | L::Checking { .. }, Input::Failed(e)) => {
+                (L::Error(e), vec![CancelCheck])
+            }
+            (_, Input::Failed(e)) => {
+                let eff = if running { vec![Deactivate] } else { vec![] };
+                (L::Error(e), eff)
+            }
+
+            // anything else: ignored
+            _ => return Vec::new(),
+        };
+        *self = next;
+        effects
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::api::TorrentErrorKind;
+    use Effect::*;
+
+    const DL: Facts = Facts {
+        complete: false,
+        seed: true,
+        has_metadata: true,
+    };
+    const DONE: Facts = Facts {
+        complete: true,
+        seed: true,
+        has_metadata: true,
+    };
+    const DONE_NO_SEED: Facts = Facts {
+        complete: true,
+        seed: false,
+        has_metadata: true,
+    };
+
+    fn err(kind: TorrentErrorKind) -> TorrentError {
+        TorrentError {
+            kind,
+            message: "x".into(),
+        }
+    }
+
+    fn new() -> Lifecycle {
+        Lifecycle::Paused { needs_check: true }
+    }
+
+    #[test]
+    fn add_check_download_complete_seed() {
+        let mut s = new();
+        assert_eq!(s.step(Input::Resume, DL), vec![QueueCheck]);
+        assert_eq!(s.ui_state(), TorrentState::Queued);
+        assert_eq!(s.step(Input::CheckSlot, DL), vec![StartCheck]);
+        assert_eq!(s.ui_state(), TorrentState::Checking);
+        assert_eq!(
+            s.step(Input::CheckDone, DL),
+            vec![ReleaseCheckSlot, Activate]
+        );
+        assert_eq!(s, Lifecycle::Downloading);
+        assert_eq!(s.step(Input::Complete, DONE), vec![AnnounceCompleted]);
+        assert_eq!(s, Lifecycle::Seeding);
+        assert!(s.step(Input::Complete, DONE).is_empty(), "complete once");
+    }
+
+    #[test]
+    fn complete_without_seeding_leaves_the_swarm_and_resume_seeds() {
+        let mut s = Lifecycle::Downloading;
+        assert_eq!(
+            s.step(Input::Complete, DONE_NO_SEED),
+            vec![AnnounceCompleted, Deactivate]
+        );
+        assert_eq!(s, Lifecycle::Completed);
+        assert_eq!(s.step(Input::Resume, DONE_NO_SEED), vec![Activate]);
+        assert_eq!(s, Lifecycle::Seeding);
+    }
+
+    #[test]
+    fn found_complete_at_check() {
+        let mut s = Lifecycle::Checking { then_pause: false };
+        assert_eq!(
+            s.step(Input::CheckDone, DONE),
+            vec![ReleaseCheckSlot, Activate]
+        );
+        assert_eq!(s, Lifecycle::Seeding);
+        let mut s = Lifecycle::Checking { then_pause: false };
+        assert_eq!(
+            s.step(Input::CheckDone, DONE_NO_SEED),
+            vec![ReleaseCheckSlot]
+        );
+        assert_eq!(s, Lifecycle::Completed);
+    }
+
+    #[test]
+    fn pause_in_every_state() {
+        for (mut s, eff, after) in [
+            (
+                Lifecycle::QueuedForCheck { then_pause: false },
+                vec![CancelCheck],
+                Lifecycle::Paused { needs_check: true },
+            ),
+            (
+                Lifecycle::Checking { then_pause: false },
+                vec![CancelCheck],
+                Lifecycle::Paused { needs_check: true },
+            ),
+            (
+                Lifecycle::Downloading,
+                vec![Deactivate],
+                Lifecycle::Paused { needs_check: false },
+            ),
+            (
+                Lifecycle::Seeding,
+                vec![Deactivate],
+                Lifecycle::Paused { needs_check: false },
+            ),
+            (
+                Lifecycle::FetchingMetadata,
+                vec![Deactivate],
+                Lifecycle::Paused { needs_check: false },
+            ),
+            (
+                Lifecycle::Completed,
+                vec![],
+                Lifecycle::Paused { needs_check: false },
+            ),
+        ] {
+            assert_eq!(s.step(Input::Pause, DL), eff, "{after:?}");
+            assert_eq!(s, after);
+            assert!(
+                s.step(Input::Pause, DL).is_empty(),
+                "pausing twice is a no-op"
+            );
+        }
+        let mut e = Lifecycle::Error(err(TorrentErrorKind::NoSpace));
+        assert!(e.step(Input::Pause, DL).is_empty());
+        assert_eq!(e.ui_state(), TorrentState::Error);
+    }
+
+    #[test]
+    fn resume_after_pause() {
+        let mut s = Lifecycle::Paused { needs_check: false };
+        assert_eq!(s.step(Input::Resume, DL), vec![Activate]);
+        assert_eq!(s, Lifecycle::Downloading);
+        let mut s = Lifecycle::Paused { needs_check: false };
+        assert_eq!(s.step(Input::Resume, DONE_NO_SEED), vec![]);
+        assert_eq!(s, Lifecycle::Completed);
+    }
+
+    #[test]
+    fn errors_are_recoverable() {
+        // disk full while downloading: resume goes straight back, files reopened
+        let mut s = Lifecycle::Downloading;
+        assert_eq!(
+            s.step(Input::Failed(err(TorrentErrorKind::NoSpace)), DL),
+            vec![Deactivate]
+        );
+        assert_eq!(s.error().unwrap().kind, TorrentErrorKind::NoSpace);
+        assert!(
+            s.step(Input::Failed(err(TorrentErrorKind::Storage)), DL)
+                .is_empty(),
+            "first error kept"
+        );
+        assert_eq!(s.step(Input::Resume, DL), vec![ReopenFiles, Activate]);
+        assert_eq!(s, Lifecycle::Downloading);
+        // files deleted: resume rechecks first
+        let mut s = Lifecycle::Seeding;
+        s.step(Input::Failed(err(TorrentErrorKind::FilesMissing)), DONE);
+        assert_eq!(s.step(Input::Resume, DONE), vec![ReopenFiles, QueueCheck]);
+        assert_eq!(s, Lifecycle::QueuedForCheck { then_pause: false });
+        // an explicit recheck from Error
+        let mut s = Lifecycle::Error(err(TorrentErrorKind::PermissionDenied));
+        assert_eq!(s.step(Input::Recheck, DL), vec![ReopenFiles, QueueCheck]);
+        // a check that cannot run
+        let mut s = Lifecycle::Checking { then_pause: false };
+        assert_eq!(
+            s.step(
+                Input::CheckFailed(err(TorrentErrorKind::PermissionDenied)),
+                DL
+            ),
+            vec![ReleaseCheckSlot]
+        );
+        assert_eq!(s.ui_state(), TorrentState::Error);
+        // a fault while queued or checking cancels the check
+        let mut s = Lifecycle::Checking { then_pause: false };
+        assert_eq!(
+            s.step(Input::Failed(err(TorrentErrorKind::Storage)), DL),
+            vec![CancelCheck]
+        );
+    }
+
+    #[test]
+    fn recheck_from_each_state() {
+        let mut s = Lifecycle::Seeding;
+        assert_eq!(s.step(Input::Recheck, DONE), vec![Deactivate, QueueCheck]);
+        assert_eq!(s, Lifecycle::QueuedForCheck { then_pause: false });
+        let mut s = Lifecycle::Paused { needs_check: false };
+        assert_eq!(s.step(Input::Recheck, DL), vec![QueueCheck]);
+        s.step(Input::CheckSlot, DL);
+        assert_eq!(s.step(Input::CheckDone, DL), vec![ReleaseCheckSlot]);
+        assert_eq!(
+            s,
+            Lifecycle::Paused { needs_check: false },
+            "a paused torrent stays paused after its recheck"
+        );
+        let mut s = Lifecycle::Checking { then_pause: false };
+        assert_eq!(s.step(Input::Recheck, DL), vec![CancelCheck, QueueCheck]);
+        let mut s = Lifecycle::Completed;
+        assert_eq!(s.step(Input::Recheck, DONE), vec![QueueCheck]);
+        // resume during a paused recheck: run once it is done
+        let mut s = Lifecycle::Checking { then_pause: true };
+        assert!(s.step(Input::Resume, DL).is_empty());
+        assert_eq!(
+            s.step(Input::CheckDone, DL),
+            vec![ReleaseCheckSlot, Activate]
+        );
+    }
+
+    #[test]
+    fn lost_pieces_and_stale_inputs() {
+        let mut s = Lifecycle::Seeding;
+        assert!(s.step(Input::PiecesLost, DL).is_empty());
+        assert_eq!(s, Lifecycle::Downloading);
+        let mut s = Lifecycle::Completed;
+        assert_eq!(s.step(Input::PiecesLost, DL), vec![Activate]);
+        // a check result after the user paused: ignored
+        let mut s = Lifecycle::Paused { needs_check: true };
+        assert!(s.step(Input::CheckDone, DL).is_empty());
+        assert!(s.step(Input::CheckSlot, DL).is_empty());
+        assert!(s.step(Input::Complete, DONE).is_empty());
+        assert_eq!(s, Lifecycle::Paused { needs_check: true });
+    }
+
+    #[test]
+    fn magnet_metadata() {
+        let mut s = Lifecycle::Paused { needs_check: false };
+        let no_meta = Facts {
+            has_metadata: false,
+            ..DL
+        };
+        assert_eq!(s.step(Input::Resume, no_meta), vec![Activate]);
+        assert_eq!(s.ui_state(), TorrentState::FetchingMetadata);
+        assert_eq!(
+            s.step(Input::MetadataReady, DL),
+            vec![Deactivate, QueueCheck]
+        );
+    }
+}
