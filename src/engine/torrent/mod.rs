@@ -458,7 +458,7 @@ impl Torrent {
             .broadcast(&PeerCtrl::Disconnect("torrent stopped"));
         self.peers = PeerSet::new();
         self.dialing.clear();
-        self.book.clear_idle();
+        self.book.clear();
         self.hash_fails.clear();
         for t in [
             TorrentTimer::Announce,
@@ -646,6 +646,7 @@ impl Torrent {
         if self.peers.is_empty() {
             env.timers.cancel(key);
         } else if env.timers.deadline(key).is_none() {
+            self.last_round = env.now;
             env.timers.schedule(key, env.now + choke::ROUND);
         }
     }

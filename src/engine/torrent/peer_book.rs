@@ -199,9 +199,10 @@ impl PeerBook {
         self.banned.contains(ip)
     }
 
-    /// Forget every address that is not connected (the torrent paused); bans stay.
-    pub fn clear_idle(&mut self) {
-        self.entries.retain(|_, e| e.slot == Slot::Connected);
+    /// Forget every address (the torrent left the swarm: its connections are closing);
+    /// bans and our own addresses stay.
+    pub fn clear(&mut self) {
+        self.entries.clear();
     }
 
     /// Count of addresses waiting to be dialled (not connected, not dialling).
