@@ -292,10 +292,14 @@ mod tests {
         }
         assert_eq!(b.len(), MAX_KNOWN);
         assert_eq!(b.take_dials(t0, 50, false).len(), 50);
-        b.clear_idle();
+        b.clear();
         assert!(
             b.is_empty(),
             "dialling entries are dropped too; their results are ignored"
+        );
+        assert!(
+            !b.add(a(9), PeerSource::Tracker, t0),
+            "ourselves stays known"
         );
     }
 }
