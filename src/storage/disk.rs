@@ -10,28 +10,74 @@
 //! Writes are bounded: a session-wide semaphore caps the bytes queued for disk
 //! ([`DiskPool::write`] waits when it is exhausted), so a slow disk slows peers down instead
 //! of growing memory.
+//!
+//! Failures are per piece: a write or read-back error breaks only the piece it hit, and a
+//! piece whose files were deleted or replaced while open is never reported verified
+//! ([`DiskEvent::Error`] with [`StorageErrorKind::FileDeleted`]). Upload reads
+//! ([`DiskPool::read_blocks`]) report the pieces they could not read and serve the rest.
 
 use std::collections::{BTreeSet, HashMap};
-use std::sync::Arc;
+use std::fmt;
 use std::sync::mpsc;
+use std::sync::{Arc, Mutex, PoisonError};
 use std::thread;
 
 use bytes::{Bytes, BytesMut};
 use sha1::{Digest, Sha1};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
+#[cfg(doc)]
+use super::StorageErrorKind;
 use super::{Storage, StorageError};
 use crate::piece::{BLOCK_SIZE, BlockRef};
 
+/// Most disk threads a pool starts, whatever it is asked for.
+pub const MAX_DISK_THREADS: usize = 64;
+
 /// What a worker reports back to the torrent.
+///
+/// Every attempt at a piece (all its blocks written once) ends with exactly one of
+/// `PieceVerified`, `PieceFailed`, or `Error` with [`DiskError::piece_done`] set. A block
+/// write failure is also reported as soon as it happens (`piece_done == false`).
 #[derive(Debug)]
 pub enum DiskEvent {
-    /// Every block of the piece is on disk and its SHA-1 matches the metainfo.
+    /// Every block of the piece is on disk, its SHA-1 matches the metainfo, and the files it
+    /// touches are still the files at their paths.
     PieceVerified(u32),
     /// Every block is on disk but the SHA-1 does not match: fetch the piece again.
     PieceFailed(u32),
-    /// Writing (or reading back) failed: the torrent cannot continue (disk full, permissions).
-    Error(String),
+    /// A storage failure on one piece: a block could not be written or read back, or the
+    /// piece's files were deleted or replaced while open. See [`DiskError`].
+    Error(DiskError),
+}
+
+/// A storage failure on one piece, as reported by a disk worker.
+///
+/// `Display`: `piece {piece}: {error}`.
+#[derive(Debug, Clone)]
+pub struct DiskError {
+    /// The piece index.
+    pub piece: u32,
+    /// What failed, naming the file; [`StorageError::kind`] says what the user can do.
+    pub error: StorageError,
+    /// True when the piece's attempt is over (every block arrived) and this replaces its
+    /// `PieceVerified`/`PieceFailed`: the piece is not on disk and must be fetched again
+    /// (once the cause is fixed, if the kind says the user must act). False for the early
+    /// report of a block write failure: the rest of the piece's blocks are dropped, and a
+    /// report with `piece_done` follows once they are all in.
+    pub piece_done: bool,
+}
+
+impl fmt::Display for DiskError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "piece {}: {}", self.piece, self.error)
+    }
+}
+
+impl std::error::Error for DiskError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        Some(&self.error)
+    }
 }
 
 /// A torrent's payload as the disk workers see it.
@@ -52,9 +98,12 @@ pub struct TorrentDisk {
 }
 
 impl TorrentDisk {
-    /// Size of piece `p` in bytes.
+    /// Size of piece `p` in bytes; 0 past the last piece.
     pub fn piece_size(&self, p: u32) -> u32 {
-        if p as usize + 1 == self.hashes.len() {
+        let n = self.hashes.len();
+        if p as usize >= n {
+            0
+        } else if p as usize + 1 == n {
             self.last_piece_length
         } else {
             self.piece_length
@@ -66,8 +115,28 @@ impl TorrentDisk {
     }
 }
 
-/// Called with the blocks read for an upload (in request order), or the error.
+/// Called with the blocks read for an upload (in request order), or the first error: the
+/// reply of [`DiskPool::read`]. Superseded by [`BlockReadsReply`], which fails only the
+/// pieces that could not be read.
 pub type ReadReply = Box<dyn FnOnce(Result<Vec<(BlockRef, Bytes)>, StorageError>) + Send>;
+
+/// The outcome of one batch of upload reads ([`DiskPool::read_blocks`]).
+#[derive(Debug, Default)]
+pub struct BlockReads {
+    /// The blocks read, in request order, as zero-copy slices of one buffer per batch.
+    pub blocks: Vec<(BlockRef, Bytes)>,
+    /// The pieces that could not be read, in the order first met, each once with its first
+    /// error (a file truncated under a seeding torrent gives
+    /// [`StorageErrorKind::Truncated`]). None of their blocks are in `blocks`: the engine
+    /// should stop claiming these pieces (and fail the torrent only if the kind says so).
+    pub failed: Vec<(u32, StorageError)>,
+    /// Blocks not read because they are not inside their piece (a piece index past the end,
+    /// or `begin + length` past the piece's size): the request was wrong, the data is fine.
+    pub refused: Vec<BlockRef>,
+}
+
+/// Called on a disk thread with the outcome of [`DiskPool::read_blocks`].
+pub type BlockReadsReply = Box<dyn FnOnce(BlockReads) + Send>;
 
 enum Job {
     Write {
@@ -80,47 +149,103 @@ enum Job {
     Read {
         torrent: Arc<TorrentDisk>,
         blocks: Vec<BlockRef>,
-        reply: ReadReply,
+        reply: BlockReadsReply,
     },
     Forget {
         key: u64,
     },
 }
 
+/// Where a shard's jobs run.
+enum Shard {
+    /// A disk thread.
+    Thread(mpsc::Sender<Job>),
+    /// No thread could be started: jobs run on the caller's thread (slow, but no panic).
+    Inline(Mutex<Worker>),
+}
+
 /// The session's pool of disk/hash threads.
 pub struct DiskPool {
-    shards: Vec<mpsc::Sender<Job>>,
+    shards: Vec<Shard>,
     queue_limit: Arc<Semaphore>,
 }
 
-impl std::fmt::Debug for DiskPool {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "DiskPool({} threads)", self.shards.len())
+impl fmt::Debug for DiskPool {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "DiskPool({} threads)", self.threads())
     }
 }
 
 impl DiskPool {
-    /// Start `threads` workers (at least 1); at most `max_queued_bytes` of received blocks
-    /// wait for disk at any time.
+    /// Start `threads` workers (at least 1, at most [`MAX_DISK_THREADS`]); at most
+    /// `max_queued_bytes` of received blocks wait for disk at any time. Never panics: if
+    /// the OS refuses a thread, the pool keeps the threads it has, and with none at all it
+    /// runs disk jobs on the calling thread (logged as an error).
     pub fn new(threads: usize, max_queued_bytes: usize) -> DiskPool {
-        let mut shards = Vec::new();
-        for i in 0..threads.max(1) {
+        match DiskPool::try_new(threads, max_queued_bytes) {
+            Ok(pool) => pool,
+            Err(e) => {
+                tracing::error!("{e}; disk work runs on the network threads");
+                DiskPool::with_shards(
+                    vec![Shard::Inline(Mutex::new(Worker::default()))],
+                    max_queued_bytes,
+                )
+            }
+        }
+    }
+
+    /// [`DiskPool::new`], but fail when not even one thread can be started. If only some of
+    /// the `threads` start, the pool runs with those (logged as a warning).
+    ///
+    /// # Errors
+    /// [`StorageError::NoDiskThread`] with the OS error of the first failed spawn.
+    pub fn try_new(threads: usize, max_queued_bytes: usize) -> Result<DiskPool, StorageError> {
+        let wanted = threads.clamp(1, MAX_DISK_THREADS);
+        let mut shards = Vec::with_capacity(wanted);
+        for i in 0..wanted {
             let (tx, rx) = mpsc::channel();
-            thread::Builder::new()
+            match thread::Builder::new()
                 .name(format!("ratorrent-disk-{i}"))
                 .spawn(move || Worker::default().run(rx))
-                .expect("spawning a disk thread");
-            shards.push(tx);
+            {
+                Ok(_) => shards.push(Shard::Thread(tx)),
+                Err(e) if shards.is_empty() => return Err(StorageError::NoDiskThread(e)),
+                Err(e) => {
+                    tracing::warn!("started {i} of {wanted} disk threads: {e}");
+                    break;
+                }
+            }
         }
-        let permits = (max_queued_bytes / BLOCK_SIZE as usize).max(16);
+        Ok(DiskPool::with_shards(shards, max_queued_bytes))
+    }
+
+    fn with_shards(shards: Vec<Shard>, max_queued_bytes: usize) -> DiskPool {
+        let permits = (max_queued_bytes / BLOCK_SIZE as usize).clamp(16, Semaphore::MAX_PERMITS);
         DiskPool {
             shards,
             queue_limit: Arc::new(Semaphore::new(permits)),
         }
     }
 
-    fn shard(&self, piece: u32) -> &mpsc::Sender<Job> {
-        &self.shards[piece as usize % self.shards.len()]
+    /// Disk threads running (0 when jobs run on the caller's thread).
+    pub fn threads(&self) -> usize {
+        self.shards
+            .iter()
+            .filter(|s| matches!(s, Shard::Thread(_)))
+            .count()
+    }
+
+    fn submit(&self, piece: u32, job: Job) {
+        // `shards` is never empty (`try_new` has at least one, `new` falls back to inline)
+        match &self.shards[piece as usize % self.shards.len()] {
+            Shard::Thread(tx) => {
+                let _ = tx.send(job);
+            }
+            Shard::Inline(w) => w
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .run_job(job),
+        }
     }
 
     /// Queue a received block for writing and hashing; waits while the disk queue is full.
@@ -129,31 +254,69 @@ impl DiskPool {
         let Ok(permit) = self.queue_limit.clone().acquire_owned().await else {
             return;
         };
-        let _ = self.shard(piece).send(Job::Write {
-            torrent: torrent.clone(),
+        self.submit(
             piece,
-            begin,
-            data,
-            _permit: permit,
-        });
+            Job::Write {
+                torrent: torrent.clone(),
+                piece,
+                begin,
+                data,
+                _permit: permit,
+            },
+        );
     }
 
-    /// Read `blocks` for uploading; `reply` runs on the disk thread with the data.
-    pub fn read(&self, torrent: &Arc<TorrentDisk>, blocks: Vec<BlockRef>, reply: ReadReply) {
+    /// Read `blocks` for uploading; `reply` runs on a disk thread with the blocks read (in
+    /// request order) and the pieces that could not be read. Blocks outside their piece are
+    /// refused (their piece is in `failed`, nothing is allocated for them). One buffer is
+    /// allocated per batch. An empty batch gets no reply.
+    pub fn read_blocks(
+        &self,
+        torrent: &Arc<TorrentDisk>,
+        blocks: Vec<BlockRef>,
+        reply: BlockReadsReply,
+    ) {
         let Some(first) = blocks.first() else {
             return;
         };
-        let _ = self.shard(first.piece).send(Job::Read {
-            torrent: torrent.clone(),
+        let piece = first.piece;
+        self.submit(
+            piece,
+            Job::Read {
+                torrent: torrent.clone(),
+                blocks,
+                reply,
+            },
+        );
+    }
+
+    /// Read `blocks` for uploading; `reply` runs on a disk thread with the data (blocks
+    /// outside their piece left out), or the first error if any piece could not be read.
+    /// Kept for callers that fail the whole torrent on any read error; prefer
+    /// [`DiskPool::read_blocks`], which fails only the pieces that could not be read.
+    pub fn read(&self, torrent: &Arc<TorrentDisk>, blocks: Vec<BlockRef>, reply: ReadReply) {
+        self.read_blocks(
+            torrent,
             blocks,
-            reply,
-        });
+            Box::new(move |r: BlockReads| match r.failed.into_iter().next() {
+                Some((_, e)) => reply(Err(e)),
+                None => reply(Ok(r.blocks)),
+            }),
+        );
     }
 
     /// Drop every partial hasher state of torrent `key` (it was removed or re-checked).
     pub fn forget(&self, key: u64) {
         for s in &self.shards {
-            let _ = s.send(Job::Forget { key });
+            match s {
+                Shard::Thread(tx) => {
+                    let _ = tx.send(Job::Forget { key });
+                }
+                Shard::Inline(w) => w
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .run_job(Job::Forget { key }),
+            }
         }
     }
 }
@@ -167,8 +330,9 @@ struct PieceHash {
     written: u32,
     /// Offsets of blocks written ahead of the prefix.
     ahead: BTreeSet<u32>,
-    /// Set once a write failed: the piece is re-fetched, do not verify it.
-    broken: bool,
+    /// Set once a write or read-back failed: the rest of the piece's blocks are dropped and
+    /// the piece is reported as this error when its last block is in.
+    broken: Option<StorageError>,
 }
 
 #[derive(Default)]
@@ -180,114 +344,161 @@ struct Worker {
 impl Worker {
     fn run(mut self, rx: mpsc::Receiver<Job>) {
         while let Ok(job) = rx.recv() {
-            match job {
-                Job::Write {
-                    torrent,
-                    piece,
-                    begin,
-                    data,
-                    _permit,
-                } => self.write(&torrent, piece, begin, &data),
-                Job::Read {
-                    torrent,
-                    blocks,
-                    reply,
-                } => reply(read_blocks(&torrent, &blocks)),
-                Job::Forget { key } => self.pieces.retain(|(k, _), _| *k != key),
-            }
+            self.run_job(job);
+        }
+    }
+
+    fn run_job(&mut self, job: Job) {
+        match job {
+            Job::Write {
+                torrent,
+                piece,
+                begin,
+                data,
+                _permit,
+            } => self.write(&torrent, piece, begin, &data),
+            Job::Read {
+                torrent,
+                blocks,
+                reply,
+            } => reply(read_blocks(&torrent, &blocks)),
+            Job::Forget { key } => self.pieces.retain(|(k, _), _| *k != key),
         }
     }
 
     fn write(&mut self, t: &TorrentDisk, piece: u32, begin: u32, data: &[u8]) {
         let size = t.piece_size(piece);
-        if begin
-            .checked_add(data.len() as u32)
-            .is_none_or(|end| end > size)
-        {
+        let Ok(len) = u32::try_from(data.len()) else {
+            return;
+        };
+        if begin.checked_add(len).is_none_or(|end| end > size) {
             return; // geometry was checked by the picker; never write outside the piece
         }
         let key = (t.key, piece);
         let offset = t.piece_offset(piece);
-        if let Err(e) = t.storage.write_at(offset + u64::from(begin), data) {
-            self.pieces.remove(&key);
-            let _ = t.events.send(DiskEvent::Error(e.to_string()));
-            return;
-        }
         let st = self.pieces.entry(key).or_default();
-        st.written += data.len() as u32;
-        if begin == st.next {
-            st.hasher.update(data);
-            st.next += data.len() as u32;
-            // blocks that were waiting for the prefix: read back and hash
-            while st.ahead.first() == Some(&st.next) {
-                st.ahead.pop_first();
-                let len = (size - st.next).min(BLOCK_SIZE) as usize;
-                self.scratch.resize(len, 0);
-                match t
-                    .storage
-                    .read_at(offset + u64::from(st.next), &mut self.scratch[..len])
-                {
-                    Ok(()) => {
-                        st.hasher.update(&self.scratch[..len]);
-                        st.next += len as u32;
-                    }
-                    Err(e) => {
-                        st.broken = true;
-                        let _ = t.events.send(DiskEvent::Error(e.to_string()));
-                        break;
+        st.written = st.written.saturating_add(len);
+        if st.broken.is_none() {
+            if let Err(e) = t.storage.write_at(offset + u64::from(begin), data) {
+                let _ = t.events.send(DiskEvent::Error(DiskError {
+                    piece,
+                    error: e.clone(),
+                    piece_done: false,
+                }));
+                st.broken = Some(e);
+            } else if begin == st.next {
+                st.hasher.update(data);
+                st.next += len;
+                // blocks that were waiting for the prefix: read back and hash
+                while st.ahead.first() == Some(&st.next) {
+                    st.ahead.pop_first();
+                    let len = (size - st.next).min(BLOCK_SIZE) as usize;
+                    self.scratch.resize(len, 0);
+                    match t
+                        .storage
+                        .read_at(offset + u64::from(st.next), &mut self.scratch[..len])
+                    {
+                        Ok(()) => {
+                            st.hasher.update(&self.scratch[..len]);
+                            st.next += len as u32;
+                        }
+                        Err(e) => {
+                            st.broken = Some(e);
+                            break;
+                        }
                     }
                 }
+            } else if begin > st.next {
+                st.ahead.insert(begin);
             }
-        } else if begin > st.next {
-            st.ahead.insert(begin);
         }
-        if st.written >= size {
-            let Some(st) = self.pieces.remove(&key) else {
-                return;
-            };
-            if st.broken {
-                return;
-            }
-            let ok = st.next == size
-                && t.hashes
+        if st.written < size {
+            return;
+        }
+        let Some(st) = self.pieces.remove(&key) else {
+            return;
+        };
+        let ev = match st.broken {
+            Some(error) => DiskEvent::Error(DiskError {
+                piece,
+                error,
+                piece_done: true,
+            }),
+            None if st.next != size
+                || t.hashes
                     .get(piece as usize)
-                    .is_some_and(|h| st.hasher.finalize().as_slice() == h);
-            let ev = if ok {
-                DiskEvent::PieceVerified(piece)
-            } else {
+                    .is_none_or(|h| st.hasher.finalize().as_slice() != h) =>
+            {
                 DiskEvent::PieceFailed(piece)
-            };
-            let _ = t.events.send(ev);
-        }
+            }
+            // the data hashed is what we wrote; make sure it is still in the files at
+            // their paths (a deleted folder leaves handles writing into unlinked files)
+            None => match t.storage.verify_range_present(offset, size as usize) {
+                Ok(()) => DiskEvent::PieceVerified(piece),
+                Err(error) => DiskEvent::Error(DiskError {
+                    piece,
+                    error,
+                    piece_done: true,
+                }),
+            },
+        };
+        let _ = t.events.send(ev);
     }
 }
 
 /// Read blocks into one buffer and hand out zero-copy slices of it (one allocation per batch,
-/// not per block).
-fn read_blocks(
-    t: &TorrentDisk,
-    blocks: &[BlockRef],
-) -> Result<Vec<(BlockRef, Bytes)>, StorageError> {
-    let total: usize = blocks.iter().map(|b| b.length as usize).sum();
+/// not per block). A block whose read fails fails its piece: the piece's other blocks in the
+/// batch are skipped (or dropped, if read before). Blocks outside their piece are refused
+/// without allocating anything for them.
+fn read_blocks(t: &TorrentDisk, blocks: &[BlockRef]) -> BlockReads {
+    let in_piece = |b: &BlockRef| {
+        b.begin
+            .checked_add(b.length)
+            .is_some_and(|end| end <= t.piece_size(b.piece))
+    };
+    let total: usize = blocks
+        .iter()
+        .filter(|b| in_piece(b))
+        .map(|b| b.length as usize)
+        .sum();
     let mut buf = BytesMut::zeroed(total);
+    let mut failed: Vec<(u32, StorageError)> = Vec::new();
+    let mut refused = Vec::new();
+    // the blocks read, with where their data is in `buf`
+    let mut placed: Vec<(BlockRef, std::ops::Range<usize>)> = Vec::with_capacity(blocks.len());
     let mut at = 0;
     for b in blocks {
-        let len = b.length as usize;
-        t.storage.read_at(
-            t.piece_offset(b.piece) + u64::from(b.begin),
-            &mut buf[at..at + len],
-        )?;
-        at += len;
+        if !in_piece(b) {
+            refused.push(*b);
+            continue;
+        }
+        let range = at..at + b.length as usize;
+        at = range.end;
+        if failed.iter().any(|(p, _)| *p == b.piece) {
+            continue;
+        }
+        let offset = t.piece_offset(b.piece) + u64::from(b.begin);
+        match t.storage.read_at(offset, &mut buf[range.clone()]) {
+            Ok(()) => placed.push((*b, range)),
+            Err(e) => failed.push((b.piece, e)),
+        }
     }
-    let mut data = buf.freeze();
-    Ok(blocks
-        .iter()
-        .map(|b| (*b, data.split_to(b.length as usize)))
-        .collect())
+    let data = buf.freeze();
+    let blocks = placed
+        .into_iter()
+        .filter(|(b, _)| !failed.iter().any(|(p, _)| *p == b.piece))
+        .map(|(b, r)| (b, data.slice(r)))
+        .collect();
+    BlockReads {
+        blocks,
+        failed,
+        refused,
+    }
 }
 
 #[cfg(test)]
 mod tests {
+    use super::super::StorageErrorKind;
     use super::*;
 
     fn torrent(
@@ -324,6 +535,18 @@ mod tests {
             }),
             rx,
         )
+    }
+
+    async fn next(rx: &mut tokio::sync::mpsc::UnboundedReceiver<DiskEvent>) -> DiskEvent {
+        tokio::time::timeout(std::time::Duration::from_secs(20), rx.recv())
+            .await
+            .expect("a disk event within 20 s")
+            .expect("the channel is open")
+    }
+
+    fn block_data(payload: &[u8], plen: u32, b: BlockRef) -> Bytes {
+        let start = (u64::from(b.piece) * u64::from(plen) + u64::from(b.begin)) as usize;
+        Bytes::copy_from_slice(&payload[start..start + b.length as usize])
     }
 
     fn blocks_of(t: &TorrentDisk, p: u32) -> Vec<BlockRef> {
@@ -404,6 +627,215 @@ mod tests {
         let pool = DiskPool::new(1, 1 << 20);
         pool.write(&t, 0, 0, Bytes::from(vec![1u8; BLOCK_SIZE as usize]))
             .await;
-        assert!(matches!(rx.recv().await.unwrap(), DiskEvent::Error(_)));
+        // reported at once, then as the piece's result
+        let DiskEvent::Error(e) = next(&mut rx).await else {
+            panic!("expected an error")
+        };
+        assert!(!e.piece_done && e.piece == 0, "{e}");
+        assert!(e.to_string().starts_with("piece 0: "), "{e}");
+        let DiskEvent::Error(e) = next(&mut rx).await else {
+            panic!("expected an error")
+        };
+        assert!(e.piece_done && e.piece == 0, "{e}");
+    }
+
+    fn payload() -> Vec<u8> {
+        (0..150_000u32).map(|i| (i * 13 % 251) as u8).collect()
+    }
+
+    #[tokio::test]
+    async fn deleted_download_folder_is_never_verified() {
+        let parent = tempfile::tempdir().unwrap();
+        let root = parent.path().join("dl");
+        let payload = payload();
+        let plen = 2 * BLOCK_SIZE;
+        let (t, mut rx) = torrent(&root, &payload, plen);
+        t.storage.create_files().unwrap();
+        let pool = DiskPool::new(2, 1 << 20);
+        for b in blocks_of(&t, 0) {
+            pool.write(&t, 0, b.begin, block_data(&payload, plen, b))
+                .await;
+        }
+        assert!(matches!(next(&mut rx).await, DiskEvent::PieceVerified(0)));
+        std::fs::remove_dir_all(&root).unwrap();
+        // the handles are open: the writes succeed into unlinked files, the hash matches
+        for b in blocks_of(&t, 2) {
+            pool.write(&t, 2, b.begin, block_data(&payload, plen, b))
+                .await;
+        }
+        let DiskEvent::Error(e) = next(&mut rx).await else {
+            panic!("a deleted file must not verify")
+        };
+        assert_eq!((e.piece, e.piece_done), (2, true));
+        assert_eq!(e.error.kind(), StorageErrorKind::FileDeleted, "{e}");
+        assert_eq!(e.error.path(), Some(root.join("b").as_path()));
+        let e = t.storage.verify_files_present().unwrap_err();
+        assert_eq!(e.kind(), StorageErrorKind::FileDeleted, "{e}");
+        // after close_all (resume), writes fail instead of recreating the folder
+        t.storage.close_all();
+        for b in blocks_of(&t, 3) {
+            pool.write(&t, 3, b.begin, block_data(&payload, plen, b))
+                .await;
+        }
+        let DiskEvent::Error(e) = next(&mut rx).await else {
+            panic!("expected an error")
+        };
+        assert_eq!(e.error.kind(), StorageErrorKind::NotFound, "{e}");
+        assert!(!e.piece_done);
+        let DiskEvent::Error(e) = next(&mut rx).await else {
+            panic!("expected an error")
+        };
+        assert!(e.piece_done && e.piece == 3);
+        assert!(!root.exists());
+    }
+
+    #[test]
+    fn failed_read_back_breaks_only_that_piece() {
+        let dir = tempfile::tempdir().unwrap();
+        let payload = payload();
+        let plen = 2 * BLOCK_SIZE;
+        let (t, mut rx) = torrent(dir.path(), &payload, plen);
+        let mut w = Worker::default();
+        let p0 = blocks_of(&t, 0);
+        // piece 0's second block arrives first (kept for read-back)...
+        w.write(&t, 0, p0[1].begin, &block_data(&payload, plen, p0[1]));
+        // ...someone truncates the file...
+        std::fs::OpenOptions::new()
+            .write(true)
+            .open(dir.path().join("a"))
+            .unwrap()
+            .set_len(0)
+            .unwrap();
+        // ...piece 2 (in file b) goes on, in order
+        for b in blocks_of(&t, 2) {
+            w.write(&t, 2, b.begin, &block_data(&payload, plen, b));
+        }
+        // the first block makes the prefix reach the second, whose read-back now fails
+        w.write(&t, 0, p0[0].begin, &block_data(&payload, plen, p0[0]));
+        assert!(matches!(
+            rx.try_recv().unwrap(),
+            DiskEvent::PieceVerified(2)
+        ));
+        let DiskEvent::Error(e) = rx.try_recv().unwrap() else {
+            panic!("expected an error")
+        };
+        assert_eq!((e.piece, e.piece_done), (0, true));
+        assert_eq!(e.error.kind(), StorageErrorKind::Truncated, "{e}");
+        assert!(rx.try_recv().is_err(), "one result per piece");
+        assert!(w.pieces.is_empty());
+        // the piece fetched again verifies
+        for b in blocks_of(&t, 0) {
+            w.write(&t, 0, b.begin, &block_data(&payload, plen, b));
+        }
+        assert!(matches!(
+            rx.try_recv().unwrap(),
+            DiskEvent::PieceVerified(0)
+        ));
+    }
+
+    #[tokio::test]
+    async fn truncated_file_fails_only_its_pieces_for_upload() {
+        let dir = tempfile::tempdir().unwrap();
+        let payload = payload();
+        let plen = 2 * BLOCK_SIZE; // 5 pieces; a = 0..40000, b = 40000..150000
+        let (t, _rx) = torrent(dir.path(), &payload, plen);
+        std::fs::write(dir.path().join("a"), &payload[..40_000]).unwrap();
+        std::fs::write(dir.path().join("b"), &payload[40_000..]).unwrap();
+        let pool = DiskPool::new(1, 1 << 20);
+        let read = |blocks: Vec<BlockRef>| {
+            let (tx, rx) = std::sync::mpsc::channel();
+            pool.read_blocks(&t, blocks, Box::new(move |r| tx.send(r).unwrap()));
+            rx.recv_timeout(std::time::Duration::from_secs(20)).unwrap()
+        };
+        let all: Vec<BlockRef> = (0..5).flat_map(|p| blocks_of(&t, p)).collect();
+        let r = read(all.clone());
+        assert!(r.failed.is_empty());
+        assert_eq!(r.blocks.len(), all.len());
+        // file b cut to payload byte 70000: pieces 2 (65536..), 3, 4 are gone
+        std::fs::OpenOptions::new()
+            .write(true)
+            .open(dir.path().join("b"))
+            .unwrap()
+            .set_len(30_000)
+            .unwrap();
+        // interleave pieces and add hostile blocks
+        let mut ask: Vec<BlockRef> = Vec::new();
+        for i in 0..2 {
+            for p in [4, 0, 2, 1, 3] {
+                ask.push(blocks_of(&t, p)[i]);
+            }
+        }
+        ask.push(BlockRef {
+            piece: 1,
+            begin: 0,
+            length: u32::MAX,
+        });
+        ask.push(BlockRef {
+            piece: 99,
+            begin: 0,
+            length: 16_384,
+        });
+        let r = read(ask.clone());
+        let served: Vec<BlockRef> = r.blocks.iter().map(|(b, _)| *b).collect();
+        let want: Vec<BlockRef> = ask
+            .iter()
+            .copied()
+            .filter(|b| b.piece < 2 && b.length == BLOCK_SIZE)
+            .collect();
+        assert_eq!(served.len(), 4, "{served:?}");
+        assert_eq!(served, want);
+        for (b, data) in &r.blocks {
+            assert_eq!(data, &block_data(&payload, plen, *b));
+        }
+        let failed: Vec<(u32, StorageErrorKind)> =
+            r.failed.iter().map(|(p, e)| (*p, e.kind())).collect();
+        use StorageErrorKind as K;
+        assert_eq!(
+            failed,
+            vec![(4, K::Truncated), (2, K::Truncated), (3, K::Truncated)]
+        );
+        assert_eq!(
+            r.refused,
+            ask[10..].to_vec(),
+            "hostile blocks are refused, not read"
+        );
+        for (_, e) in &r.failed[..3] {
+            assert_eq!(e.path(), Some(dir.path().join("b").as_path()), "{e}");
+        }
+        // the older all-or-nothing reply still reports the first failure
+        let (tx, rx) = std::sync::mpsc::channel();
+        pool.read(&t, ask, Box::new(move |r| tx.send(r).unwrap()));
+        let e = rx
+            .recv_timeout(std::time::Duration::from_secs(20))
+            .unwrap()
+            .unwrap_err();
+        assert_eq!(e.kind(), K::Truncated);
+    }
+
+    #[test]
+    fn a_huge_thread_count_is_capped_not_a_panic() {
+        let pool = DiskPool::new(4_000_000_000, usize::MAX);
+        assert_eq!(pool.threads(), MAX_DISK_THREADS);
+        assert_eq!(DiskPool::new(0, 0).threads(), 1);
+    }
+
+    #[tokio::test]
+    async fn inline_pool_does_the_same_work() {
+        let dir = tempfile::tempdir().unwrap();
+        let payload = payload();
+        let plen = 2 * BLOCK_SIZE;
+        let (t, mut rx) = torrent(dir.path(), &payload, plen);
+        let pool = DiskPool::with_shards(vec![Shard::Inline(Mutex::new(Worker::default()))], 0);
+        assert_eq!(pool.threads(), 0);
+        for b in blocks_of(&t, 4).into_iter().rev() {
+            pool.write(&t, 4, b.begin, block_data(&payload, plen, b))
+                .await;
+        }
+        assert!(matches!(next(&mut rx).await, DiskEvent::PieceVerified(4)));
+        let (tx, rrx) = std::sync::mpsc::channel();
+        pool.read_blocks(&t, blocks_of(&t, 4), Box::new(move |r| tx.send(r).unwrap()));
+        let r = rrx.recv().unwrap();
+        assert!(r.failed.is_empty() && r.blocks.len() == 2);
+        pool.forget(t.key);
     }
 }

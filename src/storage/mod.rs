@@ -289,6 +289,20 @@ impl Storage {
         Ok(())
     }
 
+    /// [`Storage::verify_files_present`] for the files holding payload bytes
+    /// `offset..offset+len` only (the disk workers call it for each piece they verify).
+    pub(crate) fn verify_range_present(&self, offset: u64, len: usize) -> Result<(), StorageError> {
+        self.for_each_segment(offset, len, |slot, _, _| {
+            if slot.pad {
+                return Ok(());
+            }
+            match slot.cached() {
+                Some(h) => slot.check_current(&h).map(drop),
+                None => slot.check_exists().map(drop),
+            }
+        })
+    }
+
     /// The cached handle of `slot`, opening the file first if needed. With `create` a
     /// missing file is created (writing); without, the file must already exist as a regular
     /// file (reading never creates anything).
@@ -788,6 +802,8 @@ mod tests {
         let e = st.verify_files_present().unwrap_err();
         assert_eq!(e.kind(), StorageErrorKind::FileDeleted, "{e}");
         assert_eq!(e.path(), Some(b.as_path()));
+        assert!(st.verify_range_present(16_384, 10).is_err());
+        assert!(st.verify_range_present(0, 10_000).is_ok(), "a.bin is fine");
         // after close_all the file at the path is used
         st.close_all();
         st.verify_files_present().unwrap();
