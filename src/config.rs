@@ -10,6 +10,8 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 use thiserror::Error;
 
+use crate::storage::disk::MAX_DISK_THREADS;
+
 /// The default config file, shipped in the repository and printed by `ratorrent config`.
 pub const DEFAULT_TOML: &str = include_str!("../config/default.toml");
 
@@ -32,10 +34,18 @@ pub struct Config {
     pub upload_rate_limit: u64,
     /// Keep seeding after a download completes (TUI); headless `download` uses `--seed`.
     pub seed_after_download: bool,
-    /// Threads for disk writes and SHA-1 verification; 0 = one per CPU core (at most 4).
+    /// Threads for disk writes and SHA-1 verification, 0..=64; 0 = one per CPU core (at
+    /// most 4).
     pub disk_threads: u32,
-    /// Peers to ask the tracker for per announce (`numwant`).
+    /// Peers to ask the tracker for per announce (`numwant`), 0..=1000; 0 = leave it to the
+    /// tracker (see [`Config::announce_numwant`]).
     pub numwant: u32,
+    /// Session-wide cap on peer connections (incoming and outgoing, all torrents),
+    /// 1..=65535.
+    pub max_connections: u32,
+    /// Outgoing peer connection attempts in flight at once (TCP connects not yet answered),
+    /// session-wide, 1..=1000.
+    pub max_half_open: u32,
 }
 
 impl Default for Config {
@@ -50,6 +60,8 @@ impl Default for Config {
             seed_after_download: true,
             disk_threads: 0,
             numwant: 50,
+            max_connections: 200,
+            max_half_open: 32,
         }
     }
 }
@@ -136,6 +148,33 @@ impl Config {
         if c.download_dir.as_os_str().is_empty() {
             return Err(bad("download_dir", "must not be empty"));
         }
+        // (key, value, allowed range, what 0 means)
+        let bounded: [(&'static str, u32, u32, u32, &str); 4] = [
+            (
+                "disk_threads",
+                c.disk_threads,
+                0,
+                MAX_DISK_THREADS as u32,
+                ", 0 = one per CPU core",
+            ),
+            (
+                "numwant",
+                c.numwant,
+                0,
+                1000,
+                ", 0 = let the tracker choose",
+            ),
+            ("max_connections", c.max_connections, 1, 65_535, ""),
+            ("max_half_open", c.max_half_open, 1, 1000, ""),
+        ];
+        for (key, value, min, max, zero) in bounded {
+            if !(min..=max).contains(&value) {
+                return Err(bad(
+                    key,
+                    &format!("must be between {min} and {max}{zero} (got {value})"),
+                ));
+            }
+        }
         Ok(c)
     }
 
@@ -161,13 +200,21 @@ impl Config {
         }
     }
 
-    /// Disk threads to start: the configured number, or one per core up to 4.
+    /// Disk threads to start: the configured number (at most 64, even for a `Config` not
+    /// built by [`Config::from_toml`]), or one per core up to 4.
     pub fn disk_thread_count(&self) -> usize {
         if self.disk_threads > 0 {
-            self.disk_threads as usize
+            (self.disk_threads as usize).min(MAX_DISK_THREADS)
         } else {
             std::thread::available_parallelism().map_or(2, |n| n.get().min(4))
         }
+    }
+
+    /// The `numwant` to send in an announce: `None` (leave it out, the tracker picks,
+    /// usually 50) for 0, else the configured number, at most 1000 even for a `Config` not
+    /// built by [`Config::from_toml`].
+    pub fn announce_numwant(&self) -> Option<u32> {
+        (self.numwant > 0).then(|| self.numwant.min(1000))
     }
 }
 
@@ -195,6 +242,8 @@ mod tests {
             "seed_after_download",
             "disk_threads",
             "numwant",
+            "max_connections",
+            "max_half_open",
         ] {
             assert!(
                 DEFAULT_TOML.contains(&format!("# {key} ="))
@@ -262,5 +311,72 @@ mod tests {
     fn explicit_missing_file_is_an_error() {
         let e = Config::load(Some(Path::new("/nonexistent/ratorrent.toml"))).unwrap_err();
         assert!(e.to_string().contains("/nonexistent/ratorrent.toml"));
+    }
+
+    #[test]
+    fn out_of_range_numbers_are_refused_naming_key_and_range() {
+        for (text, key, range) in [
+            (
+                "disk_threads = 4000000000\n",
+                "disk_threads",
+                "between 0 and 64",
+            ),
+            ("disk_threads = 65\n", "disk_threads", "between 0 and 64"),
+            ("numwant = 4000000000\n", "numwant", "between 0 and 1000"),
+            ("numwant = 1001\n", "numwant", "between 0 and 1000"),
+            (
+                "max_connections = 0\n",
+                "max_connections",
+                "between 1 and 65535",
+            ),
+            (
+                "max_connections = 65536\n",
+                "max_connections",
+                "between 1 and 65535",
+            ),
+            ("max_half_open = 0\n", "max_half_open", "between 1 and 1000"),
+            (
+                "max_half_open = 1001\n",
+                "max_half_open",
+                "between 1 and 1000",
+            ),
+        ] {
+            let e = Config::from_toml(text, Path::new("/c.toml")).unwrap_err();
+            assert!(
+                matches!(&e, ConfigError::Value { key: k, .. } if *k == key),
+                "{text}: {e}"
+            );
+            let msg = e.to_string();
+            assert!(
+                msg.contains(&format!("`{key}`")) && msg.contains(range),
+                "{msg}"
+            );
+        }
+        // too big for the type at all: still an error naming the key, never a panic
+        let e = Config::from_toml("disk_threads = 99999999999\n", Path::new("/c.toml"))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("disk_threads"), "{e}");
+        let c = Config::from_toml(
+            "disk_threads = 64\nnumwant = 0\nmax_connections = 65535\nmax_half_open = 1\n",
+            Path::new("x"),
+        )
+        .unwrap();
+        assert_eq!(c.disk_thread_count(), 64);
+        assert_eq!(c.announce_numwant(), None);
+        assert_eq!((c.max_connections, c.max_half_open), (65_535, 1));
+    }
+
+    #[test]
+    fn helpers_bound_values_set_in_code() {
+        let c = Config {
+            disk_threads: u32::MAX,
+            numwant: u32::MAX,
+            ..Config::default()
+        };
+        assert_eq!(c.disk_thread_count(), 64);
+        assert_eq!(c.announce_numwant(), Some(1000));
+        assert_eq!(Config::default().announce_numwant(), Some(50));
+        assert!((1..=4).contains(&Config::default().disk_thread_count()));
     }
 }

@@ -273,8 +273,8 @@ pub enum SessionEvent {
         torrent: TorrentId,
         /// Which check.
         check_key: u64,
-        /// Verified pieces, or why the check could not run.
-        result: Result<crate::piece::Bitfield, StorageError>,
+        /// What the check found, or why it could not run.
+        result: Result<crate::storage::check::CheckReport, StorageError>,
     },
     /// A handshake completed (either direction): admit the peer or drop it.
     Handshaken {

@@ -10,31 +10,77 @@
 //! Writes are bounded: a session-wide semaphore caps the bytes queued for disk
 //! ([`DiskPool::write`] waits when it is exhausted), so a slow disk slows peers down instead
 //! of growing memory.
+//!
+//! Failures are per piece: a write or read-back error breaks only the piece it hit, and a
+//! piece whose files were deleted or replaced while open is never reported verified
+//! ([`DiskEvent::Error`] with [`StorageErrorKind::FileDeleted`]). Upload reads
+//! ([`DiskPool::read_blocks`]) report the pieces they could not read and serve the rest.
 
 use std::collections::{BTreeSet, HashMap};
-use std::sync::Arc;
+use std::fmt;
 use std::sync::mpsc;
+use std::sync::{Arc, Mutex, PoisonError};
 use std::thread;
 
 use bytes::Bytes;
 use sha1::{Digest, Sha1};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
+#[cfg(doc)]
+use super::StorageErrorKind;
 use super::{Storage, StorageError};
 use crate::piece::{BLOCK_SIZE, BlockRef};
 
+/// Most disk threads a pool starts, whatever it is asked for.
+pub const MAX_DISK_THREADS: usize = 64;
+
 /// What a worker reports back to the torrent.
+///
+/// Every attempt at a piece (all its blocks written once) ends with exactly one of
+/// `PieceVerified`, `PieceFailed`, or `Error` with [`DiskError::piece_done`] set. A block
+/// write failure is also reported as soon as it happens (`piece_done == false`).
 #[derive(Debug)]
 pub enum DiskEvent {
-    /// Every block of the piece is on disk and its SHA-1 matches the metainfo.
+    /// Every block of the piece is on disk, its SHA-1 matches the metainfo, and the files it
+    /// touches are still the files at their paths.
     PieceVerified(u32),
     /// Every block is on disk but the SHA-1 does not match: fetch the piece again.
     PieceFailed(u32),
-    /// Writing (or reading back) failed: the torrent cannot continue (disk full, permissions).
-    Error(StorageError),
+    /// A storage failure on one piece: a block could not be written or read back, or the
+    /// piece's files were deleted or replaced while open. See [`DiskError`].
+    Error(DiskError),
 }
 
-/// Where a torrent's disk results go (called on the disk thread; must not block).
+/// A storage failure on one piece, as reported by a disk worker.
+///
+/// `Display`: `piece {piece}: {error}`.
+#[derive(Debug, Clone)]
+pub struct DiskError {
+    /// The piece index.
+    pub piece: u32,
+    /// What failed, naming the file; [`StorageError::kind`] says what the user can do.
+    pub error: StorageError,
+    /// True when the piece's attempt is over (every block arrived) and this replaces its
+    /// `PieceVerified`/`PieceFailed`: the piece is not on disk and must be fetched again
+    /// (once the cause is fixed, if the kind says the user must act). False for the early
+    /// report of a block write failure: the rest of the piece's blocks are dropped, and a
+    /// report with `piece_done` follows once they are all in.
+    pub piece_done: bool,
+}
+
+impl fmt::Display for DiskError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "piece {}: {}", self.piece, self.error)
+    }
+}
+
+impl std::error::Error for DiskError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        Some(&self.error)
+    }
+}
+
+/// Where a torrent's disk results go (called on a disk thread; must not block).
 pub type DiskSink = Arc<dyn Fn(DiskEvent) + Send + Sync>;
 
 /// A torrent's payload as the disk workers see it.
@@ -53,8 +99,8 @@ pub struct TorrentDisk {
     pub sink: DiskSink,
 }
 
-impl std::fmt::Debug for TorrentDisk {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+impl fmt::Debug for TorrentDisk {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("TorrentDisk")
             .field("key", &self.key)
             .field("pieces", &self.hashes.len())
@@ -63,9 +109,12 @@ impl std::fmt::Debug for TorrentDisk {
 }
 
 impl TorrentDisk {
-    /// Size of piece `p` in bytes.
+    /// Size of piece `p` in bytes; 0 past the last piece.
     pub fn piece_size(&self, p: u32) -> u32 {
-        if p as usize + 1 == self.hashes.len() {
+        let n = self.hashes.len();
+        if p as usize >= n {
+            0
+        } else if p as usize + 1 == n {
             self.last_piece_length
         } else {
             self.piece_length
@@ -77,20 +126,41 @@ impl TorrentDisk {
     }
 }
 
-/// Blocks read for an upload: `buf` holds `blocks` back to back in order (a block of a
-/// piece listed in `failed` holds no valid data and must not be sent).
-#[derive(Debug)]
+/// The outcome of one batch of upload reads ([`DiskPool::read_for_upload`]).
+///
+/// `buf` holds the blocks that were read back to back; `ranges[i]` says where block
+/// `blocks[i]` is in it, or `None` when it was not read: its piece is in `failed`, or it is
+/// in `refused`.
+#[derive(Debug, Default)]
 pub struct UploadRead {
-    /// The data, `sum(blocks.length)` bytes.
+    /// The data (a reused buffer: it may be longer than the blocks need).
     pub buf: Vec<u8>,
-    /// The blocks asked for, in order.
+    /// The blocks asked for, in request order.
     pub blocks: Vec<BlockRef>,
-    /// Pieces that could not be read, with the error (each piece listed once).
+    /// Where each block's data is in `buf`, parallel to `blocks`.
+    pub ranges: Vec<Option<std::ops::Range<usize>>>,
+    /// The pieces that could not be read, in the order first met, each once with its first
+    /// error (a file truncated under a seeding torrent gives
+    /// [`StorageErrorKind::Truncated`]): the engine should stop claiming these pieces (and
+    /// fail the torrent only if the kind says so).
     pub failed: Vec<(u32, StorageError)>,
+    /// Blocks not read because they are not inside their piece (a piece index past the end,
+    /// or `begin + length` past the piece's size): the request was wrong, the data is fine.
+    pub refused: Vec<BlockRef>,
 }
 
-/// Called on the disk thread with the result of [`DiskPool::read_for_upload`].
-pub type ReadReply = Box<dyn FnOnce(UploadRead) + Send>;
+impl UploadRead {
+    /// The blocks read, with their data, in request order.
+    pub fn read(&self) -> impl Iterator<Item = (BlockRef, &[u8])> + '_ {
+        self.blocks
+            .iter()
+            .zip(&self.ranges)
+            .filter_map(|(b, r)| r.clone().map(|r| (*b, &self.buf[r])))
+    }
+}
+
+/// Called on a disk thread with the outcome of [`DiskPool::read_for_upload`].
+pub type UploadReply = Box<dyn FnOnce(UploadRead) + Send>;
 
 enum Job {
     Write {
@@ -104,47 +174,103 @@ enum Job {
         torrent: Arc<TorrentDisk>,
         blocks: Vec<BlockRef>,
         buf: Vec<u8>,
-        reply: ReadReply,
+        reply: UploadReply,
     },
     Forget {
         key: u64,
     },
 }
 
+/// Where a shard's jobs run.
+enum Shard {
+    /// A disk thread.
+    Thread(mpsc::Sender<Job>),
+    /// No thread could be started: jobs run on the caller's thread (slow, but no panic).
+    Inline(Mutex<Worker>),
+}
+
 /// The session's pool of disk/hash threads.
 pub struct DiskPool {
-    shards: Vec<mpsc::Sender<Job>>,
+    shards: Vec<Shard>,
     queue_limit: Arc<Semaphore>,
 }
 
-impl std::fmt::Debug for DiskPool {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "DiskPool({} threads)", self.shards.len())
+impl fmt::Debug for DiskPool {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "DiskPool({} threads)", self.threads())
     }
 }
 
 impl DiskPool {
-    /// Start `threads` workers (at least 1); at most `max_queued_bytes` of received blocks
-    /// wait for disk at any time.
+    /// Start `threads` workers (at least 1, at most [`MAX_DISK_THREADS`]); at most
+    /// `max_queued_bytes` of received blocks wait for disk at any time. Never panics: if
+    /// the OS refuses a thread, the pool keeps the threads it has, and with none at all it
+    /// runs disk jobs on the calling thread (logged as an error).
     pub fn new(threads: usize, max_queued_bytes: usize) -> DiskPool {
-        let mut shards = Vec::new();
-        for i in 0..threads.max(1) {
+        match DiskPool::try_new(threads, max_queued_bytes) {
+            Ok(pool) => pool,
+            Err(e) => {
+                tracing::error!("{e}; disk work runs on the network threads");
+                DiskPool::with_shards(
+                    vec![Shard::Inline(Mutex::new(Worker::default()))],
+                    max_queued_bytes,
+                )
+            }
+        }
+    }
+
+    /// [`DiskPool::new`], but fail when not even one thread can be started. If only some of
+    /// the `threads` start, the pool runs with those (logged as a warning).
+    ///
+    /// # Errors
+    /// [`StorageError::NoDiskThread`] with the OS error of the first failed spawn.
+    pub fn try_new(threads: usize, max_queued_bytes: usize) -> Result<DiskPool, StorageError> {
+        let wanted = threads.clamp(1, MAX_DISK_THREADS);
+        let mut shards = Vec::with_capacity(wanted);
+        for i in 0..wanted {
             let (tx, rx) = mpsc::channel();
-            thread::Builder::new()
+            match thread::Builder::new()
                 .name(format!("ratorrent-disk-{i}"))
                 .spawn(move || Worker::default().run(rx))
-                .expect("spawning a disk thread");
-            shards.push(tx);
+            {
+                Ok(_) => shards.push(Shard::Thread(tx)),
+                Err(e) if shards.is_empty() => return Err(StorageError::NoDiskThread(e)),
+                Err(e) => {
+                    tracing::warn!("started {i} of {wanted} disk threads: {e}");
+                    break;
+                }
+            }
         }
-        let permits = (max_queued_bytes / BLOCK_SIZE as usize).max(16);
+        Ok(DiskPool::with_shards(shards, max_queued_bytes))
+    }
+
+    fn with_shards(shards: Vec<Shard>, max_queued_bytes: usize) -> DiskPool {
+        let permits = (max_queued_bytes / BLOCK_SIZE as usize).clamp(16, Semaphore::MAX_PERMITS);
         DiskPool {
             shards,
             queue_limit: Arc::new(Semaphore::new(permits)),
         }
     }
 
-    fn shard(&self, piece: u32) -> &mpsc::Sender<Job> {
-        &self.shards[piece as usize % self.shards.len()]
+    /// Disk threads running (0 when jobs run on the caller's thread).
+    pub fn threads(&self) -> usize {
+        self.shards
+            .iter()
+            .filter(|s| matches!(s, Shard::Thread(_)))
+            .count()
+    }
+
+    fn submit(&self, piece: u32, job: Job) {
+        // `shards` is never empty (`try_new` has at least one, `new` falls back to inline)
+        match &self.shards[piece as usize % self.shards.len()] {
+            Shard::Thread(tx) => {
+                let _ = tx.send(job);
+            }
+            Shard::Inline(w) => w
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .run_job(job),
+        }
     }
 
     /// Queue a received block for writing and hashing; waits while the disk queue is full.
@@ -153,45 +279,61 @@ impl DiskPool {
         let Ok(permit) = self.queue_limit.clone().acquire_owned().await else {
             return;
         };
-        let _ = self.shard(piece).send(Job::Write {
-            torrent: torrent.clone(),
+        self.submit(
             piece,
-            begin,
-            data,
-            _permit: permit,
-        });
+            Job::Write {
+                torrent: torrent.clone(),
+                piece,
+                begin,
+                data,
+                _permit: permit,
+            },
+        );
     }
 
     /// Read `blocks` for uploading into `buf` (reused: pass back the buffer of an earlier
-    /// read so no memory is allocated or faulted in per batch); `reply` runs on the disk
-    /// thread with the data. A block that cannot be read fails only its own piece.
+    /// read so no memory is allocated or faulted in per batch); `reply` runs on a disk
+    /// thread with the data and the pieces that could not be read (a failed block fails
+    /// only its piece). Blocks outside their piece are refused, not read. An empty batch is
+    /// answered at once.
     pub fn read_for_upload(
         &self,
         torrent: &Arc<TorrentDisk>,
         blocks: Vec<BlockRef>,
         buf: Vec<u8>,
-        reply: ReadReply,
+        reply: UploadReply,
     ) {
         let Some(first) = blocks.first() else {
             reply(UploadRead {
                 buf,
-                blocks,
-                failed: Vec::new(),
+                ..UploadRead::default()
             });
             return;
         };
-        let _ = self.shard(first.piece).send(Job::Read {
-            torrent: torrent.clone(),
-            blocks,
-            buf,
-            reply,
-        });
+        let piece = first.piece;
+        self.submit(
+            piece,
+            Job::Read {
+                torrent: torrent.clone(),
+                blocks,
+                buf,
+                reply,
+            },
+        );
     }
 
     /// Drop every partial hasher state of torrent `key` (it was removed or re-checked).
     pub fn forget(&self, key: u64) {
         for s in &self.shards {
-            let _ = s.send(Job::Forget { key });
+            match s {
+                Shard::Thread(tx) => {
+                    let _ = tx.send(Job::Forget { key });
+                }
+                Shard::Inline(w) => w
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .run_job(Job::Forget { key }),
+            }
         }
     }
 }
@@ -205,8 +347,9 @@ struct PieceHash {
     written: u32,
     /// Offsets of blocks written ahead of the prefix.
     ahead: BTreeSet<u32>,
-    /// Set once a write failed: the piece is re-fetched, do not verify it.
-    broken: bool,
+    /// Set once a write or read-back failed: the rest of the piece's blocks are dropped and
+    /// the piece is reported as this error when its last block is in.
+    broken: Option<StorageError>,
 }
 
 #[derive(Default)]
@@ -218,120 +361,170 @@ struct Worker {
 impl Worker {
     fn run(mut self, rx: mpsc::Receiver<Job>) {
         while let Ok(job) = rx.recv() {
-            match job {
-                Job::Write {
-                    torrent,
-                    piece,
-                    begin,
-                    data,
-                    _permit,
-                } => self.write(&torrent, piece, begin, &data),
-                Job::Read {
-                    torrent,
-                    blocks,
-                    buf,
-                    reply,
-                } => reply(read_blocks(&torrent, blocks, buf)),
-                Job::Forget { key } => self.pieces.retain(|(k, _), _| *k != key),
-            }
+            self.run_job(job);
+        }
+    }
+
+    fn run_job(&mut self, job: Job) {
+        match job {
+            Job::Write {
+                torrent,
+                piece,
+                begin,
+                data,
+                _permit,
+            } => self.write(&torrent, piece, begin, &data),
+            Job::Read {
+                torrent,
+                blocks,
+                buf,
+                reply,
+            } => reply(read_blocks(&torrent, blocks, buf)),
+            Job::Forget { key } => self.pieces.retain(|(k, _), _| *k != key),
         }
     }
 
     fn write(&mut self, t: &TorrentDisk, piece: u32, begin: u32, data: &[u8]) {
         let size = t.piece_size(piece);
-        if begin
-            .checked_add(data.len() as u32)
-            .is_none_or(|end| end > size)
-        {
+        let Ok(len) = u32::try_from(data.len()) else {
+            return;
+        };
+        if begin.checked_add(len).is_none_or(|end| end > size) {
             return; // geometry was checked by the picker; never write outside the piece
         }
         let key = (t.key, piece);
         let offset = t.piece_offset(piece);
-        if let Err(e) = t.storage.write_at(offset + u64::from(begin), data) {
-            self.pieces.remove(&key);
-            (t.sink)(DiskEvent::Error(e));
-            return;
-        }
         let st = self.pieces.entry(key).or_default();
-        st.written += data.len() as u32;
-        if begin == st.next {
-            st.hasher.update(data);
-            st.next += data.len() as u32;
-            // blocks that were waiting for the prefix: read back and hash
-            while st.ahead.first() == Some(&st.next) {
-                st.ahead.pop_first();
-                let len = (size - st.next).min(BLOCK_SIZE) as usize;
-                self.scratch.resize(len, 0);
-                match t
-                    .storage
-                    .read_at(offset + u64::from(st.next), &mut self.scratch[..len])
-                {
-                    Ok(()) => {
-                        st.hasher.update(&self.scratch[..len]);
-                        st.next += len as u32;
-                    }
-                    Err(e) => {
-                        st.broken = true;
-                        (t.sink)(DiskEvent::Error(e));
-                        break;
+        st.written = st.written.saturating_add(len);
+        if st.broken.is_none() {
+            if let Err(e) = t.storage.write_at(offset + u64::from(begin), data) {
+                (t.sink)(DiskEvent::Error(DiskError {
+                    piece,
+                    error: e.clone(),
+                    piece_done: false,
+                }));
+                st.broken = Some(e);
+            } else if begin == st.next {
+                st.hasher.update(data);
+                st.next += len;
+                // blocks that were waiting for the prefix: read back and hash
+                while st.ahead.first() == Some(&st.next) {
+                    st.ahead.pop_first();
+                    let len = (size - st.next).min(BLOCK_SIZE) as usize;
+                    self.scratch.resize(len, 0);
+                    match t
+                        .storage
+                        .read_at(offset + u64::from(st.next), &mut self.scratch[..len])
+                    {
+                        Ok(()) => {
+                            st.hasher.update(&self.scratch[..len]);
+                            st.next += len as u32;
+                        }
+                        Err(e) => {
+                            st.broken = Some(e);
+                            break;
+                        }
                     }
                 }
+            } else if begin > st.next {
+                st.ahead.insert(begin);
             }
-        } else if begin > st.next {
-            st.ahead.insert(begin);
         }
-        if st.written >= size {
-            let Some(st) = self.pieces.remove(&key) else {
-                return;
-            };
-            if st.broken {
-                return;
-            }
-            let ok = st.next == size
-                && t.hashes
+        if st.written < size {
+            return;
+        }
+        let Some(st) = self.pieces.remove(&key) else {
+            return;
+        };
+        let ev = match st.broken {
+            Some(error) => DiskEvent::Error(DiskError {
+                piece,
+                error,
+                piece_done: true,
+            }),
+            None if st.next != size
+                || t.hashes
                     .get(piece as usize)
-                    .is_some_and(|h| st.hasher.finalize().as_slice() == h);
-            let ev = if ok {
-                DiskEvent::PieceVerified(piece)
-            } else {
+                    .is_none_or(|h| st.hasher.finalize().as_slice() != h) =>
+            {
                 DiskEvent::PieceFailed(piece)
-            };
-            (t.sink)(ev);
-        }
+            }
+            // the data hashed is what we wrote; make sure it is still in the files at
+            // their paths (a deleted folder leaves handles writing into unlinked files)
+            None => match t.storage.verify_range_present(offset, size as usize) {
+                Ok(()) => DiskEvent::PieceVerified(piece),
+                Err(error) => DiskEvent::Error(DiskError {
+                    piece,
+                    error,
+                    piece_done: true,
+                }),
+            },
+        };
+        (t.sink)(ev);
     }
 }
 
 /// Read `blocks` back to back into `buf` (grown, never shrunk, so a reused buffer needs no
-/// zeroing or page faults). A failed block fails only its piece; later blocks of that piece
-/// are skipped.
+/// zeroing or page faults). A block whose read fails fails its piece: the piece's other
+/// blocks in the batch are not read (or are dropped, if read before). Blocks outside their
+/// piece are refused and take no room.
 fn read_blocks(t: &TorrentDisk, blocks: Vec<BlockRef>, mut buf: Vec<u8>) -> UploadRead {
-    let total: usize = blocks.iter().map(|b| b.length as usize).sum();
+    let in_piece = |b: &BlockRef| {
+        b.begin
+            .checked_add(b.length)
+            .is_some_and(|end| end <= t.piece_size(b.piece))
+    };
+    let total: usize = blocks
+        .iter()
+        .filter(|b| in_piece(b))
+        .map(|b| b.length as usize)
+        .sum();
     if buf.len() < total {
         buf.resize(total, 0);
     }
     let mut failed: Vec<(u32, StorageError)> = Vec::new();
+    let mut refused = Vec::new();
+    let mut ranges = Vec::with_capacity(blocks.len());
     let mut at = 0;
     for b in &blocks {
-        let len = b.length as usize;
-        if !failed.iter().any(|(p, _)| *p == b.piece)
-            && let Err(e) = t.storage.read_at(
-                t.piece_offset(b.piece) + u64::from(b.begin),
-                &mut buf[at..at + len],
-            )
-        {
-            failed.push((b.piece, e));
+        if !in_piece(b) {
+            refused.push(*b);
+            ranges.push(None);
+            continue;
         }
-        at += len;
+        let range = at..at + b.length as usize;
+        at = range.end;
+        if failed.iter().any(|(p, _)| *p == b.piece) {
+            ranges.push(None);
+            continue;
+        }
+        let offset = t.piece_offset(b.piece) + u64::from(b.begin);
+        match t.storage.read_at(offset, &mut buf[range.clone()]) {
+            Ok(()) => ranges.push(Some(range)),
+            Err(e) => {
+                failed.push((b.piece, e));
+                ranges.push(None);
+            }
+        }
+    }
+    // blocks of a failed piece read before its failure are dropped too
+    for (b, r) in blocks.iter().zip(ranges.iter_mut()) {
+        if failed.iter().any(|(p, _)| *p == b.piece) {
+            *r = None;
+        }
     }
     UploadRead {
         buf,
         blocks,
+        ranges,
         failed,
+        refused,
     }
 }
 
 #[cfg(test)]
 mod tests {
+    use super::super::StorageErrorKind;
     use super::*;
 
     fn torrent(
@@ -370,6 +563,18 @@ mod tests {
             }),
             rx,
         )
+    }
+
+    async fn next(rx: &mut tokio::sync::mpsc::UnboundedReceiver<DiskEvent>) -> DiskEvent {
+        tokio::time::timeout(std::time::Duration::from_secs(20), rx.recv())
+            .await
+            .expect("a disk event within 20 s")
+            .expect("the channel is open")
+    }
+
+    fn block_data(payload: &[u8], plen: u32, b: BlockRef) -> Bytes {
+        let start = (u64::from(b.piece) * u64::from(plen) + u64::from(b.begin)) as usize;
+        Bytes::copy_from_slice(&payload[start..start + b.length as usize])
     }
 
     fn blocks_of(t: &TorrentDisk, p: u32) -> Vec<BlockRef> {
@@ -439,29 +644,11 @@ mod tests {
             Box::new(move |r| rtx.send(r).unwrap()),
         );
         let r = rrx.recv().unwrap();
-        assert!(r.failed.is_empty());
-        let mut at = 0;
-        for b in &r.blocks {
+        assert_eq!(r.read().count(), want.len());
+        for (b, data) in r.read() {
             let start = (u64::from(plen) + u64::from(b.begin)) as usize;
-            let len = b.length as usize;
-            assert_eq!(&r.buf[at..at + len], &payload[start..start + len]);
-            at += len;
+            assert_eq!(data, &payload[start..start + b.length as usize]);
         }
-        // a truncated file fails only the pieces it no longer holds
-        let f = std::fs::OpenOptions::new()
-            .write(true)
-            .open(dir.path().join("b"))
-            .unwrap();
-        f.set_len(100_000 - 40_000).unwrap();
-        let (rtx, rrx) = std::sync::mpsc::channel();
-        let mut both = blocks_of(&t, 0);
-        both.extend(blocks_of(&t, 2));
-        pool.read_for_upload(&t, both, r.buf, Box::new(move |r| rtx.send(r).unwrap()));
-        let r = rrx.recv().unwrap();
-        assert_eq!(
-            r.failed.iter().map(|(p, _)| *p).collect::<Vec<_>>(),
-            vec![2]
-        );
     }
 
     #[tokio::test]
@@ -474,6 +661,217 @@ mod tests {
         let pool = DiskPool::new(1, 1 << 20);
         pool.write(&t, 0, 0, Bytes::from(vec![1u8; BLOCK_SIZE as usize]))
             .await;
-        assert!(matches!(rx.recv().await.unwrap(), DiskEvent::Error(_)));
+        // reported at once, then as the piece's result
+        let DiskEvent::Error(e) = next(&mut rx).await else {
+            panic!("expected an error")
+        };
+        assert!(!e.piece_done && e.piece == 0, "{e}");
+        assert!(e.to_string().starts_with("piece 0: "), "{e}");
+        let DiskEvent::Error(e) = next(&mut rx).await else {
+            panic!("expected an error")
+        };
+        assert!(e.piece_done && e.piece == 0, "{e}");
+    }
+
+    fn payload() -> Vec<u8> {
+        (0..150_000u32).map(|i| (i * 13 % 251) as u8).collect()
+    }
+
+    #[tokio::test]
+    async fn deleted_download_folder_is_never_verified() {
+        let parent = tempfile::tempdir().unwrap();
+        let root = parent.path().join("dl");
+        let payload = payload();
+        let plen = 2 * BLOCK_SIZE;
+        let (t, mut rx) = torrent(&root, &payload, plen);
+        t.storage.create_files().unwrap();
+        let pool = DiskPool::new(2, 1 << 20);
+        for b in blocks_of(&t, 0) {
+            pool.write(&t, 0, b.begin, block_data(&payload, plen, b))
+                .await;
+        }
+        assert!(matches!(next(&mut rx).await, DiskEvent::PieceVerified(0)));
+        std::fs::remove_dir_all(&root).unwrap();
+        // the handles are open: the writes succeed into unlinked files, the hash matches
+        for b in blocks_of(&t, 2) {
+            pool.write(&t, 2, b.begin, block_data(&payload, plen, b))
+                .await;
+        }
+        let DiskEvent::Error(e) = next(&mut rx).await else {
+            panic!("a deleted file must not verify")
+        };
+        assert_eq!((e.piece, e.piece_done), (2, true));
+        assert_eq!(e.error.kind(), StorageErrorKind::FileDeleted, "{e}");
+        assert_eq!(e.error.path(), Some(root.join("b").as_path()));
+        let e = t.storage.verify_files_present().unwrap_err();
+        assert_eq!(e.kind(), StorageErrorKind::FileDeleted, "{e}");
+        // after close_all (resume), writes fail instead of recreating the folder
+        t.storage.close_all();
+        for b in blocks_of(&t, 3) {
+            pool.write(&t, 3, b.begin, block_data(&payload, plen, b))
+                .await;
+        }
+        let DiskEvent::Error(e) = next(&mut rx).await else {
+            panic!("expected an error")
+        };
+        assert_eq!(e.error.kind(), StorageErrorKind::NotFound, "{e}");
+        assert!(!e.piece_done);
+        let DiskEvent::Error(e) = next(&mut rx).await else {
+            panic!("expected an error")
+        };
+        assert!(e.piece_done && e.piece == 3);
+        assert!(!root.exists());
+    }
+
+    #[test]
+    fn failed_read_back_breaks_only_that_piece() {
+        let dir = tempfile::tempdir().unwrap();
+        let payload = payload();
+        let plen = 2 * BLOCK_SIZE;
+        let (t, mut rx) = torrent(dir.path(), &payload, plen);
+        let mut w = Worker::default();
+        let p0 = blocks_of(&t, 0);
+        // piece 0's second block arrives first (kept for read-back)...
+        w.write(&t, 0, p0[1].begin, &block_data(&payload, plen, p0[1]));
+        // ...someone truncates the file...
+        std::fs::OpenOptions::new()
+            .write(true)
+            .open(dir.path().join("a"))
+            .unwrap()
+            .set_len(0)
+            .unwrap();
+        // ...piece 2 (in file b) goes on, in order
+        for b in blocks_of(&t, 2) {
+            w.write(&t, 2, b.begin, &block_data(&payload, plen, b));
+        }
+        // the first block makes the prefix reach the second, whose read-back now fails
+        w.write(&t, 0, p0[0].begin, &block_data(&payload, plen, p0[0]));
+        assert!(matches!(
+            rx.try_recv().unwrap(),
+            DiskEvent::PieceVerified(2)
+        ));
+        let DiskEvent::Error(e) = rx.try_recv().unwrap() else {
+            panic!("expected an error")
+        };
+        assert_eq!((e.piece, e.piece_done), (0, true));
+        assert_eq!(e.error.kind(), StorageErrorKind::Truncated, "{e}");
+        assert!(rx.try_recv().is_err(), "one result per piece");
+        assert!(w.pieces.is_empty());
+        // the piece fetched again verifies
+        for b in blocks_of(&t, 0) {
+            w.write(&t, 0, b.begin, &block_data(&payload, plen, b));
+        }
+        assert!(matches!(
+            rx.try_recv().unwrap(),
+            DiskEvent::PieceVerified(0)
+        ));
+    }
+
+    #[tokio::test]
+    async fn truncated_file_fails_only_its_pieces_for_upload() {
+        let dir = tempfile::tempdir().unwrap();
+        let payload = payload();
+        let plen = 2 * BLOCK_SIZE; // 5 pieces; a = 0..40000, b = 40000..150000
+        let (t, _rx) = torrent(dir.path(), &payload, plen);
+        std::fs::write(dir.path().join("a"), &payload[..40_000]).unwrap();
+        std::fs::write(dir.path().join("b"), &payload[40_000..]).unwrap();
+        let pool = DiskPool::new(1, 1 << 20);
+        let read = |blocks: Vec<BlockRef>| {
+            let (tx, rx) = std::sync::mpsc::channel();
+            pool.read_for_upload(
+                &t,
+                blocks,
+                Vec::new(),
+                Box::new(move |r| tx.send(r).unwrap()),
+            );
+            rx.recv_timeout(std::time::Duration::from_secs(20)).unwrap()
+        };
+        let all: Vec<BlockRef> = (0..5).flat_map(|p| blocks_of(&t, p)).collect();
+        let r = read(all.clone());
+        assert!(r.failed.is_empty());
+        assert_eq!(r.read().count(), all.len());
+        // file b cut to payload byte 70000: pieces 2 (65536..), 3, 4 are gone
+        std::fs::OpenOptions::new()
+            .write(true)
+            .open(dir.path().join("b"))
+            .unwrap()
+            .set_len(30_000)
+            .unwrap();
+        // interleave pieces and add hostile blocks
+        let mut ask: Vec<BlockRef> = Vec::new();
+        for i in 0..2 {
+            for p in [4, 0, 2, 1, 3] {
+                ask.push(blocks_of(&t, p)[i]);
+            }
+        }
+        ask.push(BlockRef {
+            piece: 1,
+            begin: 0,
+            length: u32::MAX,
+        });
+        ask.push(BlockRef {
+            piece: 99,
+            begin: 0,
+            length: 16_384,
+        });
+        let r = read(ask.clone());
+        let served: Vec<BlockRef> = r.read().map(|(b, _)| b).collect();
+        let want: Vec<BlockRef> = ask
+            .iter()
+            .copied()
+            .filter(|b| b.piece < 2 && b.length == BLOCK_SIZE)
+            .collect();
+        assert_eq!(served.len(), 4, "{served:?}");
+        assert_eq!(served, want);
+        for (b, data) in r.read() {
+            assert_eq!(data, &block_data(&payload, plen, b)[..]);
+        }
+        let failed: Vec<(u32, StorageErrorKind)> =
+            r.failed.iter().map(|(p, e)| (*p, e.kind())).collect();
+        use StorageErrorKind as K;
+        assert_eq!(
+            failed,
+            vec![(4, K::Truncated), (2, K::Truncated), (3, K::Truncated)]
+        );
+        assert_eq!(
+            r.refused,
+            ask[10..].to_vec(),
+            "hostile blocks are refused, not read"
+        );
+        for (_, e) in &r.failed[..3] {
+            assert_eq!(e.path(), Some(dir.path().join("b").as_path()), "{e}");
+        }
+    }
+
+    #[test]
+    fn a_huge_thread_count_is_capped_not_a_panic() {
+        let pool = DiskPool::new(4_000_000_000, usize::MAX);
+        assert_eq!(pool.threads(), MAX_DISK_THREADS);
+        assert_eq!(DiskPool::new(0, 0).threads(), 1);
+    }
+
+    #[tokio::test]
+    async fn inline_pool_does_the_same_work() {
+        let dir = tempfile::tempdir().unwrap();
+        let payload = payload();
+        let plen = 2 * BLOCK_SIZE;
+        let (t, mut rx) = torrent(dir.path(), &payload, plen);
+        let pool = DiskPool::with_shards(vec![Shard::Inline(Mutex::new(Worker::default()))], 0);
+        assert_eq!(pool.threads(), 0);
+        for b in blocks_of(&t, 4).into_iter().rev() {
+            pool.write(&t, 4, b.begin, block_data(&payload, plen, b))
+                .await;
+        }
+        assert!(matches!(next(&mut rx).await, DiskEvent::PieceVerified(4)));
+        let (tx, rrx) = std::sync::mpsc::channel();
+        pool.read_for_upload(
+            &t,
+            blocks_of(&t, 4),
+            Vec::new(),
+            Box::new(move |r| tx.send(r).unwrap()),
+        );
+        let r = rrx.recv().unwrap();
+        assert!(r.failed.is_empty() && r.read().count() == 2);
+        pool.forget(t.key);
     }
 }

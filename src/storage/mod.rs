@@ -7,62 +7,53 @@
 //! writes to them are dropped.
 //!
 //! Safety: every file path must be relative with only normal components (the metainfo
-//! parser guarantees it; this module checks again), each parent directory must resolve
-//! inside the download directory after symlinks, and the file itself is opened with
-//! `O_NOFOLLOW`, so nothing is ever written outside the download directory.
+//! parser guarantees it; this module checks again), each directory on the way is created
+//! one level at a time and must resolve inside the download directory after symlinks, and
+//! the file itself is opened with `O_NOFOLLOW`, so nothing is ever written outside the
+//! download directory. The download directory itself is only created by
+//! [`Storage::create_files`]: if it disappears later, I/O fails with
+//! [`StorageErrorKind::NotFound`] instead of silently starting over in a new, empty folder.
+//!
+//! Handles: each file is opened once, on first use, and the handle is cached. Reading opens
+//! an existing file read-write without creating it (read-only if the OS refuses write
+//! access, e.g. seeding from a read-only mount); writing creates it. A handle remembers
+//! whether it is read-only and why, so a write to it reports `permission denied writing
+//! <file>` rather than a bare `EBADF`. [`Storage::close_all`] drops every cached handle
+//! (for resuming after the user fixed something); [`Storage::verify_files_present`] tells
+//! whether the open handles are still the files at their paths (a deleted download folder
+//! leaves handles writing into unlinked files).
+//!
+//! Oversized files: a file longer than the torrent says is never truncated by checking
+//! ([`check::check_report`] reports it and leaves the piece holding its end unverified); it
+//! is truncated to its exact length the first time the torrent writes to it.
 
 pub mod check;
 pub mod disk;
+mod error;
+
+pub use error::{StorageError, StorageErrorKind};
 
 use std::fs::{File, OpenOptions};
 use std::io;
-use std::os::unix::fs::{FileExt, OpenOptionsExt};
+use std::os::unix::fs::{FileExt, MetadataExt, OpenOptionsExt};
 use std::path::{Component, Path, PathBuf};
-use std::sync::OnceLock;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, PoisonError, RwLock};
 
-use thiserror::Error;
+use error::{clone_io, io_err};
 
-/// A storage failure, naming the file involved.
-#[derive(Debug, Error)]
-pub enum StorageError {
-    /// A path that is absolute or has `..`/root/prefix components (defence in depth).
-    #[error("refusing unsafe path {0:?} (outside the download directory)")]
-    UnsafePath(PathBuf),
-    /// A directory on the way resolves (through a symlink) outside the download directory.
-    #[error("refusing {path:?}: its directory resolves outside the download directory")]
-    Escapes {
-        /// The file we were about to create.
-        path: PathBuf,
-    },
-    /// An I/O error on a file.
-    #[error("{op} {path:?}: {source}")]
-    Io {
-        /// What we were doing: "create", "open", "read", "write".
-        op: &'static str,
-        /// The file.
-        path: PathBuf,
-        /// The OS error.
-        source: io::Error,
-    },
-    /// A read or write past the end of the payload.
-    #[error("byte range {offset}+{len} is outside the payload ({total} bytes)")]
-    OutOfRange {
-        /// Payload offset, bytes.
-        offset: u64,
-        /// Length, bytes.
-        len: u64,
-        /// Payload size, bytes.
-        total: u64,
-    },
-}
-
-impl StorageError {
-    /// True when the error means "the data is not there" (file missing or short): a piece
-    /// check treats it as a missing piece rather than a failure.
-    pub fn is_missing_data(&self) -> bool {
-        matches!(self, StorageError::Io { source, .. }
-            if matches!(source.kind(), io::ErrorKind::NotFound | io::ErrorKind::UnexpectedEof))
-    }
+/// An open file and what we know about it.
+#[derive(Debug)]
+struct Handle {
+    file: File,
+    /// `Some(e)`: the read-write open failed with `e` (`EACCES`, `EPERM`, `EROFS`) and this
+    /// handle is read-only; a write reports `e`.
+    read_only: Option<io::Error>,
+    /// Device and inode when opened: the file's identity, compared with its path's.
+    dev: u64,
+    ino: u64,
+    /// Set once the file was cut to the torrent's length for writing (first write).
+    sized: AtomicBool,
 }
 
 /// One file of the payload.
@@ -76,7 +67,71 @@ pub struct FileSlot {
     pub length: u64,
     /// BEP 47 padding file: zeros, never on disk.
     pub pad: bool,
-    handle: OnceLock<File>,
+    /// The cached handle. The lock is only held to clone or replace the `Arc`, never across
+    /// I/O.
+    handle: RwLock<Option<Arc<Handle>>>,
+}
+
+impl FileSlot {
+    fn cached(&self) -> Option<Arc<Handle>> {
+        self.handle
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+
+    /// Cache `h` unless another thread cached a handle first (then use that one).
+    fn install(&self, h: Handle) -> Arc<Handle> {
+        let mut slot = self.handle.write().unwrap_or_else(PoisonError::into_inner);
+        if let Some(existing) = &*slot {
+            return existing.clone();
+        }
+        let h = Arc::new(h);
+        *slot = Some(h.clone());
+        h
+    }
+
+    fn close(&self) {
+        *self.handle.write().unwrap_or_else(PoisonError::into_inner) = None;
+    }
+
+    /// The path's metadata if the open handle `h` is still the file at the path (same device
+    /// and inode); [`StorageError::FileDeleted`] if the file was unlinked or replaced.
+    fn check_current(&self, h: &Handle) -> Result<std::fs::Metadata, StorageError> {
+        match std::fs::symlink_metadata(&self.path) {
+            Ok(m) if m.dev() == h.dev && m.ino() == h.ino => Ok(m),
+            Ok(_) => Err(StorageError::FileDeleted {
+                path: self.path.clone(),
+            }),
+            Err(e) if StorageErrorKind::from_io(&e) == StorageErrorKind::NotFound => {
+                Err(StorageError::FileDeleted {
+                    path: self.path.clone(),
+                })
+            }
+            Err(e) => Err(io_err("checking", &self.path, e)),
+        }
+    }
+
+    /// The path's metadata when no handle is open: it must be a regular file.
+    fn check_exists(&self) -> Result<std::fs::Metadata, StorageError> {
+        let m =
+            std::fs::symlink_metadata(&self.path).map_err(|e| io_err("checking", &self.path, e))?;
+        if !m.is_file() {
+            return Err(io_err("checking", &self.path, not_a_file(&m)));
+        }
+        Ok(m)
+    }
+}
+
+/// The OS error that describes finding `m` where a regular file should be.
+fn not_a_file(m: &std::fs::Metadata) -> io::Error {
+    if m.file_type().is_symlink() {
+        io::Error::from_raw_os_error(libc::ELOOP)
+    } else if m.is_dir() {
+        io::Error::from_raw_os_error(libc::EISDIR)
+    } else {
+        io::Error::new(io::ErrorKind::NotFound, "not a regular file")
+    }
 }
 
 /// A torrent's payload on disk.
@@ -92,28 +147,52 @@ pub type FileSpec = (PathBuf, u64, u64, bool);
 
 impl Storage {
     /// Map files onto the payload under `root` (the download directory).
-    /// `files` are in payload order; their lengths must add up to `total_length`.
+    /// `files` are in payload order and must tile it: each starts where the previous one
+    /// ended (the first at 0) and their lengths add up to `total_length` (bytes).
+    /// Nothing is touched on disk.
     ///
     /// # Errors
-    /// [`StorageError::UnsafePath`] for a path that is not relative and normal.
+    /// [`StorageError::UnsafePath`] for a path that is not relative and normal;
+    /// [`StorageError::BadLayout`] for files that do not tile the payload.
     pub fn new(
         root: &Path,
         files: impl IntoIterator<Item = FileSpec>,
         total_length: u64,
     ) -> Result<Storage, StorageError> {
         let mut slots = Vec::new();
-        for (rel, offset, length, pad) in files {
+        let mut end = 0u64;
+        for (index, (rel, offset, length, pad)) in files.into_iter().enumerate() {
             if rel.as_os_str().is_empty()
                 || !rel.components().all(|c| matches!(c, Component::Normal(_)))
             {
                 return Err(StorageError::UnsafePath(rel));
             }
+            if offset != end {
+                return Err(StorageError::BadLayout {
+                    index,
+                    problem: format!("starts at byte {offset}, the previous file ends at {end}"),
+                });
+            }
+            end = offset
+                .checked_add(length)
+                .ok_or_else(|| StorageError::BadLayout {
+                    index,
+                    problem: format!("of {length} bytes at byte {offset} ends past 2^64"),
+                })?;
             slots.push(FileSlot {
                 path: root.join(&rel),
                 offset,
                 length,
                 pad,
-                handle: OnceLock::new(),
+                handle: RwLock::new(None),
+            });
+        }
+        if end != total_length {
+            return Err(StorageError::BadLayout {
+                index: slots.len(),
+                problem: format!(
+                    "(the end): files add up to {end} bytes, the payload is {total_length}"
+                ),
             });
         }
         Ok(Storage {
@@ -143,80 +222,232 @@ impl Storage {
         })
     }
 
-    /// Create every directory and file (sparse, extended to its length if shorter; existing
-    /// data is never truncated). Zero-length files are created too.
+    /// Create the download directory, every folder and every file (sparse, extended to its
+    /// length if shorter; existing data is never truncated here). Zero-length files are
+    /// created too. Files that can only be opened read-only are fine if they are long
+    /// enough (seeding from a read-only mount).
     ///
     /// # Errors
-    /// I/O errors, or [`StorageError::Escapes`] when a directory resolves outside `root`.
+    /// I/O errors naming the file ([`StorageError::kind`] tells disk full, permission
+    /// denied, read-only); [`StorageError::Escapes`] when a folder resolves outside the
+    /// download directory.
     pub fn create_files(&self) -> Result<(), StorageError> {
-        std::fs::create_dir_all(&self.root).map_err(|e| io_err("create", &self.root, e))?;
+        std::fs::create_dir_all(&self.root).map_err(|e| io_err("creating", &self.root, e))?;
         for slot in self.files.iter().filter(|f| !f.pad) {
-            let file = self.open(slot)?;
-            let len = file
+            let h = self.handle(slot, true)?;
+            let len = h
+                .file
                 .metadata()
-                .map_err(|e| io_err("stat", &slot.path, e))?
+                .map_err(|e| io_err("checking", &slot.path, e))?
                 .len();
             if len < slot.length {
-                file.set_len(slot.length)
-                    .map_err(|e| io_err("extend", &slot.path, e))?;
+                if let Some(e) = &h.read_only {
+                    return Err(io_err("extending", &slot.path, clone_io(e)));
+                }
+                h.file
+                    .set_len(slot.length)
+                    .map_err(|e| io_err("extending", &slot.path, e))?;
             }
         }
         Ok(())
     }
 
-    fn open<'a>(&self, slot: &'a FileSlot) -> Result<&'a File, StorageError> {
-        if let Some(f) = slot.handle.get() {
-            return Ok(f);
+    /// Drop every cached file handle; the next read or write opens the files again at their
+    /// paths. Call it before resuming a torrent that failed with a storage error the user
+    /// may have fixed (permissions, a remount, restored files), and before re-checking.
+    /// I/O already running on another thread finishes on the old handle. Never fails.
+    pub fn close_all(&self) {
+        for slot in &self.files {
+            slot.close();
         }
-        let parent = slot.path.parent().unwrap_or(&self.root);
-        std::fs::create_dir_all(parent).map_err(|e| io_err("create", parent, e))?;
-        let root = self
-            .root
-            .canonicalize()
-            .map_err(|e| io_err("resolve", &self.root, e))?;
-        let real_parent = parent
-            .canonicalize()
-            .map_err(|e| io_err("resolve", parent, e))?;
-        if !real_parent.starts_with(&root) {
-            return Err(StorageError::Escapes {
-                path: slot.path.clone(),
-            });
+    }
+
+    /// Check that every non-padding file is still there: each open handle is still the file
+    /// at its path (not unlinked, not replaced), and each file is a regular file at least as
+    /// long as the torrent says. Cost: one `lstat` per file. Call it when the last piece is
+    /// verified, before reporting the torrent complete.
+    ///
+    /// # Errors
+    /// The first problem found: [`StorageErrorKind::FileDeleted`] (an open file was deleted
+    /// or replaced, e.g. the download folder was removed), [`StorageErrorKind::NotFound`]
+    /// (a file not open here is missing), [`StorageErrorKind::Truncated`] (shorter than
+    /// the torrent needs), or another I/O error from `lstat`.
+    pub fn verify_files_present(&self) -> Result<(), StorageError> {
+        for slot in self.files.iter().filter(|f| !f.pad) {
+            let meta = match slot.cached() {
+                Some(h) => slot.check_current(&h)?,
+                None => slot.check_exists()?,
+            };
+            if meta.len() < slot.length {
+                return Err(StorageError::Truncated {
+                    path: slot.path.clone(),
+                    length: meta.len(),
+                    needed: slot.length,
+                });
+            }
         }
+        Ok(())
+    }
+
+    /// [`Storage::verify_files_present`] for the files holding payload bytes
+    /// `offset..offset+len` only (the disk workers call it for each piece they verify).
+    pub(crate) fn verify_range_present(&self, offset: u64, len: usize) -> Result<(), StorageError> {
+        self.for_each_segment(offset, len, |slot, _, _| {
+            if slot.pad {
+                return Ok(());
+            }
+            match slot.cached() {
+                Some(h) => slot.check_current(&h).map(drop),
+                None => slot.check_exists().map(drop),
+            }
+        })
+    }
+
+    /// The cached handle of `slot`, opening the file first if needed. With `create` a
+    /// missing file is created (writing); without, the file must already exist as a regular
+    /// file (reading never creates anything).
+    fn handle(&self, slot: &FileSlot, create: bool) -> Result<Arc<Handle>, StorageError> {
+        if let Some(h) = slot.cached() {
+            return Ok(h);
+        }
+        let op = if create { "creating" } else { "opening" };
+        if !create {
+            let m = std::fs::symlink_metadata(&slot.path)
+                .map_err(|e| io_err("opening", &slot.path, e))?;
+            if !m.is_file() {
+                return Err(io_err("opening", &slot.path, not_a_file(&m)));
+            }
+        }
+        self.safe_folders(slot, create)?;
+        let flags = libc::O_NOFOLLOW | libc::O_CLOEXEC;
         let rw = OpenOptions::new()
             .read(true)
             .write(true)
-            .create(true)
+            .create(create)
             .truncate(false)
-            .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+            .custom_flags(flags)
             .open(&slot.path);
-        let file = match rw {
-            Ok(f) => f,
-            // read-only data (e.g. seeding from a read-only mount)
-            Err(e) if e.kind() == io::ErrorKind::PermissionDenied => OpenOptions::new()
-                .read(true)
-                .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
-                .open(&slot.path)
-                .map_err(|e| io_err("open", &slot.path, e))?,
-            Err(e) => return Err(io_err("open", &slot.path, e)),
+        let (file, read_only) = match rw {
+            Ok(f) => (f, None),
+            // read-only data (e.g. seeding from a read-only mount): remember why
+            Err(e)
+                if matches!(
+                    StorageErrorKind::from_io(&e),
+                    StorageErrorKind::PermissionDenied | StorageErrorKind::ReadOnly
+                ) =>
+            {
+                match OpenOptions::new()
+                    .read(true)
+                    .custom_flags(flags)
+                    .open(&slot.path)
+                {
+                    Ok(f) => (f, Some(e)),
+                    // report what stopped us, not the fallback's "no such file"
+                    Err(_) => return Err(io_err(op, &slot.path, e)),
+                }
+            }
+            Err(e) => return Err(io_err("opening", &slot.path, e)),
         };
-        Ok(slot.handle.get_or_init(|| file))
+        let meta = file
+            .metadata()
+            .map_err(|e| io_err("checking", &slot.path, e))?;
+        if !meta.is_file() {
+            return Err(io_err("opening", &slot.path, not_a_file(&meta)));
+        }
+        Ok(slot.install(Handle {
+            file,
+            read_only,
+            dev: meta.dev(),
+            ino: meta.ino(),
+            sized: AtomicBool::new(false),
+        }))
     }
 
-    /// Open for reading only if the file exists (never creates it).
-    fn open_existing<'a>(&self, slot: &'a FileSlot) -> Result<&'a File, StorageError> {
-        if let Some(f) = slot.handle.get() {
-            return Ok(f);
+    /// Make sure every folder between the download directory and `slot`'s file exists
+    /// (with `create`, creating them one level at a time) and resolves inside the download
+    /// directory. The download directory itself is never created here.
+    fn safe_folders(&self, slot: &FileSlot, create: bool) -> Result<(), StorageError> {
+        let root = self
+            .root
+            .canonicalize()
+            .map_err(|e| io_err("resolving", &self.root, e))?;
+        let escapes = || StorageError::Escapes {
+            path: slot.path.clone(),
+        };
+        let rel = slot.path.strip_prefix(&self.root).map_err(|_| escapes())?;
+        let mut dir = self.root.clone();
+        for comp in rel.parent().into_iter().flat_map(Path::components) {
+            dir.push(comp);
+            match std::fs::symlink_metadata(&dir) {
+                Ok(m) if m.is_dir() => {}
+                Ok(m) if m.file_type().is_symlink() => {
+                    // a link is fine only if it leads to a folder inside the download dir
+                    let real = dir
+                        .canonicalize()
+                        .map_err(|e| io_err("resolving", &dir, e))?;
+                    if !real.starts_with(&root) {
+                        return Err(escapes());
+                    }
+                    if !real.is_dir() {
+                        return Err(io_err(
+                            "opening",
+                            &dir,
+                            io::Error::from_raw_os_error(libc::ENOTDIR),
+                        ));
+                    }
+                }
+                Ok(_) => {
+                    return Err(io_err(
+                        "opening",
+                        &dir,
+                        io::Error::from_raw_os_error(libc::ENOTDIR),
+                    ));
+                }
+                Err(e) if create && e.kind() == io::ErrorKind::NotFound => {
+                    match std::fs::create_dir(&dir) {
+                        Ok(()) => {}
+                        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
+                        Err(e) => return Err(io_err("creating", &dir, e)),
+                    }
+                }
+                Err(e) => return Err(io_err("opening", &dir, e)),
+            }
         }
-        let meta =
-            std::fs::symlink_metadata(&slot.path).map_err(|e| io_err("open", &slot.path, e))?;
-        if !meta.is_file() {
-            return Err(io_err(
-                "open",
-                &slot.path,
-                io::Error::new(io::ErrorKind::NotFound, "not a regular file"),
-            ));
+        // defence in depth against races with the walk above
+        let parent = slot.path.parent().unwrap_or(&self.root);
+        let real_parent = parent
+            .canonicalize()
+            .map_err(|e| io_err("resolving", parent, e))?;
+        if !real_parent.starts_with(&root) {
+            return Err(escapes());
         }
-        self.open(slot)
+        Ok(())
+    }
+
+    /// Before the first write through `h`: refuse if the handle is read-only (reporting why
+    /// the read-write open failed), and cut a file longer than the torrent says to its
+    /// exact length (bytes past it are not the torrent's; nothing verified is lost).
+    fn prepare_write(&self, slot: &FileSlot, h: &Handle) -> Result<(), StorageError> {
+        if let Some(e) = &h.read_only {
+            return Err(io_err("writing", &slot.path, clone_io(e)));
+        }
+        if h.sized.load(Ordering::Acquire) {
+            return Ok(());
+        }
+        let len = h
+            .file
+            .metadata()
+            .map_err(|e| io_err("checking", &slot.path, e))?
+            .len();
+        if len > slot.length {
+            tracing::info!(path = %slot.path.display(), len, want = slot.length,
+                "cutting a file longer than the torrent says to its exact length");
+            h.file
+                .set_len(slot.length)
+                .map_err(|e| io_err("truncating", &slot.path, e))?;
+        }
+        h.sized.store(true, Ordering::Release);
+        Ok(())
     }
 
     /// Call `f(slot, file_offset, range_in_buffer)` for each file segment of payload range
@@ -235,7 +466,7 @@ impl Storage {
                 len: len as u64,
                 total: self.total_length,
             })?;
-        // first file whose end is past `offset`
+        // first file whose end is past `offset` (the layout was checked: no overflow)
         let mut i = self
             .files
             .partition_point(|s| s.offset + s.length <= offset);
@@ -255,44 +486,53 @@ impl Storage {
         Ok(())
     }
 
-    /// Write `data` at payload offset `offset` (bytes). Padding segments are skipped.
+    /// Write `data` at payload offset `offset` (bytes). Padding segments are skipped. The
+    /// first write to a file longer than the torrent says cuts it to its exact length.
     ///
     /// # Errors
-    /// I/O errors (disk full, permissions) naming the file; `OutOfRange`.
+    /// I/O errors naming the file: [`StorageErrorKind::NoSpace`], `PermissionDenied` (also
+    /// for a file that could only be opened read-only), `ReadOnly`, `NotFound` (the
+    /// download directory is gone); [`StorageError::OutOfRange`].
     pub fn write_at(&self, offset: u64, data: &[u8]) -> Result<(), StorageError> {
         self.for_each_segment(offset, data.len(), |slot, at, range| {
             if slot.pad {
                 return Ok(());
             }
-            self.open(slot)?
+            let h = self.handle(slot, true)?;
+            self.prepare_write(slot, &h)?;
+            h.file
                 .write_all_at(&data[range], at)
-                .map_err(|e| io_err("write", &slot.path, e))
+                .map_err(|e| io_err("writing", &slot.path, e))
         })
     }
 
-    /// Fill `buf` from payload offset `offset` (bytes). Padding reads as zeros. A file that
-    /// does not exist is an error for which [`StorageError::is_missing_data`] is true.
+    /// Fill `buf` from payload offset `offset` (bytes). Padding reads as zeros. Never
+    /// creates or changes a file.
     ///
     /// # Errors
-    /// I/O errors naming the file; `OutOfRange`.
+    /// I/O errors naming the file; a file that does not exist is
+    /// [`StorageErrorKind::NotFound`] and a file too short is [`StorageError::Truncated`]
+    /// (for both [`StorageError::is_missing_data`] is true); [`StorageError::OutOfRange`].
     pub fn read_at(&self, offset: u64, buf: &mut [u8]) -> Result<(), StorageError> {
         self.for_each_segment(offset, buf.len(), |slot, at, range| {
             if slot.pad {
                 buf[range].fill(0);
                 return Ok(());
             }
-            self.open_existing(slot)?
-                .read_exact_at(&mut buf[range], at)
-                .map_err(|e| io_err("read", &slot.path, e))
+            let h = self.handle(slot, false)?;
+            let needed = at + range.len() as u64;
+            h.file.read_exact_at(&mut buf[range], at).map_err(|e| {
+                if e.kind() == io::ErrorKind::UnexpectedEof {
+                    StorageError::Truncated {
+                        path: slot.path.clone(),
+                        length: h.file.metadata().map_or(0, |m| m.len()),
+                        needed,
+                    }
+                } else {
+                    io_err("reading", &slot.path, e)
+                }
+            })
         })
-    }
-}
-
-fn io_err(op: &'static str, path: &Path, source: io::Error) -> StorageError {
-    StorageError::Io {
-        op,
-        path: path.to_path_buf(),
-        source,
     }
 }
 
@@ -415,5 +655,295 @@ mod tests {
         st.create_files().unwrap();
         assert_eq!(std::fs::metadata(dir.path().join("f")).unwrap().len(), 100);
         assert!(st.any_data_present());
+    }
+
+    fn euid_is_root() -> bool {
+        // SAFETY: geteuid has no preconditions and cannot fail.
+        unsafe { libc::geteuid() == 0 }
+    }
+
+    /// Cache a read-only handle for file `i`, as the fallback open does after the
+    /// read-write open failed with `why`.
+    fn force_read_only(st: &Storage, i: usize, why: i32) {
+        let slot = &st.files[i];
+        let file = File::open(&slot.path).unwrap();
+        let meta = file.metadata().unwrap();
+        slot.close();
+        slot.install(Handle {
+            file,
+            read_only: Some(io::Error::from_raw_os_error(why)),
+            dev: meta.dev(),
+            ino: meta.ino(),
+            sized: AtomicBool::new(false),
+        });
+    }
+
+    #[test]
+    fn write_to_a_read_only_fallback_handle_names_the_cause_and_the_file() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("f"), b"seed").unwrap();
+        let st = Storage::new(dir.path(), vec![("f".into(), 0, 4, false)], 4).unwrap();
+        let path = dir.path().join("f");
+        for (why, kind) in [
+            (libc::EACCES, StorageErrorKind::PermissionDenied),
+            (libc::EPERM, StorageErrorKind::PermissionDenied),
+            (libc::EROFS, StorageErrorKind::ReadOnly),
+        ] {
+            force_read_only(&st, 0, why);
+            let e = st.write_at(0, b"evil").unwrap_err();
+            assert_eq!(e.kind(), kind, "{e}");
+            assert_eq!(e.path(), Some(path.as_path()));
+            let msg = e.to_string();
+            assert!(!msg.contains("Bad file descriptor"), "{msg}");
+            assert!(
+                msg.contains(&format!("writing {}", path.display())),
+                "{msg}"
+            );
+            if why == libc::EACCES {
+                assert_eq!(
+                    msg,
+                    format!(
+                        "permission denied writing {} (check the folder's owner and mode)",
+                        path.display()
+                    )
+                );
+            }
+            // reading (seeding) still works, extending is refused the same way
+            let mut b = [0u8; 4];
+            st.read_at(0, &mut b).unwrap();
+            assert_eq!(&b, b"seed");
+        }
+        assert_eq!(std::fs::read(&path).unwrap(), b"seed");
+    }
+
+    #[test]
+    fn read_only_file_by_mode_bits() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("f");
+        std::fs::write(&path, b"seed").unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o444)).unwrap();
+        let st = Storage::new(dir.path(), vec![("f".into(), 0, 4, false)], 4).unwrap();
+        // seeding from a read-only file works for everyone
+        let mut b = [0u8; 4];
+        st.read_at(0, &mut b).unwrap();
+        assert_eq!(&b, b"seed");
+        st.create_files().unwrap();
+        let w = st.write_at(0, b"evil");
+        if euid_is_root() {
+            // root ignores mode bits: the fallback path cannot be reached this way (it is
+            // covered by write_to_a_read_only_fallback_handle_names_the_cause_and_the_file)
+            return;
+        }
+        let e = w.unwrap_err();
+        assert_eq!(e.kind(), StorageErrorKind::PermissionDenied, "{e}");
+        assert!(
+            e.to_string().starts_with("permission denied writing"),
+            "{e}"
+        );
+        assert_eq!(std::fs::read(&path).unwrap(), b"seed");
+    }
+
+    #[test]
+    fn unwritable_folder_reports_permission_denied_creating() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join("t")).unwrap();
+        std::fs::set_permissions(dir.path().join("t"), std::fs::Permissions::from_mode(0o555))
+            .unwrap();
+        let st = Storage::new(dir.path(), vec![("t/new".into(), 0, 4, false)], 4).unwrap();
+        let r = st.write_at(0, b"data");
+        std::fs::set_permissions(dir.path().join("t"), std::fs::Permissions::from_mode(0o755))
+            .unwrap();
+        if euid_is_root() {
+            return; // root ignores mode bits
+        }
+        let e = r.unwrap_err();
+        assert_eq!(e.kind(), StorageErrorKind::PermissionDenied, "{e}");
+        assert!(
+            e.to_string().starts_with("permission denied creating"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn short_file_is_truncated_data() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("f"), vec![1u8; 6]).unwrap();
+        let st = Storage::new(dir.path(), vec![("f".into(), 0, 10, false)], 10).unwrap();
+        let mut b = [0u8; 10];
+        let e = st.read_at(0, &mut b).unwrap_err();
+        assert_eq!(e.kind(), StorageErrorKind::Truncated, "{e}");
+        assert!(e.is_missing_data());
+        assert!(
+            matches!(
+                e,
+                StorageError::Truncated {
+                    length: 6,
+                    needed: 10,
+                    ..
+                }
+            ),
+            "{e:?}"
+        );
+        assert_eq!(std::fs::metadata(dir.path().join("f")).unwrap().len(), 6);
+    }
+
+    #[test]
+    fn deleted_and_replaced_files_are_detected() {
+        let dir = tempfile::tempdir().unwrap();
+        let st = Storage::new(dir.path(), layout(), 36_389).unwrap();
+        st.create_files().unwrap();
+        st.verify_files_present().unwrap();
+        // replaced: another file renamed over b.bin
+        let b = dir.path().join("t/sub/b.bin");
+        std::fs::write(dir.path().join("other"), vec![0u8; 20_000]).unwrap();
+        std::fs::rename(dir.path().join("other"), &b).unwrap();
+        let e = st.verify_files_present().unwrap_err();
+        assert_eq!(e.kind(), StorageErrorKind::FileDeleted, "{e}");
+        assert_eq!(e.path(), Some(b.as_path()));
+        assert!(st.verify_range_present(16_384, 10).is_err());
+        assert!(st.verify_range_present(0, 10_000).is_ok(), "a.bin is fine");
+        // after close_all the file at the path is used
+        st.close_all();
+        st.verify_files_present().unwrap();
+        st.create_files().unwrap(); // opens every file again
+        // unlinked
+        std::fs::remove_file(dir.path().join("t/c.bin")).unwrap();
+        let e = st.verify_files_present().unwrap_err();
+        assert_eq!(e.kind(), StorageErrorKind::FileDeleted, "{e}");
+        st.close_all();
+        let e = st.verify_files_present().unwrap_err();
+        assert_eq!(e.kind(), StorageErrorKind::NotFound, "{e}");
+        // restored, but short
+        std::fs::write(dir.path().join("t/c.bin"), b"abc").unwrap();
+        let e = st.verify_files_present().unwrap_err();
+        assert_eq!(e.kind(), StorageErrorKind::Truncated, "{e}");
+        st.create_files().unwrap();
+        st.verify_files_present().unwrap();
+    }
+
+    #[test]
+    fn deleted_download_folder_is_reported_not_recreated() {
+        let parent = tempfile::tempdir().unwrap();
+        let root = parent.path().join("dl");
+        let st = Storage::new(&root, layout(), 36_389).unwrap();
+        st.create_files().unwrap();
+        st.write_at(0, &[5u8; 100]).unwrap();
+        std::fs::remove_dir_all(&root).unwrap();
+        // open handles keep writing into unlinked files: that alone cannot be noticed...
+        st.write_at(100, &[5u8; 100]).unwrap();
+        // ...but it is when checking
+        let e = st.verify_files_present().unwrap_err();
+        assert_eq!(e.kind(), StorageErrorKind::FileDeleted, "{e}");
+        // once the handles are dropped, I/O fails instead of starting a new, empty folder
+        st.close_all();
+        let e = st.write_at(0, &[5u8; 100]).unwrap_err();
+        assert_eq!(e.kind(), StorageErrorKind::NotFound, "{e}");
+        assert_eq!(e.path(), Some(root.as_path()), "{e}");
+        assert!(!root.exists());
+        let mut b = [0u8; 10];
+        let e = st.read_at(0, &mut b).unwrap_err();
+        assert!(e.is_missing_data(), "{e}");
+        assert!(!root.exists());
+    }
+
+    #[test]
+    fn first_write_cuts_an_oversized_file_to_its_length() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("f"), vec![7u8; 100]).unwrap();
+        let st = Storage::new(dir.path(), vec![("f".into(), 0, 10, false)], 10).unwrap();
+        // reading does not touch it
+        let mut b = [0u8; 10];
+        st.read_at(0, &mut b).unwrap();
+        assert_eq!(std::fs::metadata(dir.path().join("f")).unwrap().len(), 100);
+        st.write_at(2, b"ab").unwrap();
+        let got = std::fs::read(dir.path().join("f")).unwrap();
+        assert_eq!(got, b"\x07\x07ab\x07\x07\x07\x07\x07\x07");
+    }
+
+    #[test]
+    fn impossible_layouts_are_refused_without_panicking() {
+        let dir = tempfile::tempdir().unwrap();
+        let bad: Vec<(Vec<FileSpec>, u64)> = vec![
+            (
+                vec![("a".into(), 0, 10, false), ("b".into(), 5, 10, false)],
+                15,
+            ),
+            (
+                vec![("a".into(), 0, 10, false), ("b".into(), 12, 10, false)],
+                22,
+            ),
+            (vec![("a".into(), 1, 10, false)], 11),
+            (vec![("a".into(), 0, 10, false)], 11),
+            (
+                vec![
+                    ("a".into(), 0, u64::MAX, false),
+                    ("b".into(), u64::MAX, 2, false),
+                ],
+                1,
+            ),
+            (vec![("a".into(), u64::MAX, 2, false)], 1),
+        ];
+        for (files, total) in bad {
+            let r = Storage::new(dir.path(), files.clone(), total);
+            assert!(
+                matches!(r, Err(StorageError::BadLayout { .. })),
+                "{files:?} {total}"
+            );
+            assert_eq!(r.unwrap_err().kind(), StorageErrorKind::Refused);
+        }
+        Storage::new(dir.path(), Vec::new(), 0).unwrap();
+    }
+
+    #[test]
+    fn symlinked_folder_deep_in_the_path_creates_nothing_outside() {
+        let dir = tempfile::tempdir().unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        std::os::unix::fs::symlink(outside.path(), dir.path().join("t")).unwrap();
+        let st = Storage::new(
+            dir.path(),
+            vec![("t/sub/deeper/evil".into(), 0, 4, false)],
+            4,
+        )
+        .unwrap();
+        let e = st.write_at(0, b"evil").unwrap_err();
+        assert!(matches!(e, StorageError::Escapes { .. }), "{e}");
+        assert!(st.create_files().is_err());
+        assert!(!outside.path().join("sub").exists());
+        // reading through it is refused too (no serving files from outside)
+        std::fs::create_dir_all(outside.path().join("sub/deeper")).unwrap();
+        std::fs::write(outside.path().join("sub/deeper/evil"), b"priv").unwrap();
+        let mut b = [0u8; 4];
+        let e = st.read_at(0, &mut b).unwrap_err();
+        assert!(matches!(e, StorageError::Escapes { .. }), "{e}");
+    }
+
+    #[test]
+    fn symlinked_folder_inside_the_download_dir_is_fine() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join("real")).unwrap();
+        std::os::unix::fs::symlink(dir.path().join("real"), dir.path().join("t")).unwrap();
+        let st = Storage::new(dir.path(), vec![("t/f".into(), 0, 4, false)], 4).unwrap();
+        st.write_at(0, b"good").unwrap();
+        assert_eq!(std::fs::read(dir.path().join("real/f")).unwrap(), b"good");
+    }
+
+    #[test]
+    fn symlinked_file_is_refused_with_a_clear_kind() {
+        let dir = tempfile::tempdir().unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        std::fs::write(outside.path().join("victim"), b"keep").unwrap();
+        std::os::unix::fs::symlink(outside.path().join("victim"), dir.path().join("f")).unwrap();
+        let st = Storage::new(dir.path(), vec![("f".into(), 0, 4, false)], 4).unwrap();
+        let e = st.write_at(0, b"evil").unwrap_err();
+        assert_eq!(e.kind(), StorageErrorKind::Refused, "{e}");
+        let mut b = [0u8; 4];
+        let e = st.read_at(0, &mut b).unwrap_err();
+        assert_eq!(e.kind(), StorageErrorKind::Refused, "{e}");
+        assert_eq!(
+            std::fs::read(outside.path().join("victim")).unwrap(),
+            b"keep"
+        );
     }
 }

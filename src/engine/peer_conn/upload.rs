@@ -72,13 +72,18 @@ impl Batch {
     }
 
     fn pending_bytes(&self) -> u32 {
+        self.sendable().map(|(b, _)| b.length).sum()
+    }
+
+    /// The blocks to send, with their data.
+    fn sendable(&self) -> impl Iterator<Item = (BlockRef, &[u8])> + '_ {
         self.read
             .blocks
             .iter()
+            .zip(&self.read.ranges)
             .zip(&self.skip)
-            .filter(|(_, s)| !**s)
-            .map(|(b, _)| b.length)
-            .sum()
+            .filter(|(_, skip)| !**skip)
+            .filter_map(|((b, r), _)| r.clone().map(|r| (*b, &self.read.buf[r])))
     }
 }
 
@@ -329,7 +334,7 @@ impl Pump {
         let mut headers: Vec<[u8; 13]> = Vec::new();
         let mut payload = 0u64;
         if let Some(b) = &batch {
-            for (blk, _) in b.read.blocks.iter().zip(&b.skip).filter(|(_, s)| !**s) {
+            for (blk, _) in b.sendable() {
                 headers.push(wire::piece_header(blk.piece, blk.begin, blk.length));
                 payload += u64::from(blk.length);
             }
@@ -340,15 +345,9 @@ impl Pump {
                 slices.push(&small);
             }
             if let Some(b) = &batch {
-                let mut at = 0usize;
-                let mut h = headers.iter();
-                for (blk, skip) in b.read.blocks.iter().zip(&b.skip) {
-                    let len = blk.length as usize;
-                    if !*skip && let Some(hdr) = h.next() {
-                        slices.push(hdr);
-                        slices.push(&b.read.buf[at..at + len]);
-                    }
-                    at += len;
+                for ((_, data), hdr) in b.sendable().zip(&headers) {
+                    slices.push(hdr);
+                    slices.push(data);
                 }
             }
             write_all_vectored(wr, &slices, &self.info, &self.t).await?;

@@ -50,10 +50,6 @@ use crate::tracker::{
 
 /// Hash failures after which a peer is dropped and its address banned for this torrent.
 const MAX_HASH_FAILS: u32 = 3;
-/// Session-wide cap on established peer connections.
-pub const MAX_CONNECTIONS: usize = 200;
-/// Session-wide cap on outgoing connection attempts in flight.
-pub const MAX_HALF_OPEN: usize = 32;
 
 /// A timer of one torrent.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -326,7 +322,12 @@ impl Torrent {
         Ok(disk)
     }
 
+    /// Drop the files' handles (and the storage, when not running) so the next use opens
+    /// the files afresh: the user may have fixed, moved back or replaced them.
     fn close_storage(&mut self, env: &mut Env<'_>) {
+        if let Some(d) = &self.disk {
+            d.storage.close_all();
+        }
         if self.shared.is_none()
             && let Some(d) = self.disk.take()
         {
@@ -357,8 +358,8 @@ impl Torrent {
         let threads = ctx.config.disk_thread_count();
         tokio::task::spawn_blocking(move || {
             let result = (|| {
-                let have = if disk.storage.any_data_present() {
-                    crate::storage::check::check_pieces(
+                let report = if disk.storage.any_data_present() {
+                    crate::storage::check::check_report(
                         &disk.storage,
                         geo,
                         &disk.hashes,
@@ -367,10 +368,15 @@ impl Torrent {
                         &cancel,
                     )
                 } else {
-                    Bitfield::new(geo.piece_count())
+                    crate::storage::check::CheckReport {
+                        have: Bitfield::new(geo.piece_count()),
+                        oversized: Vec::new(),
+                        unreadable: Vec::new(),
+                        finished: true,
+                    }
                 };
                 disk.storage.create_files()?;
-                Ok(have)
+                Ok(report)
             })();
             ctx.send(SessionEvent::Checked {
                 torrent: id,
@@ -384,14 +390,39 @@ impl Torrent {
     pub fn on_checked(
         &mut self,
         check_key: u64,
-        result: Result<Bitfield, StorageError>,
+        result: Result<crate::storage::check::CheckReport, StorageError>,
         env: &mut Env<'_>,
     ) {
         if self.check.as_ref().is_none_or(|c| c.key != check_key) {
             return; // cancelled or superseded
         }
         match result {
-            Ok(have) => {
+            Ok(report) => {
+                for f in &report.oversized {
+                    self.log(
+                        env,
+                        EventLevel::Warn,
+                        EventKind::DiskError,
+                        format!(
+                            "{} is longer than the torrent says: its last piece is fetched again and the file cut to size",
+                            f.display()
+                        ),
+                    );
+                }
+                if let Some(e) = report.unreadable.first() {
+                    let more = report.unreadable.len() - 1;
+                    self.log(
+                        env,
+                        EventLevel::Warn,
+                        EventKind::DiskError,
+                        if more > 0 {
+                            format!("{e} (and {more} more files unreadable)")
+                        } else {
+                            e.to_string()
+                        },
+                    );
+                }
+                let have = report.have;
                 let n = have.count();
                 self.have = have;
                 self.dirty = true;
@@ -699,15 +730,17 @@ impl Torrent {
         }
         let seeding = shared.is_complete();
         let max = env.ctx.config.max_peers_per_torrent as usize;
+        let max_half_open = env.ctx.config.max_half_open as usize;
+        let max_connections = env.ctx.config.max_connections as usize;
         let conns = &env.ctx.conns;
         let room =
             max.saturating_sub(self.peers.len() + self.dialing.len())
-                .min(MAX_HALF_OPEN.saturating_sub(conns.get(SlotKind::HalfOpen)))
-                .min(MAX_CONNECTIONS.saturating_sub(
+                .min(max_half_open.saturating_sub(conns.get(SlotKind::HalfOpen)))
+                .min(max_connections.saturating_sub(
                     conns.get(SlotKind::Established) + conns.get(SlotKind::HalfOpen),
                 ));
         for addr in self.book.take_dials(env.now, room, seeding) {
-            let Some(slot) = conns.try_take(SlotKind::HalfOpen, MAX_HALF_OPEN) else {
+            let Some(slot) = conns.try_take(SlotKind::HalfOpen, max_half_open) else {
                 self.book.dial_failed(addr, env.now);
                 break;
             };
@@ -800,10 +833,11 @@ impl Torrent {
                 None => return refuse("torrent full of useful peers"),
             }
         }
+        let max_connections = env.ctx.config.max_connections as usize;
         let slot = match env
             .ctx
             .conns
-            .try_take(SlotKind::Established, MAX_CONNECTIONS)
+            .try_take(SlotKind::Established, max_connections)
         {
             Some(s) => s,
             None => {
@@ -817,7 +851,7 @@ impl Torrent {
                 match env
                     .ctx
                     .conns
-                    .try_take(SlotKind::Established, MAX_CONNECTIONS + 1)
+                    .try_take(SlotKind::Established, max_connections + 1)
                 {
                     Some(s) => s,
                     None => return refuse("session connection limit"),
@@ -951,6 +985,19 @@ impl Torrent {
                 self.dirty = true;
                 self.peers.broadcast(&PeerCtrl::Have(p));
                 if complete {
+                    // the files must still be the ones we wrote (a deleted download folder
+                    // leaves open handles writing into unlinked files)
+                    if let Err(e) = shared.disk.storage.verify_files_present() {
+                        let err = storage_error(&e);
+                        self.log(
+                            env,
+                            EventLevel::Error,
+                            EventKind::DiskError,
+                            err.message.clone(),
+                        );
+                        self.input(Input::Failed(err), env);
+                        return;
+                    }
                     self.log(
                         env,
                         EventLevel::Info,
@@ -993,7 +1040,12 @@ impl Torrent {
                 }
             }
             DiskEvent::Error(e) => {
-                let err = storage_error(&e);
+                // the piece is not on disk: it is fetched again once the cause is fixed
+                // (the torrent stops now; partial pieces go with its shared state)
+                if e.piece_done {
+                    shared.picker().piece_failed(e.piece);
+                }
+                let err = storage_error(&e.error);
                 self.log(
                     env,
                     EventLevel::Error,
@@ -1257,25 +1309,19 @@ fn complete_request(req: &mut AnnounceRequest, ctx: &SessionCtx) {
     req.numwant = if req.event == Some(AnnounceEvent::Stopped) {
         Some(0)
     } else {
-        Some(ctx.config.numwant)
+        ctx.config.announce_numwant()
     };
 }
 
 /// A storage error as the user sees it: a kind with a hint, and the message.
 pub fn storage_error(e: &StorageError) -> TorrentError {
-    let kind = match e {
-        StorageError::UnsafePath(_) | StorageError::Escapes { .. } => TorrentErrorKind::Storage,
-        StorageError::OutOfRange { .. } => TorrentErrorKind::Internal,
-        StorageError::Io { source, .. } => match source.raw_os_error() {
-            Some(libc::ENOSPC) | Some(libc::EDQUOT) => TorrentErrorKind::NoSpace,
-            Some(libc::EACCES) | Some(libc::EPERM) => TorrentErrorKind::PermissionDenied,
-            Some(libc::EROFS) => TorrentErrorKind::ReadOnly,
-            Some(libc::ENOENT) => TorrentErrorKind::FilesMissing,
-            _ if source.kind() == std::io::ErrorKind::UnexpectedEof => {
-                TorrentErrorKind::FilesMissing
-            }
-            _ => TorrentErrorKind::Storage,
-        },
+    use crate::storage::StorageErrorKind as K;
+    let kind = match e.kind() {
+        K::NoSpace => TorrentErrorKind::NoSpace,
+        K::PermissionDenied => TorrentErrorKind::PermissionDenied,
+        K::ReadOnly => TorrentErrorKind::ReadOnly,
+        K::NotFound | K::FileDeleted | K::Truncated => TorrentErrorKind::FilesMissing,
+        K::Refused | K::Io => TorrentErrorKind::Storage,
     };
     TorrentError {
         kind,

@@ -14,7 +14,7 @@ use crate::engine::picker::Picker;
 use crate::metainfo::InfoHash;
 use crate::metainfo::Metainfo;
 use crate::piece::{BlockRef, Geometry, HaveBits};
-use crate::storage::disk::{ReadReply, TorrentDisk};
+use crate::storage::disk::{TorrentDisk, UploadReply};
 use crate::storage::{Storage, StorageError};
 
 /// Lay `meta`'s files out under `save_dir` for the disk threads; their results go to the
@@ -141,7 +141,7 @@ impl TorrentShared {
     }
 
     /// Read `blocks` for uploading into `buf` (reused); `reply` gets them on a disk thread.
-    pub fn read_for_upload(&self, blocks: Vec<BlockRef>, buf: Vec<u8>, reply: ReadReply) {
+    pub fn read_for_upload(&self, blocks: Vec<BlockRef>, buf: Vec<u8>, reply: UploadReply) {
         self.ctx
             .pool
             .read_for_upload(&self.disk, blocks, buf, reply);
