@@ -132,9 +132,12 @@ fn corrupt_piece_is_refetched_and_the_sender_banned() {
     std::thread::sleep(Duration::from_secs(2));
     {
         let l = log.lock().unwrap();
-        assert_eq!(
-            l.corrupt_deliveries, 3,
-            "piece re-requested after each failure, until the ban"
+        // re-requested after each of the 3 failures; one more copy may already be on its
+        // way when the third failure bans the peer
+        assert!(
+            (3..=4).contains(&l.corrupt_deliveries),
+            "piece re-requested after each failure, until the ban: {} copies",
+            l.corrupt_deliveries
         );
         assert_eq!(l.connections, 1, "a banned peer is not dialled again");
     }
