@@ -67,6 +67,16 @@ pub enum Command {
         /// Upload limit, bytes/s.
         upload: u64,
     },
+    /// Set one torrent's own rate limits, bytes/s (0 = none); the session's limits apply
+    /// on top.
+    SetTorrentLimits {
+        /// The torrent.
+        id: TorrentId,
+        /// Download limit, bytes/s.
+        download: u64,
+        /// Upload limit, bytes/s.
+        upload: u64,
+    },
     /// The most recent engine events (oldest first; at most the history size).
     RecentEvents(oneshot::Sender<Vec<EngineEvent>>),
     /// Stop every torrent, send `stopped` to trackers, then reply and end the engine.

@@ -148,6 +148,10 @@ pub struct TorrentRow {
     pub uploaded: u64,
     /// When the torrent was added (Unix seconds).
     pub added_at: u64,
+    /// This torrent's own download limit, bytes/s (0 = none; the session's still applies).
+    pub down_limit: u64,
+    /// This torrent's own upload limit, bytes/s (0 = none; the session's still applies).
+    pub up_limit: u64,
     /// Last tracker warning or other notice for the user to read (not an error).
     pub message: Option<String>,
 }

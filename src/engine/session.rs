@@ -307,6 +307,13 @@ impl Session {
                 self.ctx.limits.upload.set_rate(upload);
                 self.publish_now = true;
             }
+            Command::SetTorrentLimits {
+                id,
+                download,
+                upload,
+            } => {
+                self.with(id, |t, _| t.set_limits(download, upload));
+            }
             Command::RecentEvents(reply) => {
                 let _ = reply.send(self.log.recent());
             }

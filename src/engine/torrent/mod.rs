@@ -29,11 +29,11 @@ use self::peer_book::PeerBook;
 use self::peers::{PeerHandle, PeerSet};
 use self::shared::TorrentShared;
 use self::state::{Effect, Facts, Input, Lifecycle};
-use super::ctx::{PeerEvent, SessionCtx, SessionEvent, SlotKind};
+use super::ctx::{Limits, PeerEvent, SessionCtx, SessionEvent, SlotKind};
 use super::event_log::EventLog;
 use super::peer_conn::{self, PeerCtrl, PeerError, PeerInfo, PeerStream};
 use super::picker::Picker;
-use super::rate::RateMeter;
+use super::rate::{RateLimiter, RateMeter};
 use super::timer::Timers;
 use crate::api::{
     EventKind, EventLevel, FilePriority, FileRow, PeerFlags, PeerRow, PeerSource, PieceState,
@@ -153,6 +153,8 @@ pub struct Torrent {
     /// When it was added (Unix seconds).
     pub added_at: u64,
     seed: bool,
+    /// This torrent's own limits (kept across pause/resume).
+    limits: Arc<Limits>,
     life: Lifecycle,
     /// Verified pieces while no shared state exists (paused, queued, error, completed).
     have: Bitfield,
@@ -194,6 +196,10 @@ impl Torrent {
                 .duration_since(SystemTime::UNIX_EPOCH)
                 .map_or(0, |d| d.as_secs()),
             seed,
+            limits: Arc::new(Limits {
+                download: RateLimiter::new(0),
+                upload: RateLimiter::new(0),
+            }),
             life: Lifecycle::Paused { needs_check: true },
             have: Bitfield::new(n),
             disk: None,
@@ -461,6 +467,7 @@ impl Torrent {
                 picker,
                 disk,
                 env.ctx.clone(),
+                self.limits.clone(),
             )));
         }
         if let Some(s) = &self.shared {
@@ -1166,6 +1173,8 @@ impl Torrent {
             downloaded,
             uploaded,
             added_at: self.added_at,
+            down_limit: self.limits.download.rate(),
+            up_limit: self.limits.upload.rate(),
             message,
         }
     }
@@ -1271,6 +1280,13 @@ impl Torrent {
             trackers: self.trackers.rows(now, SystemTime::now()),
             pieces: Arc::from(pieces),
         }
+    }
+
+    /// Set this torrent's own limits, bytes/s (0 = unlimited); the session's still apply.
+    pub fn set_limits(&mut self, download: u64, upload: u64) {
+        self.limits.download.set_rate(download);
+        self.limits.upload.set_rate(upload);
+        self.dirty = true;
     }
 
     /// Announce to every tracker now (as far as `min interval` allows).
