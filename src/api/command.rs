@@ -7,6 +7,7 @@ use tokio::sync::oneshot;
 use super::TorrentId;
 use super::error::AddError;
 use super::event::EngineEvent;
+use super::snapshot::FilePriority;
 
 /// Sending end of the command channel.
 pub type CommandSender = tokio::sync::mpsc::Sender<Command>;
@@ -76,6 +77,18 @@ pub enum Command {
         download: u64,
         /// Upload limit, bytes/s.
         upload: u64,
+    },
+    /// Set the download priority of files of a torrent: `files` are indices into
+    /// [`TorrentDetail::files`](super::TorrentDetail::files) (its non-padding files in
+    /// payload order). Pieces only in skipped files are not requested and a skipped file is
+    /// not created.
+    SetFilePriority {
+        /// The torrent.
+        id: TorrentId,
+        /// Which files.
+        files: Vec<usize>,
+        /// Their new priority.
+        priority: FilePriority,
     },
     /// The most recent engine events (oldest first; at most the history size).
     RecentEvents(oneshot::Sender<Vec<EngineEvent>>),

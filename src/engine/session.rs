@@ -314,6 +314,13 @@ impl Session {
             } => {
                 self.with(id, |t, _| t.set_limits(download, upload));
             }
+            Command::SetFilePriority {
+                id,
+                files,
+                priority,
+            } => {
+                self.with(id, |t, env| t.set_file_priority(&files, priority, env));
+            }
             Command::RecentEvents(reply) => {
                 let _ = reply.send(self.log.recent());
             }

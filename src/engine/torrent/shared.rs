@@ -35,7 +35,12 @@ pub fn open_disk(
             .iter()
             .map(|f| (f.path.clone(), f.offset, f.length, f.pad)),
         meta.total_length,
-    )?;
+    )?
+    .with_part_file(
+        save_dir.join(format!(".{}.parts", meta.info_hash.to_hex())),
+        meta.piece_length,
+        meta.piece_count(),
+    );
     let key = ctx.key();
     let events = ctx.events.clone();
     let geo = meta.geometry();
