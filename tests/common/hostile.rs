@@ -456,13 +456,22 @@ impl HostilePeer {
         self.connected() && !self.closed_by_remote() && !self.shared.ended.load(Ordering::SeqCst)
     }
 
+    /// Time since the peer was spawned.
+    pub fn age(&self) -> Duration {
+        self.started.elapsed()
+    }
+
     /// One line describing the peer's state.
     pub fn describe(&self) -> String {
+        format!("{} from {}", self.state_line(), self.source)
+    }
+
+    /// The peer's state without its address (times rounded to 0.1 s).
+    fn state_line(&self) -> String {
         format!(
-            "{:?} from {}: connected={} handshaken={} unchoked={} closed_by_remote={} \
-             payload={} B requests_sent={} unread={} B error={} (age {:.1} s)",
+            "{:?}: connected={} handshaken={} unchoked={} closed_by_remote={} payload={} B \
+             requests_sent={} unread={} B error={}",
             self.behaviour,
-            self.source,
             self.connected(),
             self.handshaken(),
             self.unchoked(),
@@ -474,7 +483,6 @@ impl HostilePeer {
             self.requests_sent(),
             self.unread_bytes(),
             self.error().unwrap_or_else(|| "-".into()),
-            self.started.elapsed().as_secs_f64()
         )
     }
 
@@ -546,11 +554,25 @@ impl Crowd {
         )
     }
 
-    /// One line per peer.
+    /// One line per peer, peers in the same state grouped (`N× state (from a, b, ...)`).
     pub fn details(&self) -> String {
-        self.peers
+        let mut groups: Vec<(String, Vec<Ipv4Addr>)> = Vec::new();
+        for p in &self.peers {
+            let line = p.state_line();
+            match groups.iter_mut().find(|(l, _)| *l == line) {
+                Some((_, from)) => from.push(p.source),
+                None => groups.push((line, vec![p.source])),
+            }
+        }
+        groups
             .iter()
-            .map(HostilePeer::describe)
+            .map(|(line, from)| {
+                let mut who: Vec<String> = from.iter().take(4).map(ToString::to_string).collect();
+                if from.len() > 4 {
+                    who.push(format!("... {} more", from.len() - 4));
+                }
+                format!("{}x {line} (from {})", from.len(), who.join(", "))
+            })
             .collect::<Vec<_>>()
             .join("\n")
     }
