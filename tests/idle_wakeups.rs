@@ -13,11 +13,11 @@ mod common;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
+use common::TestTracker;
 use common::payload;
 use common::procmem::{self, clk_tck, cpu_ticks, ctx_switches};
 use common::rat::Rat;
-use common::scenario::{rat_tail, scratch_dir, stop_seeder};
-use common::{TestTracker, free_port};
+use common::scenario::{rat_tail, scratch_dir, spawn_rat_on_free_port, stop_seeder};
 use ratorrent::metainfo::InfoHash;
 use sha1::{Digest, Sha1};
 
@@ -89,17 +89,14 @@ fn hundred_idle_torrents_cost_almost_nothing() {
         "info hash of the hand-written torrent"
     );
 
-    let port = free_port().to_string();
-    let mut args: Vec<&str> = vec!["download"];
-    args.extend(torrents.iter().map(|t| t.to_str().expect("utf-8 path")));
-    args.extend([
-        "-o",
-        data_dir.to_str().expect("utf-8 path"),
-        "--seed",
-        "--port",
-        &port,
-    ]);
-    let mut rat = Rat::spawn(&args, "");
+    let data = data_dir.to_str().expect("utf-8 path");
+    let (mut rat, port) = spawn_rat_on_free_port(|port| {
+        let port = port.to_string();
+        let mut args: Vec<&str> = vec!["download"];
+        args.extend(torrents.iter().map(|t| t.to_str().expect("utf-8 path")));
+        args.extend(["-o", data, "--seed", "--port", &port]);
+        Rat::spawn(&args, "")
+    });
     let pid = rat.pid();
 
     // ready: the line, while the process is alive
@@ -130,7 +127,7 @@ fn hundred_idle_torrents_cost_almost_nothing() {
                 tracker
                     .announces_for(h)
                     .iter()
-                    .any(|a| a.left == Some(0) && a.addr.port().to_string() == port)
+                    .any(|a| a.left == Some(0) && a.addr.port() == port)
             })
             .count()
     };

@@ -16,11 +16,11 @@ use std::time::{Duration, Instant};
 use common::payload::{self, FileSpec};
 use common::rat::Rat;
 use common::scenario::{
-    rat_tail, scratch_dir, serial, start_rat_seeder, stop_seeder, wait_lt_done, wait_rat_done,
+    rat_tail, scratch_dir, serial, spawn_rat_on_free_port, start_rat_seeder, stop_seeder,
+    wait_lt_done, wait_rat_done,
 };
 use common::{
-    Event, LeechArgs, LtPeer, TestTracker, compare_files, compare_trees, free_port, free_port_on,
-    make_torrent,
+    Event, LeechArgs, LtPeer, TestTracker, compare_files, compare_trees, free_port_on, make_torrent,
 };
 use ratorrent::metainfo::InfoHash;
 
@@ -108,7 +108,8 @@ fn seeds_256_mib_single_file_to_ratorrent() {
     let (mut seeder, port) = start_rat_seeder(&tracker, &torrent, &src, ih, "");
 
     let dst = dir.path().join("dst");
-    let mut leecher = Rat::download(&torrent, &dst, free_port(), &["--timeout", "150"]);
+    let (mut leecher, _) =
+        spawn_rat_on_free_port(|p| Rat::download(&torrent, &dst, p, &["--timeout", "150"]));
     let took = wait_rat_done(&mut leecher, TIMEOUT, Some(STALL)).unwrap_or_else(|e| {
         panic!(
             "256 MiB to ratorrent: {e}\n=== the SEEDER ===\n{}",

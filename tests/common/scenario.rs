@@ -10,11 +10,11 @@ use std::time::{Duration, Instant};
 
 use ratorrent::metainfo::InfoHash;
 
+use super::HarnessError;
 use super::lt::LtPeer;
 use super::procmem;
 use super::rat::Rat;
 use super::tracker::TestTracker;
-use super::{HarnessError, free_port};
 
 /// One heavy test at a time within a test binary (cargo runs a binary's tests in parallel).
 /// A test that panicked while holding it does not poison the others.
@@ -56,6 +56,45 @@ pub fn rat_tail(rat: &Rat) -> String {
     )
 }
 
+/// A TCP port that was free on every local address a moment ago (bound on `0.0.0.0:0`, then
+/// released). ratorrent listens on `0.0.0.0:PORT`, which also collides with a socket bound
+/// to one 127.x.y.z address only (say an outgoing connection's source port), a case the
+/// `127.0.0.1:0` probe of [`super::free_port`] does not see.
+///
+/// # Panics
+/// When no socket can be bound.
+pub fn free_port_any() -> u16 {
+    std::net::TcpListener::bind((Ipv4Addr::UNSPECIFIED, 0))
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .unwrap_or_else(|e| panic!("cannot bind 0.0.0.0:0: {e}"))
+}
+
+/// Start a ratorrent with `spawn(port)` on a [`free_port_any`] port; if it exits at once
+/// because the port was taken in the meantime ("Address already in use"), try another one
+/// (5 attempts).
+pub fn spawn_rat_on_free_port(spawn: impl Fn(u16) -> Rat) -> (Rat, u16) {
+    let mut attempt = 0;
+    loop {
+        attempt += 1;
+        let port = free_port_any();
+        let mut rat = spawn(port);
+        // the listener is bound right after the config is read; a lost race ends the process
+        let end = Instant::now() + Duration::from_millis(500);
+        while procmem::is_alive(rat.pid()) && Instant::now() < end {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        if attempt < 5
+            && !procmem::is_alive(rat.pid())
+            && rat.stderr().contains("Address already in use")
+        {
+            let _ = rat.wait(Duration::from_secs(1));
+            continue;
+        }
+        return (rat, port);
+    }
+}
+
 /// `ratorrent download TORRENT -o DATA_DIR --seed --port P` with `config` TOML, on complete
 /// data; returns once the tracker has its `left=0` announce (it verified the data).
 ///
@@ -68,20 +107,21 @@ pub fn start_rat_seeder(
     ih: InfoHash,
     config: &str,
 ) -> (Rat, u16) {
-    let port = free_port();
-    let p = port.to_string();
-    let rat = Rat::spawn(
-        &[
-            "download",
-            torrent.to_str().expect("utf-8 path"),
-            "-o",
-            data_dir.to_str().expect("utf-8 path"),
-            "--seed",
-            "--port",
-            &p,
-        ],
-        config,
-    );
+    let (rat, port) = spawn_rat_on_free_port(|port| {
+        let p = port.to_string();
+        Rat::spawn(
+            &[
+                "download",
+                torrent.to_str().expect("utf-8 path"),
+                "-o",
+                data_dir.to_str().expect("utf-8 path"),
+                "--seed",
+                "--port",
+                &p,
+            ],
+            config,
+        )
+    });
     if let Err(e) = tracker.wait_for_announce(Duration::from_secs(90), |a| {
         a.info_hash == ih && a.addr.port() == port && a.left == Some(0)
     }) {
@@ -130,11 +170,18 @@ pub fn poll_lt(leecher: &mut LtPeer, wait: Duration) -> LeechState {
     }
 }
 
-/// "N of M payload bytes (P%)" for a libtorrent leecher.
+/// "N of M payload bytes (P%); last status: state=... peers=..." for a libtorrent leecher.
 pub fn lt_progress(leecher: &LtPeer, total: u64) -> String {
-    let got = lt_total_down(&leecher.stderr()).unwrap_or(0);
+    let log = leecher.stderr();
+    let got = lt_total_down(&log).unwrap_or(0);
+    let status = log
+        .lines()
+        .rev()
+        .find(|l| l.contains("total_down="))
+        .and_then(|l| l.split_once("] "))
+        .map_or("-", |(_, s)| s);
     format!(
-        "{got} of {total} payload bytes ({:.1}%)",
+        "{got} of {total} payload bytes ({:.1}%); its last status: {status}",
         got as f64 * 100.0 / total.max(1) as f64
     )
 }
