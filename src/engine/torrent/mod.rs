@@ -60,6 +60,8 @@ pub enum TorrentTimer {
     Sweep,
     /// A backed-off address may be dialled.
     Dial,
+    /// Re-check upload slots while a newly unchoked peer is on probation.
+    Reclaim,
 }
 
 /// A key on the session's deadline queue.
@@ -801,6 +803,7 @@ impl Torrent {
             }
             TorrentTimer::Sweep => self.sweep(env),
             TorrentTimer::Dial => self.connect_more(env),
+            TorrentTimer::Reclaim => self.fill_slots(env),
         }
     }
 
@@ -849,7 +852,35 @@ impl Torrent {
         }
         self.peers.broadcast(&PeerCtrl::Tick);
         self.dirty = true;
+        if self.peers.on_probation(env.now) {
+            env.timers.schedule_no_later(
+                TimerKey::Torrent(self.id, TorrentTimer::Reclaim),
+                env.now + choke::RECHECK,
+            );
+        }
         self.schedule_sweep(env);
+    }
+
+    /// Between choke rounds: give the slots of peers that take nothing to waiting peers, and
+    /// free slots to newcomers; while someone is on probation, look again in a moment.
+    fn fill_slots(&mut self, env: &mut Env<'_>) {
+        if self.shared.is_none() {
+            return;
+        }
+        let views = self.peers.fill_views(env.now, env.ctx.clock.now_ms());
+        let f = self.choker.fill(&views);
+        for k in &f.choke {
+            self.peers.choke(*k);
+        }
+        for k in &f.unchoke {
+            self.peers.unchoke(*k, env.now);
+        }
+        let key = TimerKey::Torrent(self.id, TorrentTimer::Reclaim);
+        if self.peers.on_probation(env.now) || views.iter().any(|v| !v.am_choking && v.stalled) {
+            env.timers.schedule_no_later(key, env.now + choke::RECHECK);
+        } else {
+            env.timers.cancel(key);
+        }
     }
 
     /// Dial more peers if there is room (per torrent, session-wide, half-open).
@@ -1035,12 +1066,7 @@ impl Torrent {
     /// An event from connection `key`.
     pub fn on_peer(&mut self, key: u64, ev: PeerEvent, env: &mut Env<'_>) {
         match ev {
-            PeerEvent::InterestChanged => {
-                let views = self.peers.fill_views(env.ctx.clock.now_ms());
-                for k in self.choker.fill(&views) {
-                    self.peers.unchoke(k, env.now);
-                }
-            }
+            PeerEvent::InterestChanged => self.fill_slots(env),
             PeerEvent::CancelElsewhere(block) => {
                 for (k, p) in self.peers.iter() {
                     if *k != key {
@@ -1062,10 +1088,7 @@ impl Torrent {
                     }
                     self.dirty = true;
                     // a slot may have opened
-                    let views = self.peers.fill_views(env.ctx.clock.now_ms());
-                    for k in self.choker.fill(&views) {
-                        self.peers.unchoke(k, env.now);
-                    }
+                    self.fill_slots(env);
                     self.schedule_sweep(env);
                     self.connect_more(env);
                 }
