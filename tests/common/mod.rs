@@ -17,6 +17,7 @@ pub mod payload;
 pub mod procmem;
 pub mod rat;
 pub mod scenario;
+pub mod tmux;
 pub mod tracker;
 
 use std::fmt;
