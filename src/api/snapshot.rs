@@ -57,6 +57,8 @@ pub struct GlobalStats {
     pub peers: u32,
     /// TCP port the session accepts peers on (0 when not listening).
     pub listen_port: u16,
+    /// Bytes free on the volume of the default download folder, when known.
+    pub free_space: Option<u64>,
 }
 
 /// Life-cycle state of a torrent as shown to the user.

@@ -36,6 +36,7 @@ pub mod check;
 pub mod disk;
 mod error;
 pub mod part_file;
+pub mod space;
 
 pub use error::{StorageError, StorageErrorKind};
 

@@ -13,6 +13,7 @@
 
 pub mod hostile;
 pub mod lt;
+pub mod mounts;
 pub mod payload;
 pub mod procmem;
 pub mod rat;

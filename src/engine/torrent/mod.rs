@@ -79,6 +79,8 @@ pub enum TimerKey {
     Publish,
     /// Write changed records to the state store.
     Checkpoint,
+    /// Measure free space of the download volumes.
+    DiskGuard,
 }
 
 /// Only a few torrents hash their data at once; the others wait here, in order.
@@ -175,6 +177,8 @@ pub struct Torrent {
     file_stats: Vec<crate::state::FileStat>,
     /// Something kept in the state store changed since the last checkpoint.
     persist_dirty: bool,
+    /// Paused by the disk guard (not by the user), with the reason shown.
+    guard: Option<String>,
     /// This torrent's own limits (kept across pause/resume).
     limits: Arc<Limits>,
     life: Lifecycle,
@@ -240,6 +244,7 @@ impl Torrent {
             seed,
             file_stats: Vec::new(),
             persist_dirty: true,
+            guard: None,
             limits: Arc::new(Limits {
                 download: RateLimiter::new(0),
                 upload: RateLimiter::new(0),
@@ -357,13 +362,15 @@ impl Torrent {
             save_dir: self.save_dir.clone(),
             added_at: self.added_at,
             completed_at: self.completed_at,
-            paused: matches!(
-                self.life,
-                Lifecycle::Paused { .. }
-                    | Lifecycle::Restoring { paused: true }
-                    | Lifecycle::QueuedForCheck { then_pause: true }
-                    | Lifecycle::Checking { then_pause: true }
-            ),
+            // paused by the user (the disk guard's pause is taken again if still needed)
+            paused: self.guard.is_none()
+                && matches!(
+                    self.life,
+                    Lifecycle::Paused { .. }
+                        | Lifecycle::Restoring { paused: true }
+                        | Lifecycle::QueuedForCheck { then_pause: true }
+                        | Lifecycle::Checking { then_pause: true }
+                ),
             seed: self.seed,
             error: self
                 .life
@@ -604,6 +611,9 @@ impl Torrent {
 
     /// Feed the state machine and carry out its effects.
     pub fn input(&mut self, input: Input, env: &mut Env<'_>) {
+        if matches!(input, Input::Resume | Input::Recheck) {
+            self.guard = None;
+        }
         let before = self.life.ui_state();
         let effects = self.life.step(input, self.facts());
         for e in effects {
@@ -1594,7 +1604,9 @@ impl Torrent {
         let eta_secs =
             (state == TorrentState::Downloading && down_rate > 0).then(|| left / down_rate);
         let (swarm_seeds, swarm_leechers) = self.trackers.swarm();
-        let message = if self.life.is_running() {
+        let message = if let Some(g) = &self.guard {
+            Some(format!("paused: {g}"))
+        } else if self.life.is_running() {
             self.trackers.headline()
         } else {
             None
@@ -1720,6 +1732,41 @@ impl Torrent {
             trackers: self.trackers.rows(now, SystemTime::now()),
             pieces: Arc::from(pieces),
         }
+    }
+
+    /// The disk guard pauses a download: its volume has too little free space.
+    pub fn guard_pause(&mut self, reason: String, env: &mut Env<'_>) {
+        if self.life.ui_state() != TorrentState::Downloading {
+            return;
+        }
+        self.log(
+            env,
+            EventLevel::Warn,
+            EventKind::DiskError,
+            format!("paused: {reason}"),
+        );
+        self.input(Input::Pause, env);
+        self.guard = Some(reason);
+        self.dirty = true;
+    }
+
+    /// Space is back: resume a download the disk guard paused.
+    pub fn guard_resume(&mut self, env: &mut Env<'_>) {
+        if self.guard.take().is_some() && self.life.ui_state() == TorrentState::Paused {
+            self.log(
+                env,
+                EventLevel::Info,
+                EventKind::StateChanged,
+                "free space is back: resuming".into(),
+            );
+            self.input(Input::Resume, env);
+        }
+        self.dirty = true;
+    }
+
+    /// Paused by the disk guard.
+    pub fn guarded(&self) -> bool {
+        self.guard.is_some()
     }
 
     /// Set this torrent's own limits, bytes/s (0 = unlimited); the session's still apply.
