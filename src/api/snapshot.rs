@@ -81,6 +81,8 @@ pub enum TorrentState {
     Paused,
     /// Stopped by an error (see [`TorrentRow::error`]); resume or recheck once it is fixed.
     Error,
+    /// Its files are being moved to another folder.
+    Moving,
 }
 
 impl TorrentState {
@@ -95,6 +97,7 @@ impl TorrentState {
             TorrentState::Completed => "Completed",
             TorrentState::Paused => "Paused",
             TorrentState::Error => "Error",
+            TorrentState::Moving => "Moving",
         }
     }
 

@@ -573,6 +573,9 @@ impl Session {
             } => {
                 self.with(id, |t, env| t.set_file_priority(&files, priority, env));
             }
+            Command::MoveStorage { id, to, move_data } => {
+                self.with(id, |t, env| t.move_storage(to, move_data, env));
+            }
             Command::RecentEvents(reply) => {
                 let _ = reply.send(self.log.recent());
             }
@@ -811,6 +814,9 @@ impl Session {
                         Instant::now() + CHECKPOINT_INTERVAL,
                     );
                 }
+            }
+            SessionEvent::Moved { torrent, result } => {
+                self.with(torrent, |t, env| t.on_moved(result, env));
             }
             SessionEvent::Deleted { name, error } => match error {
                 None => self.log.push(

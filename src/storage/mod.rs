@@ -35,6 +35,7 @@
 pub mod check;
 pub mod disk;
 mod error;
+pub mod mover;
 pub mod part_file;
 pub mod space;
 
