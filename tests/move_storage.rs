@@ -10,7 +10,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use common::mounts::Mount;
-use common::payload::{self, FileSpec};
+use common::payload;
 use common::{LeechArgs, LtPeer, TestTracker, free_port_on, make_torrent, temp_dir};
 use ratorrent::api::{AddRequest, Command, TorrentId, TorrentRow, TorrentState};
 use ratorrent::engine::session::{self, SessionHandle};
