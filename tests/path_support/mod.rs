@@ -53,6 +53,20 @@ for p in sys.argv[1:]:
     print(json.dumps({"file": p, "name": ti.name(), "files": files}))
 "#;
 
+/// Panic with an install hint unless `/usr/bin/python3 -c "import libtorrent"` works
+/// (tests needing libtorrent fail, never skip).
+pub fn require_libtorrent() {
+    let ok = Command::new("/usr/bin/python3")
+        .args(["-c", "import libtorrent"])
+        .stdin(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    assert!(
+        ok,
+        "python3-libtorrent is not installed: apt-get install -y python3-libtorrent"
+    );
+}
+
 /// libtorrent 2.0.8's view of each file in `torrents` (one python process for all).
 ///
 /// # Panics
