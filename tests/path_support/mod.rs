@@ -165,3 +165,185 @@ pub fn snapshot_diff(
     }
     d
 }
+
+// ---------------------------------------------------------------------------------------
+// Hostile torrents with real piece hashes, to download for real.
+
+/// A bencode value; dictionaries are written with their keys sorted.
+#[derive(Debug, Clone)]
+pub enum B {
+    I(i64),
+    S(Vec<u8>),
+    L(Vec<B>),
+    D(Vec<(Vec<u8>, B)>),
+}
+
+impl B {
+    pub fn encode(&self) -> Vec<u8> {
+        let mut out = Vec::new();
+        self.encode_into(&mut out);
+        out
+    }
+
+    fn encode_into(&self, out: &mut Vec<u8>) {
+        match self {
+            B::I(i) => out.extend_from_slice(format!("i{i}e").as_bytes()),
+            B::S(s) => {
+                out.extend_from_slice(format!("{}:", s.len()).as_bytes());
+                out.extend_from_slice(s);
+            }
+            B::L(l) => {
+                out.push(b'l');
+                l.iter().for_each(|v| v.encode_into(out));
+                out.push(b'e');
+            }
+            B::D(d) => {
+                let mut d: Vec<&(Vec<u8>, B)> = d.iter().collect();
+                d.sort_by(|a, b| a.0.cmp(&b.0));
+                out.push(b'd');
+                for (k, v) in d {
+                    B::S(k.clone()).encode_into(out);
+                    v.encode_into(out);
+                }
+                out.push(b'e');
+            }
+        }
+    }
+}
+
+fn dict(pairs: Vec<(&str, B)>) -> B {
+    B::D(
+        pairs
+            .into_iter()
+            .map(|(k, v)| (k.as_bytes().to_vec(), v))
+            .collect(),
+    )
+}
+
+fn str_list(parts: &[Vec<u8>]) -> B {
+    B::L(parts.iter().map(|p| B::S(p.clone())).collect())
+}
+
+/// One entry of a multi-file torrent's `files` list.
+#[derive(Debug, Clone)]
+pub enum Entry {
+    /// A real file: its `path` components and length in bytes.
+    File(Vec<Vec<u8>>, u64),
+    /// A BEP 47 padding file (`attr` p): its `path` (`None`: no `path` key) and length.
+    Pad(Option<Vec<Vec<u8>>>, u64),
+    /// A BEP 47 symlink entry (`attr` l, `length` 0): its `path` and `symlink path`.
+    Symlink(Vec<Vec<u8>>, Vec<Vec<u8>>),
+}
+
+/// `path` components from `/`-free text pieces (use [`Entry::File`] directly for bytes).
+pub fn comps(parts: &[&str]) -> Vec<Vec<u8>> {
+    parts.iter().map(|p| p.as_bytes().to_vec()).collect()
+}
+
+/// The shape of a hostile torrent: its `name` and either one file (`single`, length in
+/// bytes) or a `files` list.
+#[derive(Debug, Clone)]
+pub struct Shape {
+    pub name: Vec<u8>,
+    pub single: Option<u64>,
+    pub entries: Vec<Entry>,
+    pub piece_length: u32,
+}
+
+/// A torrent built from a [`Shape`] with real SHA-1 piece hashes over a generated payload.
+pub struct Built {
+    /// The .torrent file.
+    pub torrent: Vec<u8>,
+    /// The bencoded info dictionary, exactly as inside `torrent`.
+    pub info: Vec<u8>,
+    /// The payload: every file's bytes in order, padding as zeros.
+    pub payload: Vec<u8>,
+}
+
+/// `len` deterministic pseudo-random bytes (xorshift64 from `seed`).
+pub fn data(len: u64, seed: u64) -> Vec<u8> {
+    let mut x = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
+    (0..len)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            (x >> 24) as u8
+        })
+        .collect()
+}
+
+impl Shape {
+    /// Build the torrent, announcing to `announce`.
+    pub fn build(&self, announce: &str) -> Built {
+        let mut payload = Vec::new();
+        let mut info = vec![
+            ("name", B::S(self.name.clone())),
+            ("piece length", B::I(i64::from(self.piece_length))),
+        ];
+        if let Some(len) = self.single {
+            payload.extend(data(len, 1));
+            info.push(("length", B::I(len as i64)));
+        } else {
+            let mut files = Vec::new();
+            for (i, e) in self.entries.iter().enumerate() {
+                files.push(match e {
+                    Entry::File(path, len) => {
+                        payload.extend(data(*len, i as u64 + 1));
+                        dict(vec![
+                            ("length", B::I(*len as i64)),
+                            ("path", str_list(path)),
+                        ])
+                    }
+                    Entry::Pad(path, len) => {
+                        payload.extend(std::iter::repeat_n(0u8, *len as usize));
+                        let mut d =
+                            vec![("attr", B::S(b"p".to_vec())), ("length", B::I(*len as i64))];
+                        if let Some(p) = path {
+                            d.push(("path", str_list(p)));
+                        }
+                        dict(d)
+                    }
+                    Entry::Symlink(path, target) => dict(vec![
+                        ("attr", B::S(b"l".to_vec())),
+                        ("length", B::I(0)),
+                        ("path", str_list(path)),
+                        ("symlink path", str_list(target)),
+                    ]),
+                });
+            }
+            info.push(("files", B::L(files)));
+        }
+        use sha1::Digest;
+        let pieces: Vec<u8> = payload
+            .chunks(self.piece_length as usize)
+            .flat_map(|c| <[u8; 20]>::from(sha1::Sha1::digest(c)))
+            .collect();
+        info.push(("pieces", B::S(pieces)));
+        let info = dict(info);
+        let torrent = dict(vec![
+            ("announce", B::S(announce.as_bytes().to_vec())),
+            ("info", info.clone()),
+        ]);
+        Built {
+            torrent: torrent.encode(),
+            info: info.encode(),
+            payload,
+        }
+    }
+}
+
+/// Lay the payload out under `dir` by the file list of a loaded torrent view (path and size
+/// of each file in payload order; padding files and symlink entries are skipped).
+pub fn lay_out(dir: &Path, payload: &[u8], files: &[(String, u64, bool)]) {
+    let mut offset = 0usize;
+    for (path, size, skip) in files {
+        let size = *size as usize;
+        if !skip {
+            let p = dir.join(path);
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::fs::write(&p, &payload[offset..offset + size]).unwrap();
+        }
+        offset += size;
+    }
+}
