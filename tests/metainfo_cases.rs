@@ -569,7 +569,9 @@ fn describe_summarises_without_pads_and_escapes_controls() {
 // python3-libtorrent) stores; `libtorrent_agrees_with_the_tables` checks the libtorrent
 // column against the real thing. `#` stands for the torrent's info hash in hex.
 
-/// A multi-file torrent `name` (raw bytes) → (our top folder, libtorrent 2.0.8's).
+/// A multi-file torrent `name` (raw bytes) → (our top folder, libtorrent 2.0.8's). As a
+/// single-file name: the same, except that libtorrent refuses the `#` ones and the empty
+/// one ("missing name in torrent file") where ratorrent names the file by the info hash.
 const NAME_CASES: &[(&[u8], &str, &str)] = &[
     (b"..", "#", "#"),
     (b".", "#", "#"),
@@ -721,6 +723,20 @@ fn libtorrent_agrees_with_the_tables() {
             format!("{}/a.bin", with_hash(lt, &hash)),
             format!("name {name:?}"),
         ));
+        // single-file: libtorrent refuses a name with nothing usable left (ratorrent names
+        // the file by the info hash), else stores the same name
+        let path = dir.path().join(format!("single{i}.torrent"));
+        std::fs::write(
+            &path,
+            torrent(single_info("x", 10).set("name", B::S(name.to_vec()))),
+        )
+        .unwrap();
+        let want = if *lt == "#" || name.is_empty() {
+            "refused: missing name in torrent file".to_string()
+        } else {
+            lt.to_string()
+        };
+        torrents.push((path, want, format!("single-file name {name:?}")));
     }
     for (i, (components, _, lt)) in PATH_CASES.iter().enumerate() {
         let path = dir.path().join(format!("path{i}.torrent"));
