@@ -320,6 +320,13 @@ pub enum SessionEvent {
         /// Torrents whose records were in it.
         ids: Vec<TorrentId>,
     },
+    /// Moving a torrent's files ended: the new folder, or why it failed.
+    Moved {
+        /// The torrent.
+        torrent: TorrentId,
+        /// Where the files are now, or the error (they stayed where they were).
+        result: Result<std::path::PathBuf, String>,
+    },
     /// Delete-data of a removed torrent finished.
     Deleted {
         /// The torrent's name.

@@ -79,6 +79,8 @@ pub enum TimerKey {
     Publish,
     /// Write changed records to the state store.
     Checkpoint,
+    /// Measure free space of the download volumes.
+    DiskGuard,
 }
 
 /// Only a few torrents hash their data at once; the others wait here, in order.
@@ -175,6 +177,10 @@ pub struct Torrent {
     file_stats: Vec<crate::state::FileStat>,
     /// Something kept in the state store changed since the last checkpoint.
     persist_dirty: bool,
+    /// Paused by the disk guard (not by the user), with the reason shown.
+    guard: Option<String>,
+    /// Bytes moved so far while its files move.
+    moving: Option<Arc<std::sync::atomic::AtomicU64>>,
     /// This torrent's own limits (kept across pause/resume).
     limits: Arc<Limits>,
     life: Lifecycle,
@@ -240,6 +246,8 @@ impl Torrent {
             seed,
             file_stats: Vec::new(),
             persist_dirty: true,
+            guard: None,
+            moving: None,
             limits: Arc::new(Limits {
                 download: RateLimiter::new(0),
                 upload: RateLimiter::new(0),
@@ -357,13 +365,15 @@ impl Torrent {
             save_dir: self.save_dir.clone(),
             added_at: self.added_at,
             completed_at: self.completed_at,
-            paused: matches!(
-                self.life,
-                Lifecycle::Paused { .. }
-                    | Lifecycle::Restoring { paused: true }
-                    | Lifecycle::QueuedForCheck { then_pause: true }
-                    | Lifecycle::Checking { then_pause: true }
-            ),
+            // paused by the user (the disk guard's pause is taken again if still needed)
+            paused: self.guard.is_none()
+                && matches!(
+                    self.life,
+                    Lifecycle::Paused { .. }
+                        | Lifecycle::Restoring { paused: true }
+                        | Lifecycle::QueuedForCheck { then_pause: true }
+                        | Lifecycle::Checking { then_pause: true }
+                ),
             seed: self.seed,
             error: self
                 .life
@@ -604,6 +614,9 @@ impl Torrent {
 
     /// Feed the state machine and carry out its effects.
     pub fn input(&mut self, input: Input, env: &mut Env<'_>) {
+        if matches!(input, Input::Resume | Input::Recheck) {
+            self.guard = None;
+        }
         let before = self.life.ui_state();
         let effects = self.life.step(input, self.facts());
         for e in effects {
@@ -1508,6 +1521,7 @@ impl Torrent {
     pub fn is_live(&self) -> bool {
         !self.peers.is_empty()
             || self.check.is_some()
+            || self.moving.is_some()
             || self.meters.0.rate() > 0
             || self.meters.1.rate() > 0
     }
@@ -1578,6 +1592,9 @@ impl Torrent {
             (size, done)
         };
         let mut have = self.have_count();
+        if let Some(m) = &self.moving {
+            done = m.load(Ordering::Relaxed).min(size);
+        }
         if let (Lifecycle::Checking { .. }, Some(c)) = (&self.life, &self.check) {
             let checked = c.progress.load(Ordering::Relaxed).min(n);
             done = (u64::from(checked) * size) / u64::from(n.max(1));
@@ -1594,7 +1611,9 @@ impl Torrent {
         let eta_secs =
             (state == TorrentState::Downloading && down_rate > 0).then(|| left / down_rate);
         let (swarm_seeds, swarm_leechers) = self.trackers.swarm();
-        let message = if self.life.is_running() {
+        let message = if let Some(g) = &self.guard {
+            Some(format!("paused: {g}"))
+        } else if self.life.is_running() {
             self.trackers.headline()
         } else {
             None
@@ -1720,6 +1739,149 @@ impl Torrent {
             trackers: self.trackers.rows(now, SystemTime::now()),
             pieces: Arc::from(pieces),
         }
+    }
+
+    /// Move the files to `to` (`move_data`), or only point the torrent there and recheck
+    /// ("set location", the user moved the files). A move runs on a blocking thread; the
+    /// torrent is out of the swarm meanwhile and comes back as it was.
+    pub fn move_storage(&mut self, to: PathBuf, move_data: bool, env: &mut Env<'_>) {
+        if to == self.save_dir {
+            return;
+        }
+        if !move_data {
+            self.log(
+                env,
+                EventLevel::Info,
+                EventKind::StateChanged,
+                format!("location set to {}; rechecking", to.display()),
+            );
+            self.set_save_dir(to, env);
+            self.input(Input::Recheck, env);
+            return;
+        }
+        let before = self.life.ui_state();
+        self.input(Input::MoveStart, env);
+        if self.life.ui_state() != TorrentState::Moving {
+            self.log(
+                env,
+                EventLevel::Warn,
+                EventKind::StateChanged,
+                format!("cannot move while {}", before.label().to_lowercase()),
+            );
+            return;
+        }
+        let Ok(meta) = self.load_meta(env) else {
+            self.input(Input::MoveDone, env);
+            return;
+        };
+        // no handle may stay open on the old files
+        if let Some(d) = self.disk.take() {
+            d.storage.close_all();
+            env.ctx.pool.forget(d.key);
+        }
+        let mut rel: Vec<PathBuf> = meta
+            .files
+            .iter()
+            .filter(|f| !f.pad)
+            .map(|f| f.path.clone())
+            .collect();
+        rel.push(PathBuf::from(format!(
+            ".{}.parts",
+            self.sum.info_hash.to_hex()
+        )));
+        let from = self.save_dir.clone();
+        let progress = Arc::new(std::sync::atomic::AtomicU64::new(0));
+        self.moving = Some(progress.clone());
+        let ctx = env.ctx.clone();
+        let id = self.id;
+        self.log(
+            env,
+            EventLevel::Info,
+            EventKind::StateChanged,
+            format!(
+                "moving its files from {} to {}",
+                from.display(),
+                to.display()
+            ),
+        );
+        tokio::task::spawn_blocking(move || {
+            let result = crate::storage::mover::move_payload(&from, &to, &rel, &progress)
+                .map(|()| to)
+                .map_err(|e| e.to_string());
+            ctx.send(SessionEvent::Moved {
+                torrent: id,
+                result,
+            });
+        });
+    }
+
+    /// A move ended.
+    pub fn on_moved(&mut self, result: Result<PathBuf, String>, env: &mut Env<'_>) {
+        self.moving = None;
+        match result {
+            Ok(to) => {
+                self.log(
+                    env,
+                    EventLevel::Info,
+                    EventKind::StateChanged,
+                    format!("files moved to {}", to.display()),
+                );
+                self.set_save_dir(to, env);
+            }
+            Err(e) => self.log(
+                env,
+                EventLevel::Error,
+                EventKind::DiskError,
+                format!("moving failed, the files stay where they were: {e}"),
+            ),
+        }
+        self.input(Input::MoveDone, env);
+    }
+
+    fn set_save_dir(&mut self, to: PathBuf, env: &mut Env<'_>) {
+        self.save_dir = to;
+        if let Some(d) = self.disk.take() {
+            d.storage.close_all();
+            env.ctx.pool.forget(d.key);
+        }
+        self.file_stats.clear();
+        self.persist_dirty = true;
+        self.dirty = true;
+    }
+
+    /// The disk guard pauses a download: its volume has too little free space.
+    pub fn guard_pause(&mut self, reason: String, env: &mut Env<'_>) {
+        if self.life.ui_state() != TorrentState::Downloading {
+            return;
+        }
+        self.log(
+            env,
+            EventLevel::Warn,
+            EventKind::DiskError,
+            format!("paused: {reason}"),
+        );
+        self.input(Input::Pause, env);
+        self.guard = Some(reason);
+        self.dirty = true;
+    }
+
+    /// Space is back: resume a download the disk guard paused.
+    pub fn guard_resume(&mut self, env: &mut Env<'_>) {
+        if self.guard.take().is_some() && self.life.ui_state() == TorrentState::Paused {
+            self.log(
+                env,
+                EventLevel::Info,
+                EventKind::StateChanged,
+                "free space is back: resuming".into(),
+            );
+            self.input(Input::Resume, env);
+        }
+        self.dirty = true;
+    }
+
+    /// Paused by the disk guard.
+    pub fn guarded(&self) -> bool {
+        self.guard.is_some()
     }
 
     /// Set this torrent's own limits, bytes/s (0 = unlimited); the session's still apply.
