@@ -279,7 +279,13 @@ pub enum SessionEvent {
         /// Which check.
         check_key: u64,
         /// What the check found, or why it could not run.
-        result: Result<crate::storage::check::CheckReport, StorageError>,
+        result: Result<
+            (
+                crate::storage::check::CheckReport,
+                Vec<crate::state::FileStat>,
+            ),
+            StorageError,
+        >,
     },
     /// A handshake completed (either direction): admit the peer or drop it.
     Handshaken {

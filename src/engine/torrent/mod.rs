@@ -776,7 +776,8 @@ impl Torrent {
                     }
                 };
                 disk.storage.create_files()?;
-                Ok(report)
+                // what the files look like now, for the resume data
+                Ok((report, disk.storage.file_stats()))
             })();
             ctx.send(SessionEvent::Checked {
                 torrent: id,
@@ -790,14 +791,21 @@ impl Torrent {
     pub fn on_checked(
         &mut self,
         check_key: u64,
-        result: Result<crate::storage::check::CheckReport, StorageError>,
+        result: Result<
+            (
+                crate::storage::check::CheckReport,
+                Vec<crate::state::FileStat>,
+            ),
+            StorageError,
+        >,
         env: &mut Env<'_>,
     ) {
         if self.check.as_ref().is_none_or(|c| c.key != check_key) {
             return; // cancelled or superseded
         }
         match result {
-            Ok(report) => {
+            Ok((report, stats)) => {
+                self.file_stats = stats;
                 for f in &report.oversized {
                     self.log(
                         env,
