@@ -140,10 +140,8 @@ impl Magnet {
                         return Err(MagnetError::UnknownTopic(shorten(value)));
                     }
                 }
-                "dn" => {
-                    if !value.is_empty() {
-                        m.name = Some(value.chars().filter(|c| !c.is_control()).collect());
-                    }
+                "dn" if !value.is_empty() => {
+                    m.name = Some(value.chars().filter(|c| !c.is_control()).collect());
                 }
                 "tr" => {
                     if value.is_empty() {
