@@ -10,7 +10,7 @@ use anyhow::{Context as _, bail};
 use tokio::signal::unix::{SignalKind, signal};
 use tokio::sync::oneshot;
 
-use crate::api::{AddRequest, Command, TorrentRow, TorrentState};
+use crate::api::{AddRequest, AddSource, Command, TorrentRow, TorrentState};
 use crate::config::Config;
 use crate::engine::session;
 use crate::metainfo::Metainfo;
@@ -112,7 +112,7 @@ pub async fn download(mut config: Config, opts: DownloadOptions) -> anyhow::Resu
             .commands
             .send(Command::Add(
                 AddRequest {
-                    torrent: t.clone(),
+                    source: AddSource::from_user(t),
                     download_dir: None,
                     paused: false,
                     seed: opts.seed,
