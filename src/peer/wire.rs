@@ -584,7 +584,12 @@ pub const ALLOWED_FAST_COUNT: usize = 10;
 /// `piece_count` pieces: `k` piece indices derived from the peer's /24 and the info hash,
 /// so a peer reconnecting from a neighbouring address gets the same set. Every piece when
 /// the torrent has no more than `k`. IPv6 peers get none (the BEP defines IPv4 only).
-pub fn allowed_fast_set(ip: std::net::IpAddr, info_hash: &InfoHash, piece_count: u32, k: usize) -> Vec<u32> {
+pub fn allowed_fast_set(
+    ip: std::net::IpAddr,
+    info_hash: &InfoHash,
+    piece_count: u32,
+    k: usize,
+) -> Vec<u32> {
     use sha1::{Digest, Sha1};
     let ip = match ip {
         std::net::IpAddr::V4(v4) => v4,
@@ -636,20 +641,31 @@ mod fast_tests {
         );
         // the same /24 gets the same set; small torrents give every piece; v6 none
         let near: std::net::IpAddr = "80.4.4.1".parse().unwrap();
-        assert_eq!(allowed_fast_set(near, &ih, 1313, 7), allowed_fast_set(ip, &ih, 1313, 7));
+        assert_eq!(
+            allowed_fast_set(near, &ih, 1313, 7),
+            allowed_fast_set(ip, &ih, 1313, 7)
+        );
         assert_eq!(allowed_fast_set(ip, &ih, 5, 10), vec![0, 1, 2, 3, 4]);
         assert!(allowed_fast_set("::1".parse().unwrap(), &ih, 100, 10).is_empty());
     }
 
     #[test]
     fn fast_messages_round_trip() {
-        for m in [Message::Suggest(7), Message::AllowedFast(9), Message::HaveAll, Message::HaveNone] {
+        for m in [
+            Message::Suggest(7),
+            Message::AllowedFast(9),
+            Message::HaveAll,
+            Message::HaveNone,
+        ] {
             let mut b = BytesMut::new();
             m.encode(&mut b);
             assert_eq!(decode(&mut b, 1 << 20).unwrap(), Some(m));
         }
         let mut b = BytesMut::from(&[0u8, 0, 0, 3, id::ALLOWED_FAST, 1, 2][..]);
-        assert!(decode(&mut b, 1 << 20).is_err(), "allowed fast must be 4 bytes");
+        assert!(
+            decode(&mut b, 1 << 20).is_err(),
+            "allowed fast must be 4 bytes"
+        );
         let h = Handshake::ours(InfoHash([1; 20]), crate::peer::PeerId([2; 20]));
         assert!(h.supports_fast() && h.supports_extensions());
     }
