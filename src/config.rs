@@ -52,6 +52,9 @@ pub struct Config {
     /// Largest info dictionary fetched for a magnet link (BEP 9), bytes, 16 KiB..=128 MiB.
     /// Peers that announce a larger `metadata_size` are not asked.
     pub max_metadata_size: u32,
+    /// Exchange peer lists with peers (BEP 11 `ut_pex`); never for private torrents
+    /// (BEP 27).
+    pub pex: bool,
 }
 
 impl Default for Config {
@@ -70,6 +73,7 @@ impl Default for Config {
             max_half_open: 32,
             min_free_space: 1 << 30,
             max_metadata_size: 32 << 20,
+            pex: true,
         }
     }
 }
@@ -261,6 +265,7 @@ mod tests {
             "max_half_open",
             "min_free_space",
             "max_metadata_size",
+            "pex",
         ] {
             assert!(
                 DEFAULT_TOML.contains(&format!("# {key} ="))

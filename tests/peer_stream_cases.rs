@@ -621,7 +621,7 @@ async fn fast_seeder_sends_have_all_and_allowed_fast_and_serves_only_those_while
     );
     let got = read_until(&mut remote, &mut buf, Duration::from_secs(5), |_| false).await;
     assert!(
-        got.iter().any(|m| *m == Message::HaveAll),
+        got.contains(&Message::HaveAll),
         "a fast seeder announces HaveAll, sent {got:?}"
     );
     assert!(
@@ -640,7 +640,7 @@ async fn fast_seeder_sends_have_all_and_allowed_fast_and_serves_only_those_while
         "the BEP 6 allowed-fast set for 127.0.0.1"
     );
     assert!(
-        !got.iter().any(|m| *m == Message::Unchoke),
+        !got.contains(&Message::Unchoke),
         "not interested: stays choked"
     );
     // while choked (we never said interested): one allowed piece, one other piece
@@ -711,10 +711,10 @@ async fn fast_leecher_requests_only_allowed_pieces_while_choked_and_rerequests_r
     })
     .await;
     assert!(
-        got.iter().any(|m| *m == Message::HaveNone),
+        got.contains(&Message::HaveNone),
         "a fast leecher with nothing announces HaveNone: {got:?}"
     );
-    assert!(got.iter().any(|m| *m == Message::Interested));
+    assert!(got.contains(&Message::Interested));
     assert!(
         !requested.is_empty(),
         "allowed-fast pieces requested while choked"
@@ -752,4 +752,36 @@ async fn fast_leecher_requests_only_allowed_pieces_while_choked_and_rerequests_r
     );
     drop(remote);
     let _ = tokio::time::timeout(Duration::from_secs(5), task).await;
+}
+
+// ---- BEP 11 / BEP 27: ut_pex offered for public torrents only ---------------------------
+
+async fn our_extension_handshake(private: bool) -> ratorrent::peer::extension::ExtHandshake {
+    use ratorrent::peer::wire::Message;
+    let f = fixture(64 * 16_384, 16_384, true).await;
+    f.t.set_private(private);
+    let (mut remote, task) = fast_remote(&f).await;
+    let mut buf = bytes::BytesMut::new();
+    let got = read_until(&mut remote, &mut buf, Duration::from_secs(5), |m| {
+        matches!(m, Message::Extended { ext_id: 0, .. })
+    })
+    .await;
+    drop(remote);
+    let _ = tokio::time::timeout(Duration::from_secs(5), task).await;
+    match got.last() {
+        Some(Message::Extended { ext_id: 0, payload }) => {
+            ratorrent::peer::extension::parse_handshake(payload).unwrap()
+        }
+        other => panic!("no extension handshake; last message {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn ut_pex_is_offered_for_public_torrents_and_never_for_private_ones() {
+    assert!(our_extension_handshake(false).await.ut_pex.is_some());
+    assert_eq!(
+        our_extension_handshake(true).await.ut_pex,
+        None,
+        "BEP 27: no peer exchange for a private torrent"
+    );
 }

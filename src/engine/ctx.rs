@@ -235,6 +235,10 @@ pub enum PeerEvent {
         /// Why.
         error: StorageError,
     },
+    /// Peers this peer's `ut_pex` message listed as added (BEP 11), at most
+    /// [`crate::peer::pex::MAX_ACCEPTED`] per address family, dialable and, unless the
+    /// sender is itself local, not on a local network.
+    Pex(Vec<crate::peer::pex::PexPeer>),
     /// The info dictionary of a magnet link is complete and verified
     /// ([`crate::engine::torrent::metadata::MetadataFetch::take_done`]).
     MetadataComplete,

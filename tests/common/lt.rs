@@ -134,6 +134,8 @@ pub struct SeedArgs {
     pub connect: Vec<SocketAddr>,
     /// Encryption policy.
     pub encryption: Encryption,
+    /// More `lt_peer.py` flags, e.g. `--pex`, `--report-peers`.
+    pub extra: Vec<String>,
 }
 
 impl SeedArgs {
@@ -149,6 +151,7 @@ impl SeedArgs {
             seed_mode: false,
             connect: Vec::new(),
             encryption: Encryption::Plain,
+            extra: Vec::new(),
         }
     }
 }
@@ -176,6 +179,8 @@ pub struct LeechArgs {
     pub keep_seeding: bool,
     /// Encryption policy.
     pub encryption: Encryption,
+    /// More `lt_peer.py` flags, e.g. `--pex`, `--report-peers`.
+    pub extra: Vec<String>,
 }
 
 impl LeechArgs {
@@ -193,6 +198,7 @@ impl LeechArgs {
             connect: Vec::new(),
             keep_seeding: false,
             encryption: Encryption::Plain,
+            extra: Vec::new(),
         }
     }
 }
@@ -245,6 +251,7 @@ impl LtPeer {
         if args.seed_mode {
             a.push("--seed-mode".into());
         }
+        a.extend(args.extra.iter().cloned());
         Self::spawn(
             "seeder",
             a,
@@ -277,6 +284,7 @@ impl LtPeer {
         if args.keep_seeding {
             a.push("--keep-seeding".into());
         }
+        a.extend(args.extra.iter().cloned());
         let mut peer = Self::spawn(
             "leecher",
             a,

@@ -1290,6 +1290,7 @@ impl Torrent {
             }
         }
         self.peers.broadcast(&PeerCtrl::Tick);
+        self.share_peers(&shared, env);
         self.dirty = true;
         // counters moved
         self.persist_dirty = true;
@@ -1625,6 +1626,43 @@ impl Torrent {
         }
     }
 
+    /// Peer exchange (BEP 11): hand every connection the list of peers connected now
+    /// (dialable addresses: the one we dialled, or an incoming peer's listen port); each
+    /// connection sends its peer the difference at most once a minute. Off for private
+    /// torrents (BEP 27) and with `pex = false`.
+    fn share_peers(&self, shared: &TorrentShared, env: &Env<'_>) {
+        if !env.ctx.config.pex || shared.is_private() || self.peers.len() < 2 {
+            return;
+        }
+        let n = shared.piece_count();
+        let list: Vec<crate::peer::pex::PexPeer> = self
+            .peers
+            .iter()
+            .filter_map(|(_, p)| {
+                let i = &p.info;
+                let port = i.listen_port.load(Ordering::Relaxed);
+                let addr = if i.outgoing {
+                    i.addr
+                } else if port != 0 {
+                    std::net::SocketAddr::new(i.addr.ip(), port)
+                } else {
+                    return None;
+                };
+                let mut flags = 0;
+                if n > 0 && i.pieces.load(Ordering::Relaxed) == n {
+                    flags |= crate::peer::pex::FLAG_SEED;
+                }
+                if i.outgoing {
+                    flags |= crate::peer::pex::FLAG_REACHABLE;
+                }
+                Some(crate::peer::pex::PexPeer { addr, flags })
+            })
+            .collect();
+        if !list.is_empty() {
+            self.peers.broadcast(&PeerCtrl::Pex(Arc::new(list)));
+        }
+    }
+
     /// An event from connection `key`.
     pub fn on_peer(&mut self, key: u64, ev: PeerEvent, env: &mut Env<'_>) {
         match ev {
@@ -1638,6 +1676,21 @@ impl Torrent {
             }
             PeerEvent::PieceUnreadable { piece, error } => self.piece_lost(piece, &error, env),
             PeerEvent::MetadataComplete => self.metadata_arrived(env),
+            PeerEvent::Pex(added) => {
+                // a seed has no use for other seeds
+                let seeding = self.shared.as_ref().is_some_and(|s| s.is_complete());
+                let mut new = 0;
+                for p in added {
+                    if seeding && p.flags & crate::peer::pex::FLAG_SEED != 0 {
+                        continue;
+                    }
+                    new += usize::from(self.book.add(p.addr, PeerSource::Pex, env.now));
+                }
+                if new > 0 {
+                    tracing::debug!(torrent = %self.sum.name, new, "peers from ut_pex");
+                    self.connect_more(env);
+                }
+            }
             PeerEvent::Gone { error } => {
                 self.hash_fails.remove(&key);
                 self.choker.peer_gone(key);
