@@ -203,10 +203,15 @@ impl HandleCache {
     /// [`super::Storage`] uses when it is given none (file descriptors are a per-process
     /// resource, so sharing this one is always safe).
     pub fn process() -> HandleCache {
+        HandleCache::process_with_capacity(DEFAULT_MAX_OPEN_FILES)
+    }
+
+    /// The process-wide cache ([`HandleCache::process`]), made with `max_open` handles if
+    /// this is the first call that asks for it (a later call gets the same cache, whatever
+    /// its `max_open`).
+    pub fn process_with_capacity(max_open: usize) -> HandleCache {
         static PROCESS: OnceLock<HandleCache> = OnceLock::new();
-        PROCESS
-            .get_or_init(|| HandleCache::new(DEFAULT_MAX_OPEN_FILES))
-            .clone()
+        PROCESS.get_or_init(|| HandleCache::new(max_open)).clone()
     }
 
     /// Most handles kept open.
