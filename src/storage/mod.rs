@@ -204,6 +204,10 @@ pub struct Storage {
     part_gate: std::sync::Mutex<()>,
 }
 
+/// Bytes per read when checking in `file` mode ([`check`]): small enough for the buffer to
+/// stay in the CPU's cache.
+pub const READ_SIZE: usize = 64 << 10;
+
 /// A file to place: relative path, payload offset (bytes), length (bytes), padding flag.
 pub type FileSpec = (PathBuf, u64, u64, bool);
 
@@ -884,9 +888,9 @@ impl Storage {
     }
 
     /// Call `f` with the bytes of payload range `offset..offset+len`, in order, in one or
-    /// more slices (one per file segment, at least): in `mmap` mode straight from the
-    /// mappings, in `file` mode (and for padding and part-file bytes) through `scratch`,
-    /// grown to at most `len` bytes. Like [`Storage::read_at`] it never creates or changes
+    /// more slices: in `mmap` mode straight from the mappings (one slice per file segment),
+    /// in `file` mode through `scratch` in reads of [`READ_SIZE`] bytes (and for padding
+    /// and part-file bytes through `scratch`, grown to the segment's size). Like [`Storage::read_at`] it never creates or changes
     /// a file, and fails the same way; on an error `f` may have seen a prefix of the range.
     pub(crate) fn read_with(
         &self,
@@ -896,11 +900,20 @@ impl Storage {
         mut f: impl FnMut(&[u8]),
     ) -> Result<(), StorageError> {
         if self.opts.mode == StorageMode::File {
-            if scratch.len() < len {
-                scratch.resize(len, 0);
+            // small reads into a buffer that stays in the CPU cache: the kernel's copy out
+            // of the page cache costs a third as much as with a buffer of several MiB (the
+            // disk still sees large reads: read-ahead, see `will_need`)
+            let step = READ_SIZE.min(len).max(1);
+            if scratch.len() < step {
+                scratch.resize(step, 0);
             }
-            self.read_at(offset, &mut scratch[..len])?;
-            f(&scratch[..len]);
+            let mut done = 0;
+            while done < len {
+                let k = step.min(len - done);
+                self.read_at(offset + done as u64, &mut scratch[..k])?;
+                f(&scratch[..k]);
+                done += k;
+            }
             return Ok(());
         }
         self.for_each_segment(offset, len, |slot, at, range| {
