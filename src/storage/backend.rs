@@ -16,7 +16,8 @@
 //! Writing to a hole of a sparse file through a mapping allocates disk blocks at the page
 //! fault; on a full disk that is a `SIGBUS` too. So before copying into the mapping, the
 //! range is allocated with `fallocate` (a 4 MiB aligned region at a time, remembered per
-//! handle), which fails with `ENOSPC` as an ordinary error. Where the file system has no
+//! handle; only the write's own range when the region does not fit), which fails with
+//! `ENOSPC` as an ordinary error. Where the file system has no
 //! `fallocate`, writes fall back to `pwrite` (coherent with the mapping: both go through the
 //! page cache). Reading a hole maps the shared zero page and allocates nothing.
 //!
@@ -276,6 +277,14 @@ fn reserve(h: &Handle, at: u64, len: u64, end: u64) -> io::Result<bool> {
                 done.insert(c);
             }
             Err(e) if unsupported(&e) => return Ok(false),
+            // not room for the whole region: maybe for the write itself
+            Err(e)
+                if e.raw_os_error() == Some(libc::ENOSPC)
+                    || e.raw_os_error() == Some(libc::EDQUOT) =>
+            {
+                let (x, y) = (at.max(a), (at + len).min(b));
+                fallocate(h, x, y - x)?;
+            }
             Err(e) => return Err(e),
         }
     }
