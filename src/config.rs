@@ -59,6 +59,9 @@ pub struct Config {
     /// Most payload files open at once for the whole session (all torrents), 16..=1048576;
     /// the least recently used are closed beyond it.
     pub max_open_files: u32,
+    /// Downloads on a volume pause while it has less free space than this, bytes
+    /// (seeding goes on); they resume when space returns. 0 = no guard.
+    pub min_free_space: u64,
 }
 
 impl Default for Config {
@@ -78,6 +81,7 @@ impl Default for Config {
             storage: StorageMode::File,
             preallocate: Preallocate::Sparse,
             max_open_files: crate::storage::DEFAULT_MAX_OPEN_FILES as u32,
+            min_free_space: 1 << 30,
         }
     }
 }
@@ -287,6 +291,7 @@ mod tests {
             "storage",
             "preallocate",
             "max_open_files",
+            "min_free_space",
         ] {
             assert!(
                 DEFAULT_TOML.contains(&format!("# {key} ="))

@@ -133,7 +133,11 @@ fn tui_downloads_pauses_resumes_and_quits_cleanly_under_tmux() {
         torrent.display()
     );
     let state = dir.path().join("state");
-    let tmux = Tmux::start(&cmd, &[("XDG_STATE_HOME", &state)]);
+    let data_home = dir.path().join("data-home");
+    let tmux = Tmux::start(
+        &cmd,
+        &[("XDG_STATE_HOME", &state), ("XDG_DATA_HOME", &data_home)],
+    );
 
     let screen = tmux.wait_for("Downloading", Duration::from_secs(20));
     assert!(screen.contains("movie.bin"), "{screen}");
