@@ -14,7 +14,7 @@
 //! Failures are per piece: a write or read-back error breaks only the piece it hit, and a
 //! piece whose files were deleted or replaced while open is never reported verified
 //! ([`DiskEvent::Error`] with [`StorageErrorKind::FileDeleted`]). Upload reads
-//! ([`DiskPool::read_blocks`]) report the pieces they could not read and serve the rest.
+//! ([`DiskPool::read_for_upload`]) report the pieces they could not read and serve the rest.
 
 use std::collections::{BTreeSet, HashMap};
 use std::fmt;

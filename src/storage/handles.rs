@@ -2,7 +2,7 @@
 //! [`super::Storage`] of a session, so 10,000 seeding torrents never run out of file
 //! descriptors.
 //!
-//! Each file of a torrent has a [`HandleCell`]: its open [`Handle`] (if any), when it was last
+//! Each file of a torrent has a cell: its open handle (if any), when it was last
 //! used, and the identity (device, inode, birth time) of the file the torrent last saw at its path. A
 //! [`HandleCache`] knows every cell with an open handle; when opening one more would pass its
 //! cap, it drops the handle of the cell used least recently. A handle is shared (`Arc`), so a

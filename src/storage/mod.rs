@@ -44,7 +44,7 @@
 //! ([`check::check_report`] reports it and leaves the piece holding its end unverified); it
 //! is truncated to its exact length the first time the torrent writes to it.
 
-pub(crate) mod backend;
+pub mod backend;
 pub mod check;
 pub mod disk;
 mod error;
@@ -70,6 +70,15 @@ use error::{clone_io, io_err};
 use handles::{FileId, Handle, HandleCell};
 
 /// How payload bytes reach the files (config `storage`, command line `--storage`).
+///
+/// Which to pick: `file` unless there is a reason. It reports every disk problem as an
+/// error (a file cut short, a failing disk), keeps the process's resident memory small,
+/// and on the 1 GiB benchmarks (2 cores) it downloaded with less CPU than `mmap` (2.1 vs
+/// 2.7-3.0 CPU s/GiB: a mapping takes a page fault for every 4 KiB page written) and
+/// re-checked with the same CPU (0.83 s/GiB, both at the SHA-1 cost plus the page-cache
+/// copy or page faults). `mmap` saves the copy and the system call per block on reads, and
+/// its resident size includes the mapped payload (page cache, not anonymous memory, like
+/// libtorrent 2.x); use it only for payloads no other program truncates, on local disks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum StorageMode {
