@@ -62,6 +62,9 @@ pub struct Config {
     /// Downloads on a volume pause while it has less free space than this, bytes
     /// (seeding goes on); they resume when space returns. 0 = no guard.
     pub min_free_space: u64,
+    /// Largest info dictionary fetched for a magnet link (BEP 9), bytes, 16 KiB..=128 MiB.
+    /// Peers that announce a larger `metadata_size` are not asked.
+    pub max_metadata_size: u32,
 }
 
 impl Default for Config {
@@ -82,6 +85,7 @@ impl Default for Config {
             preallocate: Preallocate::Sparse,
             max_open_files: crate::storage::DEFAULT_MAX_OPEN_FILES as u32,
             min_free_space: 1 << 30,
+            max_metadata_size: 32 << 20,
         }
     }
 }
@@ -169,7 +173,7 @@ impl Config {
             return Err(bad("download_dir", "must not be empty"));
         }
         // (key, value, allowed range, what 0 means)
-        let bounded: [(&'static str, u32, u32, u32, &str); 5] = [
+        let bounded: [(&'static str, u32, u32, u32, &str); 6] = [
             (
                 "disk_threads",
                 c.disk_threads,
@@ -191,6 +195,13 @@ impl Config {
                 c.max_open_files,
                 MAX_OPEN_FILES_RANGE.0,
                 MAX_OPEN_FILES_RANGE.1,
+                "",
+            ),
+            (
+                "max_metadata_size",
+                c.max_metadata_size,
+                16 * 1024,
+                128 << 20,
                 "",
             ),
         ];
@@ -292,6 +303,7 @@ mod tests {
             "preallocate",
             "max_open_files",
             "min_free_space",
+            "max_metadata_size",
         ] {
             assert!(
                 DEFAULT_TOML.contains(&format!("# {key} ="))

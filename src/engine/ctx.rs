@@ -235,6 +235,9 @@ pub enum PeerEvent {
         /// Why.
         error: StorageError,
     },
+    /// The info dictionary of a magnet link is complete and verified
+    /// ([`crate::engine::torrent::metadata::MetadataFetch::take_done`]).
+    MetadataComplete,
     /// The connection ended.
     Gone {
         /// Why, if it was an error.
@@ -279,7 +282,13 @@ pub enum SessionEvent {
         /// Which check.
         check_key: u64,
         /// What the check found, or why it could not run.
-        result: Result<crate::storage::check::CheckReport, StorageError>,
+        result: Result<
+            (
+                crate::storage::check::CheckReport,
+                Vec<crate::state::FileStat>,
+            ),
+            StorageError,
+        >,
     },
     /// A handshake completed (either direction): admit the peer or drop it.
     Handshaken {

@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 use bendy::encoding::{AsString, Encoder, SingleItemEncoder};
 use sha1::{Digest, Sha1};
 
-use super::path::{UnsafeComponent, disk_component};
+use super::path::{UnsafeComponent, check_component, sanitize_component};
 
 /// Smallest piece length [`default_piece_length`] picks and the builder accepts: 16 KiB.
 pub const MIN_PIECE_LENGTH: u32 = 16 * 1024;
@@ -103,9 +103,19 @@ pub enum NameProblem {
     /// Refused by the path rules of [`super::path`].
     #[error("{0}")]
     Unsafe(UnsafeComponent),
-    /// Would be stored under another name by a downloader (control characters, length).
-    #[error("would be renamed on download (control characters or more than 255 bytes)")]
+    /// Would be stored under another name by a downloader (control characters, a
+    /// right-to-left override, more than 240 bytes).
+    #[error(
+        "would be renamed on download (control characters, text-direction marks or more than 240 bytes)"
+    )]
     Renamed,
+    /// Differs from another name in the same folder only by letter case: a downloader
+    /// renames one of them (`a.1.txt`), since a case-insensitive file system cannot hold
+    /// both.
+    #[error(
+        "differs from another name in its folder only by letter case (a downloader renames one)"
+    )]
+    CaseCollision,
 }
 
 /// Builder of a v1 .torrent (BEP 3, with BEP 12 tiers, BEP 19 web seeds, BEP 27 private)
@@ -235,6 +245,7 @@ impl TorrentBuilder {
             let mut files = Vec::new();
             walk(&root, &mut Vec::new(), &mut files)?;
             files.sort_by(|a, b| a.components.cmp(&b.components));
+            check_case_collisions(&root, &files)?;
             files
         } else if meta.is_file() {
             vec![SourceFile {
@@ -332,17 +343,44 @@ fn checked_name(name: &std::ffi::OsStr, path: &Path) -> Result<String, CreateErr
     let s = name.to_str().ok_or_else(|| CreateError::NonUtf8Name {
         path: path.to_owned(),
     })?;
-    match disk_component(s, true) {
-        Ok(disk) if disk == s => Ok(s.to_owned()),
-        Ok(_) => Err(CreateError::UnsafeName {
-            path: path.to_owned(),
-            problem: NameProblem::Renamed,
-        }),
-        Err(p) => Err(CreateError::UnsafeName {
-            path: path.to_owned(),
-            problem: NameProblem::Unsafe(p),
-        }),
+    let problem = match check_component(s) {
+        Err(p) => NameProblem::Unsafe(p),
+        Ok(()) if sanitize_component(s.as_bytes()).as_deref() == Some(s) => {
+            return Ok(s.to_owned());
+        }
+        Ok(()) => NameProblem::Renamed,
+    };
+    Err(CreateError::UnsafeName {
+        path: path.to_owned(),
+        problem,
+    })
+}
+
+/// Refuse two files whose paths differ only by letter case (`A.txt`, `a.txt`; also a file
+/// and a folder): a downloader renames the later one, so the torrent could not be seeded
+/// from these files. `files` are sorted by path.
+fn check_case_collisions(root: &Path, files: &[SourceFile]) -> Result<(), CreateError> {
+    let mut seen: std::collections::HashMap<String, Vec<String>> = std::collections::HashMap::new();
+    for f in files {
+        // every folder prefix, then the file itself
+        for depth in 1..=f.components.len() {
+            let exact = &f.components[..depth];
+            let key = exact.join("/").to_lowercase();
+            match seen.get(&key) {
+                Some(first) if first.as_slice() == exact => {}
+                Some(_) => {
+                    return Err(CreateError::UnsafeName {
+                        path: exact.iter().fold(root.to_path_buf(), |p, c| p.join(c)),
+                        problem: NameProblem::CaseCollision,
+                    });
+                }
+                None => {
+                    seen.insert(key, exact.to_vec());
+                }
+            }
+        }
     }
+    Ok(())
 }
 
 /// Collect the regular files under `dir` (recursively, symbolic links skipped).
@@ -454,5 +492,62 @@ mod tests {
         assert_eq!(pl, 1024 * 1024); // 1024 pieces
         assert!(gib.div_ceil(u64::from(pl)) <= TARGET_PIECE_COUNT);
         assert_eq!(default_piece_length(u64::MAX), MAX_DEFAULT_PIECE_LENGTH);
+    }
+}
+
+/// A .torrent file for an info dictionary fetched from peers (BEP 9): `announce` (the
+/// first tracker), `announce-list` (`trackers`, when any) and `info` (the raw bytes, so the
+/// info hash is unchanged), keys in sorted order.
+pub fn torrent_from_info(info: &[u8], trackers: &[Vec<String>]) -> Vec<u8> {
+    fn string(out: &mut Vec<u8>, s: &[u8]) {
+        out.extend_from_slice(s.len().to_string().as_bytes());
+        out.push(b':');
+        out.extend_from_slice(s);
+    }
+    let mut out = vec![b'd'];
+    let tiers: Vec<&Vec<String>> = trackers.iter().filter(|t| !t.is_empty()).collect();
+    if let Some(first) = tiers.first().and_then(|t| t.first()) {
+        string(&mut out, b"announce");
+        string(&mut out, first.as_bytes());
+        string(&mut out, b"announce-list");
+        out.push(b'l');
+        for tier in &tiers {
+            out.push(b'l');
+            for url in tier.iter() {
+                string(&mut out, url.as_bytes());
+            }
+            out.push(b'e');
+        }
+        out.push(b'e');
+    }
+    string(&mut out, b"info");
+    out.extend_from_slice(info);
+    out.push(b'e');
+    out
+}
+
+#[cfg(test)]
+mod from_info_tests {
+    use super::*;
+    use crate::metainfo::{InfoHash, Metainfo};
+
+    #[test]
+    fn the_info_hash_and_trackers_survive() {
+        let dir = tempfile::tempdir().unwrap();
+        let f = dir.path().join("a.bin");
+        std::fs::write(&f, vec![7u8; 100_000]).unwrap();
+        let t = TorrentBuilder::new(&f).build().unwrap();
+        let m = Metainfo::from_bytes(&t).unwrap();
+        let tiers = vec![
+            vec!["http://a/announce".to_string()],
+            vec!["udp://b:1".to_string()],
+        ];
+        let again = Metainfo::from_bytes(&torrent_from_info(&m.info_bytes, &tiers)).unwrap();
+        assert_eq!(again.info_hash, m.info_hash);
+        assert_eq!(again.info_hash, InfoHash::of_info_bytes(&m.info_bytes));
+        assert_eq!(again.trackers, tiers);
+        let bare = Metainfo::from_bytes(&torrent_from_info(&m.info_bytes, &[])).unwrap();
+        assert!(bare.trackers.is_empty());
+        assert_eq!(bare.files, m.files);
     }
 }

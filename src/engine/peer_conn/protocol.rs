@@ -20,7 +20,8 @@ use super::{
 use crate::engine::ctx::PeerEvent;
 use crate::engine::picker::BlockOutcome;
 use crate::engine::torrent::shared::TorrentShared;
-use crate::peer::extension;
+use crate::peer::extension::{self, OurHandshake, UT_METADATA_ID};
+use crate::peer::metadata::{self as bep9, MetadataMsg};
 use crate::peer::wire::{self, Handshake, MAX_BLOCK_SIZE, Message};
 use crate::piece::{BLOCK_SIZE, Bitfield, BlockRef};
 
@@ -36,6 +37,9 @@ const PIPELINE_SECONDS: f64 = 1.0;
 const MAX_QUEUED_UPLOADS: u32 = extension::OUR_REQQ;
 /// Receive buffer growth step, bytes.
 const RECV_CHUNK: usize = 256 * 1024;
+/// Metadata pieces (BEP 9) we send one peer, as a multiple of the metadata's piece count:
+/// enough to fetch it a few times over, not a way to make us send without end.
+const METADATA_SERVE_ROUNDS: u32 = 4;
 
 /// The reader's state of one connection.
 pub struct Conn {
@@ -55,6 +59,10 @@ pub struct Conn {
     picks: Vec<BlockRef>,
     /// The peer's pieces are counted in the picker's availability.
     in_picker: bool,
+    /// The id to send the peer `ut_metadata` messages with (its BEP 10 `m`).
+    peer_ut_metadata: Option<u8>,
+    /// Metadata pieces sent to this peer.
+    metadata_served: u32,
 }
 
 impl Conn {
@@ -80,6 +88,8 @@ impl Conn {
             rate_window: (Instant::now(), 0),
             picks: Vec::new(),
             in_picker: false,
+            peer_ut_metadata: None,
+            metadata_served: 0,
         }
     }
 
@@ -112,9 +122,15 @@ impl Conn {
         writer: &mut tokio::task::JoinHandle<Result<(), PeerError>>,
     ) -> Result<(), PeerError> {
         if remote.supports_extensions() {
+            let ours = OurHandshake {
+                listen_port: self.t.ctx.listen_port,
+                metadata_size: self.t.metadata().map(|m| m.len() as u32),
+                yourip: Some(self.info.addr.ip()),
+                pex: false,
+            };
             self.send(Message::Extended {
                 ext_id: 0,
-                payload: extension::encode_handshake(self.t.ctx.listen_port),
+                payload: extension::encode_handshake(&ours),
             });
         }
         let have = self.t.have.to_bitfield();
@@ -278,20 +294,60 @@ impl Conn {
                 }
             }
             Message::Piece { piece, begin, data } => self.on_piece(piece, begin, data).await?,
-            Message::Extended { ext_id, payload } => {
-                if ext_id == 0
-                    && let Ok(h) = extension::parse_handshake(&payload)
-                {
-                    if let Some(r) = h.reqq {
-                        self.reqq = r;
-                    }
-                    if let Some(c) = h.client {
-                        *self.info.client.lock().unwrap_or_else(|e| e.into_inner()) = Some(c);
-                    }
-                }
-            }
+            Message::Extended { ext_id, payload } => self.on_extended(ext_id, &payload),
         }
         Ok(())
+    }
+
+    /// A BEP 10 message: the handshake (possibly again, updating), or one of ours by the
+    /// id we assigned. Malformed extension messages are ignored (the base protocol goes on).
+    fn on_extended(&mut self, ext_id: u8, payload: &Bytes) {
+        if ext_id == 0 {
+            let Ok(h) = extension::parse_handshake(payload) else {
+                return;
+            };
+            if let Some(r) = h.reqq {
+                self.reqq = r;
+            }
+            if let Some(c) = h.client {
+                *self.info.client.lock().unwrap_or_else(|e| e.into_inner()) = Some(c);
+            }
+            if let Some(p) = h.listen_port
+                && !self.info.outgoing
+            {
+                self.info.listen_port.store(p, Ordering::Relaxed);
+            }
+            self.peer_ut_metadata = h.ut_metadata;
+        } else if ext_id == UT_METADATA_ID
+            && let Ok(MetadataMsg::Request { piece }) = bep9::parse(payload)
+        {
+            self.serve_metadata(piece);
+        }
+    }
+
+    /// Answer a BEP 9 request: the piece, or a reject when we have no metadata, the index is
+    /// out of range, or the peer asked too often.
+    fn serve_metadata(&mut self, piece: u32) {
+        let Some(id) = self.peer_ut_metadata else {
+            return;
+        };
+        let data = self.t.metadata().and_then(|m| {
+            let limit = bep9::piece_count(m.len() as u32).saturating_mul(METADATA_SERVE_ROUNDS);
+            (self.metadata_served < limit)
+                .then(|| bep9::encode_data(m, piece))
+                .flatten()
+        });
+        let payload = match data {
+            Some(d) => {
+                self.metadata_served += 1;
+                d
+            }
+            None => bep9::encode_reject(piece),
+        };
+        self.send(Message::Extended {
+            ext_id: id,
+            payload,
+        });
     }
 
     /// A piece index from the peer must name a piece of this torrent (drop it otherwise).
