@@ -331,7 +331,8 @@ pub async fn run<T: Transport>(
 ) -> Result<(), PeerError> {
     let (rd, wr) = stream.split();
     let (out_tx, out_rx) = mpsc::unbounded_channel();
-    let writer = tokio::spawn(upload::run(wr, out_rx, t.clone(), key, info.clone()));
+    let fast = remote.supports_fast();
+    let writer = tokio::spawn(upload::run(wr, out_rx, t.clone(), key, info.clone(), fast));
     let mut conn = protocol::Conn::new(t, key, info, out_tx);
     let result = conn.run(rd, remote, ctrl, writer).await;
     conn.cleanup();

@@ -37,6 +37,13 @@ const PIPELINE_SECONDS: f64 = 1.0;
 const MAX_QUEUED_UPLOADS: u32 = extension::OUR_REQQ;
 /// Receive buffer growth step, bytes.
 const RECV_CHUNK: usize = 256 * 1024;
+/// Most allowed-fast pieces (BEP 6) we keep from one peer.
+const MAX_PEER_ALLOWED_FAST: usize = 64;
+/// Rejects from an unchoking peer after which we stop asking it until it unchokes us again
+/// (a peer that rejects everything must not make us ask in a loop).
+const MAX_REJECTS_UNCHOKED: u32 = 256;
+/// Requests in flight to a peer that chokes us, for its allowed-fast pieces only.
+const ALLOWED_FAST_PIPELINE: usize = MIN_PIPELINE;
 /// Metadata pieces (BEP 9) we send one peer, as a multiple of the metadata's piece count:
 /// enough to fetch it a few times over, not a way to make us send without end.
 const METADATA_SERVE_ROUNDS: u32 = 4;
@@ -63,6 +70,14 @@ pub struct Conn {
     peer_ut_metadata: Option<u8>,
     /// Metadata pieces sent to this peer.
     metadata_served: u32,
+    /// Both sides speak the fast extension (BEP 6).
+    fast: bool,
+    /// Pieces we let this peer request while we choke it (BEP 6 allowed fast).
+    our_allowed: Vec<u32>,
+    /// Pieces the peer lets us request while it chokes us.
+    peer_allowed: Vec<u32>,
+    /// Rejects received since the peer last unchoked us.
+    rejects: u32,
 }
 
 impl Conn {
@@ -90,6 +105,10 @@ impl Conn {
             in_picker: false,
             peer_ut_metadata: None,
             metadata_served: 0,
+            fast: false,
+            our_allowed: Vec::new(),
+            peer_allowed: Vec::new(),
+            rejects: 0,
         }
     }
 
@@ -133,8 +152,27 @@ impl Conn {
                 payload: extension::encode_handshake(&ours),
             });
         }
+        self.fast = remote.supports_fast();
         let have = self.t.have.to_bitfield();
-        if have.count() > 0 {
+        if self.fast {
+            // BEP 6: have-all / have-none stand for the bitfield
+            if have.is_full() {
+                self.send(Message::HaveAll);
+            } else if have.count() == 0 {
+                self.send(Message::HaveNone);
+            } else {
+                self.send(Message::Bitfield(Bytes::copy_from_slice(have.as_bytes())));
+            }
+            self.our_allowed = wire::allowed_fast_set(
+                self.info.addr.ip(),
+                &self.t.info_hash,
+                self.n,
+                wire::ALLOWED_FAST_COUNT,
+            );
+            for &p in &self.our_allowed {
+                self.send(Message::AllowedFast(p));
+            }
+        } else if have.count() > 0 {
             self.send(Message::Bitfield(Bytes::copy_from_slice(have.as_bytes())));
         }
         let cap = wire::message_cap(self.n);
@@ -233,13 +271,31 @@ impl Conn {
             tracing::trace!(peer = %self.info.addr, ?msg, "message");
         }
         match msg {
-            Message::KeepAlive | Message::Port(_) | Message::Unknown { .. } => {}
+            Message::KeepAlive
+            | Message::Port(_)
+            | Message::Unknown { .. }
+            | Message::Suggest(_) => {}
             Message::Choke => {
                 self.info.peer_choking.store(true, Ordering::Relaxed);
-                self.release_all();
+                // BEP 6: with the fast extension the peer rejects what it will not serve
+                // (and may still serve allowed-fast pieces); the snub timeout catches a
+                // peer that does neither
+                if !self.fast {
+                    self.release_all();
+                }
+            }
+            Message::AllowedFast(p) => {
+                self.check_index("allowed fast", p)?;
+                if self.fast
+                    && self.peer_allowed.len() < MAX_PEER_ALLOWED_FAST
+                    && !self.peer_allowed.contains(&p)
+                {
+                    self.peer_allowed.push(p);
+                }
             }
             Message::Unchoke => {
                 self.info.peer_choking.store(false, Ordering::Relaxed);
+                self.rejects = 0;
                 self.last_piece_at = Instant::now();
             }
             Message::Interested => {
@@ -286,11 +342,18 @@ impl Conn {
                 self.check_index("cancel", b.piece)?;
                 let _ = self.out.send(Outgoing::Cancel(b));
             }
+            // BEP 6: the request is freed at once for another peer
             Message::Reject(b) => {
                 self.check_index("reject", b.piece)?;
                 if let Some(i) = self.in_flight.iter().position(|x| *x == b) {
                     self.in_flight.remove(i);
                     self.t.picker().release(&b);
+                }
+                if self.info.peer_choking.load(Ordering::Relaxed) {
+                    // not served while choked after all: stop asking for that piece
+                    self.peer_allowed.retain(|p| *p != b.piece);
+                } else {
+                    self.rejects += 1;
                 }
             }
             Message::Piece { piece, begin, data } => self.on_piece(piece, begin, data).await?,
@@ -408,12 +471,17 @@ impl Conn {
             )));
         }
         self.info.requests_seen.fetch_add(1, Ordering::Relaxed);
-        if self.info.am_choking.load(Ordering::Relaxed) || !self.t.accepting() {
-            return Ok(()); // BEP 3: requests while choked are dropped
-        }
-        if self.info.upload_queued.load(Ordering::Relaxed) >= MAX_QUEUED_UPLOADS
+        let choked = self.info.am_choking.load(Ordering::Relaxed);
+        let allowed = choked && self.fast && self.our_allowed.contains(&b.piece);
+        if (choked && !allowed)
+            || !self.t.accepting()
+            || self.info.upload_queued.load(Ordering::Relaxed) >= MAX_QUEUED_UPLOADS
             || !self.t.have.get(b.piece)
         {
+            // BEP 3: dropped; BEP 6: rejected, so the peer can ask elsewhere at once
+            if self.fast {
+                self.send(Message::Reject(b));
+            }
             return Ok(());
         }
         let _ = self.out.send(Outgoing::Request(b));
@@ -530,14 +598,19 @@ impl Conn {
 
     /// After a burst of messages or an order: top up our requests.
     fn after_batch(&mut self) {
-        if self.info.peer_choking.load(Ordering::Relaxed)
-            || !self.info.am_interested.load(Ordering::Relaxed)
-            || !self.t.accepting()
-        {
+        if !self.info.am_interested.load(Ordering::Relaxed) || !self.t.accepting() {
+            return;
+        }
+        let choked = self.info.peer_choking.load(Ordering::Relaxed);
+        if (choked && self.peer_allowed.is_empty()) || self.rejects >= MAX_REJECTS_UNCHOKED {
             return;
         }
         let cap = (self.reqq as usize).min(MAX_PIPELINE);
-        let target = self.pipeline.min(cap);
+        let target = if choked {
+            ALLOWED_FAST_PIPELINE.min(cap)
+        } else {
+            self.pipeline.min(cap)
+        };
         if self.in_flight.len() >= target {
             return;
         }
@@ -548,9 +621,25 @@ impl Conn {
         }
         self.picks.clear();
         let in_flight = self.in_flight.make_contiguous();
-        self.t
-            .picker()
-            .pick(self.key, &self.bitfield, in_flight, room, &mut self.picks);
+        if choked {
+            // BEP 6: only the pieces the peer allows while it chokes us
+            let mut allowed = Bitfield::new(self.n);
+            for &p in &self.peer_allowed {
+                if self.bitfield.get(p) {
+                    allowed.set(p);
+                }
+            }
+            self.t
+                .picker()
+                .pick(self.key, &allowed, in_flight, room, &mut self.picks);
+            if self.picks.is_empty() {
+                return;
+            }
+        } else {
+            self.t
+                .picker()
+                .pick(self.key, &self.bitfield, in_flight, room, &mut self.picks);
+        }
         if self.picks.is_empty() {
             if self.in_flight.is_empty() {
                 self.update_interest();
