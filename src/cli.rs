@@ -18,6 +18,11 @@ pub struct Cli {
     #[arg(long, global = true, value_name = "N")]
     pub port: Option<u16>,
 
+    /// How payload bytes reach the files: `file` (positioned I/O) or `mmap` (memory maps);
+    /// overrides `storage` in the config.
+    #[arg(long, global = true, value_name = "file|mmap")]
+    pub storage: Option<crate::storage::StorageMode>,
+
     /// .torrent files or magnet links to add when the TUI opens.
     #[arg(value_name = "TORRENT|MAGNET")]
     pub torrents: Vec<PathBuf>,

@@ -11,6 +11,10 @@ use serde::Deserialize;
 use thiserror::Error;
 
 use crate::storage::disk::MAX_DISK_THREADS;
+use crate::storage::{HandleCache, Preallocate, StorageMode, StorageOptions};
+
+/// Bounds of `max_open_files`.
+pub const MAX_OPEN_FILES_RANGE: (u32, u32) = (16, 1 << 20);
 
 /// The default config file, shipped in the repository and printed by `ratorrent config`.
 pub const DEFAULT_TOML: &str = include_str!("../config/default.toml");
@@ -46,6 +50,15 @@ pub struct Config {
     /// Outgoing peer connection attempts in flight at once (TCP connects not yet answered),
     /// session-wide, 1..=1000.
     pub max_half_open: u32,
+    /// How payload bytes reach the files: `file` (positioned I/O, the default) or `mmap`
+    /// (memory maps). `--storage` overrides it.
+    pub storage: StorageMode,
+    /// `sparse` (the default: disk space is used as data arrives) or `full` (each file is
+    /// allocated whole with `fallocate` on its first write).
+    pub preallocate: Preallocate,
+    /// Most payload files open at once for the whole session (all torrents), 16..=1048576;
+    /// the least recently used are closed beyond it.
+    pub max_open_files: u32,
     /// Downloads on a volume pause while it has less free space than this, bytes
     /// (seeding goes on); they resume when space returns. 0 = no guard.
     pub min_free_space: u64,
@@ -71,6 +84,9 @@ impl Default for Config {
             numwant: 50,
             max_connections: 200,
             max_half_open: 32,
+            storage: StorageMode::File,
+            preallocate: Preallocate::Sparse,
+            max_open_files: crate::storage::DEFAULT_MAX_OPEN_FILES as u32,
             min_free_space: 1 << 30,
             max_metadata_size: 32 << 20,
             pex: true,
@@ -161,7 +177,7 @@ impl Config {
             return Err(bad("download_dir", "must not be empty"));
         }
         // (key, value, allowed range, what 0 means)
-        let bounded: [(&'static str, u32, u32, u32, &str); 5] = [
+        let bounded: [(&'static str, u32, u32, u32, &str); 6] = [
             (
                 "disk_threads",
                 c.disk_threads,
@@ -178,6 +194,13 @@ impl Config {
             ),
             ("max_connections", c.max_connections, 1, 65_535, ""),
             ("max_half_open", c.max_half_open, 1, 1000, ""),
+            (
+                "max_open_files",
+                c.max_open_files,
+                MAX_OPEN_FILES_RANGE.0,
+                MAX_OPEN_FILES_RANGE.1,
+                "",
+            ),
             (
                 "max_metadata_size",
                 c.max_metadata_size,
@@ -229,6 +252,23 @@ impl Config {
         }
     }
 
+    /// Handles the session's file cache may keep open: `max_open_files` within its bounds,
+    /// even for a `Config` not built by [`Config::from_toml`].
+    pub fn open_file_cap(&self) -> usize {
+        self.max_open_files
+            .clamp(MAX_OPEN_FILES_RANGE.0, MAX_OPEN_FILES_RANGE.1) as usize
+    }
+
+    /// The storage settings of every torrent of the session, sharing `handles` (create it
+    /// once per session with `HandleCache::new(config.open_file_cap())`).
+    pub fn storage_options(&self, handles: HandleCache) -> StorageOptions {
+        StorageOptions {
+            mode: self.storage,
+            preallocate: self.preallocate,
+            handles,
+        }
+    }
+
     /// The `numwant` to send in an announce: `None` (leave it out, the tracker picks,
     /// usually 50) for 0, else the configured number, at most 1000 even for a `Config` not
     /// built by [`Config::from_toml`].
@@ -263,6 +303,9 @@ mod tests {
             "numwant",
             "max_connections",
             "max_half_open",
+            "storage",
+            "preallocate",
+            "max_open_files",
             "min_free_space",
             "max_metadata_size",
             "pex",
@@ -387,6 +430,48 @@ mod tests {
         assert_eq!(c.disk_thread_count(), 64);
         assert_eq!(c.announce_numwant(), None);
         assert_eq!((c.max_connections, c.max_half_open), (65_535, 1));
+    }
+
+    #[test]
+    fn storage_keys_parse_and_bad_values_name_the_key() {
+        let c = Config::from_toml(
+            "storage = \"mmap\"\npreallocate = \"full\"\nmax_open_files = 64\n",
+            Path::new("x"),
+        )
+        .unwrap();
+        assert_eq!(c.storage, StorageMode::Mmap);
+        assert_eq!(c.preallocate, Preallocate::Full);
+        assert_eq!(c.open_file_cap(), 64);
+        let o = c.storage_options(HandleCache::new(c.open_file_cap()));
+        assert_eq!(
+            (o.mode, o.preallocate),
+            (StorageMode::Mmap, Preallocate::Full)
+        );
+        assert_eq!(o.handles.capacity(), 64);
+        for (text, key) in [
+            ("storage = \"direct\"\n", "storage"),
+            ("preallocate = \"some\"\n", "preallocate"),
+            ("max_open_files = 0\n", "max_open_files"),
+            ("max_open_files = 2000000\n", "max_open_files"),
+        ] {
+            let e = Config::from_toml(text, Path::new("/c.toml"))
+                .unwrap_err()
+                .to_string();
+            assert!(e.contains(key) && e.contains("/c.toml"), "{text}: {e}");
+        }
+        let d = Config::default();
+        assert_eq!(
+            (d.storage, d.preallocate),
+            (StorageMode::File, Preallocate::Sparse)
+        );
+        assert_eq!(
+            Config {
+                max_open_files: 0,
+                ..d
+            }
+            .open_file_cap(),
+            16
+        );
     }
 
     #[test]

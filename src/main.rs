@@ -24,6 +24,9 @@ fn load_config(cli: &Cli) -> anyhow::Result<Config> {
     if let Some(p) = cli.port {
         config.listen_port = p;
     }
+    if let Some(s) = cli.storage {
+        config.storage = s;
+    }
     Ok(config)
 }
 
@@ -72,7 +75,13 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         }
         Some(Cmd::Check { torrent, dir }) => {
             let config = load_config(&cli)?;
-            let (have, total) = headless::check(torrent, dir, config.disk_thread_count())?;
+            let handles = ratorrent::storage::HandleCache::new(config.open_file_cap());
+            let (have, total) = headless::check_with(
+                torrent,
+                dir,
+                config.disk_thread_count(),
+                config.storage_options(handles),
+            )?;
             println!("{have}/{total} pieces verified");
             Ok(if have == total {
                 ExitCode::SUCCESS

@@ -818,7 +818,9 @@ impl Torrent {
         let geo = self.sum.geometry;
         let threads = ctx.config.disk_thread_count();
         tokio::task::spawn_blocking(move || {
-            let result = (|| {
+            // check only: files are created by their first write (Storage::prepare_root,
+            // create_empty_files)
+            let result = {
                 let report = if disk.storage.any_data_present() {
                     crate::storage::check::check_report(
                         &disk.storage,
@@ -836,10 +838,9 @@ impl Torrent {
                         finished: true,
                     }
                 };
-                disk.storage.create_files()?;
                 // what the files look like now, for the resume data
                 Ok((report, disk.storage.file_stats()))
-            })();
+            };
             ctx.send(SessionEvent::Checked {
                 torrent: id,
                 check_key: key,
@@ -944,6 +945,14 @@ impl Torrent {
                 return None;
             }
         };
+        // downloading: the download folder must exist for files to be created by their
+        // first write (checking created nothing)
+        if !self.have.is_full()
+            && let Err(e) = disk.storage.prepare_root()
+        {
+            self.input(Input::Failed(storage_error(&e)), env);
+            return None;
+        }
         let geo = self.sum.geometry;
         let mut picker = Picker::new(
             geo.piece_count(),
@@ -1760,7 +1769,12 @@ impl Torrent {
                 if complete {
                     // the files must still be the ones we wrote (a deleted download folder
                     // leaves open handles writing into unlinked files)
-                    if let Err(e) = shared.disk.storage.verify_files_present() {
+                    if let Err(e) = shared
+                        .disk
+                        .storage
+                        .create_empty_files()
+                        .and_then(|()| shared.disk.storage.verify_files_present())
+                    {
                         let err = storage_error(&e);
                         self.log(
                             env,
