@@ -18,6 +18,11 @@ pub struct Cli {
     #[arg(long, global = true, value_name = "N")]
     pub port: Option<u16>,
 
+    /// Watch folder for the TUI (overrides `watch_dir`): .torrent files dropped there are
+    /// added, then renamed `.added` (or `.invalid`, with the reason in the log).
+    #[arg(long, global = true, value_name = "DIR")]
+    pub watch: Option<PathBuf>,
+
     /// .torrent files to add when the TUI opens.
     #[arg(value_name = "TORRENT")]
     pub torrents: Vec<PathBuf>,

@@ -46,6 +46,9 @@ pub struct Config {
     /// Outgoing peer connection attempts in flight at once (TCP connects not yet answered),
     /// session-wide, 1..=1000.
     pub max_half_open: u32,
+    /// Watch folder: .torrent files dropped there are added, then renamed `.added` (or
+    /// `.invalid`); `~` expands to the home directory. Default: none (no watching).
+    pub watch_dir: Option<PathBuf>,
 }
 
 impl Default for Config {
@@ -62,6 +65,7 @@ impl Default for Config {
             numwant: 50,
             max_connections: 200,
             max_half_open: 32,
+            watch_dir: None,
         }
     }
 }
@@ -134,6 +138,7 @@ impl Config {
             message: e.to_string().trim_end().to_string(),
         })?;
         c.download_dir = expand_tilde(&c.download_dir);
+        c.watch_dir = c.watch_dir.as_deref().map(expand_tilde);
         let bad = |key, problem: &str| ConfigError::Value {
             path: path.to_path_buf(),
             key,
@@ -147,6 +152,15 @@ impl Config {
         }
         if c.download_dir.as_os_str().is_empty() {
             return Err(bad("download_dir", "must not be empty"));
+        }
+        if c.watch_dir
+            .as_ref()
+            .is_some_and(|d| d.as_os_str().is_empty())
+        {
+            return Err(bad(
+                "watch_dir",
+                "must not be empty (leave it out to watch no folder)",
+            ));
         }
         // (key, value, allowed range, what 0 means)
         let bounded: [(&'static str, u32, u32, u32, &str); 4] = [
@@ -244,6 +258,7 @@ mod tests {
             "numwant",
             "max_connections",
             "max_half_open",
+            "watch_dir",
         ] {
             assert!(
                 DEFAULT_TOML.contains(&format!("# {key} ="))
@@ -305,6 +320,28 @@ mod tests {
         if let Some(h) = dirs::home_dir() {
             assert_eq!(c.download_dir, h.join("dl"));
         }
+    }
+
+    #[test]
+    fn watch_dir_is_optional_and_tilde_expands() {
+        assert_eq!(Config::default().watch_dir, None);
+        let c = Config::from_toml("watch_dir = \"/srv/watch\"\n", Path::new("x")).unwrap();
+        assert_eq!(c.watch_dir, Some(PathBuf::from("/srv/watch")));
+        let c = Config::from_toml("watch_dir = \"~/watch\"\n", Path::new("x")).unwrap();
+        if let Some(h) = dirs::home_dir() {
+            assert_eq!(c.watch_dir, Some(h.join("watch")));
+        }
+        let e = Config::from_toml("watch_dir = \"\"\n", Path::new("/c.toml")).unwrap_err();
+        assert!(
+            matches!(
+                &e,
+                ConfigError::Value {
+                    key: "watch_dir",
+                    ..
+                }
+            ),
+            "{e}"
+        );
     }
 
     #[test]
