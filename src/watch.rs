@@ -186,11 +186,17 @@ pub fn prepare(dir: &Path) -> Result<(), String> {
 /// [`AddError::ShuttingDown`]). Never fails: problems are logged, and a folder that is
 /// missing or cannot be watched is looked for again every few seconds.
 pub async fn run(opts: WatchOptions, commands: CommandSender) {
+    run_with_queue(opts, commands, EVENT_QUEUE).await;
+}
+
+/// [`run`] with the event queue `queue` long (tests make it tiny to force overflows).
+async fn run_with_queue(opts: WatchOptions, commands: CommandSender, queue: usize) {
     let dir = std::path::absolute(&opts.dir).unwrap_or(opts.dir);
     if let Err(e) = prepare(&dir) {
         tracing::warn!("{e}");
     }
-    let (tx, rx) = mpsc::channel(EVENT_QUEUE);
+    let (tx, rx) = mpsc::channel(queue);
+    let batch = queue;
     let mut w = Watch {
         dir,
         seed: opts.seed,
@@ -210,6 +216,7 @@ pub async fn run(opts: WatchOptions, commands: CommandSender) {
         rescan_at: None,
         last_scan: None,
         tally: Tally::default(),
+        batch,
     };
     w.attach().await;
     w.run().await;
@@ -279,6 +286,8 @@ struct Watch {
     rescan_at: Option<Instant>,
     last_scan: Option<Instant>,
     tally: Tally,
+    /// Events taken at once before the loop looks at deadlines and adds again.
+    batch: usize,
 }
 
 impl Watch {
@@ -297,7 +306,7 @@ impl Watch {
                     if let Some(ev) = ev {
                         self.on_event(ev);
                         // take what else is queued (a bounded batch) before deciding anything
-                        for _ in 0..EVENT_QUEUE {
+                        for _ in 0..self.batch {
                             let Ok(ev) = self.rx.try_recv() else { break };
                             self.on_event(ev);
                         }
@@ -962,6 +971,40 @@ mod tests {
             .expect("the watcher stops when the engine shuts down")
             .unwrap();
         assert!(dir.join("stop.torrent").exists());
+        engine.abort();
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn events_lost_to_a_full_queue_are_recovered_by_a_rescan() {
+        let _ = tracing_subscriber::fmt()
+            .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
+            .with_test_writer()
+            .try_init();
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("watch");
+        std::fs::create_dir(&dir).unwrap();
+        let (tx, rx) = mpsc::channel(256);
+        let max_held = Arc::new(AtomicUsize::new(0));
+        let adds = Arc::new(AtomicUsize::new(0));
+        let engine = tokio::spawn(fake_engine(rx, max_held.clone(), adds.clone()));
+        let opts = WatchOptions {
+            dir: dir.clone(),
+            seed: false,
+        };
+        // a queue of 4 events cannot hold the ~5 events of each of 300 files
+        let watcher = tokio::spawn(run_with_queue(opts, tx, 4));
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        let mut want = Vec::new();
+        for i in 0..300 {
+            std::fs::write(dir.join(format!("f{i:03}.torrent")), b"x").unwrap();
+            want.push(format!("f{i:03}.torrent.added"));
+        }
+        let want_ref: Vec<&str> = want.iter().map(String::as_str).collect();
+        let names = wait_for(&dir, &want_ref).await;
+        assert_eq!(names, want);
+        assert_eq!(adds.load(Ordering::SeqCst), 300, "each file is added once");
+        assert!(max_held.load(Ordering::SeqCst) <= MAX_IN_FLIGHT);
+        watcher.abort();
         engine.abort();
     }
 }
