@@ -58,9 +58,10 @@ pub enum Cmd {
         #[arg(short, long)]
         quiet: bool,
     },
-    /// Print a .torrent file's name, info hash, pieces, trackers and files.
+    /// Print a .torrent file's name, info hash, pieces, trackers and files, or what a
+    /// magnet link names (info hash, name, trackers, peers).
     Info {
-        /// The .torrent file.
+        /// The .torrent file or magnet link (quote it: it holds `&`).
         torrent: PathBuf,
     },
     /// Verify data on disk against a torrent's piece hashes; exits 0 when complete.

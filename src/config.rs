@@ -46,6 +46,9 @@ pub struct Config {
     /// Outgoing peer connection attempts in flight at once (TCP connects not yet answered),
     /// session-wide, 1..=1000.
     pub max_half_open: u32,
+    /// Downloads on a volume pause while it has less free space than this, bytes
+    /// (seeding goes on); they resume when space returns. 0 = no guard.
+    pub min_free_space: u64,
     /// Watch folder: .torrent files dropped there are added, then renamed `.added` (or
     /// `.invalid`); `~` expands to the home directory. Default: none (no watching).
     pub watch_dir: Option<PathBuf>,
@@ -65,6 +68,7 @@ impl Default for Config {
             numwant: 50,
             max_connections: 200,
             max_half_open: 32,
+            min_free_space: 1 << 30,
             watch_dir: None,
         }
     }
@@ -258,6 +262,7 @@ mod tests {
             "numwant",
             "max_connections",
             "max_half_open",
+            "min_free_space",
             "watch_dir",
         ] {
             assert!(

@@ -216,11 +216,18 @@ async fn shutdown(commands: &crate::api::CommandSender) {
     }
 }
 
-/// `ratorrent info`: the torrent's description.
+/// `ratorrent info`: the torrent's description, or what a magnet link names.
 ///
 /// # Errors
 /// The file is missing or not a valid torrent (the message says why).
 pub fn info(path: &Path) -> anyhow::Result<String> {
+    if let Some(link) = path
+        .to_str()
+        .filter(|s| crate::metainfo::magnet::is_magnet(s))
+    {
+        let m = crate::metainfo::Magnet::parse(link)?;
+        return Ok(m.describe());
+    }
     let meta = Metainfo::load(path).map_err(|e| anyhow::anyhow!(e))?;
     Ok(meta.describe())
 }

@@ -90,6 +90,18 @@ pub enum Command {
         /// Their new priority.
         priority: FilePriority,
     },
+    /// Put a torrent's files in another folder. `move_data`: move them (renamed on the same
+    /// file system, else copied, sizes checked, then deleted; on failure nothing is left at
+    /// the target and the torrent stays where it was); otherwise "set location": the files
+    /// are already there (the user moved them), the torrent just points there and rechecks.
+    MoveStorage {
+        /// The torrent.
+        id: TorrentId,
+        /// The new save folder.
+        to: PathBuf,
+        /// Move the data (true) or only set the location (false).
+        move_data: bool,
+    },
     /// The most recent engine events (oldest first; at most the history size).
     RecentEvents(oneshot::Sender<Vec<EngineEvent>>),
     /// Stop every torrent, send `stopped` to trackers, then reply and end the engine.

@@ -57,6 +57,8 @@ pub struct GlobalStats {
     pub peers: u32,
     /// TCP port the session accepts peers on (0 when not listening).
     pub listen_port: u16,
+    /// Bytes free on the volume of the default download folder, when known.
+    pub free_space: Option<u64>,
 }
 
 /// Life-cycle state of a torrent as shown to the user.
@@ -79,6 +81,8 @@ pub enum TorrentState {
     Paused,
     /// Stopped by an error (see [`TorrentRow::error`]); resume or recheck once it is fixed.
     Error,
+    /// Its files are being moved to another folder.
+    Moving,
 }
 
 impl TorrentState {
@@ -93,6 +97,7 @@ impl TorrentState {
             TorrentState::Completed => "Completed",
             TorrentState::Paused => "Paused",
             TorrentState::Error => "Error",
+            TorrentState::Moving => "Moving",
         }
     }
 

@@ -42,6 +42,8 @@ pub const MAX_CONCURRENT_CHECKS: usize = 1;
 pub const CHECKPOINT_INTERVAL: Duration = Duration::from_secs(60);
 /// A state change (added, paused, completed, removed) reaches it within this.
 pub const CHECKPOINT_SOON: Duration = Duration::from_secs(1);
+/// How often the disk guard measures free space while something downloads.
+pub const DISK_GUARD_INTERVAL: Duration = Duration::from_secs(10);
 
 /// A running session: channels to drive it and the task to await.
 #[derive(Debug)]
@@ -137,8 +139,10 @@ async fn start_session(
         store: None,
         deleted: Vec::new(),
         checkpointing: false,
+        free_space: None,
     };
     let mut session = session;
+    session.free_space = crate::storage::space::free_space(&session.ctx.config.download_dir);
     if let Some((store, loaded)) = state {
         session.store = Some(Arc::new(store));
         session.restore(loaded);
@@ -183,6 +187,8 @@ struct Session {
     deleted: Vec<InfoHash>,
     /// A checkpoint is being written.
     checkpointing: bool,
+    /// Free space of the default download folder's volume at the last measurement.
+    free_space: Option<u64>,
 }
 
 /// Borrow the session's parts as an [`Env`] next to one torrent.
@@ -406,9 +412,63 @@ impl Session {
         }
     }
 
+    /// The disk guard: downloads on a volume with less than `min_free_space` free pause
+    /// (seeding goes on) and resume when space returns (with a 64 MiB margin, so they do
+    /// not flap). Runs every 10 s while something downloads or waits for space.
+    fn disk_guard(&mut self) {
+        let min = self.ctx.config.min_free_space;
+        let mut free: HashMap<PathBuf, Option<u64>> = HashMap::new();
+        let mut measure = |dir: &Path| {
+            *free
+                .entry(dir.to_path_buf())
+                .or_insert_with(|| crate::storage::space::free_space(dir))
+        };
+        self.free_space = measure(&self.ctx.config.download_dir.clone());
+        let ids: Vec<TorrentId> = self.torrents.keys().copied().collect();
+        let mut watching = false;
+        for id in ids {
+            let Some(t) = self.torrents.get(&id) else {
+                continue;
+            };
+            let state = t.state();
+            if min == 0 || !(state == TorrentState::Downloading || t.guarded()) {
+                continue;
+            }
+            watching = true;
+            let dir = t.save_dir.clone();
+            let Some(f) = measure(&dir) else { continue };
+            if state == TorrentState::Downloading && f < min {
+                let reason = format!(
+                    "only {} free on the volume of {} (min_free_space is {})",
+                    crate::metainfo::human_size(f),
+                    dir.display(),
+                    crate::metainfo::human_size(min)
+                );
+                self.with(id, |t, env| t.guard_pause(reason, env));
+            } else if t.guarded() && f >= min.saturating_add(64 << 20) {
+                self.with(id, |t, env| t.guard_resume(env));
+            }
+        }
+        self.publish_now = true;
+        if watching {
+            self.timers
+                .schedule(TimerKey::DiskGuard, Instant::now() + DISK_GUARD_INTERVAL);
+        }
+    }
+
     /// After any input: publish now if a state changed, else make sure a publish is due
     /// while anything shown changes.
     fn after_input(&mut self) {
+        if self.publish_now
+            && self.ctx.config.min_free_space > 0
+            && self.timers.deadline(TimerKey::DiskGuard).is_none()
+            && self
+                .torrents
+                .values()
+                .any(|t| t.state() == TorrentState::Downloading || t.guarded())
+        {
+            self.timers.schedule(TimerKey::DiskGuard, Instant::now());
+        }
         if self.publish_now {
             self.publish_now = false;
             self.publish();
@@ -423,6 +483,7 @@ impl Session {
         while let Some(key) = self.timers.pop_due(now) {
             match key {
                 TimerKey::Publish => self.publish(),
+                TimerKey::DiskGuard => self.disk_guard(),
                 TimerKey::Checkpoint => {
                     self.checkpoint();
                 }
@@ -511,6 +572,9 @@ impl Session {
                 priority,
             } => {
                 self.with(id, |t, env| t.set_file_priority(&files, priority, env));
+            }
+            Command::MoveStorage { id, to, move_data } => {
+                self.with(id, |t, env| t.move_storage(to, move_data, env));
             }
             Command::RecentEvents(reply) => {
                 let _ = reply.send(self.log.recent());
@@ -751,6 +815,9 @@ impl Session {
                     );
                 }
             }
+            SessionEvent::Moved { torrent, result } => {
+                self.with(torrent, |t, env| t.on_moved(result, env));
+            }
             SessionEvent::Deleted { name, error } => match error {
                 None => self.log.push(
                     None,
@@ -893,6 +960,7 @@ impl Session {
             listen_port: self.ctx.listen_port,
             down_limit: self.ctx.limits.download.rate(),
             up_limit: self.ctx.limits.upload.rate(),
+            free_space: self.free_space,
             ..GlobalStats::default()
         };
         for r in &self.rows {

@@ -82,6 +82,8 @@ pub struct Loaded {
 pub struct StateStore {
     dir: PathBuf,
     db: Database,
+    /// .torrent copies written since the last [`StateStore::write`], synced before it.
+    unsynced: std::sync::Mutex<Vec<PathBuf>>,
 }
 
 impl std::fmt::Debug for StateStore {
@@ -160,6 +162,7 @@ impl StateStore {
         let store = StateStore {
             dir: dir.to_path_buf(),
             db,
+            unsynced: std::sync::Mutex::new(Vec::new()),
         };
         store.read_all(&mut loaded)?;
         Ok((store, loaded))
@@ -248,25 +251,64 @@ impl StateStore {
             .join(format!("{}.torrent", ih.to_hex()))
     }
 
-    /// Keep a copy of a torrent's metainfo (the bytes of the .torrent file), durably: temp
-    /// file, fsync, rename, fsync of the folder. Called once, when the torrent is added.
+    /// Keep a copy of a torrent's metainfo (the bytes of the .torrent file): written to a
+    /// temp file and renamed into place; flushed to the device by the next
+    /// [`StateStore::write`] before the torrent's record is committed (so adding thousands
+    /// of torrents costs one flush, not one per torrent). Called once, when it is added.
     ///
     /// # Errors
     /// The copy could not be written (disk full, permissions).
     pub fn put_metainfo(&self, ih: &InfoHash, bytes: &[u8]) -> std::io::Result<()> {
-        use std::io::Write;
         let dst = self.torrent_path(ih);
         let tmp = dst.with_extension("torrent.tmp");
-        {
-            let mut f = std::fs::File::create(&tmp)?;
-            f.write_all(bytes)?;
-            f.sync_all()?;
-        }
+        std::fs::write(&tmp, bytes)?;
         std::fs::rename(&tmp, &dst)?;
-        if let Ok(d) = std::fs::File::open(self.dir.join("torrents")) {
-            let _ = d.sync_all();
-        }
+        self.unsynced
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .push(dst);
         Ok(())
+    }
+
+    /// Flush the .torrent copies written since the last call (and their folder).
+    fn sync_torrents(&self) -> std::io::Result<()> {
+        let files = std::mem::take(
+            &mut *self
+                .unsynced
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner),
+        );
+        if files.is_empty() {
+            return Ok(());
+        }
+        let r = self.sync_files(&files);
+        if r.is_err() {
+            // try again with the next write
+            self.unsynced
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .extend(files);
+        }
+        r
+    }
+
+    fn sync_files(&self, files: &[PathBuf]) -> std::io::Result<()> {
+        let dir = std::fs::File::open(self.dir.join("torrents"))?;
+        if files.len() > 16 {
+            // one flush of the file system instead of one per file
+            use std::os::fd::AsRawFd;
+            // SAFETY: syncfs(2) on an open descriptor
+            if unsafe { libc::syncfs(dir.as_raw_fd()) } != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            return Ok(());
+        }
+        for f in files {
+            if let Ok(h) = std::fs::File::open(f) {
+                h.sync_all()?;
+            }
+        }
+        dir.sync_all()
     }
 
     /// Load a kept torrent's metainfo.
@@ -295,6 +337,8 @@ impl StateStore {
             return Ok(());
         }
         let dir = &self.dir;
+        // the .torrent copies first: a committed record always finds its metainfo
+        self.sync_torrents().map_err(|e| io(dir, e))?;
         let mut deleted = Vec::new();
         let tx = self.db.begin_write().map_err(|e| io(dir, e))?;
         {

@@ -35,7 +35,9 @@
 pub mod check;
 pub mod disk;
 mod error;
+pub mod mover;
 pub mod part_file;
+pub mod space;
 
 pub use error::{StorageError, StorageErrorKind};
 

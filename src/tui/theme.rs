@@ -50,7 +50,9 @@ pub fn state(row: &TorrentRow) -> Style {
         _ if row.message.is_some() => WARNING,
         TorrentState::Downloading => Style::new().fg(Color::Cyan),
         TorrentState::Seeding | TorrentState::Completed => Style::new().fg(Color::Green),
-        TorrentState::Checking | TorrentState::FetchingMetadata => Style::new().fg(Color::Magenta),
+        TorrentState::Checking | TorrentState::FetchingMetadata | TorrentState::Moving => {
+            Style::new().fg(Color::Magenta)
+        }
         TorrentState::Paused | TorrentState::Queued => DIM,
     }
 }

@@ -79,6 +79,8 @@ pub enum TimerKey {
     Publish,
     /// Write changed records to the state store.
     Checkpoint,
+    /// Measure free space of the download volumes.
+    DiskGuard,
 }
 
 /// Only a few torrents hash their data at once; the others wait here, in order.
@@ -175,6 +177,10 @@ pub struct Torrent {
     file_stats: Vec<crate::state::FileStat>,
     /// Something kept in the state store changed since the last checkpoint.
     persist_dirty: bool,
+    /// Paused by the disk guard (not by the user), with the reason shown.
+    guard: Option<String>,
+    /// Bytes moved so far while its files move.
+    moving: Option<Arc<std::sync::atomic::AtomicU64>>,
     /// This torrent's own limits (kept across pause/resume).
     limits: Arc<Limits>,
     life: Lifecycle,
@@ -182,7 +188,8 @@ pub struct Torrent {
     have: Bitfield,
     /// Download priority per file of the metainfo (padding files: ignored).
     file_prio: Vec<FilePriority>,
-    /// Priority per piece, from the files' (0: only in skipped files).
+    /// Priority per piece, from the files' (0: only in skipped files); empty while every
+    /// file has the normal priority (the common case costs no memory).
     piece_prio: Vec<u8>,
     disk: Option<Arc<TorrentDisk>>,
     shared: Option<Arc<TorrentShared>>,
@@ -240,6 +247,8 @@ impl Torrent {
             seed,
             file_stats: Vec::new(),
             persist_dirty: true,
+            guard: None,
+            moving: None,
             limits: Arc::new(Limits {
                 download: RateLimiter::new(0),
                 upload: RateLimiter::new(0),
@@ -247,7 +256,7 @@ impl Torrent {
             life: Lifecycle::Paused { needs_check: true },
             have: Bitfield::new(n),
             file_prio: vec![FilePriority::Normal; sum.files.len()],
-            piece_prio: vec![PRIO_NORMAL; n as usize],
+            piece_prio: Vec::new(),
             disk: None,
             shared: None,
             trackers,
@@ -357,13 +366,15 @@ impl Torrent {
             save_dir: self.save_dir.clone(),
             added_at: self.added_at,
             completed_at: self.completed_at,
-            paused: matches!(
-                self.life,
-                Lifecycle::Paused { .. }
-                    | Lifecycle::Restoring { paused: true }
-                    | Lifecycle::QueuedForCheck { then_pause: true }
-                    | Lifecycle::Checking { then_pause: true }
-            ),
+            // paused by the user (the disk guard's pause is taken again if still needed)
+            paused: self.guard.is_none()
+                && matches!(
+                    self.life,
+                    Lifecycle::Paused { .. }
+                        | Lifecycle::Restoring { paused: true }
+                        | Lifecycle::QueuedForCheck { then_pause: true }
+                        | Lifecycle::Checking { then_pause: true }
+                ),
             seed: self.seed,
             error: self
                 .life
@@ -467,11 +478,29 @@ impl Torrent {
     fn complete(&self) -> bool {
         match &self.shared {
             Some(s) => s.picker().is_finished(),
+            None if self.piece_prio.is_empty() => self.have.is_full(),
             None => self
                 .piece_prio
                 .iter()
                 .enumerate()
                 .all(|(p, &l)| l == PRIO_SKIP || self.have.get(p as u32)),
+        }
+    }
+
+    /// Priority of piece `p` (normal when no file has another priority).
+    fn piece_priority(&self, p: u32) -> u8 {
+        self.piece_prio
+            .get(p as usize)
+            .copied()
+            .unwrap_or(PRIO_NORMAL)
+    }
+
+    /// Every piece's priority, for the picker.
+    fn picker_priorities(&self) -> Vec<u8> {
+        if self.piece_prio.is_empty() {
+            vec![PRIO_NORMAL; self.sum.piece_count() as usize]
+        } else {
+            self.piece_prio.clone()
         }
     }
 
@@ -535,7 +564,11 @@ impl Torrent {
                 }
             }
         }
-        self.piece_prio = self.compute_piece_priorities();
+        self.piece_prio = if self.file_prio.iter().all(|p| *p == FilePriority::Normal) {
+            Vec::new()
+        } else {
+            self.compute_piece_priorities()
+        };
         self.persist_dirty = true;
         if let Some(d) = &self.disk {
             for &i in &changed {
@@ -553,7 +586,7 @@ impl Torrent {
             }
         }
         if let Some(s) = &self.shared {
-            s.picker().set_priorities(&self.piece_prio);
+            s.picker().set_priorities(&self.picker_priorities());
             self.peers.broadcast(&PeerCtrl::CheckInterest);
         }
         self.dirty = true;
@@ -604,6 +637,9 @@ impl Torrent {
 
     /// Feed the state machine and carry out its effects.
     pub fn input(&mut self, input: Input, env: &mut Env<'_>) {
+        if matches!(input, Input::Resume | Input::Recheck) {
+            self.guard = None;
+        }
         let before = self.life.ui_state();
         let effects = self.life.step(input, self.facts());
         for e in effects {
@@ -646,6 +682,13 @@ impl Torrent {
             Effect::ReleaseCheckSlot => {
                 self.check = None;
                 env.checks.remove(self.id);
+                // the files are opened again when a peer comes; until then hold nothing
+                if self.shared.is_none()
+                    && let Some(d) = self.disk.take()
+                {
+                    env.ctx.pool.forget(d.key);
+                }
+                self.maybe_unload_meta();
             }
             Effect::ReopenFiles => self.close_storage(env),
             Effect::Activate => self.activate(env),
@@ -733,7 +776,8 @@ impl Torrent {
                     }
                 };
                 disk.storage.create_files()?;
-                Ok(report)
+                // what the files look like now, for the resume data
+                Ok((report, disk.storage.file_stats()))
             })();
             ctx.send(SessionEvent::Checked {
                 torrent: id,
@@ -747,14 +791,21 @@ impl Torrent {
     pub fn on_checked(
         &mut self,
         check_key: u64,
-        result: Result<crate::storage::check::CheckReport, StorageError>,
+        result: Result<
+            (
+                crate::storage::check::CheckReport,
+                Vec<crate::state::FileStat>,
+            ),
+            StorageError,
+        >,
         env: &mut Env<'_>,
     ) {
         if self.check.as_ref().is_none_or(|c| c.key != check_key) {
             return; // cancelled or superseded
         }
         match result {
-            Ok(report) => {
+            Ok((report, stats)) => {
+                self.file_stats = stats;
                 for f in &report.oversized {
                     self.log(
                         env,
@@ -828,7 +879,9 @@ impl Torrent {
             geo.last_piece_length(),
             self.have.clone(),
         );
-        picker.set_priorities(&self.piece_prio);
+        if !self.piece_prio.is_empty() {
+            picker.set_priorities(&self.piece_prio);
+        }
         let s = Arc::new(TorrentShared::new(
             self.id,
             self.sum.info_hash,
@@ -947,10 +1000,20 @@ impl Torrent {
     fn bytes_left(&self) -> u64 {
         match &self.shared {
             Some(s) => s.picker().bytes_left(),
+            None if self.piece_prio.is_empty() => {
+                // every piece wanted: O(1)
+                let geo = self.sum.geometry;
+                let n = geo.piece_count();
+                let mut verified = u64::from(self.have.count()) * u64::from(geo.piece_length());
+                if n > 0 && self.have.get(n - 1) {
+                    verified -= u64::from(geo.piece_length() - geo.last_piece_length());
+                }
+                geo.total_length().saturating_sub(verified)
+            }
             None => {
                 let geo = self.sum.geometry;
                 (0..geo.piece_count())
-                    .filter(|&p| self.piece_prio[p as usize] != PRIO_SKIP && !self.have.get(p))
+                    .filter(|&p| self.piece_priority(p) != PRIO_SKIP && !self.have.get(p))
                     .map(|p| u64::from(geo.piece_size(p)))
                     .sum()
             }
@@ -995,6 +1058,13 @@ impl Torrent {
         let ctx = env.ctx.clone();
         let id = self.id;
         tokio::spawn(async move {
+            // a few announces at a time: 10,000 torrents starting do not open 10,000
+            // connections at once (`stopped` goes first, it is the one a shutdown waits for)
+            let _slot = if job.event == Some(AnnounceEvent::Stopped) {
+                None
+            } else {
+                ctx.announce_slots.clone().acquire_owned().await.ok()
+            };
             let result = ctx.trackers.announce(&job.url, &req).await;
             ctx.send(SessionEvent::Announced {
                 torrent: id,
@@ -1508,6 +1578,7 @@ impl Torrent {
     pub fn is_live(&self) -> bool {
         !self.peers.is_empty()
             || self.check.is_some()
+            || self.moving.is_some()
             || self.meters.0.rate() > 0
             || self.meters.1.rate() > 0
     }
@@ -1578,6 +1649,9 @@ impl Torrent {
             (size, done)
         };
         let mut have = self.have_count();
+        if let Some(m) = &self.moving {
+            done = m.load(Ordering::Relaxed).min(size);
+        }
         if let (Lifecycle::Checking { .. }, Some(c)) = (&self.life, &self.check) {
             let checked = c.progress.load(Ordering::Relaxed).min(n);
             done = (u64::from(checked) * size) / u64::from(n.max(1));
@@ -1594,7 +1668,9 @@ impl Torrent {
         let eta_secs =
             (state == TorrentState::Downloading && down_rate > 0).then(|| left / down_rate);
         let (swarm_seeds, swarm_leechers) = self.trackers.swarm();
-        let message = if self.life.is_running() {
+        let message = if let Some(g) = &self.guard {
+            Some(format!("paused: {g}"))
+        } else if self.life.is_running() {
             self.trackers.headline()
         } else {
             None
@@ -1720,6 +1796,149 @@ impl Torrent {
             trackers: self.trackers.rows(now, SystemTime::now()),
             pieces: Arc::from(pieces),
         }
+    }
+
+    /// Move the files to `to` (`move_data`), or only point the torrent there and recheck
+    /// ("set location", the user moved the files). A move runs on a blocking thread; the
+    /// torrent is out of the swarm meanwhile and comes back as it was.
+    pub fn move_storage(&mut self, to: PathBuf, move_data: bool, env: &mut Env<'_>) {
+        if to == self.save_dir {
+            return;
+        }
+        if !move_data {
+            self.log(
+                env,
+                EventLevel::Info,
+                EventKind::StateChanged,
+                format!("location set to {}; rechecking", to.display()),
+            );
+            self.set_save_dir(to, env);
+            self.input(Input::Recheck, env);
+            return;
+        }
+        let before = self.life.ui_state();
+        self.input(Input::MoveStart, env);
+        if self.life.ui_state() != TorrentState::Moving {
+            self.log(
+                env,
+                EventLevel::Warn,
+                EventKind::StateChanged,
+                format!("cannot move while {}", before.label().to_lowercase()),
+            );
+            return;
+        }
+        let Ok(meta) = self.load_meta(env) else {
+            self.input(Input::MoveDone, env);
+            return;
+        };
+        // no handle may stay open on the old files
+        if let Some(d) = self.disk.take() {
+            d.storage.close_all();
+            env.ctx.pool.forget(d.key);
+        }
+        let mut rel: Vec<PathBuf> = meta
+            .files
+            .iter()
+            .filter(|f| !f.pad)
+            .map(|f| f.path.clone())
+            .collect();
+        rel.push(PathBuf::from(format!(
+            ".{}.parts",
+            self.sum.info_hash.to_hex()
+        )));
+        let from = self.save_dir.clone();
+        let progress = Arc::new(std::sync::atomic::AtomicU64::new(0));
+        self.moving = Some(progress.clone());
+        let ctx = env.ctx.clone();
+        let id = self.id;
+        self.log(
+            env,
+            EventLevel::Info,
+            EventKind::StateChanged,
+            format!(
+                "moving its files from {} to {}",
+                from.display(),
+                to.display()
+            ),
+        );
+        tokio::task::spawn_blocking(move || {
+            let result = crate::storage::mover::move_payload(&from, &to, &rel, &progress)
+                .map(|()| to)
+                .map_err(|e| e.to_string());
+            ctx.send(SessionEvent::Moved {
+                torrent: id,
+                result,
+            });
+        });
+    }
+
+    /// A move ended.
+    pub fn on_moved(&mut self, result: Result<PathBuf, String>, env: &mut Env<'_>) {
+        self.moving = None;
+        match result {
+            Ok(to) => {
+                self.log(
+                    env,
+                    EventLevel::Info,
+                    EventKind::StateChanged,
+                    format!("files moved to {}", to.display()),
+                );
+                self.set_save_dir(to, env);
+            }
+            Err(e) => self.log(
+                env,
+                EventLevel::Error,
+                EventKind::DiskError,
+                format!("moving failed, the files stay where they were: {e}"),
+            ),
+        }
+        self.input(Input::MoveDone, env);
+    }
+
+    fn set_save_dir(&mut self, to: PathBuf, env: &mut Env<'_>) {
+        self.save_dir = to;
+        if let Some(d) = self.disk.take() {
+            d.storage.close_all();
+            env.ctx.pool.forget(d.key);
+        }
+        self.file_stats.clear();
+        self.persist_dirty = true;
+        self.dirty = true;
+    }
+
+    /// The disk guard pauses a download: its volume has too little free space.
+    pub fn guard_pause(&mut self, reason: String, env: &mut Env<'_>) {
+        if self.life.ui_state() != TorrentState::Downloading {
+            return;
+        }
+        self.log(
+            env,
+            EventLevel::Warn,
+            EventKind::DiskError,
+            format!("paused: {reason}"),
+        );
+        self.input(Input::Pause, env);
+        self.guard = Some(reason);
+        self.dirty = true;
+    }
+
+    /// Space is back: resume a download the disk guard paused.
+    pub fn guard_resume(&mut self, env: &mut Env<'_>) {
+        if self.guard.take().is_some() && self.life.ui_state() == TorrentState::Paused {
+            self.log(
+                env,
+                EventLevel::Info,
+                EventKind::StateChanged,
+                "free space is back: resuming".into(),
+            );
+            self.input(Input::Resume, env);
+        }
+        self.dirty = true;
+    }
+
+    /// Paused by the disk guard.
+    pub fn guarded(&self) -> bool {
+        self.guard.is_some()
     }
 
     /// Set this torrent's own limits, bytes/s (0 = unlimited); the session's still apply.

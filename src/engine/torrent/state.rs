@@ -52,6 +52,11 @@ pub enum Lifecycle {
     },
     /// Stopped by an error; the user resumes or rechecks after fixing it.
     Error(TorrentError),
+    /// Its files are being moved to another folder.
+    Moving {
+        /// Run again once moved.
+        resume: bool,
+    },
 }
 
 /// What happened to the torrent.
@@ -83,6 +88,10 @@ pub enum Input {
         /// The files are as recorded.
         trusted: bool,
     },
+    /// Moving its files starts.
+    MoveStart,
+    /// Moving its files ended (moved, or left where they were).
+    MoveDone,
 }
 
 /// What the torrent must do for a transition, in order.
@@ -130,6 +139,7 @@ impl Lifecycle {
             Lifecycle::Completed => TorrentState::Completed,
             Lifecycle::Paused { .. } => TorrentState::Paused,
             Lifecycle::Error(_) => TorrentState::Error,
+            Lifecycle::Moving { .. } => TorrentState::Moving,
         }
     }
 
@@ -172,6 +182,27 @@ impl Lifecycle {
         use Lifecycle as L;
         let running = self.is_running();
         let (next, effects): (Lifecycle, Vec<Effect>) = match (&*self, input) {
+            // --- moving the files
+            (L::FetchingMetadata | L::Downloading | L::Seeding, Input::MoveStart) => {
+                (L::Moving { resume: true }, vec![Deactivate])
+            }
+            (L::Paused { needs_check: false } | L::Completed | L::Error(_), Input::MoveStart) => {
+                (L::Moving { resume: false }, vec![])
+            }
+            (L::Moving { resume }, Input::MoveDone) => {
+                if *resume {
+                    let next = Self::running(facts, false);
+                    let eff = if next.is_running() {
+                        vec![Activate]
+                    } else {
+                        vec![]
+                    };
+                    (next, eff)
+                } else {
+                    (L::Paused { needs_check: false }, vec![])
+                }
+            }
+            (L::Moving { .. }, _) => return Vec::new(),
             // --- restored from the session state
             (L::Restoring { paused }, Input::ResumeData { trusted }) => match (*paused, trusted) {
                 (true, true) => (L::Paused { needs_check: false }, vec![]),
@@ -572,6 +603,29 @@ mod tests {
         let mut s = Lifecycle::Restoring { paused: false };
         s.step(Input::Failed(err(TorrentErrorKind::Storage)), DL);
         assert_eq!(s.ui_state(), TorrentState::Error);
+    }
+
+    #[test]
+    fn moving_stops_the_swarm_and_comes_back_to_it() {
+        let mut s = Lifecycle::Seeding;
+        assert_eq!(s.step(Input::MoveStart, DONE), vec![Deactivate]);
+        assert_eq!(s.ui_state(), TorrentState::Moving);
+        assert!(
+            s.step(Input::Pause, DONE).is_empty(),
+            "nothing else while moving"
+        );
+        assert!(s.step(Input::Recheck, DONE).is_empty());
+        assert_eq!(s.step(Input::MoveDone, DONE), vec![Activate]);
+        assert_eq!(s, Lifecycle::Seeding);
+        let mut s = Lifecycle::Paused { needs_check: false };
+        assert!(s.step(Input::MoveStart, DL).is_empty());
+        assert!(s.step(Input::MoveDone, DL).is_empty());
+        assert_eq!(s, Lifecycle::Paused { needs_check: false });
+        let mut s = Lifecycle::Checking { then_pause: false };
+        assert!(
+            s.step(Input::MoveStart, DL).is_empty(),
+            "not while checking"
+        );
     }
 
     #[test]
