@@ -36,14 +36,16 @@ use tokio::sync::{mpsc, oneshot};
 use tokio::time::Instant;
 
 use crate::api::{AddError, AddRequest, Command, CommandSender, TorrentId};
+use crate::metainfo::Magnet;
 
 /// A file closed after writing is taken once nothing touched it for this long (a writer
 /// that closes and reopens between pieces gets this much grace).
 pub const SETTLE: Duration = Duration::from_millis(500);
 /// Adds sent to the engine and not answered yet, at most.
 pub const MAX_IN_FLIGHT: usize = 4;
-/// `.magnet` files larger than this are refused without reading them.
-pub const MAX_MAGNET_FILE_BYTES: u64 = 64 * 1024;
+/// `.magnet` files larger than this are refused without reading them (the longest link
+/// accepted, with room for whitespace).
+pub const MAX_MAGNET_FILE_BYTES: u64 = crate::metainfo::magnet::MAX_LINK_BYTES as u64 + 4096;
 /// File-system events queued between notify's thread and the watcher task; past this they
 /// are dropped and the folder is rescanned instead (memory stays bounded).
 const EVENT_QUEUE: usize = 4096;
@@ -122,12 +124,12 @@ pub fn renamed(path: &Path, outcome: Outcome, exists: impl Fn(&Path) -> bool) ->
         .unwrap_or(first)
 }
 
-/// The magnet URI of a `.magnet` file's text: one `magnet:?` URI, surrounding whitespace
-/// and blank lines allowed.
+/// The magnet link of a `.magnet` file's text: one `magnet:?` URI on one line (surrounding
+/// whitespace and blank lines allowed), parsed by [`Magnet::parse`].
 ///
 /// # Errors
-/// Empty, more than one line, or not a magnet URI; the text says which.
-pub fn parse_magnet_file(text: &str) -> Result<&str, String> {
+/// Empty, more than one line, or not a valid magnet link; the text says which.
+pub fn parse_magnet_file(text: &str) -> Result<Magnet, String> {
     let mut lines = text.lines().map(str::trim).filter(|l| !l.is_empty());
     let Some(uri) = lines.next() else {
         return Err("the file is empty (it should hold one magnet: URI)".into());
@@ -135,22 +137,22 @@ pub fn parse_magnet_file(text: &str) -> Result<&str, String> {
     if lines.next().is_some() {
         return Err("the file holds more than one line (it should hold one magnet: URI)".into());
     }
-    if uri.len() < 8 || !uri[..8].eq_ignore_ascii_case("magnet:?") {
-        return Err("not a magnet: URI".into());
-    }
-    Ok(uri)
+    Magnet::parse(uri).map_err(|e| e.to_string())
 }
 
 /// Add a magnet link. **The one place magnets are wired**: the engine has no magnet
 /// command yet, so every magnet is refused and its file ends `.invalid`. Once it has one,
 /// send it here and return its answer; the rest of the watcher needs no change.
 async fn add_magnet(
-    uri: &str,
+    magnet: &Magnet,
     _commands: &CommandSender,
     _seed: bool,
 ) -> Result<TorrentId, AddError> {
     Err(AddError::Invalid(format!(
-        "magnet links are not supported yet, so {uri} was not added (add its .torrent instead)"
+        "magnet links cannot be added yet (the engine does not fetch metadata from peers): \
+         {} (info hash {}) was not added; add its .torrent file instead",
+        magnet.display_name(),
+        magnet.info_hash.to_hex()
     )))
 }
 
@@ -692,7 +694,7 @@ async fn handle(path: &Path, kind: FileKind, commands: &CommandSender, seed: boo
             }
         }
         FileKind::Magnet => match read_magnet(path).await {
-            Ok(uri) => add_magnet(&uri, commands, seed).await,
+            Ok(magnet) => add_magnet(&magnet, commands, seed).await,
             Err(e) => Err(AddError::Invalid(e)),
         },
         FileKind::Ignored => return Handled::Vanished,
@@ -721,7 +723,7 @@ async fn handle(path: &Path, kind: FileKind, commands: &CommandSender, seed: boo
     rename(path, outcome).await
 }
 
-async fn read_magnet(path: &Path) -> Result<String, String> {
+async fn read_magnet(path: &Path) -> Result<Magnet, String> {
     use tokio::io::AsyncReadExt;
     let file = tokio::fs::File::open(path)
         .await
@@ -739,9 +741,7 @@ async fn read_magnet(path: &Path) -> Result<String, String> {
     }
     let text =
         String::from_utf8(data).map_err(|_| format!("{}: not UTF-8 text", path.display()))?;
-    parse_magnet_file(&text)
-        .map(str::to_string)
-        .map_err(|e| format!("{}: {e}", path.display()))
+    parse_magnet_file(&text).map_err(|e| format!("{}: {e}", path.display()))
 }
 
 async fn rename(path: &Path, outcome: Outcome) -> Handled {
@@ -839,18 +839,18 @@ mod tests {
 
     #[test]
     fn magnet_files_hold_one_uri() {
-        let uri = "magnet:?xt=urn:btih:0123456789abcdef0123456789abcdef01234567&dn=x";
-        assert_eq!(parse_magnet_file(uri), Ok(uri));
-        assert_eq!(parse_magnet_file(&format!("\n  {uri}  \r\n\n")), Ok(uri));
-        assert_eq!(
-            parse_magnet_file("MAGNET:?xt=urn:btih:00"),
-            Ok("MAGNET:?xt=urn:btih:00")
-        );
+        let hex = "0123456789abcdef0123456789abcdef01234567";
+        let uri = format!("magnet:?xt=urn:btih:{hex}&dn=Some+Name");
+        for text in [uri.clone(), format!("\n  {uri}  \r\n\n")] {
+            let m = parse_magnet_file(&text).unwrap();
+            assert_eq!(m.info_hash.to_hex(), hex);
+            assert_eq!(m.display_name(), "Some Name");
+        }
         for (text, why) in [
             ("", "empty"),
             (" \n\n", "empty"),
             ("http://example.org/x.torrent", "not a magnet"),
-            ("magnet:", "not a magnet"),
+            ("magnet:?dn=x", "xt=urn:btih:"),
             ("magnet:?xt=a\nmagnet:?xt=b", "more than one line"),
         ] {
             let e = parse_magnet_file(text).unwrap_err();
@@ -937,7 +937,8 @@ mod tests {
             ("store.torrent", "store.torrent.invalid"),
             ("m.magnet", "m.magnet.invalid"),
         ] {
-            std::fs::write(dir.join(name), b"magnet:?xt=urn:btih:00").unwrap();
+            let magnet = format!("magnet:?xt=urn:btih:{}", "ab".repeat(20));
+            std::fs::write(dir.join(name), magnet).unwrap();
             want.push(end.to_string());
         }
         std::fs::write(dir.join("notes.txt"), b"left alone").unwrap();

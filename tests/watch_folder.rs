@@ -154,6 +154,7 @@ async fn dropped_files_are_added_or_refused_and_renamed() {
     let staged = tmp.path().join("moved.torrent");
     std::fs::write(&staged, built_torrent(&src, "moved.bin", b"moved payload")).unwrap();
     std::fs::rename(&staged, dir.join("moved.torrent")).unwrap();
+    std::fs::write(dir.join("broken.magnet"), "magnet:?dn=no-info-hash").unwrap();
     std::fs::write(dir.join("notes.txt"), b"not a torrent, left alone").unwrap();
     std::fs::write(dir.join(".hidden.torrent"), &a).unwrap();
     wait_for_names(
@@ -161,6 +162,7 @@ async fn dropped_files_are_added_or_refused_and_renamed() {
         &[
             "a.torrent.added",
             "bad.torrent.invalid",
+            "broken.magnet.invalid",
             "link.magnet.invalid",
             "moved.torrent.added",
         ],
@@ -196,6 +198,7 @@ async fn dropped_files_are_added_or_refused_and_renamed() {
         "a-again.torrent.added",
         "a.torrent.added",
         "bad.torrent.invalid",
+        "broken.magnet.invalid",
         "early.torrent.added",
         "link.magnet.invalid",
         "moved.torrent.added",
