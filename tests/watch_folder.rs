@@ -154,6 +154,14 @@ async fn dropped_files_are_added_or_refused_and_renamed() {
     let staged = tmp.path().join("moved.torrent");
     std::fs::write(&staged, built_torrent(&src, "moved.bin", b"moved payload")).unwrap();
     std::fs::rename(&staged, dir.join("moved.torrent")).unwrap();
+    // a hard link (`cp -l` from a library): created complete, never written or closed
+    let library = tmp.path().join("linked.torrent");
+    std::fs::write(
+        &library,
+        built_torrent(&src, "linked.bin", b"linked payload"),
+    )
+    .unwrap();
+    std::fs::hard_link(&library, dir.join("linked.torrent")).unwrap();
     std::fs::write(dir.join("broken.magnet"), "magnet:?dn=no-info-hash").unwrap();
     std::fs::write(dir.join("notes.txt"), b"not a torrent, left alone").unwrap();
     std::fs::write(dir.join(".hidden.torrent"), &a).unwrap();
@@ -164,6 +172,7 @@ async fn dropped_files_are_added_or_refused_and_renamed() {
             "bad.torrent.invalid",
             "broken.magnet.invalid",
             "link.magnet.invalid",
+            "linked.torrent.added",
             "moved.torrent.added",
         ],
         T,
@@ -201,6 +210,7 @@ async fn dropped_files_are_added_or_refused_and_renamed() {
         "broken.magnet.invalid",
         "early.torrent.added",
         "link.magnet.invalid",
+        "linked.torrent.added",
         "moved.torrent.added",
         "notes.txt",
         "slow.torrent.added",
@@ -210,13 +220,17 @@ async fn dropped_files_are_added_or_refused_and_renamed() {
     .collect();
     assert_eq!(all, want);
 
-    let mut rows = wait_for_rows(&handle, 4, T).await;
+    let mut rows = wait_for_rows(&handle, 5, T).await;
     rows.sort();
-    assert_eq!(rows, ["a.bin", "early.bin", "moved.bin", "slow.bin"]);
+    assert_eq!(
+        rows,
+        ["a.bin", "early.bin", "linked.bin", "moved.bin", "slow.bin"]
+    );
+    assert!(library.exists(), "the linked original keeps its name");
     // nothing loops on its own renames: a while later nothing changed
     tokio::time::sleep(SETTLE * 3).await;
     assert_eq!(names(&dir), want);
-    assert_eq!(handle.snapshots.borrow().rows.len(), 4);
+    assert_eq!(handle.snapshots.borrow().rows.len(), 5);
 
     shutdown(handle, watcher).await;
 }
