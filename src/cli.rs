@@ -23,6 +23,11 @@ pub struct Cli {
     #[arg(long, global = true, value_name = "file|mmap")]
     pub storage: Option<crate::storage::StorageMode>,
 
+    /// Watch folder for the TUI (overrides `watch_dir`): .torrent files dropped there are
+    /// added, then renamed `.added` (or `.invalid`, with the reason in the log).
+    #[arg(long, global = true, value_name = "DIR")]
+    pub watch: Option<PathBuf>,
+
     /// .torrent files or magnet links to add when the TUI opens.
     #[arg(value_name = "TORRENT|MAGNET")]
     pub torrents: Vec<PathBuf>,

@@ -68,6 +68,9 @@ pub struct Config {
     /// Exchange peer lists with peers (BEP 11 `ut_pex`); never for private torrents
     /// (BEP 27).
     pub pex: bool,
+    /// Watch folder: .torrent files dropped there are added, then renamed `.added` (or
+    /// `.invalid`); `~` expands to the home directory. Default: none (no watching).
+    pub watch_dir: Option<PathBuf>,
 }
 
 impl Default for Config {
@@ -90,6 +93,7 @@ impl Default for Config {
             min_free_space: 1 << 30,
             max_metadata_size: 32 << 20,
             pex: true,
+            watch_dir: None,
         }
     }
 }
@@ -162,6 +166,7 @@ impl Config {
             message: e.to_string().trim_end().to_string(),
         })?;
         c.download_dir = expand_tilde(&c.download_dir);
+        c.watch_dir = c.watch_dir.as_deref().map(expand_tilde);
         let bad = |key, problem: &str| ConfigError::Value {
             path: path.to_path_buf(),
             key,
@@ -175,6 +180,15 @@ impl Config {
         }
         if c.download_dir.as_os_str().is_empty() {
             return Err(bad("download_dir", "must not be empty"));
+        }
+        if c.watch_dir
+            .as_ref()
+            .is_some_and(|d| d.as_os_str().is_empty())
+        {
+            return Err(bad(
+                "watch_dir",
+                "must not be empty (leave it out to watch no folder)",
+            ));
         }
         // (key, value, allowed range, what 0 means)
         let bounded: [(&'static str, u32, u32, u32, &str); 6] = [
@@ -309,6 +323,7 @@ mod tests {
             "min_free_space",
             "max_metadata_size",
             "pex",
+            "watch_dir",
         ] {
             assert!(
                 DEFAULT_TOML.contains(&format!("# {key} ="))
@@ -370,6 +385,28 @@ mod tests {
         if let Some(h) = dirs::home_dir() {
             assert_eq!(c.download_dir, h.join("dl"));
         }
+    }
+
+    #[test]
+    fn watch_dir_is_optional_and_tilde_expands() {
+        assert_eq!(Config::default().watch_dir, None);
+        let c = Config::from_toml("watch_dir = \"/srv/watch\"\n", Path::new("x")).unwrap();
+        assert_eq!(c.watch_dir, Some(PathBuf::from("/srv/watch")));
+        let c = Config::from_toml("watch_dir = \"~/watch\"\n", Path::new("x")).unwrap();
+        if let Some(h) = dirs::home_dir() {
+            assert_eq!(c.watch_dir, Some(h.join("watch")));
+        }
+        let e = Config::from_toml("watch_dir = \"\"\n", Path::new("/c.toml")).unwrap_err();
+        assert!(
+            matches!(
+                &e,
+                ConfigError::Value {
+                    key: "watch_dir",
+                    ..
+                }
+            ),
+            "{e}"
+        );
     }
 
     #[test]

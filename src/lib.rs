@@ -7,6 +7,7 @@
 //! - the domain's units: [`piece`] (geometry, blocks, bitfields), below everything else.
 //! - protocol and storage building blocks: [`bencode`], [`metainfo`], [`tracker`],
 //!   [`peer`], [`storage`].
+//! - [`watch`]: the watch folder (adds dropped .torrent files through the command channel).
 
 #![warn(missing_docs)]
 
@@ -23,3 +24,4 @@ pub mod state;
 pub mod storage;
 pub mod tracker;
 pub mod tui;
+pub mod watch;

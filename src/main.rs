@@ -6,7 +6,7 @@ use clap::Parser;
 use ratorrent::api::{AddRequest, Command};
 use ratorrent::cli::{Cli, Cmd};
 use ratorrent::config::{self, Config};
-use ratorrent::{engine, headless, tui};
+use ratorrent::{engine, headless, tui, watch};
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
@@ -26,6 +26,9 @@ fn load_config(cli: &Cli) -> anyhow::Result<Config> {
     }
     if let Some(s) = cli.storage {
         config.storage = s;
+    }
+    if let Some(dir) = &cli.watch {
+        config.watch_dir = Some(dir.clone());
     }
     Ok(config)
 }
@@ -98,6 +101,9 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         }) => {
             init_stderr_logging();
             let config = load_config(&cli)?;
+            if cli.watch.is_some() {
+                tracing::warn!("--watch is for the TUI; `download` ignores it");
+            }
             let opts = headless::DownloadOptions {
                 torrents: torrents.clone(),
                 output: output.clone(),
@@ -115,6 +121,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             }
             init_file_logging();
             let seed = config.seed_after_download;
+            let watch_dir = config.watch_dir.clone();
             let rt = runtime()?;
             rt.block_on(async {
                 // the list of the last session comes back (and is kept) in the data directory
@@ -139,6 +146,15 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                         tracing::warn!("{e}");
                         errors.push(e.to_string());
                     }
+                }
+                // the watch folder adds next to the TUI (a problem with it is shown, not fatal)
+                if let Some(dir) = watch_dir {
+                    if let Err(e) = watch::prepare(&dir) {
+                        tracing::warn!("{e}");
+                        errors.push(e);
+                    }
+                    let opts = watch::WatchOptions { dir, seed };
+                    tokio::spawn(watch::run(opts, handle.commands.clone()));
                 }
                 // a bad torrent on the command line does not keep the others from running
                 let notice = match errors.len() {
