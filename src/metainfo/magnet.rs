@@ -104,6 +104,7 @@ impl Magnet {
         };
         let mut v1: Option<InfoHash> = None;
         let mut v2: Option<[u8; 32]> = None;
+        let mut select: Option<Vec<(usize, usize)>> = None;
         let mut m = Magnet {
             info_hash: InfoHash::default(),
             info_hash_v2: None,
@@ -140,8 +141,14 @@ impl Magnet {
                         return Err(MagnetError::UnknownTopic(shorten(value)));
                     }
                 }
-                "dn" if !value.is_empty() => {
-                    m.name = Some(value.chars().filter(|c| !c.is_control()).collect());
+                "dn" => {
+                    // controls dropped first, then trimmed: what is kept is what a
+                    // canonical link (`to_link`) gives back
+                    let name: String = value.chars().filter(|c| !c.is_control()).collect();
+                    let name = name.trim();
+                    if !name.is_empty() {
+                        m.name = Some(name.to_owned());
+                    }
                 }
                 "tr" => {
                     if value.is_empty() {
@@ -158,10 +165,12 @@ impl Magnet {
                     if value.is_empty() {
                         return Err(empty());
                     }
-                    match value.parse::<SocketAddr>() {
+                    // normalised before the checks: `[::ffff:0.0.0.0]:1` is unspecified and
+                    // `[::ffff:10.0.0.1]:1` the same peer as `10.0.0.1:1`
+                    match value.parse::<SocketAddr>().map(normalise) {
                         Ok(a) if a.port() != 0 && !a.ip().is_unspecified() => {
                             if m.peers.len() < MAX_PEERS && !m.peers.contains(&a) {
-                                m.peers.push(normalise(a));
+                                m.peers.push(a);
                             }
                         }
                         _ => m.notes.push(format!(
@@ -174,7 +183,9 @@ impl Magnet {
                     if value.is_empty() {
                         return Err(empty());
                     }
-                    m.select_only = parse_select(value)?;
+                    // checked now, expanded once at the end: the last `so` wins, and a link
+                    // of thousands of `so=0-99998` costs no more than one
+                    select = Some(parse_select(value)?);
                 }
                 _ => {}
             }
@@ -187,32 +198,59 @@ impl Magnet {
             (None, Some(_)) => return Err(MagnetError::V2Only),
             (None, None) => return Err(MagnetError::NoExactTopic),
         }
+        if let Some(ranges) = select {
+            m.select_only = expand_select(&ranges);
+        }
         Ok(m)
     }
 
     /// A canonical link for this magnet: `xt` (btih in hex, then btmh), `dn`, `tr`s, `x.pe`s
-    /// and `so`, percent-encoded. Parsing it gives the same [`Magnet`] (without notes).
+    /// and `so` (as ranges, `0-99999`). Only `%`, `&`, `+`, `#`, `=` and control characters
+    /// are percent-encoded (a space is `+`; other characters, also non-ASCII, are written as
+    /// they are), so the link is no longer than the one it was parsed from, give or take the
+    /// 8 bytes of a base32 btih written in hex: it stays within [`MAX_LINK_BYTES`]. Parsing
+    /// it gives the same [`Magnet`] (without notes).
     pub fn to_link(&self) -> String {
-        let mut s = form_urlencoded::Serializer::new(String::from("magnet:?"));
-        s.append_pair("xt", &format!("urn:btih:{}", self.info_hash.to_hex()));
+        let mut s = String::from("magnet:?");
+        let mut first = true;
+        let mut pair = |key: &str, value: &str| {
+            if !std::mem::take(&mut first) {
+                s.push('&');
+            }
+            s.push_str(key);
+            s.push('=');
+            for c in value.chars() {
+                match c {
+                    ' ' => s.push('+'),
+                    '%' | '&' | '+' | '#' | '=' => s.push_str(&format!("%{:02X}", c as u32)),
+                    c if c.is_control() => {
+                        let mut buf = [0u8; 4];
+                        for b in c.encode_utf8(&mut buf).bytes() {
+                            s.push_str(&format!("%{b:02X}"));
+                        }
+                    }
+                    c => s.push(c),
+                }
+            }
+        };
+        pair("xt", &format!("urn:btih:{}", self.info_hash.to_hex()));
         if let Some(v2) = &self.info_hash_v2 {
             let hex: String = v2.iter().map(|b| format!("{b:02x}")).collect();
-            s.append_pair("xt", &format!("urn:btmh:1220{hex}"));
+            pair("xt", &format!("urn:btmh:1220{hex}"));
         }
         if let Some(n) = &self.name {
-            s.append_pair("dn", n);
+            pair("dn", n);
         }
         for t in &self.trackers {
-            s.append_pair("tr", t);
+            pair("tr", t);
         }
         for p in &self.peers {
-            s.append_pair("x.pe", &p.to_string());
+            pair("x.pe", &p.to_string());
         }
         if !self.select_only.is_empty() {
-            let list: Vec<String> = self.select_only.iter().map(|i| i.to_string()).collect();
-            s.append_pair("so", &list.join(","));
+            pair("so", &ranges(&self.select_only, ","));
         }
-        s.finish()
+        s
     }
 
     /// A readable description for `ratorrent info MAGNET`: name, hashes, trackers, peers,
@@ -247,7 +285,7 @@ impl Magnet {
             let _ = writeln!(
                 s,
                 "select only:  files {} (the others are skipped once the metadata arrives)",
-                ranges(&self.select_only)
+                ranges(&self.select_only, ", ")
             );
         }
         for n in &self.notes {
@@ -273,8 +311,8 @@ pub fn is_magnet(s: &str) -> bool {
         .is_some_and(|p| p.eq_ignore_ascii_case("magnet:"))
 }
 
-/// `0, 2, 4-6` for `[0, 2, 4, 5, 6]` (sorted input).
-fn ranges(v: &[usize]) -> String {
+/// `0, 2, 4-6` for `[0, 2, 4, 5, 6]` (sorted input) with `sep` = `", "`.
+fn ranges(v: &[usize], sep: &str) -> String {
     let mut out: Vec<String> = Vec::new();
     let mut i = 0;
     while i < v.len() {
@@ -289,7 +327,7 @@ fn ranges(v: &[usize]) -> String {
         });
         i = j + 1;
     }
-    out.join(", ")
+    out.join(sep)
 }
 
 fn strip_prefix_ci<'a>(s: &'a str, prefix: &str) -> Option<&'a str> {
@@ -348,9 +386,12 @@ fn parse_btmh(h: &str) -> Result<[u8; 32], MagnetError> {
     Ok(out)
 }
 
-fn parse_select(v: &str) -> Result<Vec<usize>, MagnetError> {
+/// The inclusive ranges of a `so` list (`0,2,4-6` → `[(0, 0), (2, 2), (4, 6)]`), checked
+/// but not expanded: at most [`MAX_SELECT`] indices in all.
+fn parse_select(v: &str) -> Result<Vec<(usize, usize)>, MagnetError> {
     let bad = || MagnetError::BadSelectOnly(shorten(v));
     let mut out = Vec::new();
+    let mut total = 0usize;
     for part in v.split(',') {
         let part = part.trim();
         let (a, b) = match part.split_once('-') {
@@ -359,14 +400,22 @@ fn parse_select(v: &str) -> Result<Vec<usize>, MagnetError> {
         };
         let a: usize = a.trim().parse().map_err(|_| bad())?;
         let b: usize = b.trim().parse().map_err(|_| bad())?;
-        if b < a || out.len() + (b - a) >= MAX_SELECT {
+        // saturating: `0-18446744073709551615` after another index must not wrap around
+        if b < a || (b - a).saturating_add(total) >= MAX_SELECT {
             return Err(bad());
         }
-        out.extend(a..=b);
+        total += b - a + 1;
+        out.push((a, b));
     }
+    Ok(out)
+}
+
+/// The indices named by `ranges` (from [`parse_select`]), ascending, each once.
+fn expand_select(ranges: &[(usize, usize)]) -> Vec<usize> {
+    let mut out: Vec<usize> = ranges.iter().flat_map(|&(a, b)| a..=b).collect();
     out.sort_unstable();
     out.dedup();
-    Ok(out)
+    out
 }
 
 #[cfg(test)]
@@ -463,6 +512,89 @@ mod tests {
         assert_eq!(again.info_hash, m.info_hash);
         assert!(is_magnet(" MAGNET:?xt"));
         assert!(!is_magnet("/tmp/magnet.torrent"));
+    }
+
+    /// Found by the decoder mutation test (issue 9): a name of only control characters was
+    /// kept as `Some("")`, a name with spaces behind a control character did not survive
+    /// `to_link`, and `x.pe` peers were deduplicated and checked before IPv4-mapped
+    /// addresses were normalised.
+    #[test]
+    fn dn_and_x_pe_are_normalised_before_they_are_kept() {
+        let hash = "a16c2be1a916a134c32eef4f6437dbdc2b0ac8a0";
+        let m = Magnet::parse(&format!("magnet:?xt=urn:btih:{hash}&dn=%01%02")).unwrap();
+        assert_eq!(m.name, None);
+        let m = Magnet::parse(&format!("magnet:?xt=urn:btih:{hash}&dn=%01+a+%1b")).unwrap();
+        assert_eq!(m.name.as_deref(), Some("a"));
+        assert_eq!(Magnet::parse(&m.to_link()).unwrap().name, m.name);
+        let m = Magnet::parse(&format!(
+            "magnet:?xt=urn:btih:{hash}&x.pe=10.0.0.1:7&x.pe=[::ffff:10.0.0.1]:7&x.pe=[::ffff:0.0.0.0]:7"
+        ))
+        .unwrap();
+        assert_eq!(m.peers, vec!["10.0.0.1:7".parse().unwrap()]);
+        assert_eq!(m.notes.len(), 1, "{:?}", m.notes);
+    }
+
+    /// Found by the decoder mutation test (issue 9): `so=1,0-18446744073709551615` overflowed
+    /// the index count (a panic with overflow checks; in a release build the count wrapped
+    /// and the range was expanded until memory ran out), and every `so` of a link was
+    /// expanded (4000 × `so=0-99998` took seconds).
+    #[test]
+    fn select_only_is_bounded_whatever_the_numbers() {
+        let hash = "a16c2be1a916a134c32eef4f6437dbdc2b0ac8a0";
+        for so in [
+            "1,0-18446744073709551615",
+            "0-18446744073709551615",
+            "5,6,18446744073709551614-18446744073709551615,0-18446744073709551615",
+            "0-99999",
+        ] {
+            let e = Magnet::parse(&format!("magnet:?xt=urn:btih:{hash}&so={so}")).unwrap_err();
+            assert!(matches!(e, MagnetError::BadSelectOnly(_)), "{so}: {e}");
+        }
+        let m = Magnet::parse(&format!(
+            "magnet:?xt=urn:btih:{hash}&so=18446744073709551614-18446744073709551615,0-99997"
+        ))
+        .unwrap();
+        assert_eq!(m.select_only.len(), 100_000);
+        let many = format!(
+            "magnet:?xt=urn:btih:{hash}{}&so=3,1",
+            "&so=0-99998".repeat(4000)
+        );
+        assert!(many.len() <= MAX_LINK_BYTES);
+        let started = std::time::Instant::now();
+        let m = Magnet::parse(&many).unwrap();
+        assert_eq!(m.select_only, vec![1, 3], "the last so wins");
+        assert!(started.elapsed() < std::time::Duration::from_secs(2));
+    }
+
+    /// Found by the decoder mutation test (issue 9): `to_link` wrote every `so` index
+    /// (`so=0-99999` became 590 KB) and percent-encoded `:` and `/`, so the canonical link of
+    /// a valid link could be refused as too long when parsed again (the watch folder and the
+    /// saved session both parse it again).
+    #[test]
+    fn canonical_link_is_never_longer_than_the_link() {
+        let hash = "a16c2be1a916a134c32eef4f6437dbdc2b0ac8a0";
+        let trackers = "&tr=udp://tracker.example:1337/announce".repeat(199);
+        for link in [
+            format!("magnet:?xt=urn:btih:{hash}&so=0-99999"),
+            format!("magnet:?xt=urn:btih:{hash}{trackers}&dn=a%26b%25c%2B+d%3D%23%0a"),
+            format!("magnet:?xt=urn:btih:{hash}&so=18446744073709551615&dn=caf%C3%A9"),
+            format!("magnet:?xt=urn:btih:{hash}&dn=what%3F&tr=http://t/a?&x.pe=127.0.0.1:1"),
+        ] {
+            let m = Magnet::parse(&link).unwrap();
+            let canonical = m.to_link();
+            assert!(
+                canonical.len() <= link.len(),
+                "{} > {}",
+                canonical.len(),
+                link.len()
+            );
+            let mut again = Magnet::parse(&canonical).unwrap();
+            again.notes = m.notes.clone();
+            assert_eq!(again, m);
+            let _ = m.describe();
+        }
+        let m = Magnet::parse(&format!("magnet:?xt=urn:btih:{hash}&so=0-99999")).unwrap();
+        assert!(m.to_link().ends_with("&so=0-99999"), "{}", m.to_link());
     }
 
     #[test]

@@ -21,7 +21,8 @@ pub use create::{CreateError, TorrentBuilder};
 pub use describe::human_size;
 pub use magnet::{Magnet, MagnetError};
 pub use parse::{
-    BLOCK_SIZE, FileInfo, MAX_PIECE_LENGTH, MAX_TORRENT_FILE_BYTES, Metainfo, MetainfoError,
+    BLOCK_SIZE, FileInfo, MAX_PIECE_LENGTH, MAX_SYMLINK_HOPS, MAX_TORRENT_FILE_BYTES, Metainfo,
+    MetainfoError,
 };
 
 /// A v1 info hash: SHA-1 of the bencoded `info` dictionary exactly as it appears in the

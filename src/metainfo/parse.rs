@@ -716,8 +716,15 @@ fn resolve_symlink_targets(files: &mut [FileInfo], targets: &[(usize, Vec<String
     }
 }
 
+/// Most symlink entries followed to resolve one `symlink path` (as Linux's `MAXSYMLINKS`):
+/// a target that needs more is left unresolved. Without the bound a torrent of chained links
+/// cost time quadratic in its file count (thousands of links: seconds; a 64 MiB torrent:
+/// hours).
+pub const MAX_SYMLINK_HOPS: usize = 40;
+
 /// Whether `target` names a known file or folder once the symlink entries on its way
-/// (`links`: link path → its target) are replaced by their targets, each link at most once.
+/// (`links`: link path → its target) are replaced by their targets, each link at most once
+/// and at most [`MAX_SYMLINK_HOPS`] in all.
 fn resolves_through_links(
     target: &Path,
     folders: &HashSet<PathBuf>,
@@ -738,7 +745,9 @@ fn resolves_through_links(
                 continue;
             }
             match links.get(&prefix) {
-                Some(to) if followed.insert(prefix.clone()) => {
+                Some(to)
+                    if followed.len() < MAX_SYMLINK_HOPS && followed.insert(prefix.clone()) =>
+                {
                     target = to.join(parts.as_path());
                     continue 'restart;
                 }

@@ -1,0 +1,823 @@
+//! Invariant checks for ratorrent's decoders of untrusted input, shared by the libFuzzer
+//! targets (`fuzz_targets/*.rs`, run by `tests/fuzz/run.sh`) and by the always-run
+//! deterministic mutation test (`tests/decoder_mutations.rs`, which includes this file).
+//!
+//! Each `check_*` function takes arbitrary bytes, feeds them to one decoder family and
+//! panics when an invariant breaks: beyond "no panic", decoded values must re-encode to
+//! the bytes they came from where the format allows it, stay within the documented
+//! bounds, and errors must say something (non-empty, bounded length).
+//!
+//! Depends only on `ratorrent` and `bytes` (no fuzzing crate), so it builds on stable.
+
+#![allow(dead_code)]
+
+use std::collections::HashSet;
+use std::net::SocketAddr;
+use std::path::{Component, Path};
+
+use bytes::{Bytes, BytesMut};
+use ratorrent::bencode::{self, DecodeError, Value};
+use ratorrent::metainfo::{InfoHash, Magnet, Metainfo, magnet, path::is_contained};
+use ratorrent::peer::{extension, metadata, pex, wire};
+use ratorrent::tracker::{
+    self, AnnounceResponse, MAX_INTERVAL_SECS, MESSAGE_MAX_CHARS, MIN_INTERVAL_SECS, TrackerError,
+    http, udp,
+};
+
+/// Longest error message (in characters) a decoder may produce for any input: errors are
+/// shown to the user and logged, so they must not echo unbounded input.
+pub const MAX_ERROR_CHARS: usize = 1200;
+
+/// An error's Display must be non-empty and bounded.
+fn check_error(e: &dyn std::fmt::Display) {
+    let s = e.to_string();
+    assert!(!s.trim().is_empty(), "empty error message");
+    assert!(
+        s.chars().count() <= MAX_ERROR_CHARS,
+        "error message of {} chars: {}",
+        s.chars().count(),
+        &s[..s.char_indices().nth(200).map_or(s.len(), |(i, _)| i)]
+    );
+}
+
+// ---------------------------------------------------------------------------------------
+// bencode
+// ---------------------------------------------------------------------------------------
+
+/// Canonical encoding of a decoded value, entries in the order decoded.
+pub fn bencode_encode(v: &Value<'_>, out: &mut Vec<u8>) {
+    match v {
+        Value::Int(i) => out.extend_from_slice(format!("i{i}e").as_bytes()),
+        Value::Bytes(b) => {
+            out.extend_from_slice(b.len().to_string().as_bytes());
+            out.push(b':');
+            out.extend_from_slice(b);
+        }
+        Value::List(l) => {
+            out.push(b'l');
+            for x in l {
+                bencode_encode(x, out);
+            }
+            out.push(b'e');
+        }
+        Value::Dict(d) => {
+            out.push(b'd');
+            for (k, x) in &d.entries {
+                out.extend_from_slice(k.len().to_string().as_bytes());
+                out.push(b':');
+                out.extend_from_slice(k);
+                bencode_encode(x, out);
+            }
+            out.push(b'e');
+        }
+    }
+}
+
+/// Nesting depth of lists and dictionaries (a scalar is 0).
+fn depth(v: &Value<'_>) -> usize {
+    match v {
+        Value::Int(_) | Value::Bytes(_) => 0,
+        Value::List(l) => 1 + l.iter().map(depth).max().unwrap_or(0),
+        Value::Dict(d) => 1 + d.entries.iter().map(|(_, x)| depth(x)).max().unwrap_or(0),
+    }
+}
+
+/// Every dictionary's `raw` is exactly its own encoding.
+fn check_raw_spans(v: &Value<'_>) {
+    match v {
+        Value::Int(_) | Value::Bytes(_) => {}
+        Value::List(l) => l.iter().for_each(check_raw_spans),
+        Value::Dict(d) => {
+            let mut enc = Vec::new();
+            bencode_encode(v, &mut enc);
+            assert_eq!(
+                d.raw,
+                &enc[..],
+                "dictionary raw span differs from its bytes"
+            );
+            d.entries.iter().for_each(|(_, x)| check_raw_spans(x));
+        }
+    }
+}
+
+fn check_decode_error(e: &DecodeError, len: usize) {
+    check_error(e);
+    let offset = match e {
+        DecodeError::UnexpectedEof { offset }
+        | DecodeError::UnexpectedByte { offset, .. }
+        | DecodeError::BadInteger { offset, .. }
+        | DecodeError::StringTooLong { offset, .. }
+        | DecodeError::NonStringKey { offset }
+        | DecodeError::TooDeep { offset, .. }
+        | DecodeError::TrailingBytes { offset, .. } => *offset,
+    };
+    assert!(
+        offset <= len,
+        "error offset {offset} past the input ({len} bytes)"
+    );
+    if let DecodeError::StringTooLong {
+        len: l, remaining, ..
+    } = e
+    {
+        assert!(*l > *remaining as u64);
+    }
+}
+
+/// Bencode (BEP 3): the decoder is strict about integers and string lengths, so anything it
+/// accepts re-encodes to exactly the bytes it consumed; depth never exceeds
+/// [`bencode::MAX_DEPTH`]; errors point inside the input.
+pub fn check_bencode(data: &[u8]) {
+    match bencode::decode_prefix(data) {
+        Ok((v, used)) => {
+            assert!(used > 0 && used <= data.len());
+            let mut enc = Vec::new();
+            bencode_encode(&v, &mut enc);
+            assert_eq!(&enc[..], &data[..used], "decoded value does not re-encode");
+            assert!(depth(&v) <= bencode::MAX_DEPTH);
+            check_raw_spans(&v);
+            match bencode::decode(data) {
+                Ok(w) => {
+                    assert_eq!(used, data.len());
+                    assert_eq!(w, v);
+                }
+                Err(e) => {
+                    assert!(used < data.len());
+                    assert!(matches!(e, DecodeError::TrailingBytes { count, offset }
+                        if count == data.len() - used && offset == used));
+                }
+            }
+        }
+        Err(e) => {
+            check_decode_error(&e, data.len());
+            let whole =
+                bencode::decode(data).expect_err("decode accepted what decode_prefix refused");
+            assert_eq!(whole, e);
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// metainfo
+// ---------------------------------------------------------------------------------------
+
+fn only_normal(p: &Path) -> bool {
+    p.components().all(|c| matches!(c, Component::Normal(_))) && p.components().next().is_some()
+}
+
+/// `.torrent` files (BEP 3/12/19/27/47/52): on success the piece count matches the length,
+/// files are contiguous and add up, the info hash is the SHA-1 of the stored info bytes
+/// (which are a bencoded dictionary), every path is relative, normal and contained, no two
+/// real files collide (ignoring case) and no real file is a folder of another.
+pub fn check_metainfo(data: &[u8]) {
+    let m = match Metainfo::from_bytes(data) {
+        Ok(m) => m,
+        Err(e) => return check_error(&e),
+    };
+    assert!(m.total_length > 0);
+    assert!(m.piece_length >= 1 && m.piece_length <= ratorrent::metainfo::MAX_PIECE_LENGTH);
+    let pieces = m.total_length.div_ceil(u64::from(m.piece_length));
+    assert_eq!(m.piece_hashes.len() as u64, pieces, "piece count");
+    assert!(pieces <= u64::from(u32::MAX));
+    assert_eq!(m.piece_count() as u64, pieces);
+    let g = ratorrent::piece::Geometry::new(m.total_length, m.piece_length, m.piece_count())
+        .expect("geometry of an accepted torrent");
+    let last = m.piece_count() - 1;
+    assert_eq!(g.piece_size(last), m.piece_size(last));
+    assert_eq!(
+        m.piece_offset(last) + u64::from(m.piece_size(last)),
+        m.total_length
+    );
+    assert!(m.piece_size(last) >= 1 && m.piece_size(last) <= m.piece_length);
+    assert_eq!(m.piece_size(m.piece_count()), 0);
+    assert!(m.block_count(0) >= 1);
+
+    assert_eq!(InfoHash::of_info_bytes(&m.info_bytes), m.info_hash);
+    match bencode::decode(&m.info_bytes) {
+        Ok(Value::Dict(_)) => {}
+        other => panic!("info bytes are not a dictionary: {other:?}"),
+    }
+
+    assert!(!m.files.is_empty());
+    if !m.multi_file {
+        assert_eq!(m.files.len(), 1);
+    }
+    let mut offset = 0u64;
+    let mut files: HashSet<String> = HashSet::new();
+    let mut folders: HashSet<String> = HashSet::new();
+    let key = |p: &Path| p.to_string_lossy().to_lowercase();
+    for f in &m.files {
+        assert_eq!(f.offset, offset, "files are not contiguous");
+        offset += f.length;
+        assert!(is_contained(&f.path), "{:?} not contained", f.path);
+        assert!(
+            only_normal(&f.path),
+            "{:?} has a non-normal component",
+            f.path
+        );
+        if f.symlink {
+            assert_eq!(f.length, 0);
+        }
+        if let Some(t) = &f.symlink_target {
+            assert!(is_contained(t) && only_normal(t), "symlink target {t:?}");
+        }
+        if !f.pad {
+            assert!(files.insert(key(&f.path)), "two files at {:?}", f.path);
+            for a in f.path.ancestors().skip(1) {
+                if !a.as_os_str().is_empty() {
+                    folders.insert(key(a));
+                }
+            }
+        }
+    }
+    assert_eq!(offset, m.total_length, "file lengths do not add up");
+    if let Some(clash) = files.intersection(&folders).next() {
+        panic!("{clash:?} is both a file and a folder");
+    }
+    assert!(m.payload_size() <= m.total_length);
+    if m.files.len() <= 10_000 {
+        let _ = m.describe();
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// magnet
+// ---------------------------------------------------------------------------------------
+
+/// Magnet links (BEP 9, BEP 53): bounded lists, `so` sorted and unique, peers unique and
+/// dialable, the name free of control characters, and the canonical link parses back to the
+/// same magnet.
+pub fn check_magnet(data: &[u8]) {
+    let text = String::from_utf8_lossy(data);
+    let m = match Magnet::parse(&text) {
+        Ok(m) => m,
+        Err(e) => return check_error(&e),
+    };
+    assert!(m.trackers.len() <= magnet::MAX_TRACKERS);
+    assert!(m.peers.len() <= magnet::MAX_PEERS);
+    assert!(m.select_only.len() <= magnet::MAX_SELECT);
+    assert!(
+        m.select_only.windows(2).all(|w| w[0] < w[1]),
+        "so not sorted/unique"
+    );
+    let peers: HashSet<_> = m.peers.iter().collect();
+    assert_eq!(
+        peers.len(),
+        m.peers.len(),
+        "duplicate x.pe peers: {:?}",
+        m.peers
+    );
+    for p in &m.peers {
+        assert!(p.port() != 0 && !p.ip().is_unspecified());
+    }
+    let trackers: HashSet<_> = m.trackers.iter().collect();
+    assert_eq!(trackers.len(), m.trackers.len(), "duplicate trackers");
+    if let Some(n) = &m.name {
+        assert!(!n.chars().any(char::is_control), "control character in dn");
+        assert!(!n.is_empty(), "empty dn kept");
+    }
+    let link = m.to_link();
+    let back = Magnet::parse(&link).unwrap_or_else(|e| panic!("canonical link refused: {e}"));
+    let mut want = m.clone();
+    want.notes.clear();
+    let mut got = back;
+    got.notes.clear();
+    assert_eq!(got, want, "canonical link {link} parses differently");
+    let _ = m.describe();
+    let _ = m.display_name();
+}
+
+// ---------------------------------------------------------------------------------------
+// peer wire
+// ---------------------------------------------------------------------------------------
+
+/// Outcome of one `wire::decode` call that produced something.
+#[derive(Debug, PartialEq)]
+enum Step {
+    Msg(wire::Message, usize),
+    Err(wire::WireError),
+}
+
+/// Decode everything in `stream` at once (buffer fed whole), then check the re-encoding.
+fn decode_all(stream: &[u8], cap: u32) -> Vec<Step> {
+    let mut buf = BytesMut::from(stream);
+    let mut steps = Vec::new();
+    loop {
+        let before = buf.len();
+        match wire::decode(&mut buf, cap) {
+            Ok(Some(m)) => {
+                let used = before - buf.len();
+                steps.push(Step::Msg(m, used));
+            }
+            Ok(None) => {
+                if buf.len() >= 4 {
+                    let len = u32::from_be_bytes([buf[0], buf[1], buf[2], buf[3]]);
+                    assert!(
+                        len <= cap,
+                        "waiting for a {len}-byte message above the cap {cap}"
+                    );
+                    assert!(buf.len() < 4 + len as usize);
+                }
+                break;
+            }
+            Err(e) => {
+                steps.push(Step::Err(e));
+                break;
+            }
+        }
+    }
+    steps
+}
+
+/// The same stream fed in chunks of pseudo-random sizes (1 ..= 4096 bytes) must give the
+/// same messages in the same order.
+fn decode_chunked(stream: &[u8], cap: u32) -> Vec<Step> {
+    let mut buf = BytesMut::new();
+    let mut steps = Vec::new();
+    let mut rng = (stream.len() as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+    let mut fed = 0;
+    while fed < stream.len() {
+        rng ^= rng << 13;
+        rng ^= rng >> 7;
+        rng ^= rng << 17;
+        let n = (1 + (rng % 4096) as usize).min(stream.len() - fed);
+        buf.extend_from_slice(&stream[fed..fed + n]);
+        fed += n;
+        loop {
+            let before = buf.len();
+            match wire::decode(&mut buf, cap) {
+                Ok(Some(m)) => steps.push(Step::Msg(m, before - buf.len())),
+                Ok(None) => break,
+                Err(e) => {
+                    steps.push(Step::Err(e));
+                    return steps;
+                }
+            }
+        }
+    }
+    steps
+}
+
+fn check_message(m: &wire::Message, raw: &[u8], cap: u32) {
+    assert!(raw.len() <= 4 + cap as usize);
+    let mut enc = BytesMut::new();
+    m.encode(&mut enc);
+    match m {
+        // the payload of an unknown message is not kept: only its header re-encodes
+        wire::Message::Unknown { id } => {
+            assert_eq!(raw[4], *id);
+            assert_eq!(&enc[4..], &[*id][..]);
+        }
+        _ => assert_eq!(&enc[..], raw, "{m:?} does not re-encode to its bytes"),
+    }
+    match m {
+        wire::Message::Extended { ext_id: 0, payload } => check_extension(payload),
+        wire::Message::Extended { payload, .. } => {
+            check_metadata_msg(payload);
+            check_pex(payload);
+        }
+        wire::Message::Bitfield(b) => {
+            for pieces in [
+                0u32,
+                1,
+                7,
+                8,
+                9,
+                b.len() as u32 * 8,
+                (b.len() as u32 * 8).saturating_sub(3),
+            ] {
+                match ratorrent::piece::Bitfield::from_payload(b, pieces) {
+                    Ok(bf) => {
+                        assert_eq!(bf.len(), pieces);
+                        assert_eq!(bf.as_bytes(), &b[..]);
+                        assert!(bf.count() <= pieces);
+                        assert_eq!(bf.ones().count() as u32, bf.count());
+                    }
+                    Err(e) => check_error(&e),
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
+/// A peer stream (BEP 3): an optional 68-byte handshake, then length-prefixed messages.
+/// The handshake re-encodes; each message re-encodes to the bytes it used; no message is
+/// buffered beyond the cap; chunked and whole-buffer decoding agree; extended payloads go
+/// through the BEP 10 / 9 / 11 checks.
+pub fn check_peer_stream(data: &[u8]) {
+    let mut stream = data;
+    if let Ok(h) =
+        <&[u8; wire::HANDSHAKE_LEN]>::try_from(data.get(..wire::HANDSHAKE_LEN).unwrap_or(&[]))
+    {
+        match wire::Handshake::parse(h) {
+            Ok(hs) => {
+                assert_eq!(&hs.to_bytes(), h);
+                let prefix: &[u8; 48] = h[..48].try_into().unwrap();
+                let (reserved, ih) = wire::Handshake::parse_prefix(prefix).unwrap();
+                assert_eq!((reserved, ih), (hs.reserved, hs.info_hash));
+                let _ = ratorrent::peer::client_name(&hs.peer_id);
+                stream = &data[wire::HANDSHAKE_LEN..];
+            }
+            Err(e) => check_error(&e),
+        }
+    }
+    for cap in [wire::message_cap(0), 64] {
+        let whole = decode_all(stream, cap);
+        let mut at = 0;
+        for s in &whole {
+            match s {
+                Step::Msg(m, used) => {
+                    check_message(m, &stream[at..at + used], cap);
+                    at += used;
+                }
+                Step::Err(e) => {
+                    check_error(e);
+                    if let wire::WireError::TooLong { len, max } = e {
+                        assert!(*len > *max && *max == cap);
+                    }
+                }
+            }
+        }
+        let chunked = decode_chunked(stream, cap);
+        assert_eq!(whole, chunked, "chunked decoding differs");
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// BEP 10 extension handshake
+// ---------------------------------------------------------------------------------------
+
+/// BEP 10 handshake: every field within its documented range; `metadata_size` only ever
+/// gives 1 ..= cap; our own handshake built from the parsed fields parses back.
+pub fn check_extension(data: &[u8]) {
+    let h = match extension::parse_handshake(data) {
+        Ok(h) => h,
+        Err(e) => return check_decode_error(&e, data.len()),
+    };
+    if let Some(r) = h.reqq {
+        assert!((1..=100_000).contains(&r));
+    }
+    if let Some(c) = &h.client {
+        assert!(c.chars().count() <= 64 && !c.chars().any(char::is_control));
+    }
+    assert_ne!(h.listen_port, Some(0));
+    assert_ne!(h.ut_metadata, Some(0));
+    assert_ne!(h.ut_pex, Some(0));
+    for cap in [1u32, metadata::METADATA_PIECE, 8 << 20, u32::MAX] {
+        match h.metadata_size(cap) {
+            Ok(Some(n)) => {
+                assert!(n >= 1 && n <= cap);
+                assert_eq!(h.metadata_size_raw, Some(i64::from(n)));
+            }
+            Ok(None) => assert!(h.metadata_size_raw.is_none()),
+            Err(e) => check_error(&e),
+        }
+    }
+    let ours = extension::OurHandshake {
+        listen_port: h.listen_port.unwrap_or(0),
+        metadata_size: h.metadata_size(u32::MAX).ok().flatten(),
+        yourip: h.yourip,
+        pex: h.ut_pex.is_some(),
+    };
+    let back = extension::parse_handshake(&extension::encode_handshake(&ours)).unwrap();
+    assert_eq!(back.listen_port, h.listen_port);
+    assert_eq!(back.yourip, h.yourip);
+    assert_eq!(back.metadata_size_raw, ours.metadata_size.map(i64::from));
+    assert_eq!(back.ut_pex.is_some(), ours.pex);
+}
+
+// ---------------------------------------------------------------------------------------
+// BEP 9 metadata
+
+/// Operations [`check_metadata_assembly`] runs at most on one input (each may copy a 16 KiB
+/// piece; more would only slow the fuzzer down).
+pub const MAX_ASSEMBLY_OPS: usize = 64;
+// ---------------------------------------------------------------------------------------
+
+/// One `ut_metadata` payload: requests and rejects re-encode and parse back; a data
+/// message's bytes are the tail of the payload.
+pub fn check_metadata_msg(data: &[u8]) {
+    let payload = Bytes::copy_from_slice(data);
+    match metadata::parse(&payload) {
+        Ok(metadata::MetadataMsg::Request { piece }) => {
+            let m = metadata::parse(&metadata::encode_request(piece)).unwrap();
+            assert_eq!(m, metadata::MetadataMsg::Request { piece });
+        }
+        Ok(metadata::MetadataMsg::Reject { piece }) => {
+            let m = metadata::parse(&metadata::encode_reject(piece)).unwrap();
+            assert_eq!(m, metadata::MetadataMsg::Reject { piece });
+        }
+        Ok(metadata::MetadataMsg::Data { data: d, .. }) => {
+            assert!(data.ends_with(&d));
+            assert!(d.len() < data.len());
+        }
+        Err(e) => check_error(&e),
+    }
+}
+
+/// A BEP 9 assembly fed hostile pieces. The first two bytes give the info dictionary's size
+/// (1 ..= 65536 bytes, up to 4 pieces); the info bytes are the input itself repeated. The
+/// rest is a list of operations: deliver a correct piece, deliver a piece with a wrong
+/// index / total size / length / content, or parse the following bytes as a `ut_metadata`
+/// message and deliver it. Invariants: `have` never exceeds the piece count, the assembly
+/// completes exactly when every piece it holds is the right one, and what it returns is
+/// the info dictionary. At most [`MAX_ASSEMBLY_OPS`] operations are run.
+pub fn check_metadata_assembly(data: &[u8]) {
+    check_metadata_msg(data);
+    if data.len() < 2 {
+        return;
+    }
+    let size = u32::from(u16::from_le_bytes([data[0], data[1]])) + 1;
+    let ops = &data[2..];
+    let info: Vec<u8> = (0..size as usize)
+        .map(|i| {
+            if ops.is_empty() {
+                i as u8
+            } else {
+                ops[i % ops.len()] ^ (i >> 8) as u8
+            }
+        })
+        .collect();
+    let hash = InfoHash::of_info_bytes(&info);
+    let mut a = metadata::Assembly::new(hash, size);
+    let count = metadata::piece_count(size);
+    assert_eq!(a.piece_count(), count);
+    assert_eq!(a.size(), size);
+    let piece_of = |p: u32| {
+        let start = (p * metadata::METADATA_PIECE) as usize;
+        let end = (start + metadata::METADATA_PIECE as usize).min(info.len());
+        &info[start..end]
+    };
+    // which pieces the assembly holds, and whether each is the right one
+    let mut held: Vec<Option<bool>> = vec![None; count as usize];
+    let mut i = 0;
+    let mut steps = 0;
+    while i < ops.len() && steps < MAX_ASSEMBLY_OPS {
+        steps += 1;
+        let op = ops[i];
+        let arg = ops.get(i + 1).copied().unwrap_or(0);
+        i += 2;
+        let (piece, total, bytes): (u32, i64, Vec<u8>) = match op % 6 {
+            0 => {
+                let p = u32::from(arg) % count;
+                (p, i64::from(size), piece_of(p).to_vec())
+            }
+            1 => {
+                // right shape, wrong content
+                let p = u32::from(arg) % count;
+                let mut b = piece_of(p).to_vec();
+                let at = usize::from(arg) % b.len();
+                b[at] ^= 0x5a;
+                (p, i64::from(size), b)
+            }
+            2 => (
+                [count, u32::MAX, count + u32::from(arg)][usize::from(arg) % 3],
+                i64::from(size),
+                vec![0; 16],
+            ),
+            3 => {
+                let total = [-1, 0, i64::from(size) + 1, i64::MAX, i64::from(u32::MAX)]
+                    [usize::from(arg) % 5];
+                (0, total, piece_of(0).to_vec())
+            }
+            4 => {
+                let p = u32::from(arg) % count;
+                let mut b = piece_of(p).to_vec();
+                if arg & 1 == 0 {
+                    b.push(0);
+                } else {
+                    b.pop();
+                }
+                (p, i64::from(size), b)
+            }
+            _ => {
+                let start = i.min(ops.len());
+                let n = usize::from(arg).min(ops.len() - start);
+                let raw = Bytes::copy_from_slice(&ops[start..start + n]);
+                i = start + n;
+                match metadata::parse(&raw) {
+                    Ok(metadata::MetadataMsg::Data {
+                        piece,
+                        total_size,
+                        data,
+                    }) => (piece, total_size, data.to_vec()),
+                    _ => continue,
+                }
+            }
+        };
+        let right = piece < count && total == i64::from(size) && bytes == piece_of(piece);
+        let before_have = a.have();
+        match a.on_data(piece, total, &bytes) {
+            Ok(metadata::Progress::Stored { have, of }) => {
+                assert_eq!(of, count);
+                assert_eq!(have, before_have + 1);
+                assert!(have < count);
+                held[piece as usize] = Some(right);
+                assert!(!a.missing(piece));
+            }
+            Ok(metadata::Progress::Duplicate) => {
+                assert!(held[piece as usize].is_some());
+                assert_eq!(a.have(), before_have);
+            }
+            Ok(metadata::Progress::Complete(whole)) => {
+                held[piece as usize] = Some(right);
+                assert!(
+                    held.iter().all(|h| *h == Some(true)),
+                    "completed with a bad piece"
+                );
+                assert_eq!(whole, info);
+                assert_eq!(a.have(), 0);
+                held.iter_mut().for_each(|h| *h = None);
+            }
+            Ok(metadata::Progress::HashMismatch) => {
+                held[piece as usize] = Some(right);
+                assert!(held.iter().all(Option::is_some));
+                assert!(
+                    held.contains(&Some(false)),
+                    "good pieces refused"
+                );
+                assert_eq!(a.have(), 0);
+                held.iter_mut().for_each(|h| *h = None);
+            }
+            Err(e) => {
+                check_error(&e);
+                assert_eq!(
+                    a.have(),
+                    before_have,
+                    "a refused piece changed the assembly"
+                );
+                // only wrong shapes are refused; wrong content of the right shape is not
+                assert!(
+                    piece >= count
+                        || total != i64::from(size)
+                        || bytes.len() != piece_of(piece).len()
+                );
+            }
+        }
+        assert!(a.have() <= count);
+        assert_eq!(
+            a.have() as usize,
+            held.iter().filter(|h| h.is_some()).count()
+        );
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// BEP 11 PEX
+// ---------------------------------------------------------------------------------------
+
+/// `ut_pex` (BEP 11): at most [`pex::MAX_ACCEPTED`] entries read per list, every added
+/// peer dialable, and what we would send from the result parses back to a subset of it.
+pub fn check_pex(data: &[u8]) {
+    let msg = match pex::parse(data) {
+        Ok(m) => m,
+        Err(e) => return check_error(&e),
+    };
+    assert!(data.len() <= pex::MAX_MESSAGE);
+    let v4 = msg.added.iter().filter(|p| p.addr.is_ipv4()).count();
+    let v6 = msg.added.len() - v4;
+    assert!(
+        v4 <= pex::MAX_ACCEPTED && v6 <= pex::MAX_ACCEPTED,
+        "{v4} + {v6} added"
+    );
+    let d4 = msg.dropped.iter().filter(|a| a.is_ipv4()).count();
+    let d6 = msg.dropped.len() - d4;
+    assert!(
+        d4 <= pex::MAX_ACCEPTED && d6 <= pex::MAX_ACCEPTED,
+        "{d4} + {d6} dropped"
+    );
+    for p in &msg.added {
+        assert!(p.addr.port() != 0 && !p.addr.ip().is_unspecified() && !p.addr.ip().is_multicast());
+    }
+    let canon = |a: &SocketAddr| match a {
+        SocketAddr::V6(v6) => v6
+            .ip()
+            .to_ipv4_mapped()
+            .map_or(*a, |v4| SocketAddr::new(v4.into(), a.port())),
+        SocketAddr::V4(_) => *a,
+    };
+    let enc = pex::encode(&msg.added, &msg.dropped);
+    let back = pex::parse(&enc).expect("our own ut_pex message");
+    let added: HashSet<(SocketAddr, u8)> = msg
+        .added
+        .iter()
+        .map(|p| (canon(&p.addr), p.flags))
+        .collect();
+    for p in &back.added {
+        assert!(
+            added.contains(&(p.addr, p.flags)),
+            "{p:?} was not in the message"
+        );
+    }
+    let dropped: HashSet<SocketAddr> = msg.dropped.iter().map(canon).collect();
+    for a in &back.dropped {
+        assert!(dropped.contains(a), "{a} was not dropped in the message");
+    }
+    assert!(back.added.len() <= 2 * pex::MAX_SENT && back.dropped.len() <= 2 * pex::MAX_SENT);
+}
+
+// ---------------------------------------------------------------------------------------
+// trackers
+// ---------------------------------------------------------------------------------------
+
+fn check_tracker_error(e: &TrackerError) {
+    check_error(e);
+    match e {
+        TrackerError::Failure(text) => {
+            assert!(text.chars().count() <= MESSAGE_MAX_CHARS + 1);
+            assert!(
+                !text.chars().any(char::is_control),
+                "control char in {text:?}"
+            );
+        }
+        TrackerError::InvalidResponse { excerpt, .. } => {
+            assert!(excerpt.chars().count() <= tracker::EXCERPT_MAX_CHARS);
+            assert!(excerpt.bytes().all(|b| (0x20..=0x7e).contains(&b)));
+        }
+        _ => {}
+    }
+}
+
+fn check_peers(peers: &[SocketAddr]) {
+    let set: HashSet<_> = peers.iter().collect();
+    assert_eq!(set.len(), peers.len(), "duplicate peers");
+    for p in peers {
+        assert!(p.port() != 0 && !p.ip().is_unspecified(), "{p}");
+        if let SocketAddr::V6(v6) = p {
+            assert!(v6.ip().to_ipv4_mapped().is_none(), "{p} not normalised");
+        }
+    }
+}
+
+fn check_announce(r: &AnnounceResponse) {
+    assert!((MIN_INTERVAL_SECS..=MAX_INTERVAL_SECS).contains(&r.interval));
+    if let Some(m) = r.min_interval {
+        assert!((MIN_INTERVAL_SECS..=MAX_INTERVAL_SECS).contains(&m));
+    }
+    assert!(r.regular_interval() >= r.interval);
+    check_peers(&r.peers);
+    if let Some(w) = &r.warning {
+        assert!(w.chars().count() <= MESSAGE_MAX_CHARS + 1 && !w.chars().any(char::is_control));
+    }
+}
+
+/// BEP 15 UDP tracker datagrams: connect, announce (IPv4 and IPv6 peer formats) and scrape
+/// answers, with the transaction id taken from the datagram (so the body is reached) and a
+/// wrong one (always refused). Peers bounded by the datagram, unique, dialable; intervals
+/// clamped; scrape entries at most one per hash asked.
+pub fn check_tracker_udp(data: &[u8]) {
+    let tid = data
+        .get(4..8)
+        .map_or(0, |b| u32::from_be_bytes([b[0], b[1], b[2], b[3]]));
+    for t in [tid, tid.wrapping_add(1)] {
+        match udp::parse_connect(data, t) {
+            Ok(_) => assert!(t == tid && data.len() >= 16),
+            Err(e) => check_tracker_error(&e),
+        }
+        for v6 in [false, true] {
+            match udp::parse_announce(data, t, v6) {
+                Ok(r) => {
+                    assert!(t == tid && data.len() >= 20);
+                    check_announce(&r);
+                    let entry = if v6 { 18 } else { 6 };
+                    assert!(r.peers.len() <= (data.len() - 20) / entry);
+                    assert!(r.complete.is_none_or(|n| n <= i32::MAX as u32));
+                }
+                Err(e) => check_tracker_error(&e),
+            }
+        }
+        let asked: Vec<InfoHash> = (0..udp::MAX_SCRAPE as u8)
+            .map(|i| InfoHash([i; 20]))
+            .collect();
+        for n in [0, 1, udp::MAX_SCRAPE] {
+            match udp::parse_scrape(data, t, &asked[..n]) {
+                Ok(v) => {
+                    assert!(t == tid);
+                    assert!(v.len() <= n && v.len() <= (data.len() - 8) / 12);
+                    for (i, (h, _)) in v.iter().enumerate() {
+                        assert_eq!(*h, asked[i]);
+                    }
+                }
+                Err(e) => check_tracker_error(&e),
+            }
+        }
+    }
+}
+
+/// HTTP tracker bodies (BEP 3, 7, 23, 48): announce and scrape answers. Intervals clamped,
+/// peers unique, dialable and normalised, messages sanitised and bounded, scrape entries
+/// at most one per 20-byte key.
+pub fn check_tracker_http(data: &[u8]) {
+    match http::parse_announce_response(data) {
+        Ok(r) => check_announce(&r),
+        Err(e) => check_tracker_error(&e),
+    }
+    match http::parse_scrape_response(data) {
+        Ok(v) => assert!(v.len() <= data.len() / 20),
+        Err(e) => check_tracker_error(&e),
+    }
+    let ex = tracker::excerpt(data);
+    assert!(ex.chars().count() <= tracker::EXCERPT_MAX_CHARS);
+    let msg = tracker::sanitize_message(data);
+    assert!(msg.chars().count() <= MESSAGE_MAX_CHARS + 1 && !msg.chars().any(char::is_control));
+}
