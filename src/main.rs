@@ -10,6 +10,9 @@ use ratorrent::{engine, headless, tui, watch};
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    // sockets, the file-handle cache (max_open_files) and part files share one limit;
+    // distributions often start processes with a soft limit of 1024 under a far higher hard one
+    ratorrent::storage::raise_fd_limit();
     match run(cli) {
         Ok(code) => code,
         Err(e) => {

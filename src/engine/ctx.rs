@@ -270,6 +270,15 @@ pub enum SessionEvent {
         /// The result.
         event: DiskEvent,
     },
+    /// A scrape (BEP 48 / BEP 15) of `url` for `torrent` returned.
+    Scraped {
+        /// The torrent.
+        torrent: TorrentId,
+        /// The tracker's announce URL.
+        url: String,
+        /// Its counts, or why not.
+        result: Result<crate::tracker::ScrapeStats, crate::tracker::TrackerError>,
+    },
     /// An announce returned.
     Announced {
         /// The torrent.

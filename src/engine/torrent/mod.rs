@@ -1165,6 +1165,37 @@ impl Torrent {
         });
     }
 
+    /// Scrape the trackers that are due (see [`TrackerSet::scrape_due`]); the answers come
+    /// back as [`SessionEvent::Scraped`].
+    fn spawn_scrapes(&mut self, env: &mut Env<'_>) {
+        for url in self.trackers.scrape_due(env.now) {
+            let ctx = env.ctx.clone();
+            let (torrent, info_hash) = (self.id, self.sum.info_hash);
+            tokio::spawn(async move {
+                let _slot = ctx.announce_slots.clone().acquire_owned().await.ok();
+                let result = ctx.trackers.scrape(&url, info_hash).await;
+                ctx.send(SessionEvent::Scraped {
+                    torrent,
+                    url,
+                    result,
+                });
+            });
+        }
+    }
+
+    /// A scrape returned.
+    pub fn on_scraped(
+        &mut self,
+        url: &str,
+        result: &Result<crate::tracker::ScrapeStats, crate::tracker::TrackerError>,
+    ) {
+        if let Err(e) = result {
+            tracing::debug!(torrent = %self.sum.name, tracker = %crate::tracker::host_of(url), "scrape: {e}");
+        }
+        self.trackers.scraped(url, result);
+        self.dirty = true;
+    }
+
     fn schedule_announce(&mut self, env: &mut Env<'_>) {
         let key = TimerKey::Torrent(self.id, TorrentTimer::Announce);
         match self.trackers.next_deadline() {
@@ -1222,6 +1253,10 @@ impl Torrent {
             }
         }
         if self.life.is_running() {
+            // right after a tracker answers, and then at most every 30 min
+            if result.is_ok() && job.event != Some(AnnounceEvent::Stopped) {
+                self.spawn_scrapes(env);
+            }
             self.schedule_announce(env);
         }
     }
