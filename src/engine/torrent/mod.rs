@@ -2111,7 +2111,25 @@ impl Torrent {
             None => Vec::new(),
         };
         let (_, _, wasted) = self.totals();
+        let known = self.book.source_counts();
+        let peer_sources = [
+            PeerSource::Tracker,
+            PeerSource::Incoming,
+            PeerSource::Dht,
+            PeerSource::Pex,
+            PeerSource::Magnet,
+            PeerSource::Manual,
+        ]
+        .into_iter()
+        .map(|source| crate::api::SourceCount {
+            source,
+            known: known.get(&source).copied().unwrap_or(0),
+            connected: peers.iter().filter(|p| p.source == source).count() as u32,
+        })
+        .filter(|c| c.known > 0 || c.connected > 0)
+        .collect();
         TorrentDetail {
+            peer_sources,
             id: self.id,
             info_hash: self.sum.info_hash.to_hex(),
             save_path: self.save_dir.clone(),
