@@ -7,6 +7,7 @@ use tokio::sync::oneshot;
 use super::TorrentId;
 use super::error::AddError;
 use super::event::EngineEvent;
+use super::snapshot::FilePriority;
 
 /// Sending end of the command channel.
 pub type CommandSender = tokio::sync::mpsc::Sender<Command>;
@@ -22,6 +23,19 @@ pub struct AddRequest {
     pub paused: bool,
     /// Keep seeding once complete (`false`: stop at completion, state `Completed`).
     pub seed: bool,
+}
+
+/// A move in the torrent queue ([`Command::QueueMove`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum QueueMove {
+    /// One place earlier.
+    Up,
+    /// One place later.
+    Down,
+    /// To the front.
+    Top,
+    /// To the back.
+    Bottom,
 }
 
 /// A request to the engine. Commands that can fail carry a oneshot for the answer, so a
@@ -66,6 +80,43 @@ pub enum Command {
         download: u64,
         /// Upload limit, bytes/s.
         upload: u64,
+    },
+    /// Set one torrent's rate limits, bytes/s (0 = unlimited); the session-wide limits
+    /// still apply on top.
+    SetTorrentLimits {
+        /// The torrent.
+        id: TorrentId,
+        /// Download limit, bytes/s.
+        download: u64,
+        /// Upload limit, bytes/s.
+        upload: u64,
+    },
+    /// Set the download priority of some of a torrent's files. Pieces wholly inside
+    /// skipped files are not requested, and a skipped file is not created.
+    SetFilePriority {
+        /// The torrent.
+        id: TorrentId,
+        /// Indices into [`TorrentDetail::files`](super::TorrentDetail::files) (non-padding
+        /// files in payload order).
+        files: Vec<usize>,
+        /// The new priority.
+        priority: FilePriority,
+    },
+    /// Move a torrent's storage to another folder.
+    MoveStorage {
+        /// The torrent.
+        id: TorrentId,
+        /// The new folder.
+        to: PathBuf,
+        /// `true`: move the files; `false`: "set location" (no copy, then a recheck).
+        move_data: bool,
+    },
+    /// Move a torrent in the queue.
+    QueueMove {
+        /// The torrent.
+        id: TorrentId,
+        /// Where to.
+        to: QueueMove,
     },
     /// The most recent engine events (oldest first; at most the history size).
     RecentEvents(oneshot::Sender<Vec<EngineEvent>>),

@@ -57,6 +57,10 @@ pub struct GlobalStats {
     pub peers: u32,
     /// TCP port the session accepts peers on (0 when not listening).
     pub listen_port: u16,
+    /// Bytes free on the download volume, when known.
+    pub free_space: Option<u64>,
+    /// Nodes in the DHT routing table, once the session runs a DHT.
+    pub dht_nodes: Option<u32>,
 }
 
 /// Life-cycle state of a torrent as shown to the user.
@@ -150,6 +154,12 @@ pub struct TorrentRow {
     pub added_at: u64,
     /// Last tracker warning or other notice for the user to read (not an error).
     pub message: Option<String>,
+    /// This torrent's download limit, bytes/s (0 = unlimited).
+    pub down_limit: u64,
+    /// This torrent's upload limit, bytes/s (0 = unlimited).
+    pub up_limit: u64,
+    /// Place in the queue (0 = first), when queueing applies to it.
+    pub queue_position: Option<u32>,
 }
 
 impl TorrentRow {

@@ -307,6 +307,36 @@ impl Session {
                 self.ctx.limits.upload.set_rate(upload);
                 self.publish_now = true;
             }
+            // placeholders on tui-v2: the UI sends these; the engine work lands on main
+            Command::SetTorrentLimits {
+                id,
+                download,
+                upload,
+            } => {
+                tracing::warn!(
+                    "SetTorrentLimits {{ id: {id}, download: {download}, upload: {upload} }}: not implemented in the engine yet"
+                );
+            }
+            Command::SetFilePriority {
+                id,
+                files,
+                priority,
+            } => {
+                tracing::warn!(
+                    "SetFilePriority {{ id: {id}, files: {files:?}, priority: {priority:?} }}: not implemented in the engine yet"
+                );
+            }
+            Command::MoveStorage { id, to, move_data } => {
+                tracing::warn!(
+                    "MoveStorage {{ id: {id}, to: {}, move_data: {move_data} }}: not implemented in the engine yet",
+                    to.display()
+                );
+            }
+            Command::QueueMove { id, to } => {
+                tracing::warn!(
+                    "QueueMove {{ id: {id}, to: {to:?} }}: not implemented in the engine yet"
+                );
+            }
             Command::RecentEvents(reply) => {
                 let _ = reply.send(self.log.recent());
             }

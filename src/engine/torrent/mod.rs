@@ -1167,6 +1167,10 @@ impl Torrent {
             uploaded,
             added_at: self.added_at,
             message,
+            // placeholder on tui-v2: per-torrent limits and queueing are not in the engine yet
+            down_limit: 0,
+            up_limit: 0,
+            queue_position: None,
         }
     }
 
