@@ -89,6 +89,10 @@ async fn start(meta: Metainfo, download_dir: &Path, dir: tempfile::TempDir) -> F
         picker,
         disk,
         ctx,
+        Arc::new(ratorrent::engine::ctx::Limits {
+            download: ratorrent::engine::rate::RateLimiter::new(0),
+            upload: ratorrent::engine::rate::RateLimiter::new(0),
+        }),
     ));
     t.set_accepting(true);
     Fixture {

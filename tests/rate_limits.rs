@@ -106,3 +106,82 @@ fn upload_rate_limit_is_respected() {
         "12 MiB at 4 MiB/s took only {took:?}"
     );
 }
+
+/// A limit set on one torrent at run time (the TUI's per-torrent limit) holds against a real
+/// leecher, with no session-wide limit; the row shows it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn per_torrent_upload_limit_set_live_is_respected() {
+    use ratorrent::api::{AddRequest, Command};
+    let tracker = TestTracker::start();
+    let dir = temp_dir();
+    let src = dir.path().join("src");
+    payload::write_tree(&src, &[FileSpec::new("f.bin", SIZE)], 3).unwrap();
+    let torrent = dir.path().join("f.torrent");
+    let ih = make_torrent(
+        &src.join("f.bin"),
+        &torrent,
+        &tracker.url(),
+        Some(256 * 1024),
+    );
+    let config = ratorrent::config::Config {
+        download_dir: src.clone(),
+        listen_port: 0,
+        ..ratorrent::config::Config::default()
+    };
+    let h = ratorrent::engine::session::start(config).await.unwrap();
+    let (tx, rx) = tokio::sync::oneshot::channel();
+    h.commands
+        .send(Command::Add(
+            AddRequest {
+                torrent: torrent.clone(),
+                download_dir: None,
+                paused: false,
+                seed: true,
+            },
+            Some(tx),
+        ))
+        .await
+        .unwrap();
+    let id = rx.await.unwrap().unwrap();
+    h.commands
+        .send(Command::SetTorrentLimits {
+            id,
+            download: 0,
+            upload: LIMIT,
+        })
+        .await
+        .unwrap();
+    let port = h.listen_port;
+    let tracker = std::sync::Arc::new(tracker);
+    let t2 = tracker.clone();
+    tokio::task::spawn_blocking(move || {
+        t2.wait_for_announce(Duration::from_secs(30), |a| {
+            a.info_hash == ih && a.addr.port() == port && a.left == Some(0)
+        })
+        .unwrap();
+    })
+    .await
+    .unwrap();
+    let dst = dir.path().join("dst");
+    let d2 = dst.clone();
+    let torrent2 = torrent.clone();
+    let took = tokio::task::spawn_blocking(move || {
+        let ip = Ipv4Addr::new(127, 0, 0, 4);
+        let start = Instant::now();
+        let mut leecher = LtPeer::leech(&LeechArgs::new(&torrent2, &d2, ip, free_port_on(ip)));
+        leecher.wait_done(Duration::from_secs(60)).unwrap();
+        start.elapsed()
+    })
+    .await
+    .unwrap();
+    common::compare_files(&src.join("f.bin"), &dst.join("f.bin")).unwrap();
+    assert!(
+        took >= Duration::from_millis(2500),
+        "12 MiB at a 4 MiB/s torrent limit took only {took:?}"
+    );
+    let snap = h.snapshots.borrow().clone();
+    assert_eq!(snap.row(id).unwrap().up_limit, LIMIT);
+    let (tx, rx) = tokio::sync::oneshot::channel();
+    h.commands.send(Command::Shutdown(tx)).await.unwrap();
+    let _ = rx.await;
+}

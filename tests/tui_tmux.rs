@@ -429,10 +429,9 @@ fn add_through_dialog_again(tmux: &Tmux, sw: &Swarm) {
     tmux.wait_for("is already added: selected it", Duration::from_secs(10));
 }
 
-/// Needs the engine's `SetFilePriority` (issue 8, the lead's work on main): on a branch
-/// where the engine only logs the command, the priority never changes and this fails.
+/// A file set to skip before the download starts is neither created nor fetched, and the
+/// other files complete (the engine's `SetFilePriority`).
 #[test]
-#[ignore = "needs the engine to honour Command::SetFilePriority"]
 fn tui_skipped_file_is_not_created_nor_fetched_under_tmux() {
     let sw = swarm(None);
     let (tmux, dst, _port) = start_empty(&sw, 80, 24, "skip");

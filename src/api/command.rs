@@ -81,8 +81,8 @@ pub enum Command {
         /// Upload limit, bytes/s.
         upload: u64,
     },
-    /// Set one torrent's rate limits, bytes/s (0 = unlimited); the session-wide limits
-    /// still apply on top.
+    /// Set one torrent's own rate limits, bytes/s (0 = none); the session's limits apply
+    /// on top.
     SetTorrentLimits {
         /// The torrent.
         id: TorrentId,
@@ -91,15 +91,16 @@ pub enum Command {
         /// Upload limit, bytes/s.
         upload: u64,
     },
-    /// Set the download priority of some of a torrent's files. Pieces wholly inside
-    /// skipped files are not requested, and a skipped file is not created.
+    /// Set the download priority of files of a torrent: `files` are indices into
+    /// [`TorrentDetail::files`](super::TorrentDetail::files) (its non-padding files in
+    /// payload order). Pieces only in skipped files are not requested and a skipped file is
+    /// not created.
     SetFilePriority {
         /// The torrent.
         id: TorrentId,
-        /// Indices into [`TorrentDetail::files`](super::TorrentDetail::files) (non-padding
-        /// files in payload order).
+        /// Which files.
         files: Vec<usize>,
-        /// The new priority.
+        /// Their new priority.
         priority: FilePriority,
     },
     /// Move a torrent's storage to another folder.

@@ -152,12 +152,12 @@ pub struct TorrentRow {
     pub uploaded: u64,
     /// When the torrent was added (Unix seconds).
     pub added_at: u64,
+    /// This torrent's own download limit, bytes/s (0 = none; the session's still applies).
+    pub down_limit: u64,
+    /// This torrent's own upload limit, bytes/s (0 = none; the session's still applies).
+    pub up_limit: u64,
     /// Last tracker warning or other notice for the user to read (not an error).
     pub message: Option<String>,
-    /// This torrent's download limit, bytes/s (0 = unlimited).
-    pub down_limit: u64,
-    /// This torrent's upload limit, bytes/s (0 = unlimited).
-    pub up_limit: u64,
     /// Place in the queue (0 = first), when queueing applies to it.
     pub queue_position: Option<u32>,
 }

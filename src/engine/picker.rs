@@ -19,6 +19,13 @@ use crate::piece::{BLOCK_SIZE, BlockRef};
 /// Identifies a peer connection to the picker (piece affinity, endgame bookkeeping).
 pub type PeerKey = u64;
 
+/// Piece priority of a piece nobody wants (it lies only in skipped files).
+pub const PRIO_SKIP: u8 = 0;
+/// Default piece priority.
+pub const PRIO_NORMAL: u8 = 2;
+/// Highest piece priority.
+pub const PRIO_HIGH: u8 = 3;
+
 /// Most concurrent requests for one block in endgame mode.
 const ENDGAME_MAX_DUPLICATES: u8 = 2;
 
@@ -86,8 +93,13 @@ pub struct Picker {
     /// Contributors of pieces being hashed.
     pending_contributors: BTreeMap<u32, Vec<PeerKey>>,
     pending: u32,
-    /// Pieces in state `Missing` (neither started nor verified).
-    missing: u32,
+    /// Wanted pieces in state `Missing` (neither started nor verified), by priority level.
+    missing: [u32; 4],
+    /// Download priority per piece: 0 = not wanted (only in skipped files), 1 low, 2 normal,
+    /// 3 high (the highest of the files it holds bytes of).
+    prio: Vec<u8>,
+    /// Wanted pieces not verified yet.
+    wanted_left: u32,
     /// Bytes of the pieces not yet verified (kept as a counter: the snapshot publisher
     /// and every announce ask for it).
     left: u64,
@@ -143,7 +155,9 @@ impl Picker {
             partial: BTreeMap::new(),
             pending_contributors: BTreeMap::new(),
             pending: 0,
-            missing: n,
+            missing: [0, 0, n, 0],
+            prio: vec![PRIO_NORMAL; piece_count as usize],
+            wanted_left: n,
             left,
         }
     }
@@ -156,6 +170,47 @@ impl Picker {
     /// Every piece verified.
     pub fn is_complete(&self) -> bool {
         self.have.is_full()
+    }
+
+    /// Every wanted piece verified (pieces only in skipped files do not count).
+    pub fn is_finished(&self) -> bool {
+        self.wanted_left == 0
+    }
+
+    /// Set the priority of every piece (0 = not wanted, 1 low, 2 normal, 3 high; values
+    /// above 3 count as 3). Pieces already started keep their blocks; a piece that stops
+    /// being wanted is no longer picked. `prio.len()` must be the piece count (else ignored).
+    pub fn set_priorities(&mut self, prio: &[u8]) {
+        if prio.len() != self.piece_count as usize {
+            return;
+        }
+        self.prio = prio.iter().map(|&x| x.min(PRIO_HIGH)).collect();
+        self.missing = [0; 4];
+        self.wanted_left = 0;
+        self.left = 0;
+        for p in 0..self.piece_count {
+            let level = self.prio[p as usize];
+            if level == PRIO_SKIP {
+                continue;
+            }
+            let st = self.state[p as usize];
+            if st == PieceState::Missing {
+                self.missing[level as usize] += 1;
+            }
+            if st != PieceState::Have {
+                self.wanted_left += 1;
+                self.left += u64::from(self.piece_size(p));
+            }
+        }
+    }
+
+    /// Priority of piece `p` (0 = not wanted).
+    pub fn priority(&self, p: u32) -> u8 {
+        self.prio.get(p as usize).copied().unwrap_or(PRIO_SKIP)
+    }
+
+    fn missing_count(&self) -> u32 {
+        self.missing.iter().sum()
     }
 
     /// Pieces fully received and waiting for their hash check.
@@ -318,16 +373,13 @@ impl Picker {
 
     /// Whether `has` contains any piece we still need (missing or partially received).
     pub fn is_interesting(&self, has: &Bitfield) -> bool {
+        let wanted = |p: u32| {
+            self.prio[p as usize] != PRIO_SKIP && self.state[p as usize] != PieceState::Pending
+        };
         if has.is_full() {
-            return !self.order.is_empty()
-                && self
-                    .order
-                    .iter()
-                    .any(|&p| self.state[p as usize] != PieceState::Pending);
+            return self.order.iter().any(|&p| wanted(p));
         }
-        self.order
-            .iter()
-            .any(|&p| has.get(p) && self.state[p as usize] != PieceState::Pending)
+        self.order.iter().any(|&p| has.get(p) && wanted(p))
     }
 
     /// Pick up to `max` blocks to request from peer `peer` whose pieces are `has`.
@@ -415,15 +467,25 @@ impl Picker {
 
     /// Endgame: no piece is missing outright and no partial piece has an unrequested block.
     pub fn in_endgame(&self) -> bool {
-        self.missing == 0
+        self.missing_count() == 0
             && self.partial.values().all(|part| part.unrequested == 0)
             && !self.partial.is_empty()
     }
 
     /// The rarest piece `has` offers that nobody started, chosen at random within its
     /// availability bucket (pieces nobody has, bucket 0, are skipped).
+    /// Among wanted pieces the highest priority level with missing pieces goes first; a
+    /// lower level is taken only when the peer has none of the higher one.
     fn rarest_missing(&self, has: &Bitfield) -> Option<u32> {
-        let ok = |p: u32| self.state[p as usize] == PieceState::Missing && has.get(p);
+        let top = (1..=PRIO_HIGH)
+            .rev()
+            .find(|&l| self.missing[l as usize] > 0)?;
+        let ok = |p: u32| {
+            self.state[p as usize] == PieceState::Missing
+                && self.prio[p as usize] != PRIO_SKIP
+                && has.get(p)
+        };
+        let mut fallback: Option<u32> = None;
         for a in 1..self.bucket_start.len() {
             let (s, e) = (self.bucket_start[a] as usize, self.bucket_end(a) as usize);
             if s >= e {
@@ -432,17 +494,24 @@ impl Picker {
             let r = rand::random_range(s..e);
             let bucket = &self.order[s..e];
             let (head, tail) = bucket.split_at(r - s);
-            if let Some(p) = tail.iter().chain(head).copied().find(|&p| ok(p)) {
-                return Some(p);
+            for p in tail.iter().chain(head).copied().filter(|&p| ok(p)) {
+                let level = self.prio[p as usize];
+                if level == top {
+                    return Some(p);
+                }
+                if fallback.is_none_or(|f| self.prio[f as usize] < level) {
+                    fallback = Some(p);
+                }
             }
         }
-        None
+        fallback
     }
 
     fn start_piece(&mut self, p: u32, owner: Option<PeerKey>) {
         let n = self.block_count(p);
         self.state[p as usize] = PieceState::Partial;
-        self.missing -= 1;
+        let level = self.prio[p as usize] as usize;
+        self.missing[level] = self.missing[level].saturating_sub(1);
         self.partial.insert(
             p,
             Partial {
@@ -549,7 +618,10 @@ impl Picker {
         self.state[p as usize] = PieceState::Have;
         self.have.set(p);
         self.remove_from_order(p);
-        self.left -= u64::from(self.piece_size(p));
+        if self.prio[p as usize] != PRIO_SKIP {
+            self.wanted_left -= 1;
+            self.left -= u64::from(self.piece_size(p));
+        }
         true
     }
 
@@ -560,9 +632,13 @@ impl Picker {
             return false;
         }
         self.state[p as usize] = PieceState::Missing;
-        self.missing += 1;
         self.have.unset(p);
-        self.left += u64::from(self.piece_size(p));
+        let level = self.prio[p as usize];
+        if level != PRIO_SKIP {
+            self.missing[level as usize] += 1;
+            self.wanted_left += 1;
+            self.left += u64::from(self.piece_size(p));
+        }
         self.insert_into_order(p);
         true
     }
@@ -593,12 +669,16 @@ impl Picker {
         if self.state.get(p as usize) == Some(&PieceState::Pending) {
             self.pending -= 1;
             self.state[p as usize] = PieceState::Missing;
-            self.missing += 1;
+            let level = self.prio[p as usize] as usize;
+            if level != PRIO_SKIP as usize {
+                self.missing[level] += 1;
+            }
         }
         self.pending_contributors.remove(&p).unwrap_or_default()
     }
 
-    /// Bytes still needed (not verified), counting pending pieces as needed. O(1).
+    /// Bytes of wanted pieces still needed (not verified), counting pending pieces as
+    /// needed. O(1).
     pub fn bytes_left(&self) -> u64 {
         self.left
     }
@@ -624,9 +704,16 @@ impl Picker {
         let left: u64 = self
             .order
             .iter()
+            .filter(|&&p| self.prio[p as usize] != PRIO_SKIP)
             .map(|&p| u64::from(self.piece_size(p)))
             .sum();
         assert_eq!(self.left, left, "left counter");
+        let missing = (0..self.piece_count)
+            .filter(|&p| {
+                self.state[p as usize] == PieceState::Missing && self.prio[p as usize] != PRIO_SKIP
+            })
+            .count() as u32;
+        assert_eq!(self.missing_count(), missing, "missing counter");
     }
 }
 
@@ -757,6 +844,50 @@ mod tests {
         got.sort();
         assert_eq!(got, vec![0, 5]);
         assert!(pk.availability(5) == 2 && pk.availability(0) == 1);
+    }
+
+    #[test]
+    fn skipped_pieces_are_never_picked_and_high_priority_goes_first() {
+        let mut pk = picker(10, BLOCK_SIZE, BLOCK_SIZE);
+        let all = Bitfield::full(10);
+        pk.peer_bitfield(&all);
+        let mut prio = vec![PRIO_NORMAL; 10];
+        prio[0] = PRIO_SKIP;
+        prio[1] = PRIO_SKIP;
+        prio[7] = PRIO_HIGH;
+        prio[9] = 1;
+        pk.set_priorities(&prio);
+        pk.check_invariants();
+        assert_eq!(pk.bytes_left(), 8 * u64::from(BLOCK_SIZE));
+        let mut order = Vec::new();
+        while !pk.is_finished() {
+            let mut out = Vec::new();
+            pk.pick(1, &all, &[], 1, &mut out);
+            let b = out[0];
+            order.push(b.piece);
+            pk.on_block(1, b.piece, b.begin, b.length);
+            assert!(pk.piece_verified(b.piece));
+            pk.check_invariants();
+        }
+        assert_eq!(order[0], 7, "high priority first");
+        assert_eq!(*order.last().unwrap(), 9, "low priority last");
+        assert!(
+            !order.contains(&0) && !order.contains(&1),
+            "skipped never picked"
+        );
+        assert!(!pk.is_complete(), "finished, not complete");
+        assert!(!pk.is_interesting(&all));
+        let mut out = Vec::new();
+        pk.pick(1, &all, &[], 10, &mut out);
+        assert!(out.is_empty());
+        // wanting them again: interesting again, picked
+        pk.set_priorities(&[PRIO_NORMAL; 10]);
+        pk.check_invariants();
+        assert!(!pk.is_finished() && pk.is_interesting(&all));
+        pk.pick(1, &all, &[], 10, &mut out);
+        let mut got: Vec<u32> = out.iter().map(|b| b.piece).collect();
+        got.sort();
+        assert_eq!(got, vec![0, 1]);
     }
 
     #[test]

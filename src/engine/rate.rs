@@ -71,6 +71,20 @@ impl RateLimiter {
     }
 }
 
+/// The tighter of two limits in bytes/s (0 = unlimited), e.g. the session's and a
+/// torrent's.
+pub fn tighter(a: u64, b: u64) -> u64 {
+    match (a, b) {
+        (0, x) | (x, 0) => x,
+        (a, b) => a.min(b),
+    }
+}
+
+/// Debit `bytes` from both limiters; the wait is the longer of the two.
+pub fn debit_both(a: &RateLimiter, b: &RateLimiter, bytes: u64) -> Duration {
+    a.debit(bytes).max(b.debit(bytes))
+}
+
 /// Turns a monotonically growing byte counter into a rate (bytes/s): the average over the
 /// last [`RateMeter::WINDOW`], sampled by the caller at its own pace. Unlike a moving
 /// average it reads exactly 0 once nothing has moved for a whole window.
@@ -140,6 +154,18 @@ mod tests {
         }
         let took = start.elapsed();
         assert!(took >= Duration::from_millis(4500), "{took:?}");
+    }
+
+    #[test]
+    fn the_tighter_limit_wins() {
+        assert_eq!(tighter(0, 0), 0);
+        assert_eq!(tighter(0, 5), 5);
+        assert_eq!(tighter(7, 0), 7);
+        assert_eq!(tighter(7, 5), 5);
+        let a = RateLimiter::new(0);
+        let b = RateLimiter::new(100_000);
+        let w = debit_both(&a, &b, 125_000);
+        assert!(w >= Duration::from_millis(900), "{w:?}");
     }
 
     #[test]

@@ -307,25 +307,21 @@ impl Session {
                 self.ctx.limits.upload.set_rate(upload);
                 self.publish_now = true;
             }
-            // placeholders on tui-v2: the UI sends these; the engine work lands on main
             Command::SetTorrentLimits {
                 id,
                 download,
                 upload,
             } => {
-                tracing::warn!(
-                    "SetTorrentLimits {{ id: {id}, download: {download}, upload: {upload} }}: not implemented in the engine yet"
-                );
+                self.with(id, |t, _| t.set_limits(download, upload));
             }
             Command::SetFilePriority {
                 id,
                 files,
                 priority,
             } => {
-                tracing::warn!(
-                    "SetFilePriority {{ id: {id}, files: {files:?}, priority: {priority:?} }}: not implemented in the engine yet"
-                );
+                self.with(id, |t, env| t.set_file_priority(&files, priority, env));
             }
+            // placeholders on tui-v2: the UI sends these; the engine work lands on main
             Command::MoveStorage { id, to, move_data } => {
                 tracing::warn!(
                     "MoveStorage {{ id: {id}, to: {}, move_data: {move_data} }}: not implemented in the engine yet",

@@ -23,6 +23,11 @@
 //! whether the open handles are still the files at their paths (a deleted download folder
 //! leaves handles writing into unlinked files).
 //!
+//! Skipped files: a file set to skip that does not exist yet is never created; the bytes of
+//! it that a downloaded piece holds (a piece it shares with a wanted file) go to the
+//! torrent's [`part_file::PartFile`] and come back from there, and move into the file when
+//! it is wanted again ([`Storage::set_skipped`]).
+//!
 //! Oversized files: a file longer than the torrent says is never truncated by checking
 //! ([`check::check_report`] reports it and leaves the piece holding its end unverified); it
 //! is truncated to its exact length the first time the torrent writes to it.
@@ -30,6 +35,7 @@
 pub mod check;
 pub mod disk;
 mod error;
+pub mod part_file;
 
 pub use error::{StorageError, StorageErrorKind};
 
@@ -70,6 +76,8 @@ pub struct FileSlot {
     /// The cached handle. The lock is only held to clone or replace the `Arc`, never across
     /// I/O.
     handle: RwLock<Option<Arc<Handle>>>,
+    /// Skipped and not on disk: its bytes live in the part file.
+    to_part: AtomicBool,
 }
 
 impl FileSlot {
@@ -140,6 +148,11 @@ pub struct Storage {
     root: PathBuf,
     files: Vec<FileSlot>,
     total_length: u64,
+    /// Where skipped files' bytes go, with the piece length it slots by.
+    part: Option<(part_file::PartFile, u32)>,
+    /// Held while a file's bytes move between the part file and the file, and by writes to
+    /// a file in the part file (so none is lost in the move).
+    part_gate: std::sync::Mutex<()>,
 }
 
 /// A file to place: relative path, payload offset (bytes), length (bytes), padding flag.
@@ -185,6 +198,7 @@ impl Storage {
                 length,
                 pad,
                 handle: RwLock::new(None),
+                to_part: AtomicBool::new(false),
             });
         }
         if end != total_length {
@@ -199,7 +213,116 @@ impl Storage {
             root: root.to_path_buf(),
             files: slots,
             total_length,
+            part: None,
+            part_gate: std::sync::Mutex::new(()),
         })
+    }
+
+    /// Keep skipped files' bytes in a part file at `path` (inside the download folder), in
+    /// slots of `piece_length` bytes for `piece_count` pieces. Nothing is created until a
+    /// skipped file's bytes are written.
+    pub fn with_part_file(mut self, path: PathBuf, piece_length: u32, piece_count: u32) -> Storage {
+        self.part = Some((
+            part_file::PartFile::new(path, piece_length, piece_count),
+            piece_length,
+        ));
+        self
+    }
+
+    /// Skip file `index` (or want it again). Skipping a file that is not on disk routes its
+    /// bytes to the part file, so it is never created; a file already on disk stays where it
+    /// is. Wanting a skipped file again moves its bytes from the part file into the file
+    /// (creating it). Without a part file this only records the wish.
+    ///
+    /// # Errors
+    /// Moving the bytes failed (disk full, permissions): the file stays skipped.
+    pub fn set_skipped(&self, index: usize, skip: bool) -> Result<(), StorageError> {
+        let Some(slot) = self.files.get(index) else {
+            return Ok(());
+        };
+        if slot.pad {
+            return Ok(());
+        }
+        let _gate = self
+            .part_gate
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        let in_part = slot.to_part.load(Ordering::Acquire);
+        if skip {
+            if !in_part && self.part.is_some() && std::fs::symlink_metadata(&slot.path).is_err() {
+                slot.close();
+                slot.to_part.store(true, Ordering::Release);
+            }
+            return Ok(());
+        }
+        if !in_part {
+            return Ok(());
+        }
+        // move what the part file holds of this file into it
+        if let Some((part, pl)) = &self.part {
+            let pl = u64::from(*pl);
+            let first = slot.offset / pl;
+            let last = (slot.offset + slot.length).saturating_sub(1) / pl;
+            let mut buf = Vec::new();
+            for piece in first..=last.max(first) {
+                if slot.length == 0 || !part.has(piece as u32) {
+                    continue;
+                }
+                let p_start = piece * pl;
+                let a = slot.offset.max(p_start);
+                let b = (slot.offset + slot.length).min(p_start + pl);
+                buf.resize((b - a) as usize, 0);
+                if part
+                    .read(piece as u32, (a - p_start) as u32, &mut buf)
+                    .is_err()
+                {
+                    continue; // this part of the piece was never written
+                }
+                let h = self.handle(slot, true)?;
+                self.prepare_write(slot, &h)?;
+                h.file
+                    .write_all_at(&buf, a - slot.offset)
+                    .map_err(|e| io_err("writing", &slot.path, e))?;
+            }
+        }
+        slot.to_part.store(false, Ordering::Release);
+        if let Some((part, _)) = &self.part
+            && !self.files.iter().any(|f| f.to_part.load(Ordering::Acquire))
+        {
+            let _ = part.remove();
+        }
+        Ok(())
+    }
+
+    /// Whether file `index` is skipped and kept in the part file.
+    pub fn in_part_file(&self, index: usize) -> bool {
+        self.files
+            .get(index)
+            .is_some_and(|f| f.to_part.load(Ordering::Acquire))
+    }
+
+    /// Do `f(piece, offset_in_piece, range_in_buffer)` for the part-file pieces of payload
+    /// range `offset..offset+len`; false when there is no part file.
+    fn part_io(
+        &self,
+        offset: u64,
+        len: usize,
+        mut f: impl FnMut(&part_file::PartFile, u32, u32, std::ops::Range<usize>) -> io::Result<()>,
+    ) -> Option<io::Result<()>> {
+        let (part, pl) = self.part.as_ref()?;
+        let pl = u64::from(*pl);
+        let mut pos = offset;
+        let end = offset + len as u64;
+        while pos < end {
+            let piece = pos / pl;
+            let seg_end = end.min((piece + 1) * pl);
+            let r = (pos - offset) as usize..(seg_end - offset) as usize;
+            if let Err(e) = f(part, piece as u32, (pos - piece * pl) as u32, r) {
+                return Some(Err(e));
+            }
+            pos = seg_end;
+        }
+        Some(Ok(()))
     }
 
     /// The files, in payload order.
@@ -219,7 +342,7 @@ impl Storage {
             !f.pad
                 && f.length > 0
                 && std::fs::symlink_metadata(&f.path).is_ok_and(|m| m.is_file() && m.len() > 0)
-        })
+        }) || self.part.as_ref().is_some_and(|(p, _)| p.in_use())
     }
 
     /// Create the download directory, every folder and every file (sparse, extended to its
@@ -233,7 +356,11 @@ impl Storage {
     /// download directory.
     pub fn create_files(&self) -> Result<(), StorageError> {
         std::fs::create_dir_all(&self.root).map_err(|e| io_err("creating", &self.root, e))?;
-        for slot in self.files.iter().filter(|f| !f.pad) {
+        for slot in self
+            .files
+            .iter()
+            .filter(|f| !f.pad && !f.to_part.load(Ordering::Acquire))
+        {
             let h = self.handle(slot, true)?;
             let len = h
                 .file
@@ -260,6 +387,9 @@ impl Storage {
         for slot in &self.files {
             slot.close();
         }
+        if let Some((part, _)) = &self.part {
+            part.close();
+        }
     }
 
     /// Check that every non-padding file is still there: each open handle is still the file
@@ -273,7 +403,11 @@ impl Storage {
     /// (a file not open here is missing), [`StorageErrorKind::Truncated`] (shorter than
     /// the torrent needs), or another I/O error from `lstat`.
     pub fn verify_files_present(&self) -> Result<(), StorageError> {
-        for slot in self.files.iter().filter(|f| !f.pad) {
+        for slot in self
+            .files
+            .iter()
+            .filter(|f| !f.pad && !f.to_part.load(Ordering::Acquire))
+        {
             let meta = match slot.cached() {
                 Some(h) => slot.check_current(&h)?,
                 None => slot.check_exists()?,
@@ -293,7 +427,7 @@ impl Storage {
     /// `offset..offset+len` only (the disk workers call it for each piece they verify).
     pub(crate) fn verify_range_present(&self, offset: u64, len: usize) -> Result<(), StorageError> {
         self.for_each_segment(offset, len, |slot, _, _| {
-            if slot.pad {
+            if slot.pad || slot.to_part.load(Ordering::Acquire) {
                 return Ok(());
             }
             match slot.cached() {
@@ -498,6 +632,27 @@ impl Storage {
             if slot.pad {
                 return Ok(());
             }
+            if slot.to_part.load(Ordering::Acquire) {
+                let _gate = self
+                    .part_gate
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner);
+                if slot.to_part.load(Ordering::Acquire) {
+                    let seg = &data[range.clone()];
+                    let r = self.part_io(slot.offset + at, seg.len(), |part, piece, off, r| {
+                        part.write(piece, off, &seg[r])
+                    });
+                    if let Some(r) = r {
+                        return r.map_err(|e| {
+                            io_err(
+                                "writing",
+                                self.part.as_ref().map_or(&slot.path, |(p, _)| p.path()),
+                                e,
+                            )
+                        });
+                    }
+                }
+            }
             let h = self.handle(slot, true)?;
             self.prepare_write(slot, &h)?;
             h.file
@@ -518,6 +673,27 @@ impl Storage {
             if slot.pad {
                 buf[range].fill(0);
                 return Ok(());
+            }
+            if slot.to_part.load(Ordering::Acquire) {
+                let _gate = self
+                    .part_gate
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner);
+                if slot.to_part.load(Ordering::Acquire) {
+                    let seg = &mut buf[range.clone()];
+                    let r = self.part_io(slot.offset + at, seg.len(), |part, piece, off, r| {
+                        part.read(piece, off, &mut seg[r])
+                    });
+                    if let Some(r) = r {
+                        return r.map_err(|e| {
+                            io_err(
+                                "reading",
+                                self.part.as_ref().map_or(&slot.path, |(p, _)| p.path()),
+                                e,
+                            )
+                        });
+                    }
+                }
             }
             let h = self.handle(slot, false)?;
             let needed = at + range.len() as u64;
@@ -578,6 +754,50 @@ mod tests {
             "pad reads as zeros"
         );
         assert_eq!(&back[16_384..], &data[16_384..]);
+    }
+
+    #[test]
+    fn skipped_files_are_not_created_and_their_bytes_move_in_when_wanted() {
+        let dir = tempfile::tempdir().unwrap();
+        // pieces of 16384: piece 0 = a (10000) + pad; piece 1..: b (20000) spans 1 and 2,
+        // c (5) in piece 2
+        let st = Storage::new(dir.path(), layout(), 36_389)
+            .unwrap()
+            .with_part_file(dir.path().join(".t.parts"), 16_384, 3);
+        st.create_files().unwrap();
+        std::fs::remove_file(dir.path().join("t/c.bin")).unwrap();
+        st.set_skipped(4, true).unwrap(); // c.bin
+        assert!(st.in_part_file(4));
+        let data: Vec<u8> = (0..36_389u32).map(|i| (i % 251) as u8).collect();
+        st.write_at(0, &data[..16_384]).unwrap();
+        st.write_at(16_384, &data[16_384..32_768]).unwrap();
+        st.write_at(32_768, &data[32_768..]).unwrap(); // b's tail + c
+        assert!(
+            !dir.path().join("t/c.bin").exists(),
+            "a skipped file is not created"
+        );
+        assert!(dir.path().join(".t.parts").exists());
+        let mut back = vec![0u8; 36_389 - 32_768];
+        st.read_at(32_768, &mut back).unwrap();
+        assert_eq!(
+            back,
+            data[32_768..],
+            "its bytes read back from the part file"
+        );
+        st.verify_files_present().unwrap();
+        // wanted again: the bytes move into the file, the part file goes
+        st.set_skipped(4, false).unwrap();
+        assert!(!st.in_part_file(4));
+        assert_eq!(
+            std::fs::read(dir.path().join("t/c.bin")).unwrap(),
+            data[36_384..]
+        );
+        assert!(!dir.path().join(".t.parts").exists());
+        st.read_at(32_768, &mut back).unwrap();
+        assert_eq!(back, data[32_768..]);
+        // skipping a file that exists leaves it where it is
+        st.set_skipped(3, true).unwrap();
+        assert!(!st.in_part_file(3));
     }
 
     #[test]

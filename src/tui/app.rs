@@ -1166,6 +1166,7 @@ impl App {
             files.len(),
             if files.len() == 1 { "" } else { "s" }
         ));
+        self.files.set_pending(&files, new);
         self.outbox.push(Command::SetFilePriority {
             id,
             files,

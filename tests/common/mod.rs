@@ -3,14 +3,20 @@
 //! - [`tracker`]: [`TestTracker`], an in-process HTTP tracker (BEP 3/23/48) on 127.0.0.1.
 //! - [`payload`]: deterministic payload files/trees and byte-for-byte comparison.
 //! - [`lt`]: [`LtPeer`], real libtorrent seeders/leechers (`tests/support/lt_peer.py`).
+//! - [`hostile`]: scripted hostile peers (non-readers, silent, half-open, takes-nothing).
+//! - [`procmem`]: memory peaks, context switches and CPU ticks of a process from `/proc`.
+//! - [`scenario`]: seeder start/stop, leecher waits with stall detection, tmpfs scratch.
 //! - here: [`free_port`], [`temp_dir`], [`wait_until`], [`HarnessError`].
 //!
 //! Everything stays on 127.0.0.0/8. Test crates use only part of this, hence the allow.
 #![allow(dead_code, unused_imports)]
 
+pub mod hostile;
 pub mod lt;
 pub mod payload;
+pub mod procmem;
 pub mod rat;
+pub mod scenario;
 pub mod tracker;
 
 use std::fmt;

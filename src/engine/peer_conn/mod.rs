@@ -53,7 +53,7 @@ pub const SNUB_TIMEOUT: Duration = Duration::from_secs(30);
 pub const WRITE_STALL_TIMEOUT: Duration = Duration::from_secs(30);
 /// After this long with data queued and no write progress a peer counts as stalled for
 /// the choker (it loses its upload slot).
-pub const STALL_CHOKE: Duration = Duration::from_secs(5);
+pub const STALL_CHOKE: Duration = Duration::from_secs(2);
 
 /// Why a peer connection ended.
 #[derive(Debug, Error)]

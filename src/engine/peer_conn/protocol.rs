@@ -133,7 +133,7 @@ impl Conn {
                 buf.reserve(RECV_CHUNK);
             }
             // under a limit, read at most an eighth of a second's worth at a time
-            let limit = self.t.ctx.limits.download.rate();
+            let limit = self.t.download_limit();
             let max_read = if limit == 0 {
                 u64::MAX
             } else {
@@ -152,7 +152,7 @@ impl Conn {
                         self.handle(msg).await?;
                     }
                     self.after_batch();
-                    let wait = self.t.ctx.limits.download.debit(n as u64);
+                    let wait = self.t.debit_download(n as u64);
                     if !wait.is_zero() {
                         resume_reading = Some(tokio::time::Instant::now() + wait);
                     }

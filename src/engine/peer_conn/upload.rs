@@ -363,7 +363,7 @@ impl Pump {
         if payload > 0 {
             self.info.uploaded.fetch_add(payload, Ordering::Relaxed);
             self.t.stats.uploaded.fetch_add(payload, Ordering::Relaxed);
-            self.t.ctx.limits.upload.consume(payload).await;
+            self.t.consume_upload(payload).await;
         }
         Ok(())
     }

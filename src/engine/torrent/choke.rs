@@ -21,6 +21,10 @@ use crate::engine::picker::PeerKey;
 pub const ROUND: Duration = Duration::from_secs(10);
 /// Time between optimistic-unchoke rotations.
 pub const OPTIMISTIC_ROTATION: Duration = Duration::from_secs(30);
+/// An unchoked peer that asks for nothing for this long loses its slot.
+pub const PROBATION: Duration = Duration::from_secs(3);
+/// While a newly unchoked peer is on probation, slots are re-checked this often.
+pub const RECHECK: Duration = Duration::from_secs(1);
 
 /// One peer as the choker sees it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -45,6 +49,28 @@ impl ChokeView {
     fn eligible(&self) -> bool {
         self.interested && !self.stalled && !self.took_nothing
     }
+}
+
+/// Best first: higher rate; then never unchoked (newest connection first); then unchoked
+/// longest ago.
+fn rank(a: &ChokeView, b: &ChokeView) -> std::cmp::Ordering {
+    b.rate
+        .cmp(&a.rate)
+        .then_with(|| match (a.last_unchoked, b.last_unchoked) {
+            (None, None) => b.key.cmp(&a.key),
+            (None, Some(_)) => std::cmp::Ordering::Less,
+            (Some(_), None) => std::cmp::Ordering::Greater,
+            (Some(x), Some(y)) => x.cmp(&y).then(a.key.cmp(&b.key)),
+        })
+}
+
+/// What [`Choker::fill`] decided.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Fill {
+    /// Peers to choke: they hold a slot and take nothing.
+    pub choke: Vec<PeerKey>,
+    /// Peers to unchoke into free slots.
+    pub unchoke: Vec<PeerKey>,
 }
 
 /// The choker of one torrent.
@@ -73,13 +99,7 @@ impl Choker {
     /// A full round: the set of peers to unchoke now (everyone else is choked).
     pub fn round(&mut self, peers: &[ChokeView], now: Instant) -> HashSet<PeerKey> {
         let mut eligible: Vec<&ChokeView> = peers.iter().filter(|p| p.eligible()).collect();
-        // best rate first; among equals, the one unchoked longest ago (never: first)
-        eligible.sort_by(|a, b| {
-            b.rate
-                .cmp(&a.rate)
-                .then(a.last_unchoked.cmp(&b.last_unchoked))
-                .then(a.key.cmp(&b.key))
-        });
+        eligible.sort_by(|a, b| rank(a, b));
         let regular = if self.slots > 1 {
             self.slots - 1
         } else {
@@ -139,26 +159,40 @@ impl Choker {
         chosen
     }
 
-    /// Between rounds: peers to unchoke now because slots are free (nobody is choked).
-    pub fn fill(&self, peers: &[ChokeView]) -> Vec<PeerKey> {
-        let unchoked = peers.iter().filter(|p| !p.am_choking).count();
-        if unchoked >= self.slots {
-            return Vec::new();
-        }
+    /// Between rounds: choke slot holders that take nothing (stalled, or idle past their
+    /// probation) and unchoke the best waiting candidates into the free slots. Nobody
+    /// useful is choked.
+    pub fn fill(&self, peers: &[ChokeView]) -> Fill {
+        let choke: Vec<PeerKey> = peers
+            .iter()
+            .filter(|p| !p.am_choking && (p.stalled || p.took_nothing || !p.interested))
+            .map(|p| p.key)
+            .collect();
+        let held = peers
+            .iter()
+            .filter(|p| !p.am_choking && !choke.contains(&p.key))
+            .count();
         let mut want: Vec<&ChokeView> = peers
             .iter()
             .filter(|p| p.am_choking && p.eligible())
             .collect();
-        want.sort_by(|a, b| {
-            b.rate
-                .cmp(&a.rate)
-                .then(a.last_unchoked.cmp(&b.last_unchoked))
-                .then(a.key.cmp(&b.key))
-        });
-        want.into_iter()
-            .take(self.slots - unchoked)
+        want.sort_by(|a, b| rank(a, b));
+        let unchoke: Vec<PeerKey> = want
+            .into_iter()
+            .take(self.slots.saturating_sub(held))
             .map(|p| p.key)
-            .collect()
+            .collect();
+        // an idle slot holder keeps its slot while nobody else wants it
+        let choke = if unchoke.is_empty() {
+            peers
+                .iter()
+                .filter(|p| !p.am_choking && p.stalled)
+                .map(|p| p.key)
+                .collect()
+        } else {
+            choke
+        };
+        Fill { choke, unchoke }
     }
 
     /// A peer left: forget it if it held the optimistic slot.
@@ -254,7 +288,7 @@ mod tests {
             am_choking: false,
             ..v(21, true, 100)
         });
-        assert_eq!(c.fill(&peers), vec![20]);
+        assert_eq!(c.fill(&peers).unchoke, vec![20]);
         let full: Vec<_> = (0..4)
             .map(|k| ChokeView {
                 am_choking: false,
@@ -263,7 +297,29 @@ mod tests {
             .collect();
         let mut with_new = full.clone();
         with_new.push(v(9, true, 0));
-        assert!(c.fill(&with_new).is_empty(), "no free slot");
+        assert_eq!(
+            c.fill(&with_new),
+            Fill::default(),
+            "no free slot, nobody to reclaim"
+        );
+        // a stalled or idle slot holder gives its slot to the newcomers between rounds
+        let mut hogged = full.clone();
+        hogged[0].stalled = true;
+        hogged[1].took_nothing = true;
+        hogged.push(v(9, true, 0));
+        hogged.push(v(10, true, 0));
+        let f = c.fill(&hogged);
+        assert_eq!(f.choke, vec![0, 1]);
+        assert_eq!(f.unchoke, vec![10, 9], "newest first");
+        // nobody waiting: the idle holder keeps its slot, the stalled one is choked
+        let f = c.fill(&hogged[..4]);
+        assert_eq!(
+            f,
+            Fill {
+                choke: vec![0],
+                unchoke: vec![]
+            }
+        );
     }
 
     #[test]

@@ -29,11 +29,11 @@ use self::peer_book::PeerBook;
 use self::peers::{PeerHandle, PeerSet};
 use self::shared::TorrentShared;
 use self::state::{Effect, Facts, Input, Lifecycle};
-use super::ctx::{PeerEvent, SessionCtx, SessionEvent, SlotKind};
+use super::ctx::{Limits, PeerEvent, SessionCtx, SessionEvent, SlotKind};
 use super::event_log::EventLog;
 use super::peer_conn::{self, PeerCtrl, PeerError, PeerInfo, PeerStream};
-use super::picker::Picker;
-use super::rate::RateMeter;
+use super::picker::{PRIO_HIGH, PRIO_NORMAL, PRIO_SKIP, Picker};
+use super::rate::{RateLimiter, RateMeter};
 use super::timer::Timers;
 use crate::api::{
     EventKind, EventLevel, FilePriority, FileRow, PeerFlags, PeerRow, PeerSource, PieceState,
@@ -60,6 +60,8 @@ pub enum TorrentTimer {
     Sweep,
     /// A backed-off address may be dialled.
     Dial,
+    /// Re-check upload slots while a newly unchoked peer is on probation.
+    Reclaim,
 }
 
 /// A key on the session's deadline queue.
@@ -153,9 +155,15 @@ pub struct Torrent {
     /// When it was added (Unix seconds).
     pub added_at: u64,
     seed: bool,
+    /// This torrent's own limits (kept across pause/resume).
+    limits: Arc<Limits>,
     life: Lifecycle,
     /// Verified pieces while no shared state exists (paused, queued, error, completed).
     have: Bitfield,
+    /// Download priority per file of the metainfo (padding files: ignored).
+    file_prio: Vec<FilePriority>,
+    /// Priority per piece, from the files' (0: only in skipped files).
+    piece_prio: Vec<u8>,
     disk: Option<Arc<TorrentDisk>>,
     shared: Option<Arc<TorrentShared>>,
     trackers: TrackerSet,
@@ -194,8 +202,14 @@ impl Torrent {
                 .duration_since(SystemTime::UNIX_EPOCH)
                 .map_or(0, |d| d.as_secs()),
             seed,
+            limits: Arc::new(Limits {
+                download: RateLimiter::new(0),
+                upload: RateLimiter::new(0),
+            }),
             life: Lifecycle::Paused { needs_check: true },
             have: Bitfield::new(n),
+            file_prio: vec![FilePriority::Normal; meta.files.len()],
+            piece_prio: vec![PRIO_NORMAL; n as usize],
             disk: None,
             shared: None,
             trackers,
@@ -231,10 +245,109 @@ impl Torrent {
         &self.life
     }
 
+    /// Every wanted piece verified (pieces only in skipped files do not count).
     fn complete(&self) -> bool {
         match &self.shared {
-            Some(s) => s.is_complete(),
-            None => self.have.is_full(),
+            Some(s) => s.picker().is_finished(),
+            None => self
+                .piece_prio
+                .iter()
+                .enumerate()
+                .all(|(p, &l)| l == PRIO_SKIP || self.have.get(p as u32)),
+        }
+    }
+
+    /// The priority of each piece: the highest of the files it holds bytes of (a piece of
+    /// padding only takes the highest priority of any file).
+    fn compute_piece_priorities(&self) -> Vec<u8> {
+        let geo = self.meta.geometry();
+        let mut prio = vec![PRIO_SKIP; geo.piece_count() as usize];
+        let mut touched = vec![false; geo.piece_count() as usize];
+        let mut top = PRIO_SKIP;
+        for (f, fp) in self.meta.files.iter().zip(&self.file_prio) {
+            if f.length == 0 {
+                continue;
+            }
+            let level = if f.pad { None } else { Some(prio_level(*fp)) };
+            for p in geo.pieces_of_range(f.offset, f.length) {
+                if let Some(l) = level {
+                    prio[p as usize] = prio[p as usize].max(l);
+                    touched[p as usize] = true;
+                }
+            }
+            if let Some(l) = level {
+                top = top.max(l);
+            }
+        }
+        for (p, t) in prio.iter_mut().zip(&touched) {
+            if !t {
+                *p = top;
+            }
+        }
+        prio
+    }
+
+    /// Set the priority of files `files` (indices into the detail's file list: the
+    /// non-padding files in payload order). Pieces only in skipped files are not requested;
+    /// a skipped file that is not on disk is never created (its share of boundary pieces
+    /// goes to the part file); wanting it again moves those bytes into it.
+    pub fn set_file_priority(
+        &mut self,
+        files: &[usize],
+        priority: FilePriority,
+        env: &mut Env<'_>,
+    ) {
+        let real: Vec<usize> = self
+            .meta
+            .files
+            .iter()
+            .enumerate()
+            .filter(|(_, f)| !f.pad)
+            .map(|(i, _)| i)
+            .collect();
+        let mut changed = Vec::new();
+        for &d in files {
+            if let Some(&i) = real.get(d)
+                && self.file_prio[i] != priority
+            {
+                let was_skip = self.file_prio[i] == FilePriority::Skip;
+                self.file_prio[i] = priority;
+                if was_skip != (priority == FilePriority::Skip) {
+                    changed.push(i);
+                }
+            }
+        }
+        self.piece_prio = self.compute_piece_priorities();
+        if let Some(d) = &self.disk {
+            for &i in &changed {
+                if let Err(e) = d.storage.set_skipped(i, priority == FilePriority::Skip) {
+                    let err = storage_error(&e);
+                    self.log(
+                        env,
+                        EventLevel::Error,
+                        EventKind::DiskError,
+                        err.message.clone(),
+                    );
+                    self.input(Input::Failed(err), env);
+                    return;
+                }
+            }
+        }
+        if let Some(s) = &self.shared {
+            s.picker().set_priorities(&self.piece_prio);
+            self.peers.broadcast(&PeerCtrl::CheckInterest);
+        }
+        self.dirty = true;
+        // done with what is wanted now, or wanting more than we have
+        match (self.life.ui_state(), self.complete()) {
+            (TorrentState::Downloading, true) => self.input(Input::Complete, env),
+            (TorrentState::Seeding | TorrentState::Completed, false) => {
+                self.input(Input::PiecesLost, env)
+            }
+            _ => {}
+        }
+        if self.life.is_running() {
+            self.connect_more(env);
         }
     }
 
@@ -318,6 +431,11 @@ impl Torrent {
             return Ok(d.clone());
         }
         let disk = shared::open_disk(self.id, &self.meta, &self.save_dir, ctx)?;
+        for (i, p) in self.file_prio.iter().enumerate() {
+            if *p == FilePriority::Skip {
+                disk.storage.set_skipped(i, true)?;
+            }
+        }
         self.disk = Some(disk.clone());
         Ok(disk)
     }
@@ -448,12 +566,13 @@ impl Torrent {
         };
         if self.shared.is_none() {
             let geo = self.meta.geometry();
-            let picker = Picker::new(
+            let mut picker = Picker::new(
                 geo.piece_count(),
                 geo.piece_length(),
                 geo.last_piece_length(),
                 self.have.clone(),
             );
+            picker.set_priorities(&self.piece_prio);
             self.shared = Some(Arc::new(TorrentShared::new(
                 self.id,
                 self.meta.info_hash,
@@ -461,6 +580,7 @@ impl Torrent {
                 picker,
                 disk,
                 env.ctx.clone(),
+                self.limits.clone(),
             )));
         }
         if let Some(s) = &self.shared {
@@ -546,19 +666,33 @@ impl Torrent {
         }
     }
 
+    /// Bytes of wanted pieces not verified yet (BEP 3 `left`).
     fn bytes_left(&self) -> u64 {
         match &self.shared {
             Some(s) => s.picker().bytes_left(),
             None => {
                 let geo = self.meta.geometry();
-                let n = geo.piece_count();
-                let mut verified = u64::from(self.have.count()) * u64::from(geo.piece_length());
-                if n > 0 && self.have.get(n - 1) {
-                    verified -= u64::from(geo.piece_length() - geo.last_piece_length());
-                }
-                geo.total_length().saturating_sub(verified)
+                (0..geo.piece_count())
+                    .filter(|&p| self.piece_prio[p as usize] != PRIO_SKIP && !self.have.get(p))
+                    .map(|p| u64::from(geo.piece_size(p)))
+                    .sum()
             }
         }
+    }
+
+    /// Bytes of file `f` inside verified pieces.
+    fn file_done(&self, f: &crate::metainfo::FileInfo, have: &Bitfield) -> u64 {
+        let geo = self.meta.geometry();
+        let mut done = 0u64;
+        for p in geo.pieces_of_range(f.offset, f.length) {
+            if have.get(p) {
+                let start = geo.piece_offset(p).max(f.offset);
+                let end =
+                    (geo.piece_offset(p) + u64::from(geo.piece_size(p))).min(f.offset + f.length);
+                done += end.saturating_sub(start);
+            }
+        }
+        done
     }
 
     fn request(&self, job: &AnnounceJob) -> AnnounceRequest {
@@ -669,6 +803,7 @@ impl Torrent {
             }
             TorrentTimer::Sweep => self.sweep(env),
             TorrentTimer::Dial => self.connect_more(env),
+            TorrentTimer::Reclaim => self.fill_slots(env),
         }
     }
 
@@ -717,7 +852,35 @@ impl Torrent {
         }
         self.peers.broadcast(&PeerCtrl::Tick);
         self.dirty = true;
+        if self.peers.on_probation(env.now) {
+            env.timers.schedule_no_later(
+                TimerKey::Torrent(self.id, TorrentTimer::Reclaim),
+                env.now + choke::RECHECK,
+            );
+        }
         self.schedule_sweep(env);
+    }
+
+    /// Between choke rounds: give the slots of peers that take nothing to waiting peers, and
+    /// free slots to newcomers; while someone is on probation, look again in a moment.
+    fn fill_slots(&mut self, env: &mut Env<'_>) {
+        if self.shared.is_none() {
+            return;
+        }
+        let views = self.peers.fill_views(env.now, env.ctx.clock.now_ms());
+        let f = self.choker.fill(&views);
+        for k in &f.choke {
+            self.peers.choke(*k);
+        }
+        for k in &f.unchoke {
+            self.peers.unchoke(*k, env.now);
+        }
+        let key = TimerKey::Torrent(self.id, TorrentTimer::Reclaim);
+        if self.peers.on_probation(env.now) || views.iter().any(|v| !v.am_choking && v.stalled) {
+            env.timers.schedule_no_later(key, env.now + choke::RECHECK);
+        } else {
+            env.timers.cancel(key);
+        }
     }
 
     /// Dial more peers if there is room (per torrent, session-wide, half-open).
@@ -903,12 +1066,7 @@ impl Torrent {
     /// An event from connection `key`.
     pub fn on_peer(&mut self, key: u64, ev: PeerEvent, env: &mut Env<'_>) {
         match ev {
-            PeerEvent::InterestChanged => {
-                let views = self.peers.fill_views(env.ctx.clock.now_ms());
-                for k in self.choker.fill(&views) {
-                    self.peers.unchoke(k, env.now);
-                }
-            }
+            PeerEvent::InterestChanged => self.fill_slots(env),
             PeerEvent::CancelElsewhere(block) => {
                 for (k, p) in self.peers.iter() {
                     if *k != key {
@@ -930,10 +1088,7 @@ impl Torrent {
                     }
                     self.dirty = true;
                     // a slot may have opened
-                    let views = self.peers.fill_views(env.ctx.clock.now_ms());
-                    for k in self.choker.fill(&views) {
-                        self.peers.unchoke(k, env.now);
-                    }
+                    self.fill_slots(env);
                     self.schedule_sweep(env);
                     self.connect_more(env);
                 }
@@ -980,7 +1135,7 @@ impl Torrent {
                         return;
                     }
                     shared.have.set(p);
-                    pk.is_complete()
+                    pk.is_finished()
                 };
                 self.dirty = true;
                 self.peers.broadcast(&PeerCtrl::Have(p));
@@ -1114,14 +1269,30 @@ impl Torrent {
             down_rate = 0;
             up_rate = 0;
         }
-        let size = meta.payload_size();
         let left = self.bytes_left();
-        let verified = meta.total_length.saturating_sub(left);
-        // verified bytes, scaled to exclude padding (exact when the torrent has none)
-        let mut done = if meta.total_length == 0 {
-            0
+        let skipping = self.file_prio.contains(&FilePriority::Skip);
+        let (size, mut done) = if skipping {
+            // the wanted files only, byte-exact
+            let have = self.verified();
+            let wanted = self
+                .meta
+                .files
+                .iter()
+                .zip(&self.file_prio)
+                .filter(|(f, p)| !f.pad && **p != FilePriority::Skip);
+            wanted.fold((0, 0), |(s, d), (f, _)| {
+                (s + f.length, d + self.file_done(f, &have))
+            })
         } else {
-            ((verified as u128 * size as u128) / meta.total_length as u128) as u64
+            let size = meta.payload_size();
+            let verified = meta.total_length.saturating_sub(left);
+            // verified bytes, scaled to exclude padding (exact when the torrent has none)
+            let done = if meta.total_length == 0 {
+                0
+            } else {
+                ((verified as u128 * size as u128) / meta.total_length as u128) as u64
+            };
+            (size, done)
         };
         let mut have = self.have_count();
         if let (Lifecycle::Checking { .. }, Some(c)) = (&self.life, &self.check) {
@@ -1166,10 +1337,10 @@ impl Torrent {
             downloaded,
             uploaded,
             added_at: self.added_at,
+            down_limit: self.limits.download.rate(),
+            up_limit: self.limits.upload.rate(),
             message,
-            // placeholder on tui-v2: per-torrent limits and queueing are not in the engine yet
-            down_limit: 0,
-            up_limit: 0,
+            // placeholder on tui-v2: queueing is not in the engine yet
             queue_position: None,
         }
     }
@@ -1219,7 +1390,6 @@ impl Torrent {
         }
         peers.sort_by_key(|p| p.addr);
         let have = self.verified();
-        let geo = self.meta.geometry();
         let mut pieces: Vec<PieceState> = (0..n)
             .map(|p| {
                 if have.get(p) {
@@ -1240,23 +1410,13 @@ impl Torrent {
             .meta
             .files
             .iter()
-            .filter(|f| !f.pad)
-            .map(|f| {
-                let mut done = 0u64;
-                for p in geo.pieces_of_range(f.offset, f.length) {
-                    if have.get(p) {
-                        let start = geo.piece_offset(p).max(f.offset);
-                        let end = (geo.piece_offset(p) + u64::from(geo.piece_size(p)))
-                            .min(f.offset + f.length);
-                        done += end.saturating_sub(start);
-                    }
-                }
-                FileRow {
-                    path: f.display_path.join("/"),
-                    size: f.length,
-                    done,
-                    priority: FilePriority::Normal,
-                }
+            .zip(&self.file_prio)
+            .filter(|(f, _)| !f.pad)
+            .map(|(f, prio)| FileRow {
+                path: f.display_path.join("/"),
+                size: f.length,
+                done: self.file_done(f, &have),
+                priority: *prio,
             })
             .collect();
         let (_, _, wasted) = self.totals();
@@ -1275,6 +1435,13 @@ impl Torrent {
             trackers: self.trackers.rows(now, SystemTime::now()),
             pieces: Arc::from(pieces),
         }
+    }
+
+    /// Set this torrent's own limits, bytes/s (0 = unlimited); the session's still apply.
+    pub fn set_limits(&mut self, download: u64, upload: u64) {
+        self.limits.download.set_rate(download);
+        self.limits.upload.set_rate(upload);
+        self.dirty = true;
     }
 
     /// Announce to every tracker now (as far as `min interval` allows).
@@ -1315,6 +1482,16 @@ fn complete_request(req: &mut AnnounceRequest, ctx: &SessionCtx) {
     } else {
         ctx.config.announce_numwant()
     };
+}
+
+/// The piece priority level of a file priority.
+fn prio_level(p: FilePriority) -> u8 {
+    match p {
+        FilePriority::Skip => PRIO_SKIP,
+        FilePriority::Low => 1,
+        FilePriority::Normal => PRIO_NORMAL,
+        FilePriority::High => PRIO_HIGH,
+    }
 }
 
 /// A storage error as the user sees it: a kind with a hint, and the message.

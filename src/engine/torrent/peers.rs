@@ -2,11 +2,11 @@
 //! and which connection to drop when the torrent is full and a new peer arrives.
 //!
 //! Eviction: at the connection cap, a newcomer takes the place of the least useful peer:
-//! one that has been connected for at least [`EVICT_GRACE`] and is in no useful relation
-//! (neither side interested with the other unchoking it) and moved no payload for
-//! [`EVICT_IDLE`] — silent connections first (nothing received since the handshake, then
-//! the longest silence). If every peer is useful, the newcomer is refused. So connections
-//! that say nothing cannot keep a real peer out, and a useful peer is never dropped for a
+//! a silent one (nothing received since the handshake for [`SILENT_GRACE`]) first, else
+//! one connected for at least [`EVICT_GRACE`] where neither side is interested and no
+//! payload moved for [`EVICT_IDLE`] (the longest silence first). If there is none, the
+//! newcomer is refused. So connections that say nothing cannot keep a real peer out, while
+//! a peer that transfers, or a leecher waiting for an upload slot, is never dropped for a
 //! stranger.
 
 use std::collections::HashMap;
@@ -16,12 +16,14 @@ use std::time::{Duration, Instant};
 
 use tokio::sync::mpsc;
 
-use super::choke::ChokeView;
+use super::choke::{ChokeView, PROBATION};
 use crate::engine::ctx::Millis;
 use crate::engine::peer_conn::{PeerCtrl, PeerInfo, STALL_CHOKE};
 use crate::engine::rate::RateMeter;
 
-/// A peer younger than this is never evicted (it gets time to send its bitfield).
+/// A peer that sent nothing at all after its handshake for this long may be evicted.
+pub const SILENT_GRACE: Duration = Duration::from_secs(2);
+/// A peer younger than this is evicted only if silent (it gets time to show interest).
 pub const EVICT_GRACE: Duration = Duration::from_secs(5);
 /// No payload for this long (either direction) makes a peer evictable.
 pub const EVICT_IDLE: Duration = Duration::from_secs(60);
@@ -39,6 +41,8 @@ pub struct PeerHandle {
     pub last_unchoked: Option<Instant>,
     /// We decided to unchoke it (the torrent's view; the connection applies it).
     pub unchoked: bool,
+    /// (requests seen, bytes uploaded) when it was last unchoked: its probation baseline.
+    at_unchoke: (u64, u64),
     /// Unchoked during the whole last round.
     unchoked_whole_round: bool,
     /// Last time payload moved either way (ms).
@@ -56,6 +60,7 @@ impl PeerHandle {
             marks: (0, 0, 0),
             last_unchoked: None,
             unchoked: false,
+            at_unchoke: (0, 0),
             unchoked_whole_round: false,
             last_payload: now,
             meters: Default::default(),
@@ -84,6 +89,8 @@ pub struct EvictView {
     /// A useful relation: we are interested and it unchokes us, or it is interested and we
     /// unchoke it.
     pub useful: bool,
+    /// Either side is interested in the other (a leecher waiting for a slot, say).
+    pub interest: bool,
 }
 
 /// The connection to drop for a newcomer, if any may be dropped.
@@ -91,9 +98,12 @@ pub fn pick_victim(peers: &[EvictView]) -> Option<u64> {
     peers
         .iter()
         .filter(|p| {
-            p.connected_ms >= EVICT_GRACE.as_millis() as u64
+            let silent = p.messages == 0 && p.connected_ms >= SILENT_GRACE.as_millis() as u64;
+            let idle = p.connected_ms >= EVICT_GRACE.as_millis() as u64
                 && !p.useful
-                && p.idle_ms >= (EVICT_IDLE.as_millis() as u64).min(p.connected_ms)
+                && !p.interest
+                && p.idle_ms >= (EVICT_IDLE.as_millis() as u64).min(p.connected_ms);
+            silent || idle
         })
         .max_by_key(|p| (p.messages == 0, p.silent_ms, p.key))
         .map(|p| p.key)
@@ -205,23 +215,42 @@ impl PeerSet {
         out
     }
 
-    /// Views for [`super::choke::Choker::fill`] between rounds (no marks advanced).
-    pub fn fill_views(&self, now_ms: Millis) -> Vec<ChokeView> {
+    /// Views for [`super::choke::Choker::fill`] between rounds (no marks advanced): a slot
+    /// holder took nothing when it asked for nothing and got nothing since its unchoke, and
+    /// its probation ([`PROBATION`]) is over.
+    pub fn fill_views(&self, now: Instant, now_ms: Millis) -> Vec<ChokeView> {
         self.peers
             .iter()
-            .map(|(k, p)| ChokeView {
-                key: *k,
-                interested: p.info.peer_interested.load(Ordering::Relaxed),
-                am_choking: !p.unchoked,
-                rate: 0,
-                stalled: p
-                    .info
-                    .stalled_for(now_ms)
-                    .is_some_and(|ms| ms >= STALL_CHOKE.as_millis() as u64),
-                took_nothing: false,
-                last_unchoked: p.last_unchoked,
+            .map(|(k, p)| {
+                let req = p.info.requests_seen.load(Ordering::Relaxed);
+                let up = p.info.uploaded.load(Ordering::Relaxed);
+                let took_nothing = p.unchoked
+                    && p.last_unchoked
+                        .is_some_and(|at| now.duration_since(at) >= PROBATION)
+                    && (req, up) == p.at_unchoke;
+                ChokeView {
+                    key: *k,
+                    interested: p.info.peer_interested.load(Ordering::Relaxed),
+                    am_choking: !p.unchoked,
+                    rate: 0,
+                    stalled: p
+                        .info
+                        .stalled_for(now_ms)
+                        .is_some_and(|ms| ms >= STALL_CHOKE.as_millis() as u64),
+                    took_nothing,
+                    last_unchoked: p.last_unchoked,
+                }
             })
             .collect()
+    }
+
+    /// A peer unchoked less than [`PROBATION`] ago (its slot is re-checked soon).
+    pub fn on_probation(&self, now: Instant) -> bool {
+        self.peers.values().any(|p| {
+            p.unchoked
+                && p.last_unchoked
+                    .is_some_and(|at| now.duration_since(at) < PROBATION)
+        })
     }
 
     /// Unchoke `key` (recording when), if connected and choked.
@@ -231,6 +260,10 @@ impl PeerSet {
         {
             p.unchoked = true;
             p.last_unchoked = Some(now);
+            p.at_unchoke = (
+                p.info.requests_seen.load(Ordering::Relaxed),
+                p.info.uploaded.load(Ordering::Relaxed),
+            );
             p.send(PeerCtrl::Unchoke);
         }
     }
@@ -258,9 +291,10 @@ impl PeerSet {
             .map(|(k, p)| {
                 let i = &p.info;
                 let connected_ms = i.connected_at.elapsed().as_millis() as Millis;
-                let useful = (i.am_interested.load(Ordering::Relaxed)
-                    && !i.peer_choking.load(Ordering::Relaxed))
-                    || (i.peer_interested.load(Ordering::Relaxed) && p.unchoked);
+                let am_interested = i.am_interested.load(Ordering::Relaxed);
+                let peer_interested = i.peer_interested.load(Ordering::Relaxed);
+                let useful = (am_interested && !i.peer_choking.load(Ordering::Relaxed))
+                    || (peer_interested && p.unchoked);
                 EvictView {
                     key: *k,
                     connected_ms,
@@ -268,6 +302,7 @@ impl PeerSet {
                     messages: i.messages.load(Ordering::Relaxed),
                     idle_ms: now_ms.saturating_sub(p.last_payload),
                     useful,
+                    interest: am_interested || peer_interested,
                 }
             })
             .collect();
@@ -287,6 +322,7 @@ mod tests {
             messages,
             idle_ms: connected_s * 1000,
             useful,
+            interest: useful,
         }
     }
 
@@ -296,13 +332,22 @@ mod tests {
             v(1, 100, 1, 50, true),   // transferring
             v(2, 100, 90, 10, false), // quiet for 90 s
             v(3, 30, 30, 0, false),   // said nothing since the handshake
-            v(4, 2, 2, 0, false),     // too young
+            v(4, 1, 1, 0, false),     // too young even to be called silent
         ];
         assert_eq!(pick_victim(&peers), Some(3));
         assert_eq!(pick_victim(&peers[..2]), Some(2));
         assert_eq!(pick_victim(&peers[..1]), None, "useful peers stay");
-        assert_eq!(pick_victim(&[v(4, 2, 2, 0, false)]), None);
+        assert_eq!(pick_victim(&[v(4, 1, 1, 0, false)]), None);
+        assert_eq!(
+            pick_victim(&[v(5, 3, 3, 0, false)]),
+            Some(5),
+            "silent after 2 s"
+        );
         assert_eq!(pick_victim(&[]), None);
+        // a leecher waiting for a slot (interested, choked) is never evicted
+        let mut waiting = v(6, 300, 10, 40, false);
+        waiting.interest = true;
+        assert_eq!(pick_victim(&[waiting]), None);
     }
 
     #[test]

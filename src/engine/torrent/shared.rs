@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use bytes::Bytes;
 
 use crate::api::TorrentId;
-use crate::engine::ctx::{PeerEvent, SessionCtx, SessionEvent};
+use crate::engine::ctx::{Limits, PeerEvent, SessionCtx, SessionEvent};
 use crate::engine::picker::Picker;
 use crate::metainfo::InfoHash;
 use crate::metainfo::Metainfo;
@@ -35,7 +35,12 @@ pub fn open_disk(
             .iter()
             .map(|f| (f.path.clone(), f.offset, f.length, f.pad)),
         meta.total_length,
-    )?;
+    )?
+    .with_part_file(
+        save_dir.join(format!(".{}.parts", meta.info_hash.to_hex())),
+        meta.piece_length,
+        meta.piece_count(),
+    );
     let key = ctx.key();
     let events = ctx.events.clone();
     let geo = meta.geometry();
@@ -83,6 +88,8 @@ pub struct TorrentShared {
     pub disk: Arc<TorrentDisk>,
     /// The session.
     pub ctx: Arc<SessionCtx>,
+    /// This torrent's own rate limits (bytes/s, 0 = unlimited), on top of the session's.
+    pub limits: Arc<Limits>,
     picker: Mutex<Picker>,
     accepting: AtomicBool,
 }
@@ -96,8 +103,10 @@ impl TorrentShared {
         picker: Picker,
         disk: Arc<TorrentDisk>,
         ctx: Arc<SessionCtx>,
+        limits: Arc<Limits>,
     ) -> TorrentShared {
         TorrentShared {
+            limits,
             id,
             info_hash,
             geometry,
@@ -145,6 +154,26 @@ impl TorrentShared {
         self.ctx
             .pool
             .read_for_upload(&self.disk, blocks, buf, reply);
+    }
+
+    /// The download limit in effect for this torrent: the tighter of its own and the
+    /// session's (bytes/s, 0 = unlimited).
+    pub fn download_limit(&self) -> u64 {
+        crate::engine::rate::tighter(self.ctx.limits.download.rate(), self.limits.download.rate())
+    }
+
+    /// Count `bytes` read from a peer against both download limits; how long to pause.
+    pub fn debit_download(&self, bytes: u64) -> std::time::Duration {
+        crate::engine::rate::debit_both(&self.ctx.limits.download, &self.limits.download, bytes)
+    }
+
+    /// Count `bytes` sent to a peer against both upload limits, sleeping off any debt.
+    pub async fn consume_upload(&self, bytes: u64) {
+        let wait =
+            crate::engine::rate::debit_both(&self.ctx.limits.upload, &self.limits.upload, bytes);
+        if !wait.is_zero() {
+            tokio::time::sleep(wait).await;
+        }
     }
 
     /// Tell the torrent about connection `key`.

@@ -46,6 +46,9 @@ pub struct FileTree {
     visible: Vec<usize>,
     collapsed: HashSet<String>,
     marks: HashSet<usize>,
+    /// Priorities sent to the engine and not yet in its detail (so a second key press acts
+    /// on the new priority, not the old one).
+    pending: HashMap<usize, FilePriority>,
 }
 
 #[derive(Default)]
@@ -67,8 +70,36 @@ impl FileTree {
             if *id != detail.id {
                 self.collapsed.clear();
                 self.marks.clear();
+                self.pending.clear();
             }
         }
+        self.pending
+            .retain(|i, p| detail.files.get(*i).is_some_and(|f| f.priority != *p));
+        self.source = Some((detail.id, detail.clone()));
+        self.rebuild();
+    }
+
+    /// Notes priorities just sent to the engine: shown and used until its detail agrees.
+    pub fn set_pending(&mut self, files: &[usize], priority: FilePriority) {
+        for f in files {
+            self.pending.insert(*f, priority);
+        }
+        self.rebuild();
+    }
+
+    fn priority(&self, detail: &TorrentDetail, file: usize) -> FilePriority {
+        self.pending
+            .get(&file)
+            .copied()
+            .or_else(|| detail.files.get(file).map(|f| f.priority))
+            .unwrap_or_default()
+    }
+
+    fn rebuild(&mut self) {
+        let Some((_, detail)) = &self.source else {
+            return;
+        };
+        let detail = detail.clone();
         let mut root = Dir::default();
         for (i, f) in detail.files.iter().enumerate() {
             let parts: Vec<&str> = f.path.split('/').filter(|p| !p.is_empty()).collect();
@@ -89,10 +120,17 @@ impl FileTree {
             dir.files.push(i);
         }
         let mut nodes = Vec::new();
-        flatten(&root, detail, 0, "", None, &mut nodes);
+        flatten(&root, &detail, 0, "", None, &mut nodes);
+        for node in &mut nodes {
+            let mut prios = node.files.iter().map(|f| self.priority(&detail, *f));
+            let first = prios.next();
+            node.priority = match first {
+                Some(p) if prios.all(|q| q == p) => Some(p),
+                _ => None,
+            };
+        }
         self.nodes = nodes;
         self.marks.retain(|i| *i < detail.files.len());
-        self.source = Some((detail.id, detail.clone()));
         self.refresh_visible();
     }
 
@@ -170,8 +208,7 @@ impl FileTree {
             files.sort_unstable();
             let p = files
                 .first()
-                .and_then(|f| detail.files.get(*f))
-                .map_or(FilePriority::Normal, |f| f.priority);
+                .map_or(FilePriority::Normal, |f| self.priority(detail, *f));
             return Some((files, p));
         }
         let node = self.node(row)?;
