@@ -306,12 +306,17 @@ impl App {
         }
         self.snapshot = snapshot;
         self.counts = [0; 6];
+        self.counts[0] = self.snapshot.rows.len();
         for row in self.snapshot.rows.iter() {
-            for (i, f) in StateFilter::ALL.iter().enumerate() {
-                if f.accepts(row.state) {
-                    self.counts[i] += 1;
-                }
-            }
+            use TorrentState as S;
+            let bucket = match row.state {
+                S::Downloading | S::FetchingMetadata => 1,
+                S::Seeding | S::Completed => 2,
+                S::Paused => 3,
+                S::Checking | S::Queued => 4,
+                S::Error => 5,
+            };
+            self.counts[bucket] += 1;
         }
         self.refresh_index();
         if let Some(id) = self.pending_select
@@ -328,7 +333,10 @@ impl App {
             self.selected = Some(id);
             self.reconcile_selection();
         }
-        self.marks.retain(|id| self.snapshot.row(*id).is_some());
+        if !self.marks.is_empty() {
+            let ids: HashSet<TorrentId> = self.snapshot.rows.iter().map(|r| r.id).collect();
+            self.marks.retain(|id| ids.contains(id));
+        }
         if let Some(detail) = self.detail() {
             let detail = detail.clone();
             self.files.update(&detail);
@@ -488,7 +496,20 @@ impl App {
 
     /// The rows shown in the list, in order.
     pub fn visible_rows(&self) -> impl Iterator<Item = &Arc<TorrentRow>> {
-        self.index.iter().filter_map(|&i| self.snapshot.rows.get(i))
+        self.visible_range(0, self.index.len())
+    }
+
+    /// `count` rows shown from position `first` on (only these are touched).
+    pub fn visible_range(
+        &self,
+        first: usize,
+        count: usize,
+    ) -> impl Iterator<Item = &Arc<TorrentRow>> {
+        let start = first.min(self.index.len());
+        let end = first.saturating_add(count).min(self.index.len());
+        self.index[start..end]
+            .iter()
+            .filter_map(|&i| self.snapshot.rows.get(i))
     }
 
     /// Number of rows the list shows.

@@ -4,7 +4,9 @@
 //! width, so CJK and emoji names keep the columns aligned.
 
 use ratatui::Frame;
+use ratatui::buffer::Buffer;
 use ratatui::layout::{Constraint, Rect};
+use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Paragraph, Row, Table};
 
@@ -126,36 +128,148 @@ pub(crate) fn render(frame: &mut Frame, area: Rect, app: &App) {
     )))
     .style(theme.header());
     let marks = app.marks();
-    let body = app
-        .visible_rows()
-        .enumerate()
-        .skip(first)
-        .take(visible)
-        .map(|(pos, row)| {
-            let is_sel = Some(pos) == selected;
-            let gutter = Line::from(vec![
-                Span::raw(if is_sel { ">" } else { " " }),
-                Span::styled(
-                    if marks.contains(&row.id) {
-                        sym.mark
-                    } else {
-                        " "
-                    },
-                    theme.fg(Role::Mark),
-                ),
-            ]);
-            let mut r = torrent_row(row, &columns, theme, gutter);
-            if is_sel {
-                r = r.style(theme.selected());
-            }
-            r
-        });
+    let header_area = Rect { height: 1, ..area };
     let widths = std::iter::once(Constraint::Length(GUTTER - SPACING))
         .chain(columns.iter().map(|&(_, w)| Constraint::Length(w)));
-    let table = Table::new(body, widths)
-        .header(header)
-        .column_spacing(SPACING);
-    frame.render_widget(table, area);
+    frame.render_widget(
+        Table::new(Vec::<Row>::new(), widths)
+            .header(header)
+            .column_spacing(SPACING),
+        header_area,
+    );
+    // The body is written straight into the buffer: only the visible rows, no per-cell
+    // widgets (this is the hot path with thousands of torrents).
+    let buf = frame.buffer_mut();
+    for (i, row) in app.visible_range(first, visible).enumerate() {
+        let pos = first + i;
+        let y = area.y + 1 + i as u16;
+        if y >= area.bottom() {
+            break;
+        }
+        let row_area = Rect {
+            y,
+            height: 1,
+            ..area
+        };
+        let is_sel = Some(pos) == selected;
+        put(
+            buf,
+            area.x,
+            y,
+            1,
+            if is_sel { ">" } else { " " },
+            Style::new(),
+            false,
+        );
+        if marks.contains(&row.id) {
+            put(buf, area.x + 1, y, 1, sym.mark, theme.fg(Role::Mark), false);
+        }
+        let mut x = area.x + GUTTER;
+        for &(column, width) in &columns {
+            if x >= area.right() {
+                break;
+            }
+            let w = width.min(area.right() - x);
+            draw_cell(buf, x, y, w, column, row, theme);
+            x = x.saturating_add(width + SPACING);
+        }
+        if is_sel {
+            buf.set_style(row_area, theme.selected());
+        }
+    }
+}
+
+/// Writes `text` (already clean and fitted) at `x`,`y` within `width` cells, right-aligned
+/// when `right`. ASCII text is written cell by cell; anything else goes through ratatui's
+/// grapheme-aware writer (wide characters take two cells).
+fn put(buf: &mut Buffer, x: u16, y: u16, width: u16, text: &str, style: Style, right: bool) {
+    if width == 0 {
+        return;
+    }
+    if text.is_ascii() {
+        let len = text.len().min(usize::from(width)) as u16;
+        let start = if right { x + width - len } else { x };
+        for (i, b) in text.bytes().take(usize::from(len)).enumerate() {
+            let cell = &mut buf[(start + i as u16, y)];
+            cell.set_char(char::from(b));
+            cell.set_style(style);
+        }
+    } else {
+        let w = (format::width(text) as u16).min(width);
+        let start = if right { x + width - w } else { x };
+        buf.set_stringn(start, y, text, usize::from(width), style);
+    }
+}
+
+fn draw_cell(
+    buf: &mut Buffer,
+    x: u16,
+    y: u16,
+    width: u16,
+    column: Column,
+    row: &TorrentRow,
+    theme: &Theme,
+) {
+    let sym = theme.sym;
+    let plain = Style::new();
+    let right = align_right(column);
+    match column {
+        Column::Progress => {
+            let line = super::progress_line(row.done, row.size, width, theme);
+            buf.set_line(x, y, &line, width);
+        }
+        Column::Name => {
+            let name = format::fit_with(&row.name, usize::from(width), sym.ascii, sym.ellipsis);
+            put(buf, x, y, width, &name, plain, false);
+        }
+        Column::State => put(buf, x, y, width, row.state.label(), theme.state(row), false),
+        Column::Down => put(
+            buf,
+            x,
+            y,
+            width,
+            &rate(row.down_rate, row.down_limit),
+            theme.fg(Role::Down),
+            right,
+        ),
+        Column::Up => put(
+            buf,
+            x,
+            y,
+            width,
+            &rate(row.up_rate, row.up_limit),
+            theme.fg(Role::Up),
+            right,
+        ),
+        other => {
+            let text = match other {
+                Column::Queue => row
+                    .queue_position
+                    .map_or_else(String::new, |q| (q + 1).to_string()),
+                Column::Size => format::size(row.size),
+                Column::Eta => eta(row, theme),
+                Column::Ratio => format::ratio(row.ratio()),
+                Column::Seeds => swarm(row.seeds, row.swarm_seeds),
+                Column::Peers => swarm(row.peers.saturating_sub(row.seeds), row.swarm_leechers),
+                _ => format::date(i64::try_from(row.added_at).unwrap_or(0)),
+            };
+            put(buf, x, y, width, &text, plain, right);
+        }
+    }
+}
+
+fn align_right(column: Column) -> bool {
+    matches!(
+        column,
+        Column::Size
+            | Column::Down
+            | Column::Up
+            | Column::Eta
+            | Column::Ratio
+            | Column::Seeds
+            | Column::Peers
+            | Column::Queue
+    )
 }
 
 /// The columns shown at `width` cells, with their widths; Name gets what the others leave.
@@ -189,44 +303,6 @@ fn name_width(shown: &[Column], available: u16) -> u16 {
     available.saturating_sub(others).saturating_sub(gaps)
 }
 
-fn torrent_row<'a>(
-    row: &TorrentRow,
-    columns: &[(Column, u16)],
-    theme: &Theme,
-    gutter: Line<'a>,
-) -> Row<'a> {
-    let sym = theme.sym;
-    let cells = columns.iter().map(|&(column, width)| {
-        let line = match column {
-            Column::Queue => Line::from(
-                row.queue_position
-                    .map_or_else(String::new, |q| (q + 1).to_string()),
-            ),
-            Column::Name => Line::from(format::fit_with(
-                &row.name,
-                usize::from(width),
-                sym.ascii,
-                sym.ellipsis,
-            )),
-            Column::Size => Line::from(format::size(row.size)),
-            Column::Progress => super::progress_line(row.done, row.size, width, theme),
-            Column::Down => Line::styled(rate(row.down_rate, row.down_limit), theme.fg(Role::Down)),
-            Column::Up => Line::styled(rate(row.up_rate, row.up_limit), theme.fg(Role::Up)),
-            Column::Eta => Line::from(eta(row, theme)),
-            Column::Ratio => Line::from(format::ratio(row.ratio())),
-            Column::Seeds => Line::from(swarm(row.seeds, row.swarm_seeds)),
-            Column::Peers => Line::from(swarm(
-                row.peers.saturating_sub(row.seeds),
-                row.swarm_leechers,
-            )),
-            Column::State => Line::styled(row.state.label(), theme.state(row)),
-            Column::Added => Line::from(format::date(i64::try_from(row.added_at).unwrap_or(0))),
-        };
-        align(column, line)
-    });
-    Row::new(std::iter::once(gutter).chain(cells))
-}
-
 /// A rate, `"-"` for zero, with `*` when the torrent has its own limit.
 fn rate(rate: u64, limit: u64) -> String {
     let mut s = format::rate_or_dash(rate);
@@ -238,16 +314,10 @@ fn rate(rate: u64, limit: u64) -> String {
 
 /// Right-aligns numeric columns.
 fn align(column: Column, line: Line<'_>) -> Line<'_> {
-    match column {
-        Column::Size
-        | Column::Down
-        | Column::Up
-        | Column::Eta
-        | Column::Ratio
-        | Column::Seeds
-        | Column::Peers
-        | Column::Queue => line.right_aligned(),
-        Column::Name | Column::Progress | Column::State | Column::Added => line,
+    if align_right(column) {
+        line.right_aligned()
+    } else {
+        line
     }
 }
 
