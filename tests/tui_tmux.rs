@@ -480,3 +480,47 @@ fn tui_skipped_file_is_not_created_nor_fetched_under_tmux() {
     tmux.keys("y");
     assert!(tmux.wait_exit(Duration::from_secs(10)));
 }
+
+#[test]
+fn without_a_terminal_it_points_to_download_and_creates_nothing() {
+    let dir = temp_dir();
+    let state = dir.path().join("state");
+    let out = Command::new(common::rat::bin())
+        .env("XDG_STATE_HOME", &state)
+        .env("XDG_CONFIG_HOME", dir.path().join("config"))
+        .stdin(std::process::Stdio::null())
+        .output()
+        .expect("run ratorrent");
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("needs a terminal") && err.contains("ratorrent download"), "{err}");
+    assert!(!state.exists(), "no log file or state folder is created");
+}
+
+#[test]
+fn resizing_redraws_the_whole_layout() {
+    let dir = temp_dir();
+    let config = dir.path().join("config.toml");
+    std::fs::write(&config, format!("listen_port = {}\n", free_port())).unwrap();
+    let state = dir.path().join("state");
+    let cmd = format!("{} --config {}", common::rat::bin(), config.display());
+    let tmux = Tmux::start_sized(&cmd, &[("XDG_STATE_HOME", &state)], 80, 24, "resize");
+    tmux.wait_for("No torrents yet", Duration::from_secs(20));
+    for (w, h) in [(120, 40), (60, 15), (80, 24)] {
+        let st = Command::new("tmux")
+            .args(["-L", &tmux.socket, "resize-window", "-t", "t", "-x", &w.to_string(), "-y", &h.to_string()])
+            .status()
+            .expect("resize-window");
+        assert!(st.success());
+        let screen = tmux.wait_until(&format!("the {w}x{h} layout"), Duration::from_secs(5), |s| {
+            let lines: Vec<&str> = s.lines().collect();
+            lines.len() >= usize::from(h)
+                && lines[usize::from(h) - 1].contains("port")
+                && lines[0].starts_with(" All 0")
+                && lines.iter().all(|l| unicode_width::UnicodeWidthStr::width(*l) <= usize::from(w))
+        });
+        assert_eq!(screen.matches("No torrents yet").count(), 1, "no leftovers:\n{screen}");
+    }
+    tmux.keys("q");
+    assert!(tmux.wait_exit(Duration::from_secs(10)));
+}

@@ -246,9 +246,14 @@ impl Theme {
         Style::new().add_modifier(Modifier::BOLD | Modifier::UNDERLINED)
     }
 
-    /// The selected row: reverse video over the whole row.
+    /// The selected row: reverse video over the whole row, in the terminal's own
+    /// foreground and background, so the bar is one even block (coloured cells would turn
+    /// into coloured patches in reverse).
     pub fn selected(&self) -> Style {
-        Style::new().add_modifier(Modifier::REVERSED)
+        Style::new()
+            .fg(Color::Reset)
+            .bg(Color::Reset)
+            .add_modifier(Modifier::REVERSED)
     }
 
     /// Titles (help sections, field labels, the active tab).

@@ -102,6 +102,30 @@ pub(crate) fn scroll_offset(
     first.min(len.saturating_sub(visible))
 }
 
+/// Paints the selection over table row `row` (below a header line counted in `row`), when
+/// it is one of the `visible` rows: reverse video in the terminal's colours, even over
+/// cells that have their own colour.
+pub(crate) fn highlight_row(
+    frame: &mut Frame,
+    area: Rect,
+    row: Option<usize>,
+    visible: usize,
+    theme: &Theme,
+) {
+    if let Some(r) = row
+        && r >= 1
+        && r <= visible
+        && r < usize::from(area.height)
+    {
+        let line = Rect {
+            y: area.y + r as u16,
+            height: 1,
+            ..area
+        };
+        frame.buffer_mut().set_style(line, theme.selected());
+    }
+}
+
 /// A bar (done / to do) followed by the percentage, `width` cells in all.
 pub(crate) fn progress_line(done: u64, size: u64, width: u16, theme: &Theme) -> Line<'static> {
     let percent = format::percent(done, size);

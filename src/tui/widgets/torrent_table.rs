@@ -280,8 +280,10 @@ pub(crate) fn columns(width: u16, queue: bool) -> Vec<(Column, u16)> {
         .map(|c| c.0)
         .filter(|c| queue || *c != Column::Queue)
         .collect();
+    // names matter most: keep them at least 30 % of the width (and MIN_NAME cells)
+    let want = MIN_NAME.max(width.saturating_mul(3) / 10);
     for drop in DROP_ORDER {
-        if name_width(&shown, available) >= MIN_NAME {
+        if name_width(&shown, available) >= want {
             break;
         }
         shown.retain(|c| *c != drop);
@@ -403,7 +405,9 @@ mod tests {
             assert!(cols.iter().any(|c| c.0 == Column::Name));
         }
         assert_eq!(columns(200, false).len(), 11);
-        assert_eq!(columns(200, true).len(), 12);
+        assert_eq!(columns(220, true).len(), 12);
+        let at_120: Vec<Column> = columns(120, false).iter().map(|c| c.0).collect();
+        assert!(columns(120, false).iter().any(|c| c.0 == Column::Name && c.1 >= 36), "{at_120:?}");
         let at_40: Vec<Column> = columns(40, false).iter().map(|c| c.0).collect();
         assert_eq!(at_40, vec![Column::Name, Column::State]);
         let at_80: Vec<Column> = columns(80, false).iter().map(|c| c.0).collect();
