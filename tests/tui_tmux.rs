@@ -493,7 +493,10 @@ fn without_a_terminal_it_points_to_download_and_creates_nothing() {
         .expect("run ratorrent");
     assert!(!out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("needs a terminal") && err.contains("ratorrent download"), "{err}");
+    assert!(
+        err.contains("needs a terminal") && err.contains("ratorrent download"),
+        "{err}"
+    );
     assert!(!state.exists(), "no log file or state folder is created");
 }
 
@@ -508,18 +511,38 @@ fn resizing_redraws_the_whole_layout() {
     tmux.wait_for("No torrents yet", Duration::from_secs(20));
     for (w, h) in [(120, 40), (60, 15), (80, 24)] {
         let st = Command::new("tmux")
-            .args(["-L", &tmux.socket, "resize-window", "-t", "t", "-x", &w.to_string(), "-y", &h.to_string()])
+            .args([
+                "-L",
+                &tmux.socket,
+                "resize-window",
+                "-t",
+                "t",
+                "-x",
+                &w.to_string(),
+                "-y",
+                &h.to_string(),
+            ])
             .status()
             .expect("resize-window");
         assert!(st.success());
-        let screen = tmux.wait_until(&format!("the {w}x{h} layout"), Duration::from_secs(5), |s| {
-            let lines: Vec<&str> = s.lines().collect();
-            lines.len() >= usize::from(h)
-                && lines[usize::from(h) - 1].contains("port")
-                && lines[0].starts_with(" All 0")
-                && lines.iter().all(|l| unicode_width::UnicodeWidthStr::width(*l) <= usize::from(w))
-        });
-        assert_eq!(screen.matches("No torrents yet").count(), 1, "no leftovers:\n{screen}");
+        let screen = tmux.wait_until(
+            &format!("the {w}x{h} layout"),
+            Duration::from_secs(5),
+            |s| {
+                let lines: Vec<&str> = s.lines().collect();
+                lines.len() >= usize::from(h)
+                    && lines[usize::from(h) - 1].contains("port")
+                    && lines[0].starts_with(" All 0")
+                    && lines
+                        .iter()
+                        .all(|l| unicode_width::UnicodeWidthStr::width(*l) <= usize::from(w))
+            },
+        );
+        assert_eq!(
+            screen.matches("No torrents yet").count(),
+            1,
+            "no leftovers:\n{screen}"
+        );
     }
     tmux.keys("q");
     assert!(tmux.wait_exit(Duration::from_secs(10)));

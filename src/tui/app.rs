@@ -145,6 +145,8 @@ pub struct Scroll {
     pub offset: Cell<usize>,
     /// Visible rows at the last draw (for paging).
     pub height: Cell<usize>,
+    /// Width of the area at the last draw (the help wraps to it).
+    pub cursor_width: Cell<usize>,
 }
 
 impl Scroll {
@@ -802,7 +804,11 @@ impl App {
 
     fn navigate(&mut self, action: Action) {
         if let Some(help) = &mut self.help {
-            let len = widgets::help::line_count(&self.opts.keymap);
+            let width = match help.cursor_width.get() {
+                0 => 98,
+                w => w,
+            };
+            let len = widgets::help::line_count(&self.opts.keymap, width);
             // the cursor of the help is its first visible line
             help.cursor = help.offset.get();
             let visible = help.height.get().max(1);

@@ -354,5 +354,11 @@ pub(crate) fn render(
     });
     let table = Table::new(rows, widths).header(header).column_spacing(1);
     frame.render_widget(table, area);
-    super::highlight_row(frame, area, scroll.cursor.checked_sub(first).map(|r| r + 1), visible, theme);
+    super::highlight_row(
+        frame,
+        area,
+        scroll.cursor.checked_sub(first).map(|r| r + 1),
+        visible,
+        theme,
+    );
 }

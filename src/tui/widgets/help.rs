@@ -38,8 +38,31 @@ pub const PEER_FLAGS: [(&str, &str); 12] = [
     ("X/H", "learnt through PEX / DHT"),
 ];
 
-/// The help text: per context a title line, then one line per action (`keys  description`).
-pub(crate) fn lines(keymap: &Keymap, theme: &Theme) -> Vec<Line<'static>> {
+/// Splits `text` into pieces of at most `width` cells at spaces (a word longer than the
+/// width is cut).
+fn wrap(text: &str, width: usize) -> Vec<String> {
+    let width = width.max(10);
+    let mut out = Vec::new();
+    let mut line = String::new();
+    for word in text.split(' ') {
+        let w = format::width(word);
+        if !line.is_empty() && format::width(&line) + 1 + w > width {
+            out.push(std::mem::take(&mut line));
+        }
+        if !line.is_empty() {
+            line.push(' ');
+        }
+        line.push_str(word);
+    }
+    if !line.is_empty() || out.is_empty() {
+        out.push(line);
+    }
+    out
+}
+
+/// The help text for a window `width` cells wide: per context a title line, then one entry
+/// per action (`keys  description  [name]`), long descriptions wrapped under themselves.
+pub(crate) fn lines(keymap: &Keymap, theme: &Theme, width: usize) -> Vec<Line<'static>> {
     let mut lines = Vec::new();
     for context in Context::ALL {
         let entries: Vec<_> = keymap
@@ -63,13 +86,35 @@ pub(crate) fn lines(keymap: &Keymap, theme: &Theme) -> Vec<Line<'static>> {
                     .join(", ")
             };
             let pad = KEYS_WIDTH.saturating_sub(format::width(&keys));
-            lines.push(Line::from(vec![
+            let indent = 2 + KEYS_WIDTH.max(format::width(&keys)) + 1;
+            let text = format!("{}  [{}]", spec.description, spec.name);
+            let mut parts = wrap(&text, width.saturating_sub(indent)).into_iter();
+            let first = parts.next().unwrap_or_default();
+            let styled = |part: String| -> Vec<Span<'static>> {
+                match part.find("  [") {
+                    Some(i) => {
+                        let (d, n) = part.split_at(i);
+                        vec![
+                            Span::raw(d.to_owned()),
+                            Span::styled(n.to_owned(), theme.dim()),
+                        ]
+                    }
+                    None if part.starts_with('[') => vec![Span::styled(part, theme.dim())],
+                    None => vec![Span::raw(part)],
+                }
+            };
+            let mut spans = vec![
                 Span::raw("  "),
                 Span::styled(keys, theme.key()),
                 Span::raw(" ".repeat(pad + 1)),
-                Span::raw(spec.description),
-                Span::styled(format!("  [{}]", spec.name), theme.dim()),
-            ]));
+            ];
+            spans.extend(styled(first));
+            lines.push(Line::from(spans));
+            for part in parts {
+                let mut spans = vec![Span::raw(" ".repeat(indent))];
+                spans.extend(styled(part));
+                lines.push(Line::from(spans));
+            }
         }
     }
     lines.push(Line::from(""));
@@ -112,9 +157,9 @@ pub(crate) fn lines(keymap: &Keymap, theme: &Theme) -> Vec<Line<'static>> {
     lines
 }
 
-/// Lines of help text (for scrolling).
-pub(crate) fn line_count(keymap: &Keymap) -> usize {
-    lines(keymap, &Theme::default()).len()
+/// Lines of help text for a window `width` cells wide (for scrolling).
+pub(crate) fn line_count(keymap: &Keymap, width: usize) -> usize {
+    lines(keymap, &Theme::default(), width).len()
 }
 
 /// Draws the popup centred over `area`, clearing what is under it, scrolled to `scroll`.
@@ -125,12 +170,14 @@ pub(crate) fn render(
     scroll: &Scroll,
     theme: &Theme,
 ) {
-    let lines = lines(keymap, theme);
-    let total = lines.len();
     let popup = area.centered(
         Constraint::Length(POPUP_WIDTH.min(area.width)),
         Constraint::Length(area.height.saturating_sub(2).max(3).min(area.height)),
     );
+    let inner_width = usize::from(popup.width.saturating_sub(2));
+    let lines = lines(keymap, theme, inner_width);
+    let total = lines.len();
+    scroll.cursor_width.set(inner_width);
     let visible = usize::from(popup.height.saturating_sub(2));
     let first = scroll.offset.get().min(total.saturating_sub(visible));
     scroll.offset.set(first);

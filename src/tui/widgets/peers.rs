@@ -135,6 +135,13 @@ pub(crate) fn render(
         Table::new(rows, widths).header(header).column_spacing(1),
         area,
     );
+    super::highlight_row(
+        frame,
+        area,
+        scroll.cursor.checked_sub(first).map(|r| r + 1),
+        visible,
+        theme,
+    );
 }
 
 #[cfg(test)]

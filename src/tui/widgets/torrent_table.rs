@@ -407,7 +407,12 @@ mod tests {
         assert_eq!(columns(200, false).len(), 11);
         assert_eq!(columns(220, true).len(), 12);
         let at_120: Vec<Column> = columns(120, false).iter().map(|c| c.0).collect();
-        assert!(columns(120, false).iter().any(|c| c.0 == Column::Name && c.1 >= 36), "{at_120:?}");
+        assert!(
+            columns(120, false)
+                .iter()
+                .any(|c| c.0 == Column::Name && c.1 >= 36),
+            "{at_120:?}"
+        );
         let at_40: Vec<Column> = columns(40, false).iter().map(|c| c.0).collect();
         assert_eq!(at_40, vec![Column::Name, Column::State]);
         let at_80: Vec<Column> = columns(80, false).iter().map(|c| c.0).collect();

@@ -1,20 +1,22 @@
-//! The Trackers tab: URL (passkeys masked by the engine), tier, status, its last error or
-//! warning, swarm counts and announce times.
+//! The Trackers tab: one block per tracker: tier, status, swarm counts and announce times
+//! on the first line, the URL (passkeys masked by the engine) on the second, its last error
+//! or warning (or the peers of its last answer) on the third.
 
 use std::time::SystemTime;
 
 use ratatui::Frame;
-use ratatui::layout::{Constraint, Rect};
-use ratatui::text::Line;
-use ratatui::widgets::{Row, Table};
+use ratatui::layout::Rect;
+use ratatui::text::{Line, Span};
 
 use crate::api::{TorrentDetail, TrackerStatus};
 use crate::tui::app::Scroll;
 use crate::tui::format;
 use crate::tui::theme::{Role, Theme};
 
-/// Draws the trackers of `detail` into `area`: one row per tracker, its message on a
-/// second row when it has one.
+/// Lines per tracker.
+const BLOCK: usize = 3;
+
+/// Draws the trackers of `detail` into `area`.
 pub(crate) fn render(
     frame: &mut Frame,
     area: Rect,
@@ -32,65 +34,57 @@ pub(crate) fn render(
         return;
     }
     let now = SystemTime::now();
-    let visible = usize::from(area.height.saturating_sub(1)) / 2;
-    let first = scroll.window(d.trackers.len(), visible.max(1));
-    let widths = [
-        Constraint::Length(4),
-        Constraint::Fill(1),
-        Constraint::Length(11),
-        Constraint::Length(7),
-        Constraint::Length(7),
-        Constraint::Length(7),
-        Constraint::Length(10),
-        Constraint::Length(10),
-    ];
-    let header = Row::new([
-        "Tier", "URL", "Status", "Seeds", "Leech", "Done", "Last", "Next",
-    ])
-    .style(theme.header());
+    let visible = (usize::from(area.height) / BLOCK).max(1);
+    let first = scroll.window(d.trackers.len(), visible);
+    let width = usize::from(area.width);
     let n = |v: Option<u32>| v.map_or("-".to_owned(), |v| v.to_string());
-    let url_width = usize::from(area.width.saturating_sub(4 + 11 + 7 * 3 + 20 + 7));
-    let mut rows = Vec::new();
-    for (i, t) in d
-        .trackers
-        .iter()
-        .enumerate()
-        .skip(first)
-        .take(visible.max(1))
-    {
+    for (i, t) in d.trackers.iter().enumerate().skip(first).take(visible) {
+        let y = area.y + ((i - first) * BLOCK) as u16;
         let status_style = match t.status {
             TrackerStatus::Working => theme.fg(Role::Good),
             TrackerStatus::Error => theme.error(),
             TrackerStatus::Unsupported => theme.warning(),
             _ => theme.dim(),
         };
-        let mut row = Row::new(vec![
-            Line::from((t.tier + 1).to_string()),
-            Line::from(format::fit_with(&t.url, url_width, sym.ascii, sym.ellipsis)),
-            Line::styled(t.status.label(), status_style),
-            Line::from(n(t.seeds)).right_aligned(),
-            Line::from(n(t.leechers)).right_aligned(),
-            Line::from(n(t.downloaded)).right_aligned(),
-            Line::from(format::relative(t.last_announce, now)),
-            Line::from(format::relative(t.next_announce, now)),
+        let head = Line::from(vec![
+            Span::styled(format!(" tier {:<3}", t.tier + 1), theme.title()),
+            Span::styled(format!("{:<12}", t.status.label()), status_style),
+            Span::raw(format!(
+                "seeds {}  leechers {}  downloaded {}",
+                n(t.seeds),
+                n(t.leechers),
+                n(t.downloaded),
+            )),
         ]);
-        if i == scroll.cursor {
-            row = row.style(theme.selected());
-        }
-        rows.push(row);
-        let message = t.message.as_deref().map_or_else(
-            || format!("{} peers in the last answer", t.peers),
-            |m| format::clean(m, sym.ascii),
+        let times = format!(
+            "   last {}, next {}: ",
+            format::relative(t.last_announce, now),
+            format::relative(t.next_announce, now),
         );
-        let style = if t.message.is_some() {
-            theme.warning()
-        } else {
-            theme.dim()
+        let url = format::fit_with(&format!("   {}", t.url), width, sym.ascii, sym.ellipsis);
+        let (message, style) = match &t.message {
+            Some(m) => (format!("{times}{m}"), theme.warning()),
+            None => (
+                format!("{times}{} peers in its last answer", t.peers),
+                theme.dim(),
+            ),
         };
-        rows.push(Row::new(vec![Line::from(""), Line::styled(message, style)]));
+        let message = format::fit_with(&message, width, sym.ascii, sym.ellipsis);
+        let lines = [head, Line::from(url), Line::styled(message, style)];
+        for (k, line) in lines.into_iter().enumerate() {
+            let line_y = y + k as u16;
+            if line_y >= area.bottom() {
+                break;
+            }
+            let rect = Rect {
+                y: line_y,
+                height: 1,
+                ..area
+            };
+            frame.render_widget(line, rect);
+            if i == scroll.cursor && k == 0 {
+                frame.buffer_mut().set_style(rect, theme.selected());
+            }
+        }
     }
-    frame.render_widget(
-        Table::new(rows, widths).header(header).column_spacing(1),
-        area,
-    );
 }
