@@ -509,7 +509,7 @@ fn resizing_redraws_the_whole_layout() {
     let cmd = format!("{} --config {}", common::rat::bin(), config.display());
     let tmux = Tmux::start_sized(&cmd, &[("XDG_STATE_HOME", &state)], 80, 24, "resize");
     tmux.wait_for("No torrents yet", Duration::from_secs(20));
-    for (w, h) in [(120, 40), (60, 15), (80, 24)] {
+    for (w, h) in [(120u16, 40u16), (60, 15), (80, 24)] {
         let st = Command::new("tmux")
             .args([
                 "-L",
@@ -531,7 +531,7 @@ fn resizing_redraws_the_whole_layout() {
             |s| {
                 let lines: Vec<&str> = s.lines().collect();
                 lines.len() >= usize::from(h)
-                    && lines[usize::from(h) - 1].contains("port")
+                    && lines[usize::from(h) - 1].contains("↓ 0 B/s")
                     && lines[0].starts_with(" All 0")
                     && lines
                         .iter()
