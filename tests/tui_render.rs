@@ -1168,3 +1168,16 @@ fn keymap_contexts_cover_every_screen() {
     assert_eq!(app.context(), Context::List);
     assert!(Keymap::default().conflicts().is_empty());
 }
+
+#[test]
+fn readme_lists_every_action_with_its_default_keys() {
+    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md"))
+        .expect("README.md");
+    let keys = &readme[readme.find("## Keys").expect("Keys section")..];
+    for spec in ACTIONS {
+        assert!(keys.contains(&format!("`{}`", spec.name)), "README lacks {}", spec.name);
+        for key in spec.keys {
+            assert!(keys.contains(&format!("`{key}`")), "README lacks key {key} of {}", spec.name);
+        }
+    }
+}
