@@ -51,6 +51,9 @@ pub struct Config {
     /// Outgoing peer connection attempts in flight at once (TCP connects not yet answered),
     /// session-wide, 1..=1000.
     pub max_half_open: u32,
+    /// Downloads on a volume pause while it has less free space than this, bytes
+    /// (seeding goes on); they resume when space returns. 0 = no guard.
+    pub min_free_space: u64,
     /// TUI: draw with ASCII only (no box drawing, block or braille characters). Also
     /// chosen by `--ascii`, and automatically when the locale is not UTF-8.
     pub ascii: bool,
@@ -106,7 +109,8 @@ pub fn parse_rate(text: &str) -> Result<u64, String> {
     let (number, unit) = t.split_at(split);
     let bad = || {
         format!(
-            "cannot read {text:?} as a rate: use a number of bytes/s with K, M or G              (e.g. 500K, 2.5M, 1 MiB/s), or 0 for unlimited"
+            "cannot read {text:?} as a rate: use a number of bytes/s with K, M or G \
+             (e.g. 500K, 2.5M, 1 MiB/s), or 0 for unlimited"
         )
     };
     let value: f64 = number.parse().map_err(|_| bad())?;
@@ -159,6 +163,7 @@ impl Default for Config {
             mouse: false,
             keys: BTreeMap::new(),
             colors: BTreeMap::new(),
+            min_free_space: 1 << 30,
         }
     }
 }
@@ -386,6 +391,7 @@ mod tests {
             "max_half_open",
             "ascii",
             "mouse",
+            "min_free_space",
         ] {
             assert!(
                 DEFAULT_TOML.contains(&format!("# {key} ="))

@@ -19,6 +19,7 @@ pub mod headless;
 pub mod metainfo;
 pub mod peer;
 pub mod piece;
+pub mod state;
 pub mod storage;
 pub mod tracker;
 pub mod tui;

@@ -140,7 +140,9 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             let seed = config.seed_after_download;
             let rt = runtime()?;
             rt.block_on(async {
-                let handle = engine::session::start(config).await?;
+                // the list of the last session comes back (and is kept) in the data directory
+                let state_dir = ratorrent::state::StateStore::default_dir();
+                let handle = engine::session::start_with_state(config, &state_dir).await?;
                 let mut errors = Vec::new();
                 for t in &cli.torrents {
                     let (tx, rx) = tokio::sync::oneshot::channel();

@@ -275,12 +275,28 @@ async fn bitfields_of_wrong_size_or_with_any_spare_bit_are_refused() {
     }
 }
 
+/// aria2 sends `have` messages for pieces it completes and its bitfield later (BEP 3 asks
+/// for the bitfield first; libtorrent accepts it late too): the late bitfield replaces what
+/// the peer has, still validated (size, spare bits).
 #[tokio::test]
-async fn bitfield_after_have_is_refused() {
+async fn late_bitfield_replaces_the_peers_pieces() {
     let f = ten_pieces(false).await;
-    let s = stream_of(&[msg(4, &1u32.to_be_bytes()), msg(5, &[0xff, 0xc0])]);
+    let s = stream_of(&[
+        msg(4, &1u32.to_be_bytes()),
+        msg(4, &7u32.to_be_bytes()),
+        msg(5, &[0xff, 0x00]),
+    ]);
+    let (r, info, _) = play(&f, &s, Duration::from_secs(2)).await;
+    assert!(r.is_none(), "connection stays open: {r:?}");
+    assert_eq!(
+        info.pieces.load(Ordering::Relaxed),
+        8,
+        "the bitfield's 8 pieces"
+    );
+    // a late bitfield is checked like a first one
+    let s = stream_of(&[msg(4, &1u32.to_be_bytes()), msg(5, &[0xff, 0xc1])]);
     let (r, _, _) = play(&f, &s, Duration::from_secs(5)).await;
-    expect_error(&r, "bitfield after have");
+    expect_error(&r, "spare bits");
 }
 
 #[tokio::test]

@@ -4,85 +4,19 @@
 //! These need root (`CAP_SYS_ADMIN`) to mount; CI runs as root. Without it they fail with a
 //! message saying so, rather than being skipped silently.
 
-use std::ffi::CString;
-use std::os::unix::ffi::OsStrExt;
-use std::path::{Path, PathBuf};
+mod common;
+
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU32};
 use std::time::Duration;
 
 use bytes::Bytes;
+use common::mounts::Mount;
 use ratorrent::piece::{BLOCK_SIZE, Geometry};
 use ratorrent::storage::check::check_pieces;
 use ratorrent::storage::disk::{DiskEvent, DiskPool, TorrentDisk};
 use ratorrent::storage::{Storage, StorageErrorKind};
 use sha1::{Digest, Sha1};
-
-/// A mount that is detached when dropped (also when the test panics).
-struct Mount(PathBuf);
-
-impl Mount {
-    fn call(
-        source: &str,
-        target: &Path,
-        fstype: Option<&str>,
-        flags: libc::c_ulong,
-        data: Option<&str>,
-    ) {
-        let c = |s: &str| CString::new(s).unwrap();
-        let src = c(source);
-        let tgt = CString::new(target.as_os_str().as_bytes()).unwrap();
-        let fs = fstype.map(c);
-        let data = data.map(c);
-        // SAFETY: every pointer is a valid NUL-terminated string or null, alive for the call.
-        let rc = unsafe {
-            libc::mount(
-                src.as_ptr(),
-                tgt.as_ptr(),
-                fs.as_ref().map_or(std::ptr::null(), |s| s.as_ptr()),
-                flags,
-                data.as_ref()
-                    .map_or(std::ptr::null(), |s| s.as_ptr().cast()),
-            )
-        };
-        if rc != 0 {
-            let err = std::io::Error::last_os_error();
-            panic!(
-                "mount {source} on {} failed: {err}. This test needs root (CAP_SYS_ADMIN) to \
-                 mount a file system; CI runs it as root",
-                target.display()
-            );
-        }
-    }
-
-    /// A tmpfs of `size` (mount option syntax, e.g. "1m") at `at`.
-    fn tmpfs(at: &Path, size: &str) -> Mount {
-        Mount::call("tmpfs", at, Some("tmpfs"), 0, Some(&format!("size={size}")));
-        Mount(at.to_path_buf())
-    }
-
-    /// `from` bind-mounted read-only at `at`.
-    fn read_only_bind(from: &Path, at: &Path) -> Mount {
-        Mount::call(&from.to_string_lossy(), at, None, libc::MS_BIND, None);
-        let m = Mount(at.to_path_buf());
-        Mount::call(
-            "none",
-            at,
-            None,
-            libc::MS_BIND | libc::MS_REMOUNT | libc::MS_RDONLY,
-            None,
-        );
-        m
-    }
-}
-
-impl Drop for Mount {
-    fn drop(&mut self) {
-        let p = CString::new(self.0.as_os_str().as_bytes()).unwrap();
-        // SAFETY: a valid NUL-terminated path.
-        unsafe { libc::umount2(p.as_ptr(), libc::MNT_DETACH) };
-    }
-}
 
 fn pattern(len: usize, seed: u32) -> Vec<u8> {
     (0..len as u32)

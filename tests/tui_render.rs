@@ -1175,9 +1175,17 @@ fn readme_lists_every_action_with_its_default_keys() {
         .expect("README.md");
     let keys = &readme[readme.find("## Keys").expect("Keys section")..];
     for spec in ACTIONS {
-        assert!(keys.contains(&format!("`{}`", spec.name)), "README lacks {}", spec.name);
+        assert!(
+            keys.contains(&format!("`{}`", spec.name)),
+            "README lacks {}",
+            spec.name
+        );
         for key in spec.keys {
-            assert!(keys.contains(&format!("`{key}`")), "README lacks key {key} of {}", spec.name);
+            assert!(
+                keys.contains(&format!("`{key}`")),
+                "README lacks key {key} of {}",
+                spec.name
+            );
         }
     }
 }

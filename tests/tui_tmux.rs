@@ -182,7 +182,11 @@ fn tui_downloads_pauses_resumes_and_quits_cleanly_under_tmux() {
         torrent.display()
     );
     let state = dir.path().join("state");
-    let tmux = Tmux::start(&cmd, &[("XDG_STATE_HOME", &state)]);
+    let data_home = dir.path().join("data-home");
+    let tmux = Tmux::start(
+        &cmd,
+        &[("XDG_STATE_HOME", &state), ("XDG_DATA_HOME", &data_home)],
+    );
 
     let screen = tmux.wait_row("movie.bin", "Downloading", Duration::from_secs(20));
     assert!(screen.contains("movie.bin"), "{screen}");
@@ -485,8 +489,10 @@ fn tui_skipped_file_is_not_created_nor_fetched_under_tmux() {
 fn without_a_terminal_it_points_to_download_and_creates_nothing() {
     let dir = temp_dir();
     let state = dir.path().join("state");
+    let data = dir.path().join("data");
     let out = Command::new(common::rat::bin())
         .env("XDG_STATE_HOME", &state)
+        .env("XDG_DATA_HOME", &data)
         .env("XDG_CONFIG_HOME", dir.path().join("config"))
         .stdin(std::process::Stdio::null())
         .output()
@@ -497,7 +503,8 @@ fn without_a_terminal_it_points_to_download_and_creates_nothing() {
         err.contains("needs a terminal") && err.contains("ratorrent download"),
         "{err}"
     );
-    assert!(!state.exists(), "no log file or state folder is created");
+    assert!(!state.exists(), "no log file is created");
+    assert!(!data.exists(), "no session state is created");
 }
 
 #[test]
@@ -507,7 +514,14 @@ fn resizing_redraws_the_whole_layout() {
     std::fs::write(&config, format!("listen_port = {}\n", free_port())).unwrap();
     let state = dir.path().join("state");
     let cmd = format!("{} --config {}", common::rat::bin(), config.display());
-    let tmux = Tmux::start_sized(&cmd, &[("XDG_STATE_HOME", &state)], 80, 24, "resize");
+    let data_home = dir.path().join("data-home");
+    let tmux = Tmux::start_sized(
+        &cmd,
+        &[("XDG_STATE_HOME", &state), ("XDG_DATA_HOME", &data_home)],
+        80,
+        24,
+        "resize",
+    );
     tmux.wait_for("No torrents yet", Duration::from_secs(20));
     for (w, h) in [(120u16, 40u16), (60, 15), (80, 24)] {
         let st = Command::new("tmux")

@@ -103,13 +103,16 @@ pub enum Command {
         /// Their new priority.
         priority: FilePriority,
     },
-    /// Move a torrent's storage to another folder.
+    /// Put a torrent's files in another folder. `move_data`: move them (renamed on the same
+    /// file system, else copied, sizes checked, then deleted; on failure nothing is left at
+    /// the target and the torrent stays where it was); otherwise "set location": the files
+    /// are already there (the user moved them), the torrent just points there and rechecks.
     MoveStorage {
         /// The torrent.
         id: TorrentId,
-        /// The new folder.
+        /// The new save folder.
         to: PathBuf,
-        /// `true`: move the files; `false`: "set location" (no copy, then a recheck).
+        /// Move the data (true) or only set the location (false).
         move_data: bool,
     },
     /// Move a torrent in the queue.

@@ -57,7 +57,7 @@ pub struct GlobalStats {
     pub peers: u32,
     /// TCP port the session accepts peers on (0 when not listening).
     pub listen_port: u16,
-    /// Bytes free on the download volume, when known.
+    /// Bytes free on the volume of the default download folder, when known.
     pub free_space: Option<u64>,
     /// Nodes in the DHT routing table, once the session runs a DHT.
     pub dht_nodes: Option<u32>,
@@ -83,6 +83,8 @@ pub enum TorrentState {
     Paused,
     /// Stopped by an error (see [`TorrentRow::error`]); resume or recheck once it is fixed.
     Error,
+    /// Its files are being moved to another folder.
+    Moving,
 }
 
 impl TorrentState {
@@ -97,6 +99,7 @@ impl TorrentState {
             TorrentState::Completed => "Completed",
             TorrentState::Paused => "Paused",
             TorrentState::Error => "Error",
+            TorrentState::Moving => "Moving",
         }
     }
 

@@ -300,6 +300,33 @@ pub enum SessionEvent {
         /// Why.
         error: PeerError,
     },
+    /// A restored torrent's resume data was checked against its files.
+    Validated {
+        /// The torrent.
+        torrent: TorrentId,
+        /// Its files are as recorded: its verified pieces count without a check.
+        trusted: bool,
+        /// The record says paused.
+        paused: bool,
+        /// Why not trusted.
+        why: String,
+    },
+    /// A checkpoint of the session state was written (or failed).
+    Checkpointed {
+        /// Success, or why it failed.
+        result: Result<(), String>,
+        /// File stats measured for torrents whose files were synced.
+        stats: Vec<(TorrentId, Vec<crate::state::FileStat>)>,
+        /// Torrents whose records were in it.
+        ids: Vec<TorrentId>,
+    },
+    /// Moving a torrent's files ended: the new folder, or why it failed.
+    Moved {
+        /// The torrent.
+        torrent: TorrentId,
+        /// Where the files are now, or the error (they stayed where they were).
+        result: Result<std::path::PathBuf, String>,
+    },
     /// Delete-data of a removed torrent finished.
     Deleted {
         /// The torrent's name.

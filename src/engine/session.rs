@@ -31,11 +31,19 @@ use crate::api::{
 use crate::config::Config;
 use crate::metainfo::{InfoHash, Metainfo};
 use crate::peer::wire::Handshake;
+use crate::state::{StateStore, Stored, Update};
+use std::path::Path;
 
 /// How often snapshots are published at most while something changes.
 pub const PUBLISH_INTERVAL: Duration = Duration::from_millis(500);
 /// Torrents hashing their data at once.
 pub const MAX_CONCURRENT_CHECKS: usize = 1;
+/// Counters and progress reach the state store at least this often.
+pub const CHECKPOINT_INTERVAL: Duration = Duration::from_secs(60);
+/// A state change (added, paused, completed, removed) reaches it within this.
+pub const CHECKPOINT_SOON: Duration = Duration::from_secs(1);
+/// How often the disk guard measures free space while something downloads.
+pub const DISK_GUARD_INTERVAL: Duration = Duration::from_secs(10);
 
 /// A running session: channels to drive it and the task to await.
 #[derive(Debug)]
@@ -58,11 +66,35 @@ impl SessionHandle {
     }
 }
 
-/// Bind the listen port, start the disk threads and the session task.
+/// Bind the listen port, start the disk threads and the session task, with no state kept
+/// across runs (headless `download`, tests).
 ///
 /// # Errors
 /// The listen port cannot be bound (in use, no permission).
 pub async fn start(config: Config) -> anyhow::Result<SessionHandle> {
+    start_session(config, None).await
+}
+
+/// [`start`] with the session state in `state_dir` (see [`crate::state`]): the torrents of
+/// the last run are listed at once and come back (without reading their data when their
+/// files are as they were), and the list, resume data and totals are kept on a checkpoint
+/// cadence and at shutdown.
+///
+/// # Errors
+/// Another ratorrent uses the same state ([`crate::state::StateError::Locked`]), the state
+/// folder cannot be written, or the listen port cannot be bound.
+pub async fn start_with_state(config: Config, state_dir: &Path) -> anyhow::Result<SessionHandle> {
+    let dir = state_dir.to_path_buf();
+    let opened = tokio::task::spawn_blocking(move || StateStore::open(&dir))
+        .await
+        .context("opening the session state")??;
+    start_session(config, Some(opened)).await
+}
+
+async fn start_session(
+    config: Config,
+    state: Option<(StateStore, crate::state::Loaded)>,
+) -> anyhow::Result<SessionHandle> {
     let listener = TcpListener::bind(("0.0.0.0", config.listen_port))
         .await
         .with_context(|| {
@@ -104,7 +136,21 @@ pub async fn start(config: Config) -> anyhow::Result<SessionHandle> {
         detail: None,
         attention: HashSet::new(),
         publish_now: false,
+        store: None,
+        deleted: Vec::new(),
+        checkpointing: false,
+        free_space: None,
     };
+    let mut session = session;
+    session.free_space = crate::storage::space::free_space(&session.ctx.config.download_dir);
+    if let Some((store, loaded)) = state {
+        session.store = Some(Arc::new(store));
+        session.restore(loaded);
+        // the list of the last session is in the first snapshot, before anything is
+        // hashed or connected
+        session.grant_checks();
+        session.after_input();
+    }
     let task = tokio::spawn(session.run(cmd_rx, ev_rx, listener));
     Ok(SessionHandle {
         commands: cmd_tx,
@@ -135,6 +181,14 @@ struct Session {
     /// Torrents whose row may have changed since the last publish.
     attention: HashSet<TorrentId>,
     publish_now: bool,
+    /// The state store (none for headless sessions).
+    store: Option<Arc<StateStore>>,
+    /// Removed torrents whose records are still to be deleted from the store.
+    deleted: Vec<InfoHash>,
+    /// A checkpoint is being written.
+    checkpointing: bool,
+    /// Free space of the default download folder's volume at the last measurement.
+    free_space: Option<u64>,
 }
 
 /// Borrow the session's parts as an [`Env`] next to one torrent.
@@ -147,6 +201,7 @@ macro_rules! env {
             checks: &mut $s.checks,
             now: $now,
             publish_now: &mut $s.publish_now,
+            store: $s.store.as_ref(),
         }
     };
 }
@@ -199,12 +254,151 @@ impl Session {
     ) -> Option<R> {
         let now = Instant::now();
         let t = self.torrents.get_mut(&id)?;
+        let was_publish = self.publish_now;
         let mut env = env!(self, now);
         let r = f(t, &mut env);
         if t.is_live() || t.is_dirty() {
             self.attention.insert(id);
         }
+        if self.store.is_some() && t.persist_dirty() {
+            // a state change goes to disk within a second, counters within a minute
+            let soon = self.publish_now && !was_publish;
+            let at = now
+                + if soon {
+                    CHECKPOINT_SOON
+                } else {
+                    CHECKPOINT_INTERVAL
+                };
+            self.timers.schedule_no_later(TimerKey::Checkpoint, at);
+        }
         Some(r)
+    }
+
+    /// List the torrents of the last run at once; check their resume data against their
+    /// files in the background (stat only), then start them.
+    fn restore(&mut self, loaded: crate::state::Loaded) {
+        for w in loaded.warnings {
+            self.log
+                .push(None, EventLevel::Error, EventKind::DiskError, w);
+        }
+        let slots = self.ctx.config.upload_slots as usize;
+        let mut jobs = Vec::new();
+        for stored in loaded.torrents {
+            let id = TorrentId(self.next_id);
+            match stored {
+                Stored::Record(ih, r) => {
+                    if self
+                        .registry
+                        .read()
+                        .unwrap_or_else(|e| e.into_inner())
+                        .contains_key(&ih)
+                    {
+                        continue;
+                    }
+                    self.next_id += 1;
+                    let t = Torrent::restore(id, ih, &r, slots);
+                    jobs.push(ValidateJob {
+                        id,
+                        info_hash: ih,
+                        save_dir: r.save_dir.clone(),
+                        stats: r.file_stats.clone(),
+                        had_pieces: r.have.iter().any(|b| *b != 0),
+                        paused: r.paused,
+                    });
+                    self.insert(id, ih, t);
+                }
+                Stored::NeedsRecheck { info_hash, why } => {
+                    let Some(store) = &self.store else { continue };
+                    match store.load_metainfo(&info_hash) {
+                        Ok(meta) => {
+                            self.next_id += 1;
+                            let name = meta.name.clone();
+                            let t = Torrent::new(
+                                id,
+                                Arc::new(meta),
+                                self.ctx.config.download_dir.clone(),
+                                self.ctx.config.seed_after_download,
+                                slots,
+                                false,
+                            );
+                            self.insert(id, info_hash, t);
+                            self.log.push(
+                                Some(id),
+                                EventLevel::Warn,
+                                EventKind::Checked,
+                                format!("{name}: {why}; its data is rechecked"),
+                            );
+                            self.with(id, |t, env| t.input(Input::Resume, env));
+                        }
+                        Err(e) => self.log.push(
+                            None,
+                            EventLevel::Error,
+                            EventKind::DiskError,
+                            format!("a torrent of the last session cannot come back: {e}"),
+                        ),
+                    }
+                }
+            }
+        }
+        if let (Some(store), false) = (&self.store, jobs.is_empty()) {
+            let store = store.clone();
+            let ctx = self.ctx.clone();
+            tokio::task::spawn_blocking(move || validate_resume(&store, jobs, &ctx));
+        }
+        self.publish_now = true;
+    }
+
+    fn insert(&mut self, id: TorrentId, ih: InfoHash, t: Torrent) {
+        self.registry
+            .write()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(ih, id);
+        self.torrents.insert(id, t);
+        self.order.push(id);
+        self.rows.push(Arc::new(TorrentRow::default()));
+        self.attention.insert(id);
+    }
+
+    /// Write the records that changed (after syncing the files of torrents whose verified
+    /// pieces are recorded, so no piece is recorded before its bytes are on disk).
+    fn checkpoint(&mut self) -> Option<tokio::task::JoinHandle<()>> {
+        let store = self.store.clone()?;
+        if self.checkpointing {
+            self.timers
+                .schedule_no_later(TimerKey::Checkpoint, Instant::now() + CHECKPOINT_SOON);
+            return None;
+        }
+        let mut jobs = Vec::new();
+        for (id, t) in self.torrents.iter_mut() {
+            if t.take_persist_dirty() {
+                jobs.push((*id, t.info_hash(), t.record(), t.storage_for_checkpoint()));
+            }
+        }
+        let deleted = std::mem::take(&mut self.deleted);
+        if jobs.is_empty() && deleted.is_empty() {
+            return None;
+        }
+        self.checkpointing = true;
+        let ctx = self.ctx.clone();
+        Some(tokio::task::spawn_blocking(move || {
+            let mut updates = Vec::new();
+            let mut stats = Vec::new();
+            let mut ids = Vec::new();
+            for (id, ih, mut record, disk) in jobs {
+                if let Some(d) = disk {
+                    if let Err(e) = d.storage.sync_all() {
+                        tracing::warn!("syncing {} before a checkpoint: {e}", record.name);
+                    }
+                    record.file_stats = d.storage.file_stats();
+                    stats.push((id, record.file_stats.clone()));
+                }
+                ids.push(id);
+                updates.push(Update::Put(ih, Box::new(record)));
+            }
+            updates.extend(deleted.into_iter().map(Update::Delete));
+            let result = store.write(updates).map_err(|e| e.to_string());
+            ctx.send(SessionEvent::Checkpointed { result, stats, ids });
+        }))
     }
 
     fn grant_checks(&mut self) {
@@ -218,9 +412,63 @@ impl Session {
         }
     }
 
+    /// The disk guard: downloads on a volume with less than `min_free_space` free pause
+    /// (seeding goes on) and resume when space returns (with a 64 MiB margin, so they do
+    /// not flap). Runs every 10 s while something downloads or waits for space.
+    fn disk_guard(&mut self) {
+        let min = self.ctx.config.min_free_space;
+        let mut free: HashMap<PathBuf, Option<u64>> = HashMap::new();
+        let mut measure = |dir: &Path| {
+            *free
+                .entry(dir.to_path_buf())
+                .or_insert_with(|| crate::storage::space::free_space(dir))
+        };
+        self.free_space = measure(&self.ctx.config.download_dir.clone());
+        let ids: Vec<TorrentId> = self.torrents.keys().copied().collect();
+        let mut watching = false;
+        for id in ids {
+            let Some(t) = self.torrents.get(&id) else {
+                continue;
+            };
+            let state = t.state();
+            if min == 0 || !(state == TorrentState::Downloading || t.guarded()) {
+                continue;
+            }
+            watching = true;
+            let dir = t.save_dir.clone();
+            let Some(f) = measure(&dir) else { continue };
+            if state == TorrentState::Downloading && f < min {
+                let reason = format!(
+                    "only {} free on the volume of {} (min_free_space is {})",
+                    crate::metainfo::human_size(f),
+                    dir.display(),
+                    crate::metainfo::human_size(min)
+                );
+                self.with(id, |t, env| t.guard_pause(reason, env));
+            } else if t.guarded() && f >= min.saturating_add(64 << 20) {
+                self.with(id, |t, env| t.guard_resume(env));
+            }
+        }
+        self.publish_now = true;
+        if watching {
+            self.timers
+                .schedule(TimerKey::DiskGuard, Instant::now() + DISK_GUARD_INTERVAL);
+        }
+    }
+
     /// After any input: publish now if a state changed, else make sure a publish is due
     /// while anything shown changes.
     fn after_input(&mut self) {
+        if self.publish_now
+            && self.ctx.config.min_free_space > 0
+            && self.timers.deadline(TimerKey::DiskGuard).is_none()
+            && self
+                .torrents
+                .values()
+                .any(|t| t.state() == TorrentState::Downloading || t.guarded())
+        {
+            self.timers.schedule(TimerKey::DiskGuard, Instant::now());
+        }
         if self.publish_now {
             self.publish_now = false;
             self.publish();
@@ -235,6 +483,10 @@ impl Session {
         while let Some(key) = self.timers.pop_due(now) {
             match key {
                 TimerKey::Publish => self.publish(),
+                TimerKey::DiskGuard => self.disk_guard(),
+                TimerKey::Checkpoint => {
+                    self.checkpoint();
+                }
                 TimerKey::Torrent(id, t) => {
                     self.with(id, |tor, env| tor.on_timer(t, env));
                 }
@@ -321,13 +573,10 @@ impl Session {
             } => {
                 self.with(id, |t, env| t.set_file_priority(&files, priority, env));
             }
-            // placeholders on tui-v2: the UI sends these; the engine work lands on main
             Command::MoveStorage { id, to, move_data } => {
-                tracing::warn!(
-                    "MoveStorage {{ id: {id}, to: {}, move_data: {move_data} }}: not implemented in the engine yet",
-                    to.display()
-                );
+                self.with(id, |t, env| t.move_storage(to, move_data, env));
             }
+            // placeholder on tui-v2: the UI sends it; queueing lands on main
             Command::QueueMove { id, to } => {
                 tracing::warn!(
                     "QueueMove {{ id: {id}, to: {to:?} }}: not implemented in the engine yet"
@@ -341,7 +590,7 @@ impl Session {
     }
 
     fn add(&mut self, req: AddRequest) -> Result<TorrentId, AddError> {
-        let meta = Metainfo::load(&req.torrent).map_err(AddError::Invalid)?;
+        let (meta, bytes) = read_torrent(&req.torrent).map_err(AddError::Invalid)?;
         let existing = self
             .registry
             .read()
@@ -362,21 +611,24 @@ impl Session {
             .unwrap_or_else(|| self.ctx.config.download_dir.clone());
         let info_hash = meta.info_hash;
         let name = meta.name.clone();
+        if let Some(store) = &self.store {
+            store.put_metainfo(&info_hash, &bytes).map_err(|e| {
+                AddError::Storage(format!(
+                    "cannot keep a copy of {} in {}: {e}",
+                    req.torrent.display(),
+                    store.dir().display()
+                ))
+            })?;
+        }
         let t = Torrent::new(
             id,
             Arc::new(meta),
             save_dir,
             req.seed,
             self.ctx.config.upload_slots as usize,
+            self.store.is_none(),
         );
-        self.registry
-            .write()
-            .unwrap_or_else(|e| e.into_inner())
-            .insert(info_hash, id);
-        self.torrents.insert(id, t);
-        self.order.push(id);
-        self.rows.push(Arc::new(TorrentRow::default()));
-        self.attention.insert(id);
+        self.insert(id, info_hash, t);
         self.log.push(
             Some(id),
             EventLevel::Info,
@@ -387,6 +639,10 @@ impl Session {
             self.with(id, |t, env| t.input(Input::Resume, env));
         }
         self.publish_now = true;
+        if self.store.is_some() {
+            self.timers
+                .schedule_no_later(TimerKey::Checkpoint, Instant::now() + CHECKPOINT_SOON);
+        }
         Ok(id)
     }
 
@@ -434,7 +690,12 @@ impl Session {
                 }
             }
         });
-        let name = t.meta.name.clone();
+        let name = t.sum.name.clone();
+        if self.store.is_some() {
+            self.deleted.push(t.info_hash());
+            self.timers
+                .schedule_no_later(TimerKey::Checkpoint, Instant::now() + CHECKPOINT_SOON);
+        }
         self.log.push(
             Some(id),
             EventLevel::Info,
@@ -446,13 +707,26 @@ impl Session {
             },
         );
         if delete_data {
-            let (files, top) = t.data_paths();
-            let root = t.save_dir.clone();
-            let ctx = self.ctx.clone();
-            tokio::task::spawn_blocking(move || {
-                let error = delete_payload(&root, &files, top.as_deref()).err();
-                ctx.send(SessionEvent::Deleted { name, error });
-            });
+            let paths = {
+                let env = env!(self, now);
+                t.data_paths(&env)
+            };
+            match paths {
+                Some((files, top)) => {
+                    let root = t.save_dir.clone();
+                    let ctx = self.ctx.clone();
+                    tokio::task::spawn_blocking(move || {
+                        let error = delete_payload(&root, &files, top.as_deref()).err();
+                        ctx.send(SessionEvent::Deleted { name, error });
+                    });
+                }
+                None => self.log.push(
+                    Some(id),
+                    EventLevel::Error,
+                    EventKind::DiskError,
+                    format!("{name}: its files are not known (metainfo missing); nothing deleted"),
+                ),
+            }
         }
         self.publish_now = true;
     }
@@ -514,6 +788,42 @@ impl Session {
                     t.on_dial_failed(addr, is_self, error, env)
                 });
             }
+            SessionEvent::Validated {
+                torrent,
+                trusted,
+                why,
+                ..
+            } => {
+                self.with(torrent, |t, env| t.resume_checked(trusted, &why, env));
+            }
+            SessionEvent::Checkpointed { result, stats, ids } => {
+                self.checkpointing = false;
+                for (id, st) in stats {
+                    if let Some(t) = self.torrents.get_mut(&id) {
+                        t.set_file_stats(st);
+                    }
+                }
+                if let Err(e) = result {
+                    for id in ids {
+                        if let Some(t) = self.torrents.get_mut(&id) {
+                            t.mark_persist_dirty();
+                        }
+                    }
+                    self.log.push(
+                        None,
+                        EventLevel::Error,
+                        EventKind::DiskError,
+                        format!("saving the session state failed: {e}; retrying in a minute"),
+                    );
+                    self.timers.schedule_no_later(
+                        TimerKey::Checkpoint,
+                        Instant::now() + CHECKPOINT_INTERVAL,
+                    );
+                }
+            }
+            SessionEvent::Moved { torrent, result } => {
+                self.with(torrent, |t, env| t.on_moved(result, env));
+            }
             SessionEvent::Deleted { name, error } => match error {
                 None => self.log.push(
                     None,
@@ -552,6 +862,23 @@ impl Session {
     /// announce in flight goes out) until none is pending or the time is up.
     async fn shutdown(&mut self, events: &mut mpsc::UnboundedReceiver<SessionEvent>) {
         let ids: Vec<TorrentId> = self.torrents.keys().copied().collect();
+        // the final checkpoint: every record, files synced and their times taken, before
+        // the torrents let go of their storage
+        let final_checkpoint = if self.store.is_some() {
+            while self.checkpointing {
+                match events.recv().await {
+                    Some(ev @ SessionEvent::Checkpointed { .. }) => self.event(ev),
+                    Some(_) => {}
+                    None => break,
+                }
+            }
+            for t in self.torrents.values_mut() {
+                t.mark_persist_dirty();
+            }
+            self.checkpoint()
+        } else {
+            None
+        };
         for id in &ids {
             self.with(*id, |t, env| t.shutdown(env));
         }
@@ -565,6 +892,19 @@ impl Session {
                 Some(ev @ SessionEvent::Announced { .. }) => self.event(ev),
                 Some(_) => {}
                 None => break,
+            }
+        }
+        if let Some(job) = final_checkpoint {
+            let _ = job.await;
+            while let Ok(ev) = events.try_recv() {
+                if let SessionEvent::Checkpointed { result: Err(e), .. } = ev {
+                    self.log.push(
+                        None,
+                        EventLevel::Error,
+                        EventKind::DiskError,
+                        format!("saving the session state at shutdown failed: {e}"),
+                    );
+                }
             }
         }
         for id in ids {
@@ -626,6 +966,7 @@ impl Session {
             listen_port: self.ctx.listen_port,
             down_limit: self.ctx.limits.download.rate(),
             up_limit: self.ctx.limits.upload.rate(),
+            free_space: self.free_space,
             ..GlobalStats::default()
         };
         for r in &self.rows {
@@ -707,6 +1048,86 @@ async fn route_incoming(
             stream: PeerStream::Tcp(stream),
         }),
         Err(e) => tracing::debug!(%addr, "incoming handshake failed: {e}"),
+    }
+}
+
+/// Read a .torrent file (bounded) and parse it; the bytes are kept in the state store.
+fn read_torrent(path: &Path) -> Result<(Metainfo, Vec<u8>), String> {
+    use crate::metainfo::{MAX_TORRENT_FILE_BYTES, MetainfoError};
+    use std::io::Read;
+    let io = |source| {
+        MetainfoError::Io {
+            path: path.to_path_buf(),
+            source,
+        }
+        .to_string()
+    };
+    let too_large = || {
+        MetainfoError::FileTooLarge {
+            path: path.to_path_buf(),
+            max: MAX_TORRENT_FILE_BYTES,
+        }
+        .to_string()
+    };
+    let file = std::fs::File::open(path).map_err(io)?;
+    let mut data = Vec::new();
+    file.take(MAX_TORRENT_FILE_BYTES + 1)
+        .read_to_end(&mut data)
+        .map_err(io)?;
+    if data.len() as u64 > MAX_TORRENT_FILE_BYTES {
+        return Err(too_large());
+    }
+    let meta = Metainfo::from_bytes(&data)
+        .map_err(|e| format!("{}: not a valid torrent: {e}", path.display()))?;
+    Ok((meta, data))
+}
+
+/// One restored torrent whose resume data is to be checked against its files.
+struct ValidateJob {
+    id: TorrentId,
+    info_hash: InfoHash,
+    save_dir: PathBuf,
+    stats: Vec<crate::state::FileStat>,
+    had_pieces: bool,
+    paused: bool,
+}
+
+/// Compare each restored torrent's files with its resume data (sizes and modification
+/// times; no data is read) and tell the session which can be trusted.
+fn validate_resume(store: &StateStore, jobs: Vec<ValidateJob>, ctx: &SessionCtx) {
+    for j in jobs {
+        let (trusted, why) = match store.load_metainfo(&j.info_hash) {
+            Err(e) => (false, e),
+            Ok(meta) => {
+                let now: Vec<crate::state::FileStat> = meta
+                    .files
+                    .iter()
+                    .map(|f| {
+                        if f.pad {
+                            None
+                        } else {
+                            crate::storage::file_stat(&j.save_dir.join(&f.path))
+                        }
+                    })
+                    .collect();
+                if j.stats.len() == now.len() {
+                    match j.stats.iter().zip(&now).position(|(a, b)| a != b) {
+                        None => (true, String::new()),
+                        Some(i) => (false, format!("{} differs", meta.files[i].path.display())),
+                    }
+                } else if !j.had_pieces && now.iter().all(Option::is_none) {
+                    (true, String::new())
+                } else {
+                    (false, "no file times recorded".into())
+                }
+            }
+        };
+        ctx.send(SessionEvent::Validated {
+            torrent: j.id,
+            trusted,
+            paused: j.paused,
+            why,
+        });
     }
 }
 

@@ -35,7 +35,9 @@
 pub mod check;
 pub mod disk;
 mod error;
+pub mod mover;
 pub mod part_file;
+pub mod space;
 
 pub use error::{StorageError, StorageErrorKind};
 
@@ -78,6 +80,8 @@ pub struct FileSlot {
     handle: RwLock<Option<Arc<Handle>>>,
     /// Skipped and not on disk: its bytes live in the part file.
     to_part: AtomicBool,
+    /// Written since the last [`Storage::sync_all`].
+    written: AtomicBool,
 }
 
 impl FileSlot {
@@ -129,6 +133,19 @@ impl FileSlot {
         }
         Ok(m)
     }
+}
+
+/// A file's size and modification time (Unix seconds, nanoseconds), if it is a regular
+/// file (symlinks are not followed).
+pub fn file_stat(path: &Path) -> crate::state::FileStat {
+    let m = std::fs::symlink_metadata(path).ok()?;
+    m.is_file().then(|| {
+        (
+            m.len(),
+            m.mtime(),
+            m.mtime_nsec().clamp(0, 999_999_999) as u32,
+        )
+    })
 }
 
 /// The OS error that describes finding `m` where a regular file should be.
@@ -199,6 +216,7 @@ impl Storage {
                 pad,
                 handle: RwLock::new(None),
                 to_part: AtomicBool::new(false),
+                written: AtomicBool::new(false),
             });
         }
         if end != total_length {
@@ -655,10 +673,50 @@ impl Storage {
             }
             let h = self.handle(slot, true)?;
             self.prepare_write(slot, &h)?;
+            slot.written.store(true, Ordering::Relaxed);
             h.file
                 .write_all_at(&data[range], at)
                 .map_err(|e| io_err("writing", &slot.path, e))
         })
+    }
+
+    /// Flush to the device every file written since the last call (`fdatasync`), so that
+    /// pieces verified before this call are on disk when it returns (the state store
+    /// records them only then). Files not written are not touched.
+    ///
+    /// # Errors
+    /// The first file that could not be synced (its data may not be on disk).
+    pub fn sync_all(&self) -> Result<(), StorageError> {
+        let mut first = None;
+        for slot in self.files.iter().filter(|f| !f.pad) {
+            if !slot.written.swap(false, Ordering::AcqRel) {
+                continue;
+            }
+            let r = self.handle(slot, false).and_then(|h| {
+                h.file
+                    .sync_data()
+                    .map_err(|e| io_err("syncing", &slot.path, e))
+            });
+            if let Err(e) = r {
+                slot.written.store(true, Ordering::Relaxed);
+                first.get_or_insert(e);
+            }
+        }
+        if let Some((part, _)) = &self.part
+            && let Err(e) = part.sync()
+        {
+            first.get_or_insert(io_err("syncing", part.path(), e));
+        }
+        first.map_or(Ok(()), Err)
+    }
+
+    /// Each file's size and modification time now (`None`: missing or a padding file), in
+    /// payload order: what resume data records so a restart can tell unchanged files.
+    pub fn file_stats(&self) -> Vec<crate::state::FileStat> {
+        self.files
+            .iter()
+            .map(|f| if f.pad { None } else { file_stat(&f.path) })
+            .collect()
     }
 
     /// Fill `buf` from payload offset `offset` (bytes). Padding reads as zeros. Never

@@ -186,6 +186,17 @@ impl PartFile {
         matches!(self.open(&mut g, false), Ok(Some(i)) if i.next > 0)
     }
 
+    /// Flush the part file's data to the device, if it is open.
+    ///
+    /// # Errors
+    /// The OS error of `fdatasync`.
+    pub fn sync(&self) -> io::Result<()> {
+        match &*self.lock() {
+            Some(i) => i.file.sync_data(),
+            None => Ok(()),
+        }
+    }
+
     /// Close the file (it is opened again on next use).
     pub fn close(&self) {
         *self.lock() = None;

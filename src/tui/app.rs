@@ -315,7 +315,7 @@ impl App {
                 S::Downloading | S::FetchingMetadata => 1,
                 S::Seeding | S::Completed => 2,
                 S::Paused => 3,
-                S::Checking | S::Queued => 4,
+                S::Checking | S::Queued | S::Moving => 4,
                 S::Error => 5,
             };
             self.counts[bucket] += 1;
@@ -882,7 +882,10 @@ impl App {
             .snapshot
             .rows
             .iter()
-            .filter(|r| r.state.is_active() || r.state == TorrentState::Checking)
+            .filter(|r| {
+                r.state.is_active()
+                    || matches!(r.state, TorrentState::Checking | TorrentState::Moving)
+            })
             .count();
         if active == 0 {
             self.quit = true;

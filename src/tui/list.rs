@@ -103,7 +103,7 @@ pub enum StateFilter {
     Seeding,
     /// Paused.
     Paused,
-    /// Checking or waiting to check.
+    /// Checking, waiting to check, or moving its files.
     Checking,
     /// In error.
     Error,
@@ -140,7 +140,7 @@ impl StateFilter {
             StateFilter::Downloading => matches!(state, S::Downloading | S::FetchingMetadata),
             StateFilter::Seeding => matches!(state, S::Seeding | S::Completed),
             StateFilter::Paused => state == S::Paused,
-            StateFilter::Checking => matches!(state, S::Checking | S::Queued),
+            StateFilter::Checking => matches!(state, S::Checking | S::Queued | S::Moving),
             StateFilter::Error => state == S::Error,
         }
     }
@@ -182,10 +182,11 @@ fn state_rank(s: TorrentState) -> u8 {
         S::Downloading => 1,
         S::FetchingMetadata => 2,
         S::Checking => 3,
-        S::Queued => 4,
-        S::Seeding => 5,
-        S::Completed => 6,
-        S::Paused => 7,
+        S::Moving => 4,
+        S::Queued => 5,
+        S::Seeding => 6,
+        S::Completed => 7,
+        S::Paused => 8,
     }
 }
 

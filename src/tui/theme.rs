@@ -311,7 +311,9 @@ impl Theme {
             _ if row.message.is_some() => self.warning(),
             TorrentState::Downloading => self.fg(Role::Active),
             TorrentState::Seeding | TorrentState::Completed => self.fg(Role::Good),
-            TorrentState::Checking | TorrentState::FetchingMetadata => self.fg(Role::Busy),
+            TorrentState::Checking | TorrentState::FetchingMetadata | TorrentState::Moving => {
+                self.fg(Role::Busy)
+            }
             TorrentState::Paused | TorrentState::Queued => self.dim(),
         }
     }

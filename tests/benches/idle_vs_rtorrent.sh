@@ -77,7 +77,7 @@ for n in "$@"; do
   rport=$(port)
   printf 'listen_port = %s\nseed_after_download = true\n' "$rport" > "$d/ratorrent.toml"
   mkdir -p "$d/state"
-  measure "ratorrent-$n" "env XDG_STATE_HOME=$d/state $BIN --config $d/ratorrent.toml -o $d/data $d/torrents/*.torrent"
+  measure "ratorrent-$n" "env XDG_STATE_HOME=$d/state XDG_DATA_HOME=$d/data-home $BIN --config $d/ratorrent.toml -o $d/data $d/torrents/*.torrent"
   mkdir -p "$d/rtsession"
   rport=$(port)
   measure "rtorrent-$n" "rtorrent -n -o directory.default.set=$d/data -o session.path.set=$d/rtsession \

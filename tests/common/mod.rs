@@ -13,10 +13,12 @@
 
 pub mod hostile;
 pub mod lt;
+pub mod mounts;
 pub mod payload;
 pub mod procmem;
 pub mod rat;
 pub mod scenario;
+pub mod tmux;
 pub mod tracker;
 
 use std::fmt;

@@ -53,7 +53,6 @@ pub struct Conn {
     last_piece_at: Instant,
     rate_window: (Instant, u64),
     picks: Vec<BlockRef>,
-    got_piece_state: bool,
     /// The peer's pieces are counted in the picker's availability.
     in_picker: bool,
 }
@@ -80,7 +79,6 @@ impl Conn {
             last_piece_at: Instant::now(),
             rate_window: (Instant::now(), 0),
             picks: Vec::new(),
-            got_piece_state: false,
             in_picker: false,
         }
     }
@@ -215,14 +213,8 @@ impl Conn {
     }
 
     async fn handle(&mut self, msg: Message) -> Result<(), PeerError> {
-        // BEP 3: bitfield (or BEP 6 have-all/none) only as the first piece-state message;
-        // the BEP 10 extended handshake may come before it (libtorrent sends it first)
-        let first = !self.got_piece_state;
-        if matches!(
-            msg,
-            Message::Have(_) | Message::Bitfield(_) | Message::HaveAll | Message::HaveNone
-        ) {
-            self.got_piece_state = true;
+        if !matches!(msg, Message::Piece { .. } | Message::Request(_)) {
+            tracing::trace!(peer = %self.info.addr, ?msg, "message");
         }
         match msg {
             Message::KeepAlive | Message::Port(_) | Message::Unknown { .. } => {}
@@ -265,19 +257,13 @@ impl Conn {
                     }
                 }
             }
+            // BEP 3 wants the bitfield first; aria2 sends it after `have` messages, so a
+            // later one is taken as the peer's whole set (validated the same way)
             Message::Bitfield(bytes) => {
-                if !first {
-                    return Err(self.protocol("bitfield after have messages".into()));
-                }
                 let bf = Bitfield::from_payload(&bytes, self.n)?;
                 self.replace_bitfield(bf);
             }
-            Message::HaveAll => {
-                if !first {
-                    return Err(self.protocol("have-all after have messages".into()));
-                }
-                self.replace_bitfield(Bitfield::full(self.n));
-            }
+            Message::HaveAll => self.replace_bitfield(Bitfield::full(self.n)),
             Message::HaveNone => {}
             Message::Request(b) => self.on_request(b)?,
             Message::Cancel(b) => {

@@ -13,6 +13,7 @@ pub mod peer_book;
 pub mod peers;
 pub mod shared;
 pub mod state;
+pub mod summary;
 
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::net::SocketAddr;
@@ -29,6 +30,7 @@ use self::peer_book::PeerBook;
 use self::peers::{PeerHandle, PeerSet};
 use self::shared::TorrentShared;
 use self::state::{Effect, Facts, Input, Lifecycle};
+use self::summary::{FileSpan, Summary};
 use super::ctx::{Limits, PeerEvent, SessionCtx, SessionEvent, SlotKind};
 use super::event_log::EventLog;
 use super::peer_conn::{self, PeerCtrl, PeerError, PeerInfo, PeerStream};
@@ -48,6 +50,8 @@ use crate::tracker::{
     AnnounceEvent, AnnounceRequest, AnnounceResponse, TrackerClient, TrackerError,
 };
 
+/// A running torrent with no peer for this long lets go of its storage and metainfo.
+pub const QUIET_AFTER: Duration = Duration::from_secs(300);
 /// Hash failures after which a peer is dropped and its address banned for this torrent.
 const MAX_HASH_FAILS: u32 = 3;
 
@@ -62,6 +66,8 @@ pub enum TorrentTimer {
     Dial,
     /// Re-check upload slots while a newly unchoked peer is on probation.
     Reclaim,
+    /// No peer for a while: let go of the storage and the metainfo.
+    Quiet,
 }
 
 /// A key on the session's deadline queue.
@@ -71,6 +77,10 @@ pub enum TimerKey {
     Torrent(TorrentId, TorrentTimer),
     /// Publish a snapshot.
     Publish,
+    /// Write changed records to the state store.
+    Checkpoint,
+    /// Measure free space of the download volumes.
+    DiskGuard,
 }
 
 /// Only a few torrents hash their data at once; the others wait here, in order.
@@ -136,6 +146,8 @@ pub struct Env<'a> {
     pub now: Instant,
     /// Set when a snapshot should go out at once (a state changed).
     pub publish_now: &'a mut bool,
+    /// The session's state store (none for headless sessions).
+    pub store: Option<&'a Arc<crate::state::StateStore>>,
 }
 
 struct CheckJob {
@@ -148,13 +160,27 @@ struct CheckJob {
 pub struct Torrent {
     /// Session-local id.
     pub id: TorrentId,
-    /// The metainfo.
-    pub meta: Arc<Metainfo>,
+    /// What is always kept of the metainfo.
+    pub sum: Summary,
+    /// The full metainfo while needed (files, hashes); reloaded from the state store.
+    meta: Option<Arc<Metainfo>>,
+    /// Keep the metainfo loaded (there is no store to reload it from).
+    keep_meta: bool,
     /// The folder its files go into.
     pub save_dir: PathBuf,
     /// When it was added (Unix seconds).
     pub added_at: u64,
+    /// When it completed (Unix seconds).
+    completed_at: Option<u64>,
     seed: bool,
+    /// Each file as it was at the last checkpoint (for fast resume).
+    file_stats: Vec<crate::state::FileStat>,
+    /// Something kept in the state store changed since the last checkpoint.
+    persist_dirty: bool,
+    /// Paused by the disk guard (not by the user), with the reason shown.
+    guard: Option<String>,
+    /// Bytes moved so far while its files move.
+    moving: Option<Arc<std::sync::atomic::AtomicU64>>,
     /// This torrent's own limits (kept across pause/resume).
     limits: Arc<Limits>,
     life: Lifecycle,
@@ -192,23 +218,43 @@ impl Torrent {
         save_dir: PathBuf,
         seed: bool,
         upload_slots: usize,
+        keep_meta: bool,
     ) -> Torrent {
-        let n = meta.piece_count();
-        let trackers = TrackerSet::new(&meta.trackers, TrackerClient::supports);
+        let sum = Summary::of(&meta);
+        let mut t = Torrent::blank(id, sum, save_dir, seed, upload_slots);
+        t.meta = Some(meta);
+        t.keep_meta = keep_meta;
+        t
+    }
+
+    fn blank(
+        id: TorrentId,
+        sum: Summary,
+        save_dir: PathBuf,
+        seed: bool,
+        upload_slots: usize,
+    ) -> Torrent {
+        let n = sum.piece_count();
+        let trackers = TrackerSet::new(&sum.trackers, TrackerClient::supports);
         Torrent {
             id,
+            meta: None,
+            keep_meta: false,
             save_dir,
-            added_at: SystemTime::now()
-                .duration_since(SystemTime::UNIX_EPOCH)
-                .map_or(0, |d| d.as_secs()),
+            added_at: now_unix(),
+            completed_at: None,
             seed,
+            file_stats: Vec::new(),
+            persist_dirty: true,
+            guard: None,
+            moving: None,
             limits: Arc::new(Limits {
                 download: RateLimiter::new(0),
                 upload: RateLimiter::new(0),
             }),
             life: Lifecycle::Paused { needs_check: true },
             have: Bitfield::new(n),
-            file_prio: vec![FilePriority::Normal; meta.files.len()],
+            file_prio: vec![FilePriority::Normal; sum.files.len()],
             piece_prio: vec![PRIO_NORMAL; n as usize],
             disk: None,
             shared: None,
@@ -226,13 +272,195 @@ impl Torrent {
             dirty: true,
             cached_row: None,
             lost_pieces_logged: false,
-            meta,
+            sum,
         }
+    }
+
+    /// A torrent restored from the state store: listed at once, its metainfo loaded when
+    /// needed. `trusted`: the files on disk still match the record (sizes and times), so its
+    /// verified pieces count without a check. Not started (the session resumes it unless
+    /// the record says paused or failed).
+    pub fn restore(
+        id: TorrentId,
+        info_hash: InfoHash,
+        r: &crate::state::TorrentRecord,
+        upload_slots: usize,
+    ) -> Torrent {
+        let mut offset = 0u64;
+        let files: Box<[FileSpan]> = r
+            .files
+            .iter()
+            .map(|&(length, pad)| {
+                let f = FileSpan {
+                    offset,
+                    length,
+                    pad,
+                };
+                offset += length;
+                f
+            })
+            .collect();
+        let geometry = crate::piece::Geometry::new(r.total_length, r.piece_length, r.piece_count)
+            .unwrap_or_default();
+        let sum = Summary {
+            info_hash,
+            name: r.name.clone(),
+            geometry,
+            payload_size: r.payload_size,
+            trackers: r.trackers.clone(),
+            private: r.private,
+            multi_file: r.multi_file,
+            files,
+        };
+        let mut t = Torrent::blank(id, sum, r.save_dir.clone(), r.seed, upload_slots);
+        t.added_at = r.added_at;
+        t.completed_at = r.completed_at;
+        t.carried = (r.downloaded, r.uploaded, 0);
+        t.limits.download.set_rate(r.down_limit);
+        t.limits.upload.set_rate(r.up_limit);
+        t.file_stats = r.file_stats.clone();
+        if !r.file_prio.is_empty() {
+            t.file_prio = r.file_prio.iter().map(|&p| prio_of_level(p)).collect();
+            t.piece_prio = t.compute_piece_priorities();
+        }
+        t.have = Bitfield::from_payload(&r.have, r.piece_count)
+            .unwrap_or_else(|_| Bitfield::new(r.piece_count));
+        t.life = match &r.error {
+            Some((kind, message)) => Lifecycle::Error(TorrentError {
+                kind: error_kind_of(*kind),
+                message: message.clone(),
+            }),
+            None => Lifecycle::Restoring { paused: r.paused },
+        };
+        t.persist_dirty = false;
+        t
+    }
+
+    /// The resume data checked out against the files on disk: trust the verified pieces
+    /// (no check), or forget them (a check finds them again). Then it starts, unless the
+    /// record said paused.
+    pub fn resume_checked(&mut self, trusted: bool, why: &str, env: &mut Env<'_>) {
+        if !trusted && self.have.count() > 0 {
+            self.log(
+                env,
+                EventLevel::Info,
+                EventKind::Checked,
+                format!("files changed since the last run ({why}); rechecking"),
+            );
+        }
+        if !trusted {
+            self.have = Bitfield::new(self.sum.piece_count());
+        }
+        self.input(Input::ResumeData { trusted }, env);
+        self.dirty = true;
+    }
+
+    /// The record to keep in the state store now (`have`: the verified pieces; the caller
+    /// makes sure their bytes are on disk before writing it).
+    pub fn record(&self) -> crate::state::TorrentRecord {
+        let (downloaded, uploaded, _) = self.totals();
+        let geo = self.sum.geometry;
+        crate::state::TorrentRecord {
+            name: self.sum.name.clone(),
+            save_dir: self.save_dir.clone(),
+            added_at: self.added_at,
+            completed_at: self.completed_at,
+            // paused by the user (the disk guard's pause is taken again if still needed)
+            paused: self.guard.is_none()
+                && matches!(
+                    self.life,
+                    Lifecycle::Paused { .. }
+                        | Lifecycle::Restoring { paused: true }
+                        | Lifecycle::QueuedForCheck { then_pause: true }
+                        | Lifecycle::Checking { then_pause: true }
+                ),
+            seed: self.seed,
+            error: self
+                .life
+                .error()
+                .map(|e| (error_kind_code(e.kind), e.message.clone())),
+            total_length: geo.total_length(),
+            piece_length: geo.piece_length(),
+            piece_count: geo.piece_count(),
+            payload_size: self.sum.payload_size,
+            trackers: self.sum.trackers.clone(),
+            private: self.sum.private,
+            multi_file: self.sum.multi_file,
+            files: self.sum.files.iter().map(|f| (f.length, f.pad)).collect(),
+            have: self.verified().as_bytes().to_vec(),
+            file_stats: self.file_stats.clone(),
+            file_prio: if self.file_prio.iter().all(|p| *p == FilePriority::Normal) {
+                Vec::new()
+            } else {
+                self.file_prio.iter().map(|p| prio_level(*p)).collect()
+            },
+            downloaded,
+            uploaded,
+            down_limit: self.limits.download.rate(),
+            up_limit: self.limits.upload.rate(),
+        }
+    }
+
+    /// Whether the record changed since the last checkpoint.
+    pub fn persist_dirty(&self) -> bool {
+        self.persist_dirty
+    }
+
+    /// Whether the record changed since the last checkpoint (clears the mark).
+    pub fn take_persist_dirty(&mut self) -> bool {
+        std::mem::take(&mut self.persist_dirty)
+    }
+
+    /// Mark the record as needing a write (a checkpoint failed).
+    pub fn mark_persist_dirty(&mut self) {
+        self.persist_dirty = true;
+    }
+
+    /// The storage to sync before a checkpoint records the verified pieces.
+    pub fn storage_for_checkpoint(&self) -> Option<Arc<TorrentDisk>> {
+        self.disk.clone()
+    }
+
+    /// File stats measured by a checkpoint.
+    pub fn set_file_stats(&mut self, stats: Vec<crate::state::FileStat>) {
+        self.file_stats = stats;
+    }
+
+    /// The metainfo, loading it from the state store if it is not resident.
+    ///
+    /// # Errors
+    /// The kept .torrent is missing or damaged.
+    fn load_meta(&mut self, env: &Env<'_>) -> Result<Arc<Metainfo>, TorrentError> {
+        if let Some(m) = &self.meta {
+            return Ok(m.clone());
+        }
+        let err = |message: String| TorrentError {
+            kind: TorrentErrorKind::Internal,
+            message,
+        };
+        let store = env
+            .store
+            .ok_or_else(|| err("the torrent's metainfo is not available".into()))?;
+        let m = Arc::new(store.load_metainfo(&self.sum.info_hash).map_err(err)?);
+        self.meta = Some(m.clone());
+        Ok(m)
+    }
+
+    /// Drop the metainfo when nothing needs it (it is reloaded from the store).
+    fn maybe_unload_meta(&mut self) {
+        if !self.keep_meta && self.shared.is_none() && self.disk.is_none() && self.check.is_none() {
+            self.meta = None;
+        }
+    }
+
+    /// The full metainfo, for the detail view (loaded if needed).
+    pub fn metainfo(&mut self, env: &Env<'_>) -> Option<Arc<Metainfo>> {
+        self.load_meta(env).ok()
     }
 
     /// v1 info hash.
     pub fn info_hash(&self) -> InfoHash {
-        self.meta.info_hash
+        self.sum.info_hash
     }
 
     /// The state shown to the user.
@@ -260,11 +488,11 @@ impl Torrent {
     /// The priority of each piece: the highest of the files it holds bytes of (a piece of
     /// padding only takes the highest priority of any file).
     fn compute_piece_priorities(&self) -> Vec<u8> {
-        let geo = self.meta.geometry();
+        let geo = self.sum.geometry;
         let mut prio = vec![PRIO_SKIP; geo.piece_count() as usize];
         let mut touched = vec![false; geo.piece_count() as usize];
         let mut top = PRIO_SKIP;
-        for (f, fp) in self.meta.files.iter().zip(&self.file_prio) {
+        for (f, fp) in self.sum.files.iter().zip(&self.file_prio) {
             if f.length == 0 {
                 continue;
             }
@@ -298,7 +526,7 @@ impl Torrent {
         env: &mut Env<'_>,
     ) {
         let real: Vec<usize> = self
-            .meta
+            .sum
             .files
             .iter()
             .enumerate()
@@ -318,6 +546,7 @@ impl Torrent {
             }
         }
         self.piece_prio = self.compute_piece_priorities();
+        self.persist_dirty = true;
         if let Some(d) = &self.disk {
             for &i in &changed {
                 if let Err(e) = d.storage.set_skipped(i, priority == FilePriority::Skip) {
@@ -359,6 +588,14 @@ impl Torrent {
         }
     }
 
+    /// Every piece verified (nothing at all to fetch from anyone).
+    fn have_all(&self) -> bool {
+        match &self.shared {
+            Some(s) => s.is_complete(),
+            None => self.have.is_full(),
+        }
+    }
+
     fn verified(&self) -> Bitfield {
         match &self.shared {
             Some(s) => s.have.to_bitfield(),
@@ -371,20 +608,31 @@ impl Torrent {
             Some(self.id),
             level,
             kind,
-            format!("{}: {msg}", self.meta.name),
+            format!("{}: {msg}", self.sum.name),
         );
     }
 
     /// Feed the state machine and carry out its effects.
     pub fn input(&mut self, input: Input, env: &mut Env<'_>) {
+        if matches!(input, Input::Resume | Input::Recheck) {
+            self.guard = None;
+        }
         let before = self.life.ui_state();
         let effects = self.life.step(input, self.facts());
         for e in effects {
             self.apply(e, env);
         }
+        // not running and not checking: nothing needs the files or the metainfo now
+        if !self.life.is_running() && self.check.is_none() && self.shared.is_none() {
+            if let Some(d) = self.disk.take() {
+                env.ctx.pool.forget(d.key);
+            }
+            self.maybe_unload_meta();
+        }
         let after = self.life.ui_state();
         if before != after {
             self.dirty = true;
+            self.persist_dirty = true;
             *env.publish_now = true;
             let (level, kind) = match (&self.life, after) {
                 (Lifecycle::Error(_), _) => (EventLevel::Error, EventKind::StateChanged),
@@ -420,20 +668,25 @@ impl Torrent {
                 }
             }
             Effect::AnnounceCompleted => {
+                self.completed_at = Some(now_unix());
                 self.trackers.complete(env.now);
                 self.schedule_announce(env);
             }
         }
     }
 
-    fn ensure_disk(&mut self, ctx: &Arc<SessionCtx>) -> Result<Arc<TorrentDisk>, StorageError> {
+    fn ensure_disk(&mut self, env: &Env<'_>) -> Result<Arc<TorrentDisk>, TorrentError> {
         if let Some(d) = &self.disk {
             return Ok(d.clone());
         }
-        let disk = shared::open_disk(self.id, &self.meta, &self.save_dir, ctx)?;
+        let meta = self.load_meta(env)?;
+        let disk = shared::open_disk(self.id, &meta, &self.save_dir, env.ctx)
+            .map_err(|e| storage_error(&e))?;
         for (i, p) in self.file_prio.iter().enumerate() {
             if *p == FilePriority::Skip {
-                disk.storage.set_skipped(i, true)?;
+                disk.storage
+                    .set_skipped(i, true)
+                    .map_err(|e| storage_error(&e))?;
             }
         }
         self.disk = Some(disk.clone());
@@ -454,10 +707,9 @@ impl Torrent {
     }
 
     fn start_check(&mut self, env: &mut Env<'_>) {
-        let disk = match self.ensure_disk(env.ctx) {
+        let disk = match self.ensure_disk(env) {
             Ok(d) => d,
-            Err(e) => {
-                let err = storage_error(&e);
+            Err(err) => {
                 self.input(Input::CheckFailed(err), env);
                 return;
             }
@@ -472,7 +724,7 @@ impl Torrent {
         });
         let ctx = env.ctx.clone();
         let id = self.id;
-        let geo = self.meta.geometry();
+        let geo = self.sum.geometry;
         let threads = ctx.config.disk_thread_count();
         tokio::task::spawn_blocking(move || {
             let result = (|| {
@@ -543,12 +795,13 @@ impl Torrent {
                 let have = report.have;
                 let n = have.count();
                 self.have = have;
+                self.persist_dirty = true;
                 self.dirty = true;
                 self.log(
                     env,
                     EventLevel::Info,
                     EventKind::Checked,
-                    format!("checked: {n}/{} pieces verified", self.meta.piece_count()),
+                    format!("checked: {n}/{} pieces verified", self.sum.piece_count()),
                 );
                 self.input(Input::CheckDone, env);
             }
@@ -556,39 +809,75 @@ impl Torrent {
         }
     }
 
+    /// Join the swarm: trackers and dials. The storage and the state peers share are made
+    /// when the first peer comes ([`Torrent::ensure_shared`]), so a running torrent nobody
+    /// connects to holds neither its metainfo nor its files.
     fn activate(&mut self, env: &mut Env<'_>) {
-        let disk = match self.ensure_disk(env.ctx) {
-            Ok(d) => d,
-            Err(e) => {
-                self.input(Input::Failed(storage_error(&e)), env);
-                return;
-            }
-        };
-        if self.shared.is_none() {
-            let geo = self.meta.geometry();
-            let mut picker = Picker::new(
-                geo.piece_count(),
-                geo.piece_length(),
-                geo.last_piece_length(),
-                self.have.clone(),
-            );
-            picker.set_priorities(&self.piece_prio);
-            self.shared = Some(Arc::new(TorrentShared::new(
-                self.id,
-                self.meta.info_hash,
-                geo,
-                picker,
-                disk,
-                env.ctx.clone(),
-                self.limits.clone(),
-            )));
-        }
         if let Some(s) = &self.shared {
             s.set_accepting(true);
         }
         self.trackers.start(env.now);
         self.schedule_announce(env);
         self.connect_more(env);
+    }
+
+    /// The state peer connections share, made (with the storage) if needed. On a storage
+    /// or metainfo failure the torrent stops with the error.
+    fn ensure_shared(&mut self, env: &mut Env<'_>) -> Option<Arc<TorrentShared>> {
+        if let Some(s) = &self.shared {
+            return Some(s.clone());
+        }
+        let disk = match self.ensure_disk(env) {
+            Ok(d) => d,
+            Err(err) => {
+                self.input(Input::Failed(err), env);
+                return None;
+            }
+        };
+        let geo = self.sum.geometry;
+        let mut picker = Picker::new(
+            geo.piece_count(),
+            geo.piece_length(),
+            geo.last_piece_length(),
+            self.have.clone(),
+        );
+        picker.set_priorities(&self.piece_prio);
+        let s = Arc::new(TorrentShared::new(
+            self.id,
+            self.sum.info_hash,
+            geo,
+            picker,
+            disk,
+            env.ctx.clone(),
+            self.limits.clone(),
+        ));
+        s.set_accepting(self.life.is_running());
+        self.shared = Some(s.clone());
+        Some(s)
+    }
+
+    /// No peer for a while: drop the shared state, the storage and the metainfo (the
+    /// verified pieces and counters stay), unless pieces are in progress.
+    fn go_quiet(&mut self, env: &mut Env<'_>) {
+        if !self.peers.is_empty() || !self.dialing.is_empty() || self.check.is_some() {
+            return;
+        }
+        if let Some(s) = &self.shared {
+            let pk = s.picker();
+            if pk.partial_count() > 0 || pk.pending_count() > 0 {
+                return;
+            }
+        }
+        if let Some(s) = self.shared.take() {
+            self.have = s.have.to_bitfield();
+            self.carried.0 += s.stats.downloaded.load(Ordering::Relaxed);
+            self.carried.1 += s.stats.uploaded.load(Ordering::Relaxed);
+            self.carried.2 += s.stats.wasted.load(Ordering::Relaxed);
+        }
+        if let Some(d) = self.disk.take() {
+            env.ctx.pool.forget(d.key);
+        }
+        self.maybe_unload_meta();
     }
 
     /// Leave the swarm; returns the `stopped` announces owed.
@@ -599,11 +888,10 @@ impl Torrent {
             self.carried.0 += s.stats.downloaded.load(Ordering::Relaxed);
             self.carried.1 += s.stats.uploaded.load(Ordering::Relaxed);
             self.carried.2 += s.stats.wasted.load(Ordering::Relaxed);
-            // partial pieces are fetched again next time: drop their hasher states
-            env.ctx.pool.forget(s.disk.key);
-            if let Some(d) = self.disk.take() {
-                env.ctx.pool.forget(d.key);
-            }
+        }
+        // partial pieces are fetched again next time: drop their hasher states
+        if let Some(d) = self.disk.take() {
+            env.ctx.pool.forget(d.key);
         }
         self.peers
             .broadcast(&PeerCtrl::Disconnect("torrent stopped"));
@@ -615,6 +903,8 @@ impl Torrent {
             TorrentTimer::Announce,
             TorrentTimer::Sweep,
             TorrentTimer::Dial,
+            TorrentTimer::Reclaim,
+            TorrentTimer::Quiet,
         ] {
             env.timers.cancel(TimerKey::Torrent(self.id, t));
         }
@@ -671,7 +961,7 @@ impl Torrent {
         match &self.shared {
             Some(s) => s.picker().bytes_left(),
             None => {
-                let geo = self.meta.geometry();
+                let geo = self.sum.geometry;
                 (0..geo.piece_count())
                     .filter(|&p| self.piece_prio[p as usize] != PRIO_SKIP && !self.have.get(p))
                     .map(|p| u64::from(geo.piece_size(p)))
@@ -681,8 +971,8 @@ impl Torrent {
     }
 
     /// Bytes of file `f` inside verified pieces.
-    fn file_done(&self, f: &crate::metainfo::FileInfo, have: &Bitfield) -> u64 {
-        let geo = self.meta.geometry();
+    fn file_done(&self, f: &FileSpan, have: &Bitfield) -> u64 {
+        let geo = self.sum.geometry;
         let mut done = 0u64;
         for p in geo.pieces_of_range(f.offset, f.length) {
             if have.get(p) {
@@ -698,7 +988,7 @@ impl Torrent {
     fn request(&self, job: &AnnounceJob) -> AnnounceRequest {
         let (downloaded, uploaded, _) = self.totals();
         AnnounceRequest {
-            info_hash: self.meta.info_hash,
+            info_hash: self.sum.info_hash,
             // the session's parts (peer id, port, key, numwant) come in complete_request
             peer_id: crate::peer::PeerId::default(),
             port: 0,
@@ -767,7 +1057,7 @@ impl Torrent {
                     for a in &resp.peers {
                         new += usize::from(self.book.add(*a, PeerSource::Tracker, env.now));
                     }
-                    tracing::debug!(torrent = %self.meta.name, peers = resp.peers.len(), new, "announce ok");
+                    tracing::debug!(torrent = %self.sum.name, peers = resp.peers.len(), new, "announce ok");
                     self.connect_more(env);
                 }
             }
@@ -804,14 +1094,20 @@ impl Torrent {
             TorrentTimer::Sweep => self.sweep(env),
             TorrentTimer::Dial => self.connect_more(env),
             TorrentTimer::Reclaim => self.fill_slots(env),
+            TorrentTimer::Quiet => self.go_quiet(env),
         }
     }
 
     fn schedule_sweep(&mut self, env: &mut Env<'_>) {
         let key = TimerKey::Torrent(self.id, TorrentTimer::Sweep);
+        let quiet = TimerKey::Torrent(self.id, TorrentTimer::Quiet);
         if self.peers.is_empty() {
             env.timers.cancel(key);
+            if self.shared.is_some() {
+                env.timers.schedule_no_later(quiet, env.now + QUIET_AFTER);
+            }
         } else if env.timers.deadline(key).is_none() {
+            env.timers.cancel(quiet);
             self.last_round = env.now;
             env.timers.schedule(key, env.now + choke::ROUND);
         }
@@ -852,6 +1148,8 @@ impl Torrent {
         }
         self.peers.broadcast(&PeerCtrl::Tick);
         self.dirty = true;
+        // counters moved
+        self.persist_dirty = true;
         if self.peers.on_probation(env.now) {
             env.timers.schedule_no_later(
                 TimerKey::Torrent(self.id, TorrentTimer::Reclaim),
@@ -885,13 +1183,10 @@ impl Torrent {
 
     /// Dial more peers if there is room (per torrent, session-wide, half-open).
     fn connect_more(&mut self, env: &mut Env<'_>) {
-        let Some(shared) = self.shared.clone() else {
-            return;
-        };
-        if !self.life.is_running() || !shared.accepting() {
+        if !self.life.is_running() {
             return;
         }
-        let seeding = shared.is_complete();
+        let seeding = self.have_all();
         let max = env.ctx.config.max_peers_per_torrent as usize;
         let max_half_open = env.ctx.config.max_half_open as usize;
         let max_connections = env.ctx.config.max_connections as usize;
@@ -910,7 +1205,7 @@ impl Torrent {
             self.dialing.insert(addr);
             let ctx = env.ctx.clone();
             let id = self.id;
-            let ours = Handshake::ours(self.meta.info_hash, ctx.peer_id);
+            let ours = Handshake::ours(self.sum.info_hash, ctx.peer_id);
             tokio::spawn(async move {
                 let _slot = slot;
                 match peer_conn::connect(addr, ours).await {
@@ -969,12 +1264,12 @@ impl Torrent {
         if outgoing {
             self.dialing.remove(&addr);
         }
-        let Some(shared) = self.shared.clone() else {
-            return;
-        };
-        if !self.life.is_running() || !shared.accepting() {
+        if !self.life.is_running() {
             return;
         }
+        let Some(shared) = self.ensure_shared(env) else {
+            return;
+        };
         let refuse = |why: &str| tracing::debug!(%addr, "peer refused: {why}");
         if self.book.is_banned(&addr.ip()) {
             return refuse("banned");
@@ -1038,7 +1333,7 @@ impl Torrent {
         let (ctrl_tx, ctrl_rx) = mpsc::unbounded_channel();
         self.peers
             .insert(key, PeerHandle::new(info.clone(), ctrl_tx, now_ms));
-        tracing::debug!(torrent = %self.meta.name, %addr, outgoing, "peer connected");
+        tracing::debug!(torrent = %self.sum.name, %addr, outgoing, "peer connected");
         let t = shared;
         tokio::spawn(async move {
             let _slot = slot;
@@ -1079,12 +1374,12 @@ impl Torrent {
                 self.hash_fails.remove(&key);
                 self.choker.peer_gone(key);
                 if let Some(p) = self.peers.remove(key) {
-                    let n = self.meta.piece_count();
+                    let n = self.sum.piece_count();
                     let was_seed = p.info.pieces.load(Ordering::Relaxed) == n && n > 0;
                     self.book
                         .disconnected(p.info.addr, !p.info.outgoing, was_seed, env.now);
                     if let Some(e) = &error {
-                        tracing::debug!(torrent = %self.meta.name, addr = %p.info.addr, "peer closed: {e}");
+                        tracing::debug!(torrent = %self.sum.name, addr = %p.info.addr, "peer closed: {e}");
                     }
                     self.dirty = true;
                     // a slot may have opened
@@ -1138,6 +1433,7 @@ impl Torrent {
                     pk.is_finished()
                 };
                 self.dirty = true;
+                self.persist_dirty = true;
                 self.peers.broadcast(&PeerCtrl::Have(p));
                 if complete {
                     // the files must still be the ones we wrote (a deleted download folder
@@ -1225,6 +1521,7 @@ impl Torrent {
     pub fn is_live(&self) -> bool {
         !self.peers.is_empty()
             || self.check.is_some()
+            || self.moving.is_some()
             || self.meters.0.rate() > 0
             || self.meters.1.rate() > 0
     }
@@ -1259,8 +1556,7 @@ impl Torrent {
     }
 
     fn build_row(&mut self, now: Instant) -> TorrentRow {
-        let meta = &self.meta;
-        let n = meta.piece_count();
+        let n = self.sum.piece_count();
         let (downloaded, uploaded, _) = self.totals();
         let mut down_rate = self.meters.0.sample(downloaded, now);
         let mut up_rate = self.meters.1.sample(uploaded, now);
@@ -1275,7 +1571,7 @@ impl Torrent {
             // the wanted files only, byte-exact
             let have = self.verified();
             let wanted = self
-                .meta
+                .sum
                 .files
                 .iter()
                 .zip(&self.file_prio)
@@ -1284,17 +1580,21 @@ impl Torrent {
                 (s + f.length, d + self.file_done(f, &have))
             })
         } else {
-            let size = meta.payload_size();
-            let verified = meta.total_length.saturating_sub(left);
+            let size = self.sum.payload_size;
+            let total = self.sum.total_length();
+            let verified = total.saturating_sub(left);
             // verified bytes, scaled to exclude padding (exact when the torrent has none)
-            let done = if meta.total_length == 0 {
+            let done = if total == 0 {
                 0
             } else {
-                ((verified as u128 * size as u128) / meta.total_length as u128) as u64
+                ((verified as u128 * size as u128) / total as u128) as u64
             };
             (size, done)
         };
         let mut have = self.have_count();
+        if let Some(m) = &self.moving {
+            done = m.load(Ordering::Relaxed).min(size);
+        }
         if let (Lifecycle::Checking { .. }, Some(c)) = (&self.life, &self.check) {
             let checked = c.progress.load(Ordering::Relaxed).min(n);
             done = (u64::from(checked) * size) / u64::from(n.max(1));
@@ -1311,7 +1611,9 @@ impl Torrent {
         let eta_secs =
             (state == TorrentState::Downloading && down_rate > 0).then(|| left / down_rate);
         let (swarm_seeds, swarm_leechers) = self.trackers.swarm();
-        let message = if self.life.is_running() {
+        let message = if let Some(g) = &self.guard {
+            Some(format!("paused: {g}"))
+        } else if self.life.is_running() {
             self.trackers.headline()
         } else {
             None
@@ -1319,8 +1621,8 @@ impl Torrent {
         TorrentRow {
             id: self.id,
             rev: self.rev,
-            name: meta.name.clone(),
-            info_hash: meta.info_hash.to_hex(),
+            name: self.sum.name.clone(),
+            info_hash: self.sum.info_hash.to_hex(),
             size,
             done,
             pieces_have: have,
@@ -1347,7 +1649,7 @@ impl Torrent {
 
     /// The detail view of this torrent.
     pub fn detail(&mut self, now: Instant) -> TorrentDetail {
-        let n = self.meta.piece_count();
+        let n = self.sum.piece_count();
         let mut peers: Vec<PeerRow> = Vec::with_capacity(self.peers.len());
         let optimistic = self.choker.optimistic();
         for (k, p) in self.peers.iter_mut() {
@@ -1406,29 +1708,33 @@ impl Torrent {
                 }
             }
         }
-        let files = self
-            .meta
-            .files
-            .iter()
-            .zip(&self.file_prio)
-            .filter(|(f, _)| !f.pad)
-            .map(|(f, prio)| FileRow {
-                path: f.display_path.join("/"),
-                size: f.length,
-                done: self.file_done(f, &have),
-                priority: *prio,
-            })
-            .collect();
+        let meta = self.meta.clone();
+        let files = match &meta {
+            Some(m) => m
+                .files
+                .iter()
+                .zip(self.sum.files.iter())
+                .zip(&self.file_prio)
+                .filter(|((f, _), _)| !f.pad)
+                .map(|((f, span), prio)| FileRow {
+                    path: f.display_path.join("/"),
+                    size: f.length,
+                    done: self.file_done(span, &have),
+                    priority: *prio,
+                })
+                .collect(),
+            None => Vec::new(),
+        };
         let (_, _, wasted) = self.totals();
         TorrentDetail {
             id: self.id,
-            info_hash: self.meta.info_hash.to_hex(),
+            info_hash: self.sum.info_hash.to_hex(),
             save_path: self.save_dir.clone(),
-            comment: self.meta.comment.clone(),
-            created_by: self.meta.created_by.clone(),
-            creation_date: self.meta.creation_date,
-            private: self.meta.private,
-            piece_length: self.meta.piece_length,
+            comment: meta.as_ref().and_then(|m| m.comment.clone()),
+            created_by: meta.as_ref().and_then(|m| m.created_by.clone()),
+            creation_date: meta.as_ref().and_then(|m| m.creation_date),
+            private: self.sum.private,
+            piece_length: self.sum.geometry.piece_length(),
             wasted,
             peers,
             files,
@@ -1437,11 +1743,155 @@ impl Torrent {
         }
     }
 
+    /// Move the files to `to` (`move_data`), or only point the torrent there and recheck
+    /// ("set location", the user moved the files). A move runs on a blocking thread; the
+    /// torrent is out of the swarm meanwhile and comes back as it was.
+    pub fn move_storage(&mut self, to: PathBuf, move_data: bool, env: &mut Env<'_>) {
+        if to == self.save_dir {
+            return;
+        }
+        if !move_data {
+            self.log(
+                env,
+                EventLevel::Info,
+                EventKind::StateChanged,
+                format!("location set to {}; rechecking", to.display()),
+            );
+            self.set_save_dir(to, env);
+            self.input(Input::Recheck, env);
+            return;
+        }
+        let before = self.life.ui_state();
+        self.input(Input::MoveStart, env);
+        if self.life.ui_state() != TorrentState::Moving {
+            self.log(
+                env,
+                EventLevel::Warn,
+                EventKind::StateChanged,
+                format!("cannot move while {}", before.label().to_lowercase()),
+            );
+            return;
+        }
+        let Ok(meta) = self.load_meta(env) else {
+            self.input(Input::MoveDone, env);
+            return;
+        };
+        // no handle may stay open on the old files
+        if let Some(d) = self.disk.take() {
+            d.storage.close_all();
+            env.ctx.pool.forget(d.key);
+        }
+        let mut rel: Vec<PathBuf> = meta
+            .files
+            .iter()
+            .filter(|f| !f.pad)
+            .map(|f| f.path.clone())
+            .collect();
+        rel.push(PathBuf::from(format!(
+            ".{}.parts",
+            self.sum.info_hash.to_hex()
+        )));
+        let from = self.save_dir.clone();
+        let progress = Arc::new(std::sync::atomic::AtomicU64::new(0));
+        self.moving = Some(progress.clone());
+        let ctx = env.ctx.clone();
+        let id = self.id;
+        self.log(
+            env,
+            EventLevel::Info,
+            EventKind::StateChanged,
+            format!(
+                "moving its files from {} to {}",
+                from.display(),
+                to.display()
+            ),
+        );
+        tokio::task::spawn_blocking(move || {
+            let result = crate::storage::mover::move_payload(&from, &to, &rel, &progress)
+                .map(|()| to)
+                .map_err(|e| e.to_string());
+            ctx.send(SessionEvent::Moved {
+                torrent: id,
+                result,
+            });
+        });
+    }
+
+    /// A move ended.
+    pub fn on_moved(&mut self, result: Result<PathBuf, String>, env: &mut Env<'_>) {
+        self.moving = None;
+        match result {
+            Ok(to) => {
+                self.log(
+                    env,
+                    EventLevel::Info,
+                    EventKind::StateChanged,
+                    format!("files moved to {}", to.display()),
+                );
+                self.set_save_dir(to, env);
+            }
+            Err(e) => self.log(
+                env,
+                EventLevel::Error,
+                EventKind::DiskError,
+                format!("moving failed, the files stay where they were: {e}"),
+            ),
+        }
+        self.input(Input::MoveDone, env);
+    }
+
+    fn set_save_dir(&mut self, to: PathBuf, env: &mut Env<'_>) {
+        self.save_dir = to;
+        if let Some(d) = self.disk.take() {
+            d.storage.close_all();
+            env.ctx.pool.forget(d.key);
+        }
+        self.file_stats.clear();
+        self.persist_dirty = true;
+        self.dirty = true;
+    }
+
+    /// The disk guard pauses a download: its volume has too little free space.
+    pub fn guard_pause(&mut self, reason: String, env: &mut Env<'_>) {
+        if self.life.ui_state() != TorrentState::Downloading {
+            return;
+        }
+        self.log(
+            env,
+            EventLevel::Warn,
+            EventKind::DiskError,
+            format!("paused: {reason}"),
+        );
+        self.input(Input::Pause, env);
+        self.guard = Some(reason);
+        self.dirty = true;
+    }
+
+    /// Space is back: resume a download the disk guard paused.
+    pub fn guard_resume(&mut self, env: &mut Env<'_>) {
+        if self.guard.take().is_some() && self.life.ui_state() == TorrentState::Paused {
+            self.log(
+                env,
+                EventLevel::Info,
+                EventKind::StateChanged,
+                "free space is back: resuming".into(),
+            );
+            self.input(Input::Resume, env);
+        }
+        self.dirty = true;
+    }
+
+    /// Paused by the disk guard.
+    pub fn guarded(&self) -> bool {
+        self.guard.is_some()
+    }
+
     /// Set this torrent's own limits, bytes/s (0 = unlimited); the session's still apply.
     pub fn set_limits(&mut self, download: u64, upload: u64) {
         self.limits.download.set_rate(download);
         self.limits.upload.set_rate(upload);
         self.dirty = true;
+        self.persist_dirty = true;
     }
 
     /// Announce to every tracker now (as far as `min interval` allows).
@@ -1452,23 +1902,27 @@ impl Torrent {
         }
     }
 
-    /// The payload files (absolute paths) and the top folder, for delete-data.
-    pub fn data_paths(&self) -> (Vec<PathBuf>, Option<PathBuf>) {
-        let files = self
-            .meta
+    /// The payload files (absolute paths), the top folder and the part file, for
+    /// delete-data; `None` when the metainfo cannot be loaded.
+    pub fn data_paths(&mut self, env: &Env<'_>) -> Option<(Vec<PathBuf>, Option<PathBuf>)> {
+        let meta = self.load_meta(env).ok()?;
+        let mut files: Vec<PathBuf> = meta
             .files
             .iter()
             .filter(|f| !f.pad)
             .map(|f| self.save_dir.join(&f.path))
             .collect();
-        let top = self
-            .meta
+        files.push(
+            self.save_dir
+                .join(format!(".{}.parts", self.sum.info_hash.to_hex())),
+        );
+        let top = meta
             .multi_file
-            .then(|| self.meta.files.first())
+            .then(|| meta.files.first())
             .flatten()
             .and_then(|f| f.path.components().next())
             .map(|c| self.save_dir.join(c.as_os_str()));
-        (files, top)
+        Some((files, top))
     }
 }
 
@@ -1482,6 +1936,47 @@ fn complete_request(req: &mut AnnounceRequest, ctx: &SessionCtx) {
     } else {
         ctx.config.announce_numwant()
     };
+}
+
+/// Now, in Unix seconds.
+fn now_unix() -> u64 {
+    SystemTime::now()
+        .duration_since(SystemTime::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs())
+}
+
+/// The file priority of a piece priority level (as stored).
+fn prio_of_level(l: u8) -> FilePriority {
+    match l {
+        0 => FilePriority::Skip,
+        1 => FilePriority::Low,
+        3.. => FilePriority::High,
+        _ => FilePriority::Normal,
+    }
+}
+
+/// The stored code of an error kind.
+fn error_kind_code(k: TorrentErrorKind) -> u8 {
+    match k {
+        TorrentErrorKind::NoSpace => 1,
+        TorrentErrorKind::PermissionDenied => 2,
+        TorrentErrorKind::ReadOnly => 3,
+        TorrentErrorKind::FilesMissing => 4,
+        TorrentErrorKind::Storage => 5,
+        TorrentErrorKind::Internal => 6,
+    }
+}
+
+/// The error kind of a stored code.
+fn error_kind_of(c: u8) -> TorrentErrorKind {
+    match c {
+        1 => TorrentErrorKind::NoSpace,
+        2 => TorrentErrorKind::PermissionDenied,
+        3 => TorrentErrorKind::ReadOnly,
+        4 => TorrentErrorKind::FilesMissing,
+        5 => TorrentErrorKind::Storage,
+        _ => TorrentErrorKind::Internal,
+    }
 }
 
 /// The piece priority level of a file priority.

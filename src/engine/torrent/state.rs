@@ -21,6 +21,12 @@ use crate::api::{TorrentError, TorrentState};
 /// Where a torrent is in its life cycle.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Lifecycle {
+    /// Restored from the session state; its resume data is being compared with its files
+    /// (sizes and times, no data read).
+    Restoring {
+        /// It was paused when the last session ended.
+        paused: bool,
+    },
     /// Waiting for a check slot (only a few torrents hash at a time).
     QueuedForCheck {
         /// Stay paused once the check is done (a recheck of a paused torrent).
@@ -46,6 +52,11 @@ pub enum Lifecycle {
     },
     /// Stopped by an error; the user resumes or rechecks after fixing it.
     Error(TorrentError),
+    /// Its files are being moved to another folder.
+    Moving {
+        /// Run again once moved.
+        resume: bool,
+    },
 }
 
 /// What happened to the torrent.
@@ -71,6 +82,16 @@ pub enum Input {
     PiecesLost,
     /// The metadata of a magnet link arrived and was verified.
     MetadataReady,
+    /// A restored torrent's files were compared with its resume data: `trusted` when they
+    /// are as recorded (its verified pieces count without a check).
+    ResumeData {
+        /// The files are as recorded.
+        trusted: bool,
+    },
+    /// Moving its files starts.
+    MoveStart,
+    /// Moving its files ended (moved, or left where they were).
+    MoveDone,
 }
 
 /// What the torrent must do for a transition, in order.
@@ -109,6 +130,7 @@ impl Lifecycle {
     /// The state a front end shows.
     pub fn ui_state(&self) -> TorrentState {
         match self {
+            Lifecycle::Restoring { .. } => TorrentState::Checking,
             Lifecycle::QueuedForCheck { .. } => TorrentState::Queued,
             Lifecycle::Checking { .. } => TorrentState::Checking,
             Lifecycle::FetchingMetadata => TorrentState::FetchingMetadata,
@@ -117,6 +139,7 @@ impl Lifecycle {
             Lifecycle::Completed => TorrentState::Completed,
             Lifecycle::Paused { .. } => TorrentState::Paused,
             Lifecycle::Error(_) => TorrentState::Error,
+            Lifecycle::Moving { .. } => TorrentState::Moving,
         }
     }
 
@@ -159,6 +182,45 @@ impl Lifecycle {
         use Lifecycle as L;
         let running = self.is_running();
         let (next, effects): (Lifecycle, Vec<Effect>) = match (&*self, input) {
+            // --- moving the files
+            (L::FetchingMetadata | L::Downloading | L::Seeding, Input::MoveStart) => {
+                (L::Moving { resume: true }, vec![Deactivate])
+            }
+            (L::Paused { needs_check: false } | L::Completed | L::Error(_), Input::MoveStart) => {
+                (L::Moving { resume: false }, vec![])
+            }
+            (L::Moving { resume }, Input::MoveDone) => {
+                if *resume {
+                    let next = Self::running(facts, false);
+                    let eff = if next.is_running() {
+                        vec![Activate]
+                    } else {
+                        vec![]
+                    };
+                    (next, eff)
+                } else {
+                    (L::Paused { needs_check: false }, vec![])
+                }
+            }
+            (L::Moving { .. }, _) => return Vec::new(),
+            // --- restored from the session state
+            (L::Restoring { paused }, Input::ResumeData { trusted }) => match (*paused, trusted) {
+                (true, true) => (L::Paused { needs_check: false }, vec![]),
+                (true, false) => (L::Paused { needs_check: true }, vec![]),
+                (false, false) => (L::QueuedForCheck { then_pause: false }, vec![QueueCheck]),
+                (false, true) => {
+                    let next = Self::running(facts, false);
+                    let eff = if next.is_running() {
+                        vec![Activate]
+                    } else {
+                        vec![]
+                    };
+                    (next, eff)
+                }
+            },
+            (L::Restoring { .. }, Input::Pause) => (L::Restoring { paused: true }, vec![]),
+            (L::Restoring { .. }, Input::Resume) => (L::Restoring { paused: false }, vec![]),
+
             // --- resume / start
             (L::Paused { needs_check: true }, Input::Resume) => {
                 (L::QueuedForCheck { then_pause: false }, vec![QueueCheck])
@@ -506,6 +568,64 @@ mod tests {
         assert!(s.step(Input::CheckSlot, DL).is_empty());
         assert!(s.step(Input::Complete, DONE).is_empty());
         assert_eq!(s, Lifecycle::Paused { needs_check: true });
+    }
+
+    #[test]
+    fn restored_torrents_come_back_without_a_check_when_their_files_match() {
+        let mut s = Lifecycle::Restoring { paused: false };
+        assert_eq!(s.ui_state(), TorrentState::Checking);
+        assert_eq!(
+            s.step(Input::ResumeData { trusted: true }, DONE),
+            vec![Activate]
+        );
+        assert_eq!(s, Lifecycle::Seeding);
+        let mut s = Lifecycle::Restoring { paused: false };
+        assert_eq!(
+            s.step(Input::ResumeData { trusted: false }, DL),
+            vec![QueueCheck]
+        );
+        let mut s = Lifecycle::Restoring { paused: true };
+        assert!(s.step(Input::ResumeData { trusted: true }, DL).is_empty());
+        assert_eq!(s, Lifecycle::Paused { needs_check: false });
+        let mut s = Lifecycle::Restoring { paused: true };
+        s.step(Input::ResumeData { trusted: false }, DL);
+        assert_eq!(s, Lifecycle::Paused { needs_check: true });
+        // the user acts before the comparison is done
+        let mut s = Lifecycle::Restoring { paused: false };
+        assert!(s.step(Input::Pause, DL).is_empty());
+        assert_eq!(s, Lifecycle::Restoring { paused: true });
+        assert!(s.step(Input::Resume, DL).is_empty());
+        assert_eq!(
+            s.step(Input::ResumeData { trusted: true }, DL),
+            vec![Activate]
+        );
+        assert_eq!(s, Lifecycle::Downloading);
+        let mut s = Lifecycle::Restoring { paused: false };
+        s.step(Input::Failed(err(TorrentErrorKind::Storage)), DL);
+        assert_eq!(s.ui_state(), TorrentState::Error);
+    }
+
+    #[test]
+    fn moving_stops_the_swarm_and_comes_back_to_it() {
+        let mut s = Lifecycle::Seeding;
+        assert_eq!(s.step(Input::MoveStart, DONE), vec![Deactivate]);
+        assert_eq!(s.ui_state(), TorrentState::Moving);
+        assert!(
+            s.step(Input::Pause, DONE).is_empty(),
+            "nothing else while moving"
+        );
+        assert!(s.step(Input::Recheck, DONE).is_empty());
+        assert_eq!(s.step(Input::MoveDone, DONE), vec![Activate]);
+        assert_eq!(s, Lifecycle::Seeding);
+        let mut s = Lifecycle::Paused { needs_check: false };
+        assert!(s.step(Input::MoveStart, DL).is_empty());
+        assert!(s.step(Input::MoveDone, DL).is_empty());
+        assert_eq!(s, Lifecycle::Paused { needs_check: false });
+        let mut s = Lifecycle::Checking { then_pause: false };
+        assert!(
+            s.step(Input::MoveStart, DL).is_empty(),
+            "not while checking"
+        );
     }
 
     #[test]

@@ -1,0 +1,129 @@
+//! One torrent's record in the state store: what it takes to list it at start-up without
+//! reading its .torrent, and its resume data.
+
+use std::path::PathBuf;
+
+use serde::{Deserialize, Serialize};
+use thiserror::Error;
+
+/// The record format this build writes (first byte of every record).
+pub const RECORD_FORMAT: u8 = 1;
+
+/// Why a record could not be used.
+#[derive(Debug, Error, PartialEq, Eq)]
+pub enum RecordError {
+    /// Empty or cut short.
+    #[error("resume record is empty")]
+    Empty,
+    /// Written by a newer ratorrent.
+    #[error("resume record is of a newer format ({0}; this ratorrent reads {RECORD_FORMAT})")]
+    Newer(u8),
+    /// Not decodable.
+    #[error("resume record is damaged ({0})")]
+    Damaged(String),
+}
+
+/// A file as it was on disk at the last checkpoint: size (bytes) and modification time
+/// (Unix seconds and nanoseconds); `None` when it did not exist.
+pub type FileStat = Option<(u64, i64, u32)>;
+
+/// Everything kept of one torrent between runs.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TorrentRecord {
+    /// Display name.
+    pub name: String,
+    /// Folder the payload is stored in.
+    pub save_dir: PathBuf,
+    /// When it was added (Unix seconds); also the list order.
+    pub added_at: u64,
+    /// When it completed (Unix seconds).
+    pub completed_at: Option<u64>,
+    /// The user paused it.
+    pub paused: bool,
+    /// Seed once complete.
+    pub seed: bool,
+    /// Stopped by an error: its kind (as `TorrentErrorKind` discriminant) and message.
+    pub error: Option<(u8, String)>,
+    /// Payload bytes, padding included.
+    pub total_length: u64,
+    /// Bytes per piece.
+    pub piece_length: u32,
+    /// Number of pieces.
+    pub piece_count: u32,
+    /// Payload bytes without padding.
+    pub payload_size: u64,
+    /// Tiers of announce URLs.
+    pub trackers: Vec<Vec<String>>,
+    /// BEP 27 private.
+    pub private: bool,
+    /// Multi-file form.
+    pub multi_file: bool,
+    /// Files in payload order: (length, padding).
+    pub files: Vec<(u64, bool)>,
+    /// Verified pieces (BEP 3 bitfield bytes) whose data had reached the disk (fsynced)
+    /// when this record was written.
+    pub have: Vec<u8>,
+    /// Each file as it was at that time (padding files: `None`).
+    pub file_stats: Vec<FileStat>,
+    /// Priority per file (0 skip, 1 low, 2 normal, 3 high); empty = all normal.
+    pub file_prio: Vec<u8>,
+    /// All-time payload bytes downloaded.
+    pub downloaded: u64,
+    /// All-time payload bytes uploaded.
+    pub uploaded: u64,
+    /// The torrent's own download limit, bytes/s (0 = none).
+    pub down_limit: u64,
+    /// The torrent's own upload limit, bytes/s (0 = none).
+    pub up_limit: u64,
+}
+
+impl TorrentRecord {
+    /// The stored form: the format byte, then the record (postcard).
+    pub fn encode(&self) -> Vec<u8> {
+        let out = vec![RECORD_FORMAT];
+        match postcard::to_extend(self, out) {
+            Ok(v) => v,
+            // serialising plain data into a Vec cannot fail; keep the format byte at least
+            Err(_) => vec![RECORD_FORMAT],
+        }
+    }
+
+    /// Decode a stored record.
+    ///
+    /// # Errors
+    /// [`RecordError`] for an empty, newer-format or damaged record; never panics.
+    pub fn decode(bytes: &[u8]) -> Result<TorrentRecord, RecordError> {
+        let (&format, rest) = bytes.split_first().ok_or(RecordError::Empty)?;
+        if format > RECORD_FORMAT {
+            return Err(RecordError::Newer(format));
+        }
+        let r: TorrentRecord =
+            postcard::from_bytes(rest).map_err(|e| RecordError::Damaged(e.to_string()))?;
+        r.validate()?;
+        Ok(r)
+    }
+
+    /// Shapes that must agree (a record that decodes but lies is damaged too).
+    fn validate(&self) -> Result<(), RecordError> {
+        let bad = |m: &str| Err(RecordError::Damaged(m.to_string()));
+        if self.piece_length == 0 && self.piece_count > 0 {
+            return bad("piece length 0");
+        }
+        if crate::piece::Geometry::new(self.total_length, self.piece_length, self.piece_count)
+            .is_err()
+            || self.have.len() != (self.piece_count as usize).div_ceil(8)
+        {
+            return bad("piece count and bitfield disagree");
+        }
+        if self.files.iter().map(|f| f.0).sum::<u64>() != self.total_length {
+            return bad("file lengths do not add up");
+        }
+        if !self.file_stats.is_empty() && self.file_stats.len() != self.files.len() {
+            return bad("file stats do not match the files");
+        }
+        if !self.file_prio.is_empty() && self.file_prio.len() != self.files.len() {
+            return bad("file priorities do not match the files");
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,150 @@
+use super::*;
+
+fn record(name: &str, added_at: u64) -> TorrentRecord {
+    TorrentRecord {
+        name: name.into(),
+        save_dir: "/data".into(),
+        added_at,
+        completed_at: None,
+        paused: false,
+        seed: true,
+        error: None,
+        total_length: 100_000,
+        piece_length: 32_768,
+        piece_count: 4,
+        payload_size: 100_000,
+        trackers: vec![vec!["http://t/announce".into()]],
+        private: false,
+        multi_file: false,
+        files: vec![(100_000, false)],
+        have: vec![0b1010_0000],
+        file_stats: vec![Some((100_000, 1_700_000_000, 5))],
+        file_prio: vec![],
+        downloaded: 5,
+        uploaded: 7,
+        down_limit: 0,
+        up_limit: 0,
+    }
+}
+
+fn ih(b: u8) -> InfoHash {
+    InfoHash([b; 20])
+}
+
+#[test]
+fn records_round_trip_and_bad_ones_are_refused_not_panicked() {
+    let r = record("a", 1);
+    let bytes = r.encode();
+    assert_eq!(TorrentRecord::decode(&bytes).unwrap(), r);
+    assert_eq!(TorrentRecord::decode(&[]), Err(RecordError::Empty));
+    let mut newer = bytes.clone();
+    newer[0] = RECORD_FORMAT + 1;
+    assert_eq!(
+        TorrentRecord::decode(&newer),
+        Err(RecordError::Newer(RECORD_FORMAT + 1))
+    );
+    // every truncation and a run of garbage: an error, never a panic
+    for cut in 1..bytes.len() {
+        assert!(TorrentRecord::decode(&bytes[..cut]).is_err(), "cut {cut}");
+    }
+    let mut x = 12345u32;
+    for _ in 0..2000 {
+        let len = (x % 300) as usize;
+        let junk: Vec<u8> = (0..len)
+            .map(|_| {
+                x ^= x << 13;
+                x ^= x >> 17;
+                x ^= x << 5;
+                x as u8
+            })
+            .collect();
+        let mut j = vec![RECORD_FORMAT];
+        j.extend(junk);
+        let _ = TorrentRecord::decode(&j);
+    }
+    // decodes but lies about its shape
+    let mut lie = record("b", 2);
+    lie.have = vec![0; 9];
+    assert!(matches!(
+        TorrentRecord::decode(&lie.encode()),
+        Err(RecordError::Damaged(_))
+    ));
+}
+
+#[test]
+fn store_keeps_records_in_order_and_rebuilds_from_torrents_when_damaged() {
+    let dir = tempfile::tempdir().unwrap();
+    {
+        let (store, loaded) = StateStore::open(dir.path()).unwrap();
+        assert!(loaded.torrents.is_empty());
+        store
+            .write(vec![
+                Update::Put(ih(2), Box::new(record("second", 20))),
+                Update::Put(ih(1), Box::new(record("first", 10))),
+                Update::Put(ih(3), Box::new(record("third", 30))),
+            ])
+            .unwrap();
+        store.write(vec![Update::Delete(ih(3))]).unwrap();
+        std::fs::write(store.torrent_path(&ih(1)), b"d4:infod4:name1:xee").unwrap();
+        // a second process on the same state is refused clearly
+        let e = StateStore::open(dir.path()).unwrap_err();
+        assert!(matches!(e, StateError::Locked { .. }), "{e}");
+        assert!(e.to_string().contains("already running"), "{e}");
+    }
+    let (store, loaded) = StateStore::open(dir.path()).unwrap();
+    let names: Vec<String> = loaded
+        .torrents
+        .iter()
+        .map(|s| match s {
+            Stored::Record(_, r) => r.name.clone(),
+            Stored::NeedsRecheck { .. } => "?".into(),
+        })
+        .collect();
+    assert_eq!(names, vec!["first", "second"]);
+    assert!(loaded.warnings.is_empty());
+    drop(store);
+
+    // garbage over the database: moved aside, rebuilt from the kept .torrent files
+    let db = dir.path().join("state.redb");
+    let len = std::fs::metadata(&db).unwrap().len() as usize;
+    std::fs::write(&db, vec![0x5a; len.max(4096)]).unwrap();
+    let (_store, loaded) = StateStore::open(dir.path()).unwrap();
+    assert_eq!(loaded.warnings.len(), 1, "{:?}", loaded.warnings);
+    assert!(
+        loaded.warnings[0].contains("moved to"),
+        "{:?}",
+        loaded.warnings
+    );
+    assert!(matches!(
+        loaded.torrents.as_slice(),
+        [Stored::NeedsRecheck { info_hash, .. }] if *info_hash == ih(1)
+    ));
+    let aside = std::fs::read_dir(dir.path())
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .any(|e| e.file_name().to_string_lossy().contains("damaged"));
+    assert!(aside, "the damaged file is kept");
+}
+
+#[test]
+fn truncated_database_is_reported_not_fatal() {
+    let dir = tempfile::tempdir().unwrap();
+    {
+        let (store, _) = StateStore::open(dir.path()).unwrap();
+        let updates = (0..50u8)
+            .map(|i| Update::Put(ih(i), Box::new(record(&format!("t{i}"), u64::from(i)))))
+            .collect();
+        store.write(updates).unwrap();
+    }
+    let db = dir.path().join("state.redb");
+    let len = std::fs::metadata(&db).unwrap().len();
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(&db)
+        .unwrap()
+        .set_len(len / 2)
+        .unwrap();
+    // either repaired with what survives, or moved aside: never a panic or an error
+    let (_store, loaded) = StateStore::open(dir.path()).unwrap();
+    assert!(loaded.torrents.len() <= 50);
+}

@@ -1,0 +1,233 @@
+//! Disk faults under a running session, against real libtorrent seeders (root only: real
+//! tmpfs and read-only mounts, as in CI). A full disk, a read-only folder and a file deleted
+//! mid-download stop only the torrent concerned, with the cause and what to do; the other
+//! torrents go on; resuming after the fix works without a restart and ends byte-exact. The
+//! disk guard pauses a download before its volume is full and resumes it when space returns.
+
+mod common;
+
+use std::net::Ipv4Addr;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use common::mounts::Mount;
+use common::payload::{self, FileSpec};
+use common::{LtPeer, SeedArgs, TestTracker, free_port_on, make_torrent, temp_dir};
+use ratorrent::api::{AddRequest, Command, TorrentErrorKind, TorrentId, TorrentRow, TorrentState};
+use ratorrent::engine::session::{self, SessionHandle};
+
+struct Payload {
+    torrent: PathBuf,
+    src: PathBuf,
+    name: String,
+    _seeder: LtPeer,
+}
+
+fn payload(dir: &Path, name: &str, len: u64, seed: u64, ip: u8, rate: Option<u64>) -> Payload {
+    let tracker_url = TRACKER.with(|t| t.url());
+    let src = dir.join(format!("src-{name}"));
+    payload::write_tree(&src, &[FileSpec::new(name, len)], seed).unwrap();
+    let torrent = dir.join(format!("{name}.torrent"));
+    make_torrent(&src.join(name), &torrent, &tracker_url, Some(64 * 1024));
+    let ip = Ipv4Addr::new(127, 0, 0, ip);
+    let mut args = SeedArgs::new(&torrent, &src, ip, free_port_on(ip));
+    args.upload_limit = rate;
+    Payload {
+        torrent,
+        src,
+        name: name.into(),
+        _seeder: LtPeer::seed(&args),
+    }
+}
+
+thread_local! {
+    static TRACKER: TestTracker = TestTracker::start();
+}
+
+async fn start(min_free: u64) -> SessionHandle {
+    let config = ratorrent::config::Config {
+        listen_port: 0,
+        min_free_space: min_free,
+        ..ratorrent::config::Config::default()
+    };
+    session::start(config).await.unwrap()
+}
+
+async fn add(h: &SessionHandle, p: &Payload, dir: &Path) -> TorrentId {
+    let (tx, rx) = tokio::sync::oneshot::channel();
+    h.commands
+        .send(Command::Add(
+            AddRequest {
+                torrent: p.torrent.clone(),
+                download_dir: Some(dir.to_path_buf()),
+                paused: false,
+                seed: true,
+            },
+            Some(tx),
+        ))
+        .await
+        .unwrap();
+    rx.await.unwrap().unwrap()
+}
+
+async fn wait(
+    h: &SessionHandle,
+    id: TorrentId,
+    what: &str,
+    ok: impl Fn(&TorrentRow) -> bool,
+) -> TorrentRow {
+    let mut snaps = h.snapshots.clone();
+    let r = tokio::time::timeout(Duration::from_secs(90), async {
+        loop {
+            if let Some(r) = snaps.borrow_and_update().row(id)
+                && ok(r)
+            {
+                return r.clone();
+            }
+            snaps.changed().await.unwrap();
+        }
+    })
+    .await;
+    r.unwrap_or_else(|_| {
+        panic!(
+            "{what}: not reached; row {:#?}",
+            h.snapshots.borrow().row(id)
+        )
+    })
+}
+
+async fn stop(h: SessionHandle) {
+    let (tx, rx) = tokio::sync::oneshot::channel();
+    h.commands.send(Command::Shutdown(tx)).await.unwrap();
+    let _ = rx.await;
+}
+
+fn same(p: &Payload, dir: &Path) {
+    common::compare_files(&p.src.join(&p.name), &dir.join(&p.name)).unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn full_disk_stops_only_that_torrent_and_resume_after_freeing_space_completes_it() {
+    let dir = temp_dir();
+    let full = dir.path().join("full");
+    let other = dir.path().join("other");
+    std::fs::create_dir_all(&full).unwrap();
+    std::fs::create_dir_all(&other).unwrap();
+    let mount = Mount::tmpfs(&full, "4m");
+    let a = payload(dir.path(), "a.bin", 12 << 20, 1, 2, None);
+    let b = payload(dir.path(), "b.bin", 6 << 20, 2, 3, None);
+    let h = start(0).await;
+    let ia = add(&h, &a, &full).await;
+    let ib = add(&h, &b, &other).await;
+    let row = wait(&h, ia, "a fails: disk full", |r| {
+        r.state == TorrentState::Error
+    })
+    .await;
+    let e = row.error.expect("a cause");
+    assert_eq!(e.kind, TorrentErrorKind::NoSpace, "{e:?}");
+    assert!(
+        e.kind.hint().contains("free some space"),
+        "{}",
+        e.kind.hint()
+    );
+    wait(&h, ib, "b goes on", |r| r.state == TorrentState::Seeding).await;
+    same(&b, &other);
+    // the user frees space; resume, no restart
+    mount.resize_tmpfs("32m");
+    h.commands.send(Command::Resume(ia)).await.unwrap();
+    wait(&h, ia, "a completes after the fix", |r| {
+        r.state == TorrentState::Seeding
+    })
+    .await;
+    same(&a, &full);
+    let (tx, rx) = tokio::sync::oneshot::channel();
+    h.commands.send(Command::RecentEvents(tx)).await.unwrap();
+    let disk_lines = rx
+        .await
+        .unwrap()
+        .iter()
+        .filter(|e| e.torrent == Some(ia) && e.message.contains("space"))
+        .count();
+    assert!(disk_lines <= 3, "one error line, not fifty: {disk_lines}");
+    stop(h).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn read_only_folder_stops_the_torrent_and_resume_after_making_it_writable_completes_it() {
+    let dir = temp_dir();
+    let backing = dir.path().join("backing");
+    let ro = dir.path().join("ro");
+    std::fs::create_dir_all(&backing).unwrap();
+    std::fs::create_dir_all(&ro).unwrap();
+    let mount = Mount::read_only_bind(&backing, &ro);
+    let a = payload(dir.path(), "r.bin", 4 << 20, 3, 4, None);
+    let h = start(0).await;
+    let ia = add(&h, &a, &ro).await;
+    let row = wait(&h, ia, "read-only", |r| r.state == TorrentState::Error).await;
+    let e = row.error.unwrap();
+    assert!(
+        matches!(
+            e.kind,
+            TorrentErrorKind::ReadOnly | TorrentErrorKind::PermissionDenied
+        ),
+        "{e:?}"
+    );
+    mount.make_writable();
+    h.commands.send(Command::Resume(ia)).await.unwrap();
+    wait(&h, ia, "completes once writable", |r| {
+        r.state == TorrentState::Seeding
+    })
+    .await;
+    same(&a, &ro);
+    stop(h).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn file_deleted_mid_download_is_an_error_not_complete_and_resume_fetches_it_again() {
+    let dir = temp_dir();
+    let dst = dir.path().join("dst");
+    let a = payload(dir.path(), "d.bin", 8 << 20, 4, 5, Some(2 << 20));
+    let h = start(0).await;
+    let ia = add(&h, &a, &dst).await;
+    wait(&h, ia, "under way", |r| r.done > 1 << 20).await;
+    std::fs::remove_dir_all(&dst).unwrap();
+    let row = wait(&h, ia, "files missing", |r| r.state == TorrentState::Error).await;
+    assert_eq!(row.error.unwrap().kind, TorrentErrorKind::FilesMissing);
+    std::fs::create_dir_all(&dst).unwrap();
+    h.commands.send(Command::Resume(ia)).await.unwrap();
+    wait(&h, ia, "fetched again", |r| {
+        r.state == TorrentState::Seeding
+    })
+    .await;
+    same(&a, &dst);
+    stop(h).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn disk_guard_pauses_downloads_while_space_is_short_and_resumes_them_when_it_is_back() {
+    let dir = temp_dir();
+    let vol = dir.path().join("vol");
+    std::fs::create_dir_all(&vol).unwrap();
+    let mount = Mount::tmpfs(&vol, "36m");
+    let a = payload(dir.path(), "g.bin", 16 << 20, 5, 6, Some(1 << 20));
+    let h = start(30 << 20).await;
+    let ia = add(&h, &a, &vol).await;
+    let row = wait(&h, ia, "paused by the guard", |r| {
+        r.state == TorrentState::Paused
+    })
+    .await;
+    let msg = row.message.unwrap_or_default();
+    assert!(
+        msg.contains("free") && msg.contains("min_free_space"),
+        "{msg}"
+    );
+    assert!(h.snapshots.borrow().global.free_space.is_some());
+    mount.resize_tmpfs("256m");
+    wait(&h, ia, "resumed by itself", |r| {
+        r.state == TorrentState::Downloading
+    })
+    .await;
+    wait(&h, ia, "completes", |r| r.state == TorrentState::Seeding).await;
+    same(&a, &vol);
+    stop(h).await;
+}

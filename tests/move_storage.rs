@@ -1,0 +1,172 @@
+//! Moving a torrent's files: within a file system, across file systems (a tmpfs), a move
+//! that fails for lack of space (nothing left at the target, the torrent goes on from where
+//! it was), and "set location" for files the user moved (rechecked, then seeding). After
+//! each, a real libtorrent leecher downloads from the new place.
+
+mod common;
+
+use std::net::Ipv4Addr;
+use std::path::Path;
+use std::time::Duration;
+
+use common::mounts::Mount;
+use common::payload;
+use common::{LeechArgs, LtPeer, TestTracker, free_port_on, make_torrent, temp_dir};
+use ratorrent::api::{AddRequest, Command, TorrentId, TorrentRow, TorrentState};
+use ratorrent::engine::session::{self, SessionHandle};
+
+async fn wait(h: &SessionHandle, id: TorrentId, what: &str, ok: impl Fn(&TorrentRow) -> bool) {
+    let mut snaps = h.snapshots.clone();
+    let r = tokio::time::timeout(Duration::from_secs(60), async {
+        loop {
+            if snaps.borrow_and_update().row(id).is_some_and(&ok) {
+                return;
+            }
+            snaps.changed().await.unwrap();
+        }
+    })
+    .await;
+    assert!(
+        r.is_ok(),
+        "{what}: not reached; row {:#?}",
+        h.snapshots.borrow().row(id)
+    );
+}
+
+async fn leech(torrent: &Path, into: &Path, ip: u8) {
+    let (t, d) = (torrent.to_path_buf(), into.to_path_buf());
+    tokio::task::spawn_blocking(move || {
+        let ip = Ipv4Addr::new(127, 0, 0, ip);
+        let mut l = LtPeer::leech(&LeechArgs::new(&t, &d, ip, free_port_on(ip)));
+        l.wait_done(Duration::from_secs(60)).unwrap();
+    })
+    .await
+    .unwrap();
+}
+
+async fn mv(h: &SessionHandle, id: TorrentId, to: &Path, move_data: bool) {
+    h.commands
+        .send(Command::MoveStorage {
+            id,
+            to: to.to_path_buf(),
+            move_data,
+        })
+        .await
+        .unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn files_move_within_and_across_file_systems_and_failures_leave_nothing_behind() {
+    let tracker = TestTracker::start();
+    let dir = temp_dir();
+    let home = dir.path().join("home");
+    let layout = payload::multi_file_layout(6 << 20);
+    payload::write_tree(&home.join("p"), &layout, 8).unwrap();
+    let pristine = dir.path().join("pristine");
+    payload::write_tree(&pristine.join("p"), &layout, 8).unwrap();
+    let torrent = dir.path().join("p.torrent");
+    make_torrent(&home.join("p"), &torrent, &tracker.url(), Some(64 * 1024));
+    let config = ratorrent::config::Config {
+        download_dir: home.clone(),
+        listen_port: 0,
+        ..ratorrent::config::Config::default()
+    };
+    let h = session::start(config).await.unwrap();
+    let (tx, rx) = tokio::sync::oneshot::channel();
+    h.commands
+        .send(Command::Add(
+            AddRequest {
+                torrent: torrent.clone(),
+                download_dir: None,
+                paused: false,
+                seed: true,
+            },
+            Some(tx),
+        ))
+        .await
+        .unwrap();
+    let id = rx.await.unwrap().unwrap();
+    let seeding = |r: &TorrentRow| r.state == TorrentState::Seeding;
+    wait(&h, id, "seeding", seeding).await;
+
+    // 1. same file system: renamed
+    let second = dir.path().join("second");
+    mv(&h, id, &second, true).await;
+    wait(&h, id, "moving", |r| r.state == TorrentState::Moving).await;
+    wait(&h, id, "seeding from the new folder", seeding).await;
+    assert!(!home.join("p").exists(), "nothing left behind");
+    common::compare_trees(&pristine.join("p"), &second.join("p")).unwrap();
+    leech(&torrent, &dir.path().join("l1"), 3).await;
+    common::compare_trees(&pristine.join("p"), &dir.path().join("l1/p")).unwrap();
+
+    // 2. a target too small: the move fails, nothing at the target, still seeding
+    let small = dir.path().join("small");
+    std::fs::create_dir_all(&small).unwrap();
+    let small_mount = Mount::tmpfs(&small, "2m");
+    mv(&h, id, &small, true).await;
+    wait(&h, id, "moving", |r| r.state == TorrentState::Moving).await;
+    wait(&h, id, "back to seeding", seeding).await;
+    let left: Vec<_> = walk(&small);
+    assert!(
+        left.is_empty(),
+        "a failed move leaves nothing at the target: {left:?}"
+    );
+    common::compare_trees(&pristine.join("p"), &second.join("p")).unwrap();
+    drop(small_mount);
+
+    // 3. across file systems: copied, sizes checked, source deleted
+    let other = dir.path().join("other");
+    std::fs::create_dir_all(&other).unwrap();
+    let _big = Mount::tmpfs(&other, "64m");
+    mv(&h, id, &other, true).await;
+    wait(&h, id, "moving", |r| r.state == TorrentState::Moving).await;
+    wait(&h, id, "seeding from the other file system", seeding).await;
+    assert!(!second.join("p").exists());
+    common::compare_trees(&pristine.join("p"), &other.join("p")).unwrap();
+    leech(&torrent, &dir.path().join("l2"), 4).await;
+    common::compare_trees(&pristine.join("p"), &dir.path().join("l2/p")).unwrap();
+
+    // 4. set location: the user moved the files; the torrent is pointed there and rechecks
+    let by_hand = dir.path().join("by-hand");
+    std::fs::create_dir_all(&by_hand).unwrap();
+    copy_tree(&other.join("p"), &by_hand.join("p"));
+    std::fs::remove_dir_all(other.join("p")).unwrap();
+    mv(&h, id, &by_hand, false).await;
+    wait(&h, id, "rechecked and seeding", |r| {
+        r.state == TorrentState::Seeding && r.pieces_have == r.pieces_total
+    })
+    .await;
+    leech(&torrent, &dir.path().join("l3"), 5).await;
+    common::compare_trees(&pristine.join("p"), &dir.path().join("l3/p")).unwrap();
+    let (tx, rx) = tokio::sync::oneshot::channel();
+    h.commands.send(Command::Shutdown(tx)).await.unwrap();
+    let _ = rx.await;
+}
+
+fn walk(root: &Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    if let Ok(rd) = std::fs::read_dir(root) {
+        for e in rd.flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                out.extend(walk(&p));
+                out.push(p);
+            } else {
+                out.push(p);
+            }
+        }
+    }
+    out
+}
+
+fn copy_tree(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap().flatten() {
+        let (s, d) = (e.path(), to.join(e.file_name()));
+        if s.is_dir() {
+            copy_tree(&s, &d);
+        } else {
+            std::fs::copy(&s, &d).unwrap();
+        }
+    }
+}

@@ -1,0 +1,238 @@
+//! The session state across restarts (in-process engine, real libtorrent peers): the list,
+//! states, totals, limits and priorities come back; a complete torrent seeds again without
+//! its data being hashed; a torrent whose files changed is rechecked; a second session on
+//! the same state is refused; damaged state is reported and the other torrents kept.
+
+mod common;
+
+use std::net::Ipv4Addr;
+use std::path::Path;
+use std::time::Duration;
+
+use common::payload::{self, FileSpec};
+use common::{LeechArgs, LtPeer, TestTracker, free_port_on, make_torrent, temp_dir};
+use ratorrent::api::{AddRequest, Command, EventKind, TorrentId, TorrentRow, TorrentState};
+use ratorrent::engine::session::{self, SessionHandle};
+
+fn config(dir: &Path) -> ratorrent::config::Config {
+    ratorrent::config::Config {
+        download_dir: dir.to_path_buf(),
+        listen_port: 0,
+        ..ratorrent::config::Config::default()
+    }
+}
+
+async fn add(h: &SessionHandle, torrent: &Path, paused: bool) -> TorrentId {
+    let (tx, rx) = tokio::sync::oneshot::channel();
+    h.commands
+        .send(Command::Add(
+            AddRequest {
+                torrent: torrent.to_path_buf(),
+                download_dir: None,
+                paused,
+                seed: true,
+            },
+            Some(tx),
+        ))
+        .await
+        .unwrap();
+    rx.await.unwrap().unwrap()
+}
+
+async fn wait_row(
+    h: &SessionHandle,
+    what: &str,
+    ok: impl Fn(&[std::sync::Arc<TorrentRow>]) -> bool,
+) {
+    let mut snaps = h.snapshots.clone();
+    let r = tokio::time::timeout(Duration::from_secs(30), async {
+        loop {
+            if ok(&snaps.borrow_and_update().rows) {
+                return;
+            }
+            snaps.changed().await.unwrap();
+        }
+    })
+    .await;
+    if r.is_err() {
+        panic!("{what}: not reached; rows {:#?}", h.snapshots.borrow().rows);
+    }
+}
+
+async fn shutdown(h: SessionHandle) {
+    let (tx, rx) = tokio::sync::oneshot::channel();
+    h.commands.send(Command::Shutdown(tx)).await.unwrap();
+    let _ = rx.await;
+    let _ = h.task.await;
+}
+
+async fn checked_events(h: &SessionHandle) -> usize {
+    let (tx, rx) = tokio::sync::oneshot::channel();
+    h.commands.send(Command::RecentEvents(tx)).await.unwrap();
+    rx.await
+        .unwrap()
+        .iter()
+        .filter(|e| e.kind == EventKind::Checked && e.message.contains("pieces verified"))
+        .count()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn list_states_totals_and_limits_come_back_and_a_complete_torrent_seeds_without_a_check() {
+    let tracker = TestTracker::start();
+    let dir = temp_dir();
+    let state = dir.path().join("state");
+    let data = dir.path().join("data");
+    payload::write_tree(&data, &[FileSpec::new("a.bin", 3 << 20)], 1).unwrap();
+    payload::write_tree(&data, &[FileSpec::new("b.bin", 1 << 20)], 2).unwrap();
+    let ta = dir.path().join("a.torrent");
+    let tb = dir.path().join("b.torrent");
+    make_torrent(&data.join("a.bin"), &ta, &tracker.url(), Some(64 * 1024));
+    make_torrent(&data.join("b.bin"), &tb, &tracker.url(), Some(64 * 1024));
+
+    // run 1: a seeds (after its check) and uploads to a real leecher; b is paused
+    let h = session::start_with_state(config(&data), &state)
+        .await
+        .unwrap();
+    let a = add(&h, &ta, false).await;
+    let b = add(&h, &tb, true).await;
+    h.commands
+        .send(Command::SetTorrentLimits {
+            id: a,
+            download: 0,
+            upload: 50 << 20,
+        })
+        .await
+        .unwrap();
+    wait_row(&h, "a seeding", |rows| {
+        rows.iter()
+            .any(|r| r.id == a && r.state == TorrentState::Seeding)
+    })
+    .await;
+    let ip = Ipv4Addr::new(127, 0, 0, 5);
+    let dst = dir.path().join("leech");
+    let ta2 = ta.clone();
+    tokio::task::spawn_blocking(move || {
+        let mut l = LtPeer::leech(&LeechArgs::new(&ta2, &dst, ip, free_port_on(ip)));
+        l.wait_done(Duration::from_secs(60)).unwrap();
+    })
+    .await
+    .unwrap();
+    wait_row(&h, "uploaded counted", |rows| {
+        rows.iter().any(|r| r.id == a && r.uploaded >= 3 << 20)
+    })
+    .await;
+    let before: Vec<TorrentRow> = h
+        .snapshots
+        .borrow()
+        .rows
+        .iter()
+        .map(|r| (**r).clone())
+        .collect();
+    assert!(checked_events(&h).await >= 1, "run 1 hashed a's data");
+    shutdown(h).await;
+
+    // run 2, no torrents given: the list is there at once, a seeds again without a check
+    let h = session::start_with_state(config(&data), &state)
+        .await
+        .unwrap();
+    let first = h.snapshots.borrow().rows.len();
+    assert_eq!(first, 2, "listed before anything is hashed or connected");
+    wait_row(&h, "a seeding, b paused", |rows| {
+        rows.len() == 2
+            && rows[0].state == TorrentState::Seeding
+            && rows[1].state == TorrentState::Paused
+    })
+    .await;
+    let after: Vec<TorrentRow> = h
+        .snapshots
+        .borrow()
+        .rows
+        .iter()
+        .map(|r| (**r).clone())
+        .collect();
+    assert_eq!(
+        after[0].name,
+        before.iter().find(|r| r.id == a).unwrap().name
+    );
+    assert_eq!(
+        after[1].name,
+        before.iter().find(|r| r.id == b).unwrap().name
+    );
+    assert!(
+        after[0].uploaded >= 3 << 20,
+        "all-time upload kept: {}",
+        after[0].uploaded
+    );
+    assert_eq!(after[0].up_limit, 50 << 20, "per-torrent limit kept");
+    assert_eq!(
+        after[0].added_at,
+        before.iter().find(|r| r.id == a).unwrap().added_at
+    );
+    assert_eq!(after[0].pieces_have, after[0].pieces_total);
+    assert_eq!(checked_events(&h).await, 0, "no data was hashed in run 2");
+    shutdown(h).await;
+
+    // run 3: a's file changed while we were away: rechecked, and found wrong where changed
+    let f = data.join("a.bin");
+    let mut bytes = std::fs::read(&f).unwrap();
+    bytes[100] ^= 0xff;
+    std::fs::write(&f, &bytes).unwrap();
+    let h = session::start_with_state(config(&data), &state)
+        .await
+        .unwrap();
+    wait_row(&h, "a rechecked: one piece to fetch again", |rows| {
+        rows.len() == 2
+            && rows[0].state == TorrentState::Downloading
+            && rows[0].pieces_have + 1 == rows[0].pieces_total
+    })
+    .await;
+    assert_eq!(checked_events(&h).await, 1, "a, and only a, was hashed");
+    // a second session on the same state is refused, clearly
+    let e = session::start_with_state(config(&data), &state)
+        .await
+        .unwrap_err();
+    assert!(e.to_string().contains("already running"), "{e:#}");
+    shutdown(h).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn damaged_state_is_reported_and_the_torrents_come_back_rechecked() {
+    let tracker = TestTracker::start();
+    let dir = temp_dir();
+    let state = dir.path().join("state");
+    let data = dir.path().join("data");
+    payload::write_tree(&data, &[FileSpec::new("c.bin", 1 << 20)], 3).unwrap();
+    let tc = dir.path().join("c.torrent");
+    make_torrent(&data.join("c.bin"), &tc, &tracker.url(), Some(64 * 1024));
+    let h = session::start_with_state(config(&data), &state)
+        .await
+        .unwrap();
+    add(&h, &tc, false).await;
+    wait_row(&h, "c seeding", |rows| {
+        rows.iter().any(|r| r.state == TorrentState::Seeding)
+    })
+    .await;
+    shutdown(h).await;
+
+    for damage in ["garbage", "truncated"] {
+        let db = state.join("state.redb");
+        let len = std::fs::metadata(&db).unwrap().len();
+        match damage {
+            "garbage" => std::fs::write(&db, vec![0xa5; len as usize]).unwrap(),
+            _ => std::fs::OpenOptions::new()
+                .write(true)
+                .open(&db)
+                .unwrap()
+                .set_len(len / 3)
+                .unwrap(),
+        }
+        let h = session::start_with_state(config(&data), &state)
+            .await
+            .unwrap();
+        wait_row(&h, "c back and seeding", |rows| {
+            rows.len() == 1 && rows[0].state == TorrentState::Seeding
+        })
+        .await;
+        shutdown(h).await;
+    }
+}
