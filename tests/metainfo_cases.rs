@@ -2,6 +2,8 @@
 //! copied from the shared case list), per-class variants, a mutation property test, and
 //! the .torrent builder round trip.
 
+mod path_support;
+
 use std::path::{Component, Path, PathBuf};
 
 use ratorrent::bencode;
@@ -213,6 +215,9 @@ fn assert_invariants(m: &Metainfo) {
         // stays inside: joining to a base never climbs out
         let base = Path::new("/downloads/base");
         assert!(base.join(&f.path).starts_with(base));
+        if f.symlink {
+            assert_eq!(f.length, 0, "a symlink entry takes no payload");
+        }
         if m.multi_file {
             assert!(
                 comps.len() >= 2,
@@ -226,7 +231,9 @@ fn assert_invariants(m: &Metainfo) {
         assert_eq!(f.offset, offset);
         offset += f.length;
         if !f.pad {
-            assert!(seen.insert(f.path.clone()), "duplicate {:?}", f.path);
+            // no two real files collide, not even ignoring letter case
+            let key = f.path.to_str().unwrap().to_lowercase();
+            assert!(seen.insert(key), "duplicate {:?}", f.path);
         }
     }
     assert_eq!(m.total_length, offset);
@@ -240,16 +247,21 @@ fn assert_invariants(m: &Metainfo) {
         .sum();
     assert_eq!(sum, m.total_length);
     assert_eq!(m.info_hash, InfoHash::of_info_bytes(&m.info_bytes));
-    // a real file is never a folder of another real file
+    // a real file is never a folder of another real file, not even ignoring letter case
+    let folders: std::collections::HashSet<String> = m
+        .files
+        .iter()
+        .filter(|f| !f.pad)
+        .flat_map(|f| f.path.ancestors().skip(1))
+        .map(|p| p.to_str().unwrap().to_lowercase())
+        .collect();
     for f in m.files.iter().filter(|f| !f.pad) {
-        for g in m.files.iter().filter(|g| !g.pad) {
-            assert!(
-                f.path == g.path || !g.path.starts_with(&f.path),
-                "{:?} is a folder of {:?}",
-                f.path,
-                g.path
-            );
-        }
+        let key = f.path.to_str().unwrap().to_lowercase();
+        assert!(
+            !folders.contains(&key),
+            "{:?} is a folder of another file",
+            f.path
+        );
     }
 }
 
@@ -320,6 +332,10 @@ fn check_ok(id: &str, m: &Metainfo, ok: &serde_json::Map<String, Json>) {
                 want.as_u64().unwrap(),
                 "{id}"
             ),
+            "disk_paths" => {
+                let got: Vec<&str> = m.files.iter().map(|f| f.path.to_str().unwrap()).collect();
+                assert_eq!(got, strings(want), "{id}");
+            }
             "acceptable_disk_paths" => {
                 let allowed = strings(want);
                 for f in m.files.iter().filter(|f| !f.pad) {
@@ -422,6 +438,32 @@ fn every_shared_torrent_case() {
     }
 }
 
+/// The `libtorrent_2_0_8` note of each shared case is what libtorrent 2.0.8 really does.
+#[test]
+fn shared_cases_libtorrent_notes_hold() {
+    path_support::require_libtorrent();
+    let cases = load_cases();
+    let paths: Vec<PathBuf> = cases
+        .iter()
+        .map(|c| fixture_dir().join(c["input"].as_str().unwrap()))
+        .collect();
+    let views = path_support::lt_view(&paths);
+    for (case, path) in cases.iter().zip(&paths) {
+        let id = case["id"].as_str().unwrap();
+        let note = &case["libtorrent_2_0_8"];
+        match (&views[path], note.get("error")) {
+            (path_support::LtView::Refused(e), Some(want)) => {
+                assert_eq!(e, want.as_str().unwrap(), "{id}")
+            }
+            (path_support::LtView::Loaded { files, .. }, None) => {
+                let got: Vec<&str> = files.iter().map(|f| f.path.as_str()).collect();
+                assert_eq!(got, strings(&note["disk_paths"]), "{id}");
+            }
+            (view, _) => panic!("{id}: libtorrent {view:?}, note {note}"),
+        }
+    }
+}
+
 #[test]
 fn shared_cases_on_disk_paths() {
     let load = |name: &str| Metainfo::from_file(&fixture_dir().join(name)).unwrap();
@@ -429,9 +471,22 @@ fn shared_cases_on_disk_paths() {
     let m = load("t02-name-control-char.torrent");
     assert_eq!(m.files[0].path, Path::new("sample/Icon_"));
     assert_eq!(m.files[1].path, Path::new("sample/data.bin"));
-    // leading empty component dropped
+    // leading empty component dropped (libtorrent 2.0.8 writes sample/_/video.bin)
     let m = load("t08-path-empty-leading.torrent");
     assert_eq!(m.files[0].path, Path::new("sample/video.bin"));
+    // unsafe-path: sanitised, as libtorrent 2.0.8 does, not refused
+    let m = load("t01-name-dotdot.torrent");
+    assert_eq!(m.files[0].path, Path::new("..sample.bin"));
+    assert_eq!(m.name, "../sample.bin");
+    let m = load("t01-path-dotdot.torrent");
+    assert_eq!(m.files[0].path, Path::new("sample/etc/hosts"));
+    assert_eq!(m.files[0].display_path, vec!["..", "..", "etc", "hosts"]);
+    assert!(
+        m.describe()
+            .contains("  sample/../../etc/hosts  11 bytes  (saved as sample/etc/hosts)\n"),
+        "{}",
+        m.describe()
+    );
     // UTF-8 fields used on disk
     let m = load("t11-gbk-with-utf8-fields.torrent");
     assert_eq!(m.files[0].path, Path::new("样例/文件.txt"));
@@ -509,102 +564,222 @@ fn describe_summarises_without_pads_and_escapes_controls() {
 }
 
 // ---------------------------------------------------------------------------------------
-// unsafe-path variants
+// unsafe-path and empty-path-component variants: every name is sanitised, never refused.
+// Each table says what ratorrent stores and what libtorrent 2.0.8 (Debian's
+// python3-libtorrent) stores; `libtorrent_agrees_with_the_tables` checks the libtorrent
+// column against the real thing. `#` stands for the torrent's info hash in hex.
+
+/// A multi-file torrent `name` (raw bytes) → (our top folder, libtorrent 2.0.8's). As a
+/// single-file name: the same, except that libtorrent refuses the `#` ones and the empty
+/// one ("missing name in torrent file") where ratorrent names the file by the info hash.
+const NAME_CASES: &[(&[u8], &str, &str)] = &[
+    (b"..", "#", "#"),
+    (b".", "#", "#"),
+    (b"../x", "..x", "..x"),
+    (b"/etc/x", "etcx", "etcx"),
+    (b"a/b", "ab", "ab"),
+    (b"..\\..\\x", "....x", "....x"),
+    (b"\\x", "x", "x"),
+    (b"/", "#", "#"),
+    (b"/..", "#", "#"),
+    (b"a\0b", "ab", "ab"),
+    // libtorrent writes an empty name as `_`; an empty name is nameless here
+    (b"", "#", "_"),
+    // legal on Linux and kept by libtorrent; ratorrent avoids names that other systems
+    // read as a drive, as `..` or as nothing
+    (b"C:", "C_", "C:"),
+    (b"...", "_", "..."),
+    (b" ", "_", " "),
+    (b"Icon\r", "Icon_", "Icon_"),
+    // C1 controls and DEL: libtorrent keeps them
+    (b"a\xc2\x9bb", "a_b", "a\u{9b}b"),
+    (b"\xd1\xf9\xc0\xfd", "__", "__"),
+    (b"evil\xe2\x80\xaetxt.exe", "eviltxt.exe", "eviltxt.exe"),
+    // the isolates reorder text too; libtorrent keeps them
+    (b"x\xe2\x81\xa6y", "xy", "x\u{2066}y"),
+];
+
+/// A file's `path` list → (our path below the top folder `s`, libtorrent 2.0.8's).
+const PATH_CASES: &[(&[&str], &str, &str)] = &[
+    (&["..", "x"], "x", "x"),
+    (&["a", "..", "b"], "a/b", "a/b"),
+    (&["a", "b", ".."], "a/b", "a/b"),
+    (
+        &["..", "..", "..", "etc", "passwd"],
+        "etc/passwd",
+        "etc/passwd",
+    ),
+    (&["/etc/x"], "etcx", "etcx"),
+    (&["a", "/abs"], "a/abs", "a/abs"),
+    (&["a/../../b"], "a....b", "a....b"),
+    (&["..\\..\\x"], "....x", "....x"),
+    (&["/", "/", "bar"], "bar", "bar"),
+    (&["\\", "\\", "bar"], "bar", "bar"),
+    (&[".", "a"], "a", "a"),
+    (&["a", ".", "b"], "a/b", "a/b"),
+    (&["a", "x\0.txt"], "a/x.txt", "a/x.txt"),
+    // every component nameless: a placeholder, as libtorrent
+    (&["."], "_", "_"),
+    (&["..", ".."], "_", "_"),
+    (&["/"], "_", "_"),
+    (&[""], "_", "_"),
+    (&["", ""], "_", "_/_"),
+    // empty components are dropped here, written as `_` by libtorrent
+    (&["", "a"], "a", "_/a"),
+    (&["a", "", "b"], "a/b", "a/_/b"),
+    (&["a", ""], "a", "a/_"),
+    (&["C:", "x"], "C_/x", "C:/x"),
+    (&["..."], "_", "..."),
+    (&["a", " . "], "a/_", "a/ . "),
+    (&["Icon\r"], "Icon_", "Icon_"),
+];
+
+fn top_of(m: &Metainfo) -> String {
+    m.files[0]
+        .path
+        .components()
+        .next()
+        .unwrap()
+        .as_os_str()
+        .to_str()
+        .unwrap()
+        .to_owned()
+}
+
+fn with_hash(want: &str, m_hash: &str) -> String {
+    want.replace('#', m_hash)
+}
 
 #[test]
-fn unsafe_names_are_refused() {
-    for (name, want) in [
-        ("..", UnsafeComponent::DotDot),
-        ("../x", UnsafeComponent::Separator),
-        ("/etc/x", UnsafeComponent::Separator),
-        ("a/b", UnsafeComponent::Separator),
-        ("..\\..\\x", UnsafeComponent::Separator),
-        ("\\x", UnsafeComponent::Separator),
-        (".", UnsafeComponent::Dot),
-        ("", UnsafeComponent::Empty),
-        ("C:", UnsafeComponent::DriveLetter),
-        ("a\0b", UnsafeComponent::Nul),
-        ("...", UnsafeComponent::OnlyDotsAndSpaces),
-        (" ", UnsafeComponent::OnlyDotsAndSpaces),
-    ] {
-        for info in [single_info(name, 10), multi_info(name, &[(&["a.bin"], 10)])] {
-            let err = parse(info).unwrap_err();
-            let msg = err.to_string();
-            assert!(
-                msg.starts_with("unsafe name: the torrent name "),
-                "{name:?}: {msg}"
-            );
-            match (&err, want) {
-                (
-                    MetainfoError::UnsafeName { problem, .. },
-                    UnsafeComponent::DotDot | UnsafeComponent::Separator,
-                ) => {
-                    assert!(msg.contains("would escape the download directory"), "{msg}");
-                    assert_eq!(*problem, want.into());
-                }
-                (MetainfoError::UnsafeName { problem, .. }, _) => {
-                    assert_eq!(*problem, want.into(), "{name:?}")
-                }
-                other => panic!("{name:?}: {other:?}"),
-            }
-        }
+fn unsafe_names_are_sanitised() {
+    for (name, ours, _) in NAME_CASES {
+        let multi = multi_info_entries("x", vec![file_entry(&["a.bin"], 10)])
+            .set("name", B::S(name.to_vec()));
+        let m = parse(multi).unwrap_or_else(|e| panic!("{name:?}: {e}"));
+        assert_invariants(&m);
+        assert_eq!(
+            top_of(&m),
+            with_hash(ours, &m.info_hash.to_hex()),
+            "{name:?}"
+        );
+        assert_eq!(m.files[0].path, Path::new(&top_of(&m)).join("a.bin"));
+        assert_eq!(
+            m.name,
+            String::from_utf8_lossy(name),
+            "the display name is as given"
+        );
+        // the single-file form: the file is the name
+        let single = single_info("x", 10).set("name", B::S(name.to_vec()));
+        let m = parse(single).unwrap_or_else(|e| panic!("{name:?}: {e}"));
+        assert_invariants(&m);
+        assert_eq!(
+            m.files[0].path,
+            Path::new(&with_hash(ours, &m.info_hash.to_hex())),
+            "{name:?}"
+        );
     }
 }
 
 #[test]
-fn unsafe_file_paths_are_refused() {
-    let cases: &[(&[&str], UnsafeComponent)] = &[
-        (&["..", "x"], UnsafeComponent::DotDot),
-        (&["a", "..", "b"], UnsafeComponent::DotDot),
-        (&["a", "b", ".."], UnsafeComponent::DotDot),
-        (
-            &["..", "..", "..", "etc", "passwd"],
-            UnsafeComponent::DotDot,
-        ),
-        (&["/etc/x"], UnsafeComponent::Separator),
-        (&["a", "/abs"], UnsafeComponent::Separator),
-        (&["a/../../b"], UnsafeComponent::Separator),
-        (&["..\\..\\x"], UnsafeComponent::Separator),
-        (&["C:", "x"], UnsafeComponent::DriveLetter),
-        (&["a", "x\0.txt"], UnsafeComponent::Nul),
-        (&["..."], UnsafeComponent::OnlyDotsAndSpaces),
-        (&["a", " . "], UnsafeComponent::OnlyDotsAndSpaces),
-    ];
-    for (components, want) in cases {
-        // the bad file can be first, in the middle or last
+fn unsafe_file_paths_are_sanitised() {
+    for (components, ours, _) in PATH_CASES {
+        // the odd file can be first, in the middle or last
         for position in 0..3 {
             let mut files: Vec<(&[&str], i64)> = vec![(&["ok1"], 5), (&["ok2"], 5)];
             files.insert(position, (components, 7));
-            let err = parse(multi_info("sample", &files)).unwrap_err();
-            match &err {
-                MetainfoError::UnsafeFilePath { problem, index, .. } => {
-                    assert_eq!(problem, want, "{components:?}");
-                    assert_eq!(*index, position);
-                }
-                other => panic!("{components:?}: {other:?}"),
-            }
-            assert!(
-                err.to_string()
-                    .starts_with("unsafe file path: a path component ")
+            let m =
+                parse(multi_info("s", &files)).unwrap_or_else(|e| panic!("{components:?}: {e}"));
+            assert_invariants(&m);
+            assert_eq!(
+                m.files[position].path,
+                Path::new("s").join(ours),
+                "{components:?}"
             );
+            let shown: Vec<&str> = m.files[position]
+                .display_path
+                .iter()
+                .map(String::as_str)
+                .collect();
+            assert_eq!(&shown, components, "shown as given");
+            assert_eq!(m.files[position].length, 7);
         }
     }
 }
 
+/// What libtorrent 2.0.8 stores, for each torrent of the tables above.
 #[test]
-fn utf8_fields_are_checked_too() {
-    // safe legacy name, unsafe `name.utf-8`: the UTF-8 one is used, so refused
-    let info = single_info("ok.bin", 10).push("name.utf-8", s(".."));
-    assert!(matches!(parse(info), Err(MetainfoError::UnsafeName { .. })));
+fn libtorrent_agrees_with_the_tables() {
+    path_support::require_libtorrent();
+    let dir = tempfile::tempdir().unwrap();
+    let mut torrents = Vec::new();
+    for (i, (name, _, lt)) in NAME_CASES.iter().enumerate() {
+        let info = multi_info_entries("x", vec![file_entry(&["a.bin"], 10)])
+            .set("name", B::S(name.to_vec()));
+        let path = dir.path().join(format!("name{i}.torrent"));
+        std::fs::write(&path, torrent(info.clone())).unwrap();
+        let hash = InfoHash::of_info_bytes(&info.bytes()).to_hex();
+        torrents.push((
+            path,
+            format!("{}/a.bin", with_hash(lt, &hash)),
+            format!("name {name:?}"),
+        ));
+        // single-file: libtorrent refuses a name with nothing usable left (ratorrent names
+        // the file by the info hash), else stores the same name
+        let path = dir.path().join(format!("single{i}.torrent"));
+        std::fs::write(
+            &path,
+            torrent(single_info("x", 10).set("name", B::S(name.to_vec()))),
+        )
+        .unwrap();
+        let want = if *lt == "#" || name.is_empty() {
+            "refused: missing name in torrent file".to_string()
+        } else {
+            lt.to_string()
+        };
+        torrents.push((path, want, format!("single-file name {name:?}")));
+    }
+    for (i, (components, _, lt)) in PATH_CASES.iter().enumerate() {
+        let path = dir.path().join(format!("path{i}.torrent"));
+        std::fs::write(&path, torrent(multi_info("s", &[(components, 7)]))).unwrap();
+        torrents.push((path, format!("s/{lt}"), format!("path {components:?}")));
+    }
+    for (i, (files, _, lt)) in COLLISION_CASES.iter().enumerate() {
+        let path = dir.path().join(format!("coll{i}.torrent"));
+        let files: Vec<(&[&str], i64)> = files.iter().map(|f| (*f, 3)).collect();
+        std::fs::write(&path, torrent(multi_info("s", &files))).unwrap();
+        torrents.push((path, lt.join("|"), format!("files {files:?}")));
+    }
+    let paths: Vec<PathBuf> = torrents.iter().map(|t| t.0.clone()).collect();
+    let views = path_support::lt_view(&paths);
+    let mut wrong = Vec::new();
+    for (path, want, what) in &torrents {
+        let got = match &views[path] {
+            path_support::LtView::Loaded { files, .. } => files
+                .iter()
+                .map(|f| f.path.as_str())
+                .collect::<Vec<_>>()
+                .join("|"),
+            path_support::LtView::Refused(e) => format!("refused: {e}"),
+        };
+        if &got != want {
+            wrong.push(format!(
+                "{what}: libtorrent stores {got:?}, the table says {want:?}"
+            ));
+        }
+    }
+    assert!(wrong.is_empty(), "{wrong:#?}");
+}
+
+#[test]
+fn utf8_fields_are_sanitised_too() {
+    // safe legacy name, unsafe `name.utf-8`: the UTF-8 one is used
+    let m = parse(single_info("ok.bin", 10).push("name.utf-8", s(".."))).unwrap();
+    assert_eq!(m.files[0].path, Path::new(&m.info_hash.to_hex()));
+    assert_eq!(m.name, "..");
     let entry = file_entry(&["ok.bin"], 10).push("path.utf-8", path_list(&["..", "x"]));
-    let info = multi_info_entries("sample", vec![entry]);
-    assert!(matches!(
-        parse(info),
-        Err(MetainfoError::UnsafeFilePath {
-            problem: UnsafeComponent::DotDot,
-            ..
-        })
-    ));
+    let m = parse(multi_info_entries("sample", vec![entry])).unwrap();
+    assert_eq!(m.files[0].path, Path::new("sample/x"));
+    assert_eq!(m.files[0].display_path, vec!["..", "x"]);
     // an invalid `path.utf-8` (not UTF-8) falls back to `path`
     let entry = file_entry(&["ok.bin"], 10).push("path.utf-8", B::L(vec![B::S(vec![0xff])]));
     let m = parse(multi_info_entries("sample", vec![entry])).unwrap();
@@ -613,43 +788,103 @@ fn utf8_fields_are_checked_too() {
 
 #[test]
 fn legacy_bytes_without_utf8_fields_load_safely() {
-    // GBK "样例" = d1 f9 c0 fd; "\x95\x5c" has a '\' trail byte
+    // GBK "样例" = d1 f9 c0 fd; "\x95\x5c" has a '\' trail byte. Invalid sequences become
+    // `_` as libtorrent counts them (the lead byte's claimed length), '\' is removed.
     let name = B::S(vec![0xd1, 0xf9, 0xc0, 0xfd]);
     let path = B::L(vec![B::S(vec![0x95, 0x5c, b'.', b't', b'x', b't'])]);
     let info = multi_info_entries("x", vec![d(vec![("length", B::I(10)), ("path", path)])])
         .set("name", name);
     let m = parse(info).unwrap();
     assert_invariants(&m);
-    // each of the four bytes is an invalid UTF-8 sequence on its own
-    let fffd4 = "\u{fffd}".repeat(4);
-    assert_eq!(m.name, fffd4);
-    assert_eq!(m.files[0].path, Path::new(&fffd4).join("\u{fffd}_.txt"));
+    // each of the four bytes is an invalid UTF-8 sequence on its own for display
+    assert_eq!(m.name, "\u{fffd}".repeat(4));
+    assert_eq!(m.files[0].path, Path::new("__/_.txt"));
     assert_eq!(m.files[0].display_path, vec!["\u{fffd}\\.txt".to_string()]);
-    // lossy ".." is still ".."
-    let info = single_info("x", 10).set("name", B::S(b"..".to_vec()));
-    assert!(parse(info).is_err());
+    // lossy ".." is still nameless
+    let m = parse(single_info("x", 10).set("name", B::S(b"..".to_vec()))).unwrap();
+    assert_eq!(m.files[0].path, Path::new(&m.info_hash.to_hex()));
 }
 
+/// Files' `path` lists, in torrent order.
+type FileList = &'static [&'static [&'static str]];
+
+/// Real files' paths (below `s`) in torrent order → (ours, libtorrent 2.0.8's, with `s/`).
+const COLLISION_CASES: &[(FileList, &[&str], &[&str])] = &[
+    (
+        &[&["a.txt"], &["a.txt"]],
+        &["a.txt", "a.1.txt"],
+        &["s/a.txt", "s/a.1.txt"],
+    ),
+    // letter case: a case-insensitive file system would merge them
+    (
+        &[&["A.txt"], &["a.txt"]],
+        &["A.txt", "a.1.txt"],
+        &["s/A.txt", "s/a.1.txt"],
+    ),
+    // a later file already named like a renamed one is renamed in turn
+    (
+        &[&["x.txt"], &["x.txt"], &["x.1.txt"]],
+        &["x.txt", "x.1.txt", "x.1.1.txt"],
+        &["s/x.txt", "s/x.1.txt", "s/x.1.1.txt"],
+    ),
+    // a file that is a folder of another file is renamed, in either order
+    (&[&["a"], &["a", "b"]], &["a.1", "a/b"], &["s/a.1", "s/a/b"]),
+    (
+        &[&["a", "b", "c"], &["a", "b"]],
+        &["a/b/c", "a/b.1"],
+        &["s/a/b/c", "s/a/b.1"],
+    ),
+    (&[&["D", "x"], &["d"]], &["D/x", "d.1"], &["s/D/x", "s/d.1"]),
+    // folders are taken before any file is numbered
+    (
+        &[&["b.txt"], &["b.txt"], &["b.1.txt", "y"]],
+        &["b.txt", "b.2.txt", "b.1.txt/y"],
+        &["s/b.txt", "s/b.2.txt", "s/b.1.txt/y"],
+    ),
+    // sanitising makes them equal
+    (&[&["a\r"], &["a\n"]], &["a_", "a_.1"], &["s/a_", "s/a_.1"]),
+    (&[&["", "a"], &["a"]], &["a", "a.1"], &["s/_/a", "s/a"]),
+    (&[&["/x"], &["x"]], &["x", "x.1"], &["s/x", "s/x.1"]),
+    (&[&["."], &[".."]], &["_", "_.1"], &["s/_", "s/_.1"]),
+    // non-ASCII letter case: libtorrent folds ASCII only
+    (
+        &[&["É.txt"], &["é.txt"]],
+        &["É.txt", "é.1.txt"],
+        &["s/É.txt", "s/é.txt"],
+    ),
+    (
+        &[&[".hidden"], &[".hidden"]],
+        &[".hidden", ".hidden.1"],
+        &["s/.hidden", "s/.1.hidden"],
+    ),
+];
+
 #[test]
-fn colliding_paths_are_refused_and_pads_may_repeat() {
-    let err = parse(multi_info("s", &[(&["a"], 1), (&["a"], 2)])).unwrap_err();
-    assert!(matches!(err, MetainfoError::DuplicatePath { .. }), "{err}");
-    // two names that differ only by control characters map to the same disk name
-    let err = parse(multi_info("s", &[(&["a\r"], 1), (&["a\n"], 2)])).unwrap_err();
-    assert!(matches!(err, MetainfoError::DuplicatePath { .. }), "{err}");
-    // dropped empty components make two paths equal
-    let err = parse(multi_info("s", &[(&["", "a"], 1), (&["a"], 2)])).unwrap_err();
-    assert!(matches!(err, MetainfoError::DuplicatePath { .. }), "{err}");
-    // a file that is also a folder, in either order
-    for files in [
-        vec![(&["a"][..], 1), (&["a", "b"][..], 2)],
-        vec![(&["a", "b", "c"][..], 1), (&["a", "b"][..], 2)],
-    ] {
-        let err = parse(multi_info("s", &files)).unwrap_err();
-        assert!(matches!(err, MetainfoError::FileIsFolder { .. }), "{err}");
-        assert!(err.to_string().contains("both a file and a folder"));
+fn colliding_paths_are_renamed_and_pads_may_repeat() {
+    for (files, ours, _) in COLLISION_CASES {
+        let list: Vec<(&[&str], i64)> = files.iter().map(|f| (*f, 3)).collect();
+        let m = parse(multi_info("s", &list)).unwrap_or_else(|e| panic!("{files:?}: {e}"));
+        assert_invariants(&m);
+        let got: Vec<PathBuf> = m.files.iter().map(|f| f.path.clone()).collect();
+        let want: Vec<PathBuf> = ours.iter().map(|p| Path::new("s").join(p)).collect();
+        assert_eq!(got, want, "{files:?}");
     }
-    // pads with the same name are fine
+    // many duplicates: numbered in order, in linear time
+    let same: Vec<(&[&str], i64)> = vec![(&["d", "f.bin"][..], 1); 20_000];
+    let m = parse(multi_info("s", &same)).unwrap();
+    assert_invariants(&m);
+    assert_eq!(m.files[0].path, Path::new("s/d/f.bin"));
+    assert_eq!(m.files[19_999].path, Path::new("s/d/f.19999.bin"));
+    // a renamed long name stays within the component limit
+    let long = format!("{}.mkv", "é".repeat(120));
+    let m = parse(multi_info(
+        "s",
+        &[(&[long.as_str()], 1), (&[long.as_str()], 1)],
+    ))
+    .unwrap();
+    assert_invariants(&m);
+    assert!(m.files[1].path.to_str().unwrap().ends_with(".1.mkv"));
+    // pads with the same name are fine, and never renamed
     let m = parse(multi_info_entries(
         "s",
         vec![
@@ -663,30 +898,18 @@ fn colliding_paths_are_refused_and_pads_may_repeat() {
     .unwrap();
     assert_invariants(&m);
     assert_eq!(m.files.iter().filter(|f| f.pad).count(), 2);
+    assert_eq!(m.files[3].path, Path::new("s/.pad/16284"));
 }
 
 #[test]
-fn empty_and_dot_components_are_dropped() {
-    for (components, disk) in [
-        (&["", "a"][..], "s/a"),
-        (&["a", "", "b"], "s/a/b"),
-        (&["a", ""], "s/a"),
-        (&["", "", "a", ""], "s/a"),
-        (&[".", "a"], "s/a"),
-        (&["a", ".", "b"], "s/a/b"),
+fn a_real_file_needs_a_path() {
+    // no `path`, or an empty list: refused, as libtorrent does (padding files excepted)
+    for entry in [
+        d(vec![("length", B::I(10))]),
+        d(vec![("length", B::I(10)), ("path", B::L(vec![]))]),
     ] {
-        let m = parse(multi_info("s", &[(components, 10)])).unwrap();
-        assert_invariants(&m);
-        assert_eq!(m.files[0].path, Path::new(disk), "{components:?}");
-        let shown: Vec<&str> = m.files[0].display_path.iter().map(String::as_str).collect();
-        assert_eq!(shown, components);
-    }
-    for components in [&[][..], &[""], &["", ""], &["."], &["", "."]] {
-        let err = parse(multi_info("s", &[(&["ok"], 3), (components, 10)])).unwrap_err();
-        assert!(
-            matches!(err, MetainfoError::EmptyFilePath { index: 1 }),
-            "{components:?}: {err}"
-        );
+        let err = parse(multi_info_entries("s", vec![file_entry(&["ok"], 3), entry])).unwrap_err();
+        assert_eq!(err.to_string(), "missing 'files[1].path'");
     }
 }
 
@@ -696,9 +919,99 @@ fn long_components_are_cut() {
     let m = parse(multi_info("s", &[(&[long.as_str()], 10)])).unwrap();
     assert_invariants(&m);
     let file = m.files[0].path.file_name().unwrap().to_str().unwrap();
-    assert_eq!(file.len(), MAX_COMPONENT_BYTES);
-    assert!(file.ends_with("xx.mkv"));
+    assert_eq!(
+        file,
+        format!("{}.mkv", "x".repeat(240)),
+        "as libtorrent cuts it"
+    );
     assert_eq!(m.files[0].display_path, vec![long]);
+}
+
+#[test]
+fn symlink_entries_are_empty_plain_files() {
+    // BEP 47: attr `l` with a `symlink path`; libtorrent takes no payload bytes for it,
+    // whatever `length` says. ratorrent never creates the link: an empty regular file.
+    let link = d(vec![
+        ("attr", s("l")),
+        ("length", B::I(425)),
+        ("path", path_list(&["sub", "link"])),
+        ("symlink path", path_list(&["..", "..", "etc", "passwd"])),
+    ]);
+    let info = d(vec![
+        (
+            "files",
+            B::L(vec![file_entry(&["a.bin"], 100), link.clone()]),
+        ),
+        ("name", s("s")),
+        ("piece length", B::I(PL)),
+        ("pieces", pieces_for(100, PL as u64)),
+    ]);
+    let m = parse(info).unwrap();
+    assert_invariants(&m);
+    let f = &m.files[1];
+    assert!(f.symlink && !f.pad);
+    assert_eq!((f.length, f.offset), (0, 100));
+    assert_eq!(f.path, Path::new("s/sub/link"));
+    // a target outside the torrent (here `etc/passwd` once `..` is dropped) is no target
+    assert_eq!(f.symlink_target, None);
+    assert_eq!(m.total_length, 100);
+    assert!(
+        m.describe()
+            .contains("  s/sub/link  0 bytes  (symlink: saved as an empty file s/sub/link)\n"),
+        "{}",
+        m.describe()
+    );
+    // targets inside: read from the top folder, else from the link's folder
+    for (target, want) in [
+        (&["a.bin"][..], "s/a.bin"),
+        (&["sub"], "s/sub"),
+        (&["link2"], "s/sub/link2"),
+    ] {
+        let entry = link.clone().set("symlink path", path_list(target));
+        let other = link.clone().set("path", path_list(&["sub", "link2"]));
+        let info = multi_info_entries("s", vec![file_entry(&["a.bin"], 100), entry, other])
+            .set("pieces", pieces_for(100, PL as u64));
+        let m = parse(info).unwrap();
+        assert_eq!(
+            m.files[1].symlink_target.as_deref(),
+            Some(Path::new(want)),
+            "{target:?}"
+        );
+    }
+    let entry = link.clone().set("symlink path", path_list(&["a.bin"]));
+    let info = multi_info_entries("s", vec![file_entry(&["a.bin"], 100), entry])
+        .set("pieces", pieces_for(100, PL as u64));
+    assert!(parse(info).unwrap().describe().contains(
+        "  s/sub/link  0 bytes  (symlink to s/a.bin: saved as an empty file s/sub/link)\n"
+    ));
+    // without `length` (libtorrent's symlink_zero_size.torrent) or `symlink path`
+    let bare = d(vec![("attr", s("xl")), ("path", path_list(&["l2"]))]);
+    let info = multi_info_entries("s", vec![file_entry(&["a.bin"], 100), bare]);
+    let m = parse(info).unwrap();
+    assert!(m.files[1].symlink && m.files[1].symlink_target.is_none());
+    assert_eq!(m.files[1].length, 0);
+    // a mistyped `symlink path` is refused (libtorrent: invalid_symlink.torrent)
+    let bad = link.set("symlink path", B::L(vec![s("a"), B::I(4)]));
+    let info = multi_info_entries("s", vec![file_entry(&["a.bin"], 100), bad]);
+    let err = parse(info).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "invalid 'files[1].symlink path': expected a list of strings, found integer"
+    );
+}
+
+#[test]
+fn padding_files_without_a_path_load() {
+    // libtorrent's pad_file_no_path.torrent: attr `p`, no `path`
+    let pad = d(vec![("attr", s("p")), ("length", B::I(2124))]);
+    let info = multi_info_entries("temp", vec![file_entry(&["foo", "bar.txt"], 45), pad]);
+    let m = parse(info).unwrap();
+    assert_invariants(&m);
+    assert!(m.files[1].pad);
+    // libtorrent names it `.pad/2124`, outside the top folder; never on disk either way
+    assert_eq!(m.files[1].path, Path::new("temp/.pad/2124"));
+    assert!(m.files[1].display_path.is_empty());
+    assert_eq!(m.payload_size(), 45);
 }
 
 // ---------------------------------------------------------------------------------------
@@ -1109,13 +1422,19 @@ fn padding_files_at_any_position() {
     let entry = file_entry(&["run.sh"], 10).set("attr", s("x"));
     let m = parse(multi_info_entries("s", vec![entry])).unwrap();
     assert!(!m.files[0].pad);
-    // pads still need safe paths
-    let err = parse(multi_info_entries(
+    // pads' paths are sanitised like the others (they never reach the disk anyway)
+    let m = parse(multi_info_entries(
         "s",
-        vec![file_entry(&["a"], 10), pad_entry(&["..", "x"], 6)],
+        vec![
+            file_entry(&["a"], 10),
+            pad_entry(&["..", "x"], 6),
+            pad_entry(&[".."], 6),
+        ],
     ))
-    .unwrap_err();
-    assert!(matches!(err, MetainfoError::UnsafeFilePath { .. }), "{err}");
+    .unwrap();
+    assert_invariants(&m);
+    assert_eq!(m.files[1].path, Path::new("s/x"));
+    assert_eq!(m.files[2].path, Path::new("s/.pad/6"));
 }
 
 // ---------------------------------------------------------------------------------------
@@ -1371,10 +1690,13 @@ fn hostile_generated_file_lists_stay_inside() {
                 accepted += 1;
                 assert_invariants(&m);
             }
-            Err(_) => refused += 1,
+            // never for a name: only a real file without `path` components, or no data
+            Err(MetainfoError::Missing { field }) if field.ends_with(".path") => refused += 1,
+            Err(MetainfoError::EmptyPayload) => refused += 1,
+            Err(e) => panic!("refused for {e}"),
         }
     }
-    assert!(accepted > 100 && refused > 100, "{accepted} / {refused}");
+    assert!(accepted > 2_000 && refused > 100, "{accepted} / {refused}");
 }
 
 // ---------------------------------------------------------------------------------------
@@ -1561,6 +1883,26 @@ fn builder_errors() {
         ),
         "{err}"
     );
+    // two names that differ only by letter case: a downloader renames one
+    let case = dir.path().join("case");
+    write(&case.join("sub").join("A.txt"), 10, 0);
+    write(&case.join("sub").join("a.txt"), 10, 0);
+    let err = TorrentBuilder::new(&case).build().unwrap_err();
+    assert!(
+        matches!(
+            &err,
+            CreateError::UnsafeName {
+                problem: NameProblem::CaseCollision,
+                path,
+            } if path.ends_with("sub/a.txt")
+        ),
+        "{err}"
+    );
+    let case2 = dir.path().join("case2");
+    write(&case2.join("X").join("1"), 10, 0);
+    write(&case2.join("x"), 10, 0);
+    let err = TorrentBuilder::new(&case2).build().unwrap_err();
+    assert!(err.to_string().contains("only by letter case"), "{err}");
     let odd2 = dir.path().join("odd2");
     write(&odd2.join("a\\b"), 10, 0);
     let err = TorrentBuilder::new(&odd2).build().unwrap_err();

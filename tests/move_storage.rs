@@ -92,7 +92,7 @@ async fn files_move_within_and_across_file_systems_and_failures_leave_nothing_be
     // 1. same file system: renamed
     let second = dir.path().join("second");
     mv(&h, id, &second, true).await;
-    wait(&h, id, "moving", |r| r.state == TorrentState::Moving).await;
+    wait_moved(&h, 1).await;
     wait(&h, id, "seeding from the new folder", seeding).await;
     assert!(!home.join("p").exists(), "nothing left behind");
     common::compare_trees(&pristine.join("p"), &second.join("p")).unwrap();
@@ -104,7 +104,7 @@ async fn files_move_within_and_across_file_systems_and_failures_leave_nothing_be
     std::fs::create_dir_all(&small).unwrap();
     let small_mount = Mount::tmpfs(&small, "2m");
     mv(&h, id, &small, true).await;
-    wait(&h, id, "moving", |r| r.state == TorrentState::Moving).await;
+    wait_event(&h, "moving failed").await;
     wait(&h, id, "back to seeding", seeding).await;
     let left: Vec<_> = walk(&small);
     assert!(
@@ -119,7 +119,7 @@ async fn files_move_within_and_across_file_systems_and_failures_leave_nothing_be
     std::fs::create_dir_all(&other).unwrap();
     let _big = Mount::tmpfs(&other, "64m");
     mv(&h, id, &other, true).await;
-    wait(&h, id, "moving", |r| r.state == TorrentState::Moving).await;
+    wait_moved(&h, 2).await;
     wait(&h, id, "seeding from the other file system", seeding).await;
     assert!(!second.join("p").exists());
     common::compare_trees(&pristine.join("p"), &other.join("p")).unwrap();
@@ -141,6 +141,28 @@ async fn files_move_within_and_across_file_systems_and_failures_leave_nothing_be
     let (tx, rx) = tokio::sync::oneshot::channel();
     h.commands.send(Command::Shutdown(tx)).await.unwrap();
     let _ = rx.await;
+}
+
+/// Wait until `n` "files moved" events were logged.
+async fn wait_moved(h: &SessionHandle, n: usize) {
+    wait_count(h, "files moved to", n).await;
+}
+
+async fn wait_event(h: &SessionHandle, needle: &str) {
+    wait_count(h, needle, 1).await;
+}
+
+async fn wait_count(h: &SessionHandle, needle: &str, n: usize) {
+    for _ in 0..600 {
+        let (tx, rx) = tokio::sync::oneshot::channel();
+        h.commands.send(Command::RecentEvents(tx)).await.unwrap();
+        let events = rx.await.unwrap();
+        if events.iter().filter(|e| e.message.contains(needle)).count() >= n {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    panic!("no {n} events saying {needle:?}");
 }
 
 fn walk(root: &Path) -> Vec<std::path::PathBuf> {

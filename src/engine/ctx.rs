@@ -26,6 +26,8 @@ use super::torrent::announce::AnnounceJob;
 pub const UPLOAD_BUDGET_BYTES: usize = 16 << 20;
 /// Bytes of received blocks allowed to wait for the disk, session-wide.
 pub const DISK_QUEUE_BYTES: usize = 4 << 20;
+/// Tracker announces in flight at once, session-wide.
+pub const MAX_ANNOUNCES: usize = 32;
 /// Incoming connections allowed to be in their handshake at once (beyond: closed at once).
 pub const MAX_PENDING_INCOMING: usize = 128;
 
@@ -165,6 +167,8 @@ pub struct SessionCtx {
     pub limits: Limits,
     /// Upload data in memory, one permit per block (see [`UPLOAD_BUDGET_BYTES`]).
     pub upload_budget: Arc<Semaphore>,
+    /// Announces in flight at once (see [`MAX_ANNOUNCES`]).
+    pub announce_slots: Arc<Semaphore>,
     /// Connection counts.
     pub conns: Arc<ConnCounters>,
     /// Source of unique peer keys and disk keys.
@@ -196,6 +200,7 @@ impl SessionCtx {
             upload_budget: Arc::new(Semaphore::new(
                 UPLOAD_BUDGET_BYTES / crate::piece::BLOCK_SIZE as usize,
             )),
+            announce_slots: Arc::new(Semaphore::new(MAX_ANNOUNCES)),
             conns: Arc::new(ConnCounters::default()),
             next_key: AtomicU64::new(1),
             events,
@@ -274,7 +279,13 @@ pub enum SessionEvent {
         /// Which check.
         check_key: u64,
         /// What the check found, or why it could not run.
-        result: Result<crate::storage::check::CheckReport, StorageError>,
+        result: Result<
+            (
+                crate::storage::check::CheckReport,
+                Vec<crate::state::FileStat>,
+            ),
+            StorageError,
+        >,
     },
     /// A handshake completed (either direction): admit the peer or drop it.
     Handshaken {

@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 use bendy::encoding::{AsString, Encoder, SingleItemEncoder};
 use sha1::{Digest, Sha1};
 
-use super::path::{UnsafeComponent, disk_component};
+use super::path::{UnsafeComponent, check_component, sanitize_component};
 
 /// Smallest piece length [`default_piece_length`] picks and the builder accepts: 16 KiB.
 pub const MIN_PIECE_LENGTH: u32 = 16 * 1024;
@@ -103,9 +103,19 @@ pub enum NameProblem {
     /// Refused by the path rules of [`super::path`].
     #[error("{0}")]
     Unsafe(UnsafeComponent),
-    /// Would be stored under another name by a downloader (control characters, length).
-    #[error("would be renamed on download (control characters or more than 255 bytes)")]
+    /// Would be stored under another name by a downloader (control characters, a
+    /// right-to-left override, more than 240 bytes).
+    #[error(
+        "would be renamed on download (control characters, text-direction marks or more than 240 bytes)"
+    )]
     Renamed,
+    /// Differs from another name in the same folder only by letter case: a downloader
+    /// renames one of them (`a.1.txt`), since a case-insensitive file system cannot hold
+    /// both.
+    #[error(
+        "differs from another name in its folder only by letter case (a downloader renames one)"
+    )]
+    CaseCollision,
 }
 
 /// Builder of a v1 .torrent (BEP 3, with BEP 12 tiers, BEP 19 web seeds, BEP 27 private)
@@ -235,6 +245,7 @@ impl TorrentBuilder {
             let mut files = Vec::new();
             walk(&root, &mut Vec::new(), &mut files)?;
             files.sort_by(|a, b| a.components.cmp(&b.components));
+            check_case_collisions(&root, &files)?;
             files
         } else if meta.is_file() {
             vec![SourceFile {
@@ -332,17 +343,44 @@ fn checked_name(name: &std::ffi::OsStr, path: &Path) -> Result<String, CreateErr
     let s = name.to_str().ok_or_else(|| CreateError::NonUtf8Name {
         path: path.to_owned(),
     })?;
-    match disk_component(s, true) {
-        Ok(disk) if disk == s => Ok(s.to_owned()),
-        Ok(_) => Err(CreateError::UnsafeName {
-            path: path.to_owned(),
-            problem: NameProblem::Renamed,
-        }),
-        Err(p) => Err(CreateError::UnsafeName {
-            path: path.to_owned(),
-            problem: NameProblem::Unsafe(p),
-        }),
+    let problem = match check_component(s) {
+        Err(p) => NameProblem::Unsafe(p),
+        Ok(()) if sanitize_component(s.as_bytes()).as_deref() == Some(s) => {
+            return Ok(s.to_owned());
+        }
+        Ok(()) => NameProblem::Renamed,
+    };
+    Err(CreateError::UnsafeName {
+        path: path.to_owned(),
+        problem,
+    })
+}
+
+/// Refuse two files whose paths differ only by letter case (`A.txt`, `a.txt`; also a file
+/// and a folder): a downloader renames the later one, so the torrent could not be seeded
+/// from these files. `files` are sorted by path.
+fn check_case_collisions(root: &Path, files: &[SourceFile]) -> Result<(), CreateError> {
+    let mut seen: std::collections::HashMap<String, Vec<String>> = std::collections::HashMap::new();
+    for f in files {
+        // every folder prefix, then the file itself
+        for depth in 1..=f.components.len() {
+            let exact = &f.components[..depth];
+            let key = exact.join("/").to_lowercase();
+            match seen.get(&key) {
+                Some(first) if first.as_slice() == exact => {}
+                Some(_) => {
+                    return Err(CreateError::UnsafeName {
+                        path: exact.iter().fold(root.to_path_buf(), |p, c| p.join(c)),
+                        problem: NameProblem::CaseCollision,
+                    });
+                }
+                None => {
+                    seen.insert(key, exact.to_vec());
+                }
+            }
+        }
     }
+    Ok(())
 }
 
 /// Collect the regular files under `dir` (recursively, symbolic links skipped).

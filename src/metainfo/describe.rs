@@ -68,8 +68,9 @@ impl Metainfo {
     /// A multi-line summary for `ratorrent info`: name, info hash(es) in hex, piece size
     /// and count, total size (padding excluded, and shown on its own line when present),
     /// private flag, creation details, trackers by tier (BEP 12), web seeds (BEP 19) and
-    /// the files with their sizes (padding files hidden). Control characters from the
-    /// torrent are escaped. Ends with a newline.
+    /// the files with their sizes (padding files hidden), with the path each is saved at
+    /// when sanitising or renaming changed it, and symlink entries marked. Control
+    /// characters from the torrent are escaped. Ends with a newline.
     pub fn describe(&self) -> String {
         let mut s = String::new();
         // Writing to a String cannot fail.
@@ -150,7 +151,22 @@ impl Metainfo {
             } else {
                 self.name.clone()
             };
-            let _ = writeln!(s, "  {}  {}", printable(&shown), human_size(f.length));
+            let _ = write!(s, "  {}  {}", printable(&shown), human_size(f.length));
+            if f.symlink {
+                match &f.symlink_target {
+                    Some(t) => {
+                        let _ = write!(s, "  (symlink to {}: saved as an empty file", t.display());
+                    }
+                    None => {
+                        let _ = write!(s, "  (symlink: saved as an empty file");
+                    }
+                }
+                let _ = write!(s, " {})", f.path.display());
+            } else if f.path.to_str() != Some(shown.as_str()) {
+                // sanitised or renamed: say where it really goes
+                let _ = write!(s, "  (saved as {})", f.path.display());
+            }
+            s.push('\n');
         }
         s
     }

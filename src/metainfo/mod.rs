@@ -5,7 +5,8 @@
 //! [`Metainfo::from_bytes`] decodes with the tolerant [`crate::bencode`] decoder
 //! (unsorted and repeated keys accepted, the first occurrence wins) and takes the info
 //! hash over the info dictionary's bytes exactly as they appear in the file. Every name
-//! and path goes through [`path`] so that nothing resolves outside the download directory.
+//! and path goes through [`path`], which sanitises it as libtorrent does (nothing is refused
+//! for its name) so that nothing resolves outside the download directory.
 //! [`create::TorrentBuilder`] writes new v1 torrents.
 
 use std::fmt;
@@ -19,7 +20,6 @@ pub use create::{CreateError, TorrentBuilder};
 pub use describe::human_size;
 pub use parse::{
     BLOCK_SIZE, FileInfo, MAX_PIECE_LENGTH, MAX_TORRENT_FILE_BYTES, Metainfo, MetainfoError,
-    UnsafeNameProblem,
 };
 
 /// A v1 info hash: SHA-1 of the bencoded `info` dictionary exactly as it appears in the

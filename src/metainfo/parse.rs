@@ -1,11 +1,11 @@
 //! The [`Metainfo`] model and its parser (BEP 3, 12, 19, 27, 47, 52 hybrid).
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use super::InfoHash;
-use super::path::{UnsafeComponent, disk_component, is_contained};
+use super::path::{PLACEHOLDER, is_contained, numbered, sanitize_component};
 use crate::bencode::{self, DecodeError, Dict, Value};
 
 /// Largest `piece length` accepted, in bytes (256 MiB).
@@ -30,7 +30,9 @@ pub struct Metainfo {
     /// The bencoded info dictionary exactly as found in the file (served by BEP 9).
     pub info_bytes: Vec<u8>,
     /// Display name, UTF-8: `name.utf-8` when present and valid, else `name` (lossily
-    /// decoded). May hold control characters; escape before printing to a terminal.
+    /// decoded). May hold control characters; escape before printing to a terminal. The
+    /// name on disk is the first component of each [`FileInfo::path`] (sanitised; the info
+    /// hash in hex when nothing usable is left, as in libtorrent).
     pub name: String,
     /// Bytes per piece (all pieces but the last), 1 ..= [`MAX_PIECE_LENGTH`].
     pub piece_length: u32,
@@ -62,19 +64,33 @@ pub struct Metainfo {
 pub struct FileInfo {
     /// Relative path on disk, sanitised (see [`super::path`]). For a multi-file torrent it
     /// starts with the torrent's top folder (`name/a/b.bin`); for a single-file torrent it
-    /// is just the name. Always relative with only normal components.
+    /// is just the name. Always relative with only normal components; no two real files
+    /// (not [`FileInfo::pad`]) share a path, also ignoring letter case, and no real file's
+    /// path is a folder of another (colliding files are renamed `b.1.bin`, `b.2.bin`, ...
+    /// in torrent order, as libtorrent does).
     pub path: PathBuf,
     /// The path components as given in the torrent (`path.utf-8` preferred, lossy
     /// otherwise), for display; without the top folder. For a single-file torrent, the
-    /// name. Empty components are kept here.
+    /// name. Empty components are kept here; a padding file without `path` has none.
     pub display_path: Vec<String>,
-    /// Length in bytes.
+    /// Length in bytes (0 for a BEP 47 symlink entry, whatever its `length` says).
     pub length: u64,
     /// Byte offset of the file in the torrent's concatenated payload.
     pub offset: u64,
     /// A BEP 47 padding file (`attr` contains `p`, or the legacy `.pad/N` or
     /// `_____padding_file_` names): zeros, never written to disk nor shown as a file.
     pub pad: bool,
+    /// A BEP 47 symlink entry (`attr` contains `l`). ratorrent never creates a symbolic
+    /// link: the entry is stored as an empty regular file at [`FileInfo::path`], so nothing
+    /// written through it can leave the download directory. Like libtorrent, it takes no
+    /// bytes of the payload.
+    pub symlink: bool,
+    /// Where a symlink entry's `symlink path` points, for display: sanitised like a file
+    /// path, starting with the top folder, and naming a file or folder of the torrent
+    /// (read from the top folder, else, as libtorrent also allows, from the link's own
+    /// folder). `None` for other files and for a symlink entry whose target is missing or
+    /// outside the torrent (libtorrent points those at themselves).
+    pub symlink_target: Option<PathBuf>,
 }
 
 /// Why a .torrent was refused. Each Display names the problem.
@@ -158,42 +174,6 @@ pub enum MetainfoError {
     /// A BEP 52 torrent without the v1 `pieces` (not hybrid).
     #[error("v2-only torrents are not supported yet (BEP 52 info dictionary without 'pieces')")]
     V2Only,
-    /// The torrent name cannot be used as a file or folder name.
-    #[error("unsafe name: the torrent name {problem}; name: {name:?}")]
-    UnsafeName {
-        /// Which rule it breaks.
-        problem: UnsafeNameProblem,
-        /// The name as decoded.
-        name: String,
-    },
-    /// A file path component cannot be used on disk.
-    #[error("unsafe file path: a path component {problem}; file #{index}: {path:?}")]
-    UnsafeFilePath {
-        /// Which rule it breaks.
-        problem: UnsafeComponent,
-        /// Index of the file in `files`.
-        index: usize,
-        /// The path as given, components joined with `/`.
-        path: String,
-    },
-    /// A file's path has no component left once empty and `.` components are dropped.
-    #[error("invalid file path: file #{index} has an empty path")]
-    EmptyFilePath {
-        /// Index of the file in `files`.
-        index: usize,
-    },
-    /// Two files map to the same path on disk.
-    #[error("invalid file list: two files map to the same path on disk: {path:?}")]
-    DuplicatePath {
-        /// The disk path, relative to the download directory.
-        path: PathBuf,
-    },
-    /// One file's path is a folder of another file.
-    #[error("invalid file list: {path:?} is both a file and a folder holding other files")]
-    FileIsFolder {
-        /// The disk path, relative to the download directory.
-        path: PathBuf,
-    },
     /// More pieces than fit in a `u32`.
     #[error("invalid 'pieces': more than 2^32 - 1 pieces")]
     TooManyPieces,
@@ -215,26 +195,6 @@ pub enum MetainfoError {
     },
 }
 
-/// Why a torrent `name` is unsafe (see [`MetainfoError::UnsafeName`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
-pub enum UnsafeNameProblem {
-    /// `..`, an absolute name, or a name holding `/` or `\`.
-    #[error("contains a path separator / '..' (would escape the download directory)")]
-    Escapes,
-    /// Any other rule of [`UnsafeComponent`] (empty, `.`, NUL, only dots/spaces, `C:`).
-    #[error("{0}")]
-    Other(UnsafeComponent),
-}
-
-impl From<UnsafeComponent> for UnsafeNameProblem {
-    fn from(c: UnsafeComponent) -> Self {
-        match c {
-            UnsafeComponent::DotDot | UnsafeComponent::Separator => UnsafeNameProblem::Escapes,
-            other => UnsafeNameProblem::Other(other),
-        }
-    }
-}
-
 /// Text of a bencode string: UTF-8 when valid (`true`), else lossily decoded (`false`).
 fn text(bytes: &[u8]) -> (String, bool) {
     match std::str::from_utf8(bytes) {
@@ -251,20 +211,20 @@ fn wrong_type(field: impl Into<String>, expected: &'static str, v: &Value<'_>) -
     }
 }
 
-/// `key.utf-8` when it is a valid UTF-8 string, else `key` as text (lossy when needed).
-/// `Ok(None)` when neither is present.
-fn utf8_preferred(
-    d: &Dict<'_>,
+/// The bytes of `key.utf-8` when it is a valid UTF-8 string, else of `key`. `Ok(None)`
+/// when neither is present.
+fn utf8_preferred<'a>(
+    d: &Dict<'a>,
     key: &str,
     field: &str,
-) -> Result<Option<(String, bool)>, MetainfoError> {
+) -> Result<Option<&'a [u8]>, MetainfoError> {
     let utf8_key = format!("{key}.utf-8");
     if let Some(s) = d.get_str(utf8_key.as_bytes()) {
-        return Ok(Some((s.to_owned(), true)));
+        return Ok(Some(s.as_bytes()));
     }
     match d.get(key.as_bytes()) {
         None => Ok(None),
-        Some(Value::Bytes(b)) => Ok(Some(text(b))),
+        Some(Value::Bytes(b)) => Ok(Some(b)),
         Some(v) => Err(wrong_type(field, "a string", v)),
     }
 }
@@ -285,38 +245,44 @@ fn length(d: &Dict<'_>, key: &[u8], field: &str) -> Result<u64, MetainfoError> {
 
 /// BEP 47 padding: `attr` contains `p`, or a legacy padding name (`.pad/<anything>`, or a
 /// last component starting with `_____padding_file_`).
-fn is_pad(attr: &[u8], components: &[(String, bool)]) -> bool {
+fn is_pad(attr: &[u8], components: &[String]) -> bool {
     attr.contains(&b'p')
-        || (components.len() >= 2 && components.first().is_some_and(|(c, _)| c == ".pad"))
+        || (components.len() >= 2 && components.first().is_some_and(|c| c == ".pad"))
         || components
             .last()
-            .is_some_and(|(c, _)| c.starts_with("_____padding_file_"))
+            .is_some_and(|c| c.starts_with("_____padding_file_"))
 }
 
-/// The path components of `files[index]`: `path.utf-8` when it is a list of valid UTF-8
-/// strings, else `path` (lossy where needed).
-fn file_components(d: &Dict<'_>, index: usize) -> Result<Vec<(String, bool)>, MetainfoError> {
+/// The raw path components of `files[index]`: `path.utf-8` when it is a list of valid
+/// UTF-8 strings, else `path`. `Ok(None)` when there is no `path`.
+fn file_components<'a>(d: &Dict<'a>, index: usize) -> Result<Option<Vec<&'a [u8]>>, MetainfoError> {
     if let Some(list) = d.get_list(b"path.utf-8") {
-        let utf8: Option<Vec<(String, bool)>> = list
-            .iter()
-            .map(|v| v.as_str().map(|s| (s.to_owned(), true)))
-            .collect();
+        let utf8: Option<Vec<&[u8]>> = list.iter().map(|v| v.as_str().map(str::as_bytes)).collect();
         if let Some(c) = utf8 {
-            return Ok(c);
+            return Ok(Some(c));
         }
     }
-    let field = format!("files[{index}].path");
-    let list = match d.get(b"path") {
-        None => return Err(MetainfoError::Missing { field }),
+    string_list(d, b"path", &format!("files[{index}].path"))
+}
+
+/// The list of strings under `key`, `Ok(None)` when absent.
+fn string_list<'a>(
+    d: &Dict<'a>,
+    key: &[u8],
+    field: &str,
+) -> Result<Option<Vec<&'a [u8]>>, MetainfoError> {
+    let list = match d.get(key) {
+        None => return Ok(None),
         Some(Value::List(l)) => l,
         Some(v) => return Err(wrong_type(field, "a list of strings", v)),
     };
     list.iter()
         .map(|v| match v {
-            Value::Bytes(b) => Ok(text(b)),
-            other => Err(wrong_type(field.clone(), "a list of strings", other)),
+            Value::Bytes(b) => Ok(*b),
+            other => Err(wrong_type(field, "a list of strings", other)),
         })
-        .collect()
+        .collect::<Result<Vec<_>, _>>()
+        .map(Some)
 }
 
 /// Tracker tiers (BEP 12), deduplicated.
@@ -375,9 +341,13 @@ impl Metainfo {
     /// BEP 52 hybrids (v1 side). The info hash is SHA-1 over the info dictionary's bytes
     /// as found (never re-encoded).
     ///
+    /// Names and paths are never a reason to refuse: they are sanitised (see
+    /// [`super::path`]), nameless ones get a placeholder, colliding ones are renamed.
+    ///
     /// # Errors
-    /// A [`MetainfoError`]: bencode errors, missing or mistyped keys, bad piece geometry,
-    /// an unsafe name or path, colliding files, a 0-byte payload, a v2-only torrent.
+    /// A [`MetainfoError`]: bencode errors, missing or mistyped keys (a real file needs a
+    /// non-empty `path` list of strings), bad piece geometry, a 0-byte payload, a v2-only
+    /// torrent.
     /// Trailing whitespace or NUL padding after the top-level dictionary (a newline added by
     /// an editor or a download tool) is accepted, as other clients do; other trailing bytes
     /// are an error.
@@ -411,16 +381,16 @@ impl Metainfo {
         };
         let meta_version = info.get_int(b"meta version");
 
+        let info_hash = InfoHash::of_info_bytes(info.raw);
+
         // name
-        let (name, name_utf8) =
+        let name_raw =
             utf8_preferred(info, "name", "name")?.ok_or_else(|| MetainfoError::Missing {
                 field: "name".into(),
             })?;
-        let name_disk =
-            disk_component(&name, name_utf8).map_err(|p| MetainfoError::UnsafeName {
-                problem: p.into(),
-                name: name.clone(),
-            })?;
+        let name = text(name_raw).0;
+        // nothing usable left: the info hash, as libtorrent names it
+        let name_disk = sanitize_component(name_raw).unwrap_or_else(|| info_hash.to_hex());
 
         // piece length
         let piece_length = match info.get(b"piece length") {
@@ -465,6 +435,8 @@ impl Metainfo {
                     length,
                     offset: 0,
                     pad: false,
+                    symlink: false,
+                    symlink_target: None,
                 };
                 (vec![file], false)
             }
@@ -510,7 +482,7 @@ impl Metainfo {
         });
 
         Ok(Metainfo {
-            info_hash: InfoHash::of_info_bytes(info.raw),
+            info_hash,
             info_hash_v2,
             info_bytes: info.raw.to_vec(),
             name,
@@ -524,7 +496,7 @@ impl Metainfo {
             comment: utf8_preferred(top, "comment", "comment")
                 .ok()
                 .flatten()
-                .map(|(s, _)| s),
+                .map(|b| text(b).0),
             created_by: top.get_bytes(b"created by").map(|b| text(b).0),
             creation_date: top.get_int(b"creation date"),
             multi_file,
@@ -637,56 +609,54 @@ fn multi_files(list: &[Value<'_>], name_disk: &str) -> Result<Vec<FileInfo>, Met
         return Err(MetainfoError::NoFiles);
     }
     let mut files = Vec::with_capacity(list.len());
+    // the sanitised `symlink path` of each symlink entry, resolved once all paths are known
+    let mut targets: Vec<(usize, Vec<String>)> = Vec::new();
     let mut offset: u64 = 0;
-    let mut disk_paths: HashSet<PathBuf> = HashSet::new();
-    let mut folders: HashSet<PathBuf> = HashSet::new();
     for (index, entry) in list.iter().enumerate() {
         let d = entry
             .as_dict()
             .ok_or_else(|| wrong_type(format!("files[{index}]"), "a dictionary", entry))?;
-        let length = length(d, b"length", &format!("files[{index}].length"))?;
-        let components = file_components(d, index)?;
         let attr = d.get_bytes(b"attr").unwrap_or_default();
-        let pad = is_pad(attr, &components);
-        let display_path: Vec<String> = components.iter().map(|(c, _)| c.clone()).collect();
+        let is_symlink = attr.contains(&b'l');
+        // a symlink entry takes no payload, whatever its `length` says (libtorrent too)
+        let length = if is_symlink {
+            0
+        } else {
+            length(d, b"length", &format!("files[{index}].length"))?
+        };
+        let raw = file_components(d, index)?;
+        let display_path: Vec<String> = raw.iter().flatten().map(|c| text(c).0).collect();
+        let pad = is_pad(attr, &display_path);
 
         let mut path = PathBuf::from(name_disk);
-        let mut kept = 0usize;
-        for (c, was_utf8) in &components {
-            if c.is_empty() || c == "." {
-                continue; // old generators' empty elements: dropped
+        let before = path.components().count();
+        path.extend(raw.iter().flatten().filter_map(|c| sanitize_component(c)));
+        if path.components().count() == before {
+            if pad {
+                // never on disk; named like libtorrent's pads, inside the top folder
+                path.push(".pad");
+                path.push(length.to_string());
+            } else if raw.as_ref().is_some_and(|r| !r.is_empty()) {
+                path.push(PLACEHOLDER); // every component was nameless
+            } else {
+                // a real file without a name (libtorrent refuses it too)
+                return Err(MetainfoError::Missing {
+                    field: format!("files[{index}].path"),
+                });
             }
-            let disk =
-                disk_component(c, *was_utf8).map_err(|problem| MetainfoError::UnsafeFilePath {
-                    problem,
-                    index,
-                    path: display_path.join("/"),
-                })?;
-            path.push(disk);
-            kept += 1;
         }
-        if kept == 0 {
-            return Err(MetainfoError::EmptyFilePath { index });
-        }
-        if !is_contained(&path) {
-            // unreachable by construction; kept as a last line of defence
-            return Err(MetainfoError::UnsafeFilePath {
-                problem: UnsafeComponent::Separator,
-                index,
-                path: display_path.join("/"),
-            });
-        }
-        if !pad {
-            for folder in path.ancestors().skip(1) {
-                if folder.as_os_str().is_empty() {
-                    break;
+        // sanitize_component only returns normal components
+        debug_assert!(is_contained(&path), "{path:?}");
+        if is_symlink {
+            let field = format!("files[{index}].symlink path");
+            if let Some(target) = string_list(d, b"symlink path", &field)? {
+                let target: Vec<String> = target
+                    .iter()
+                    .filter_map(|c| sanitize_component(c))
+                    .collect();
+                if !target.is_empty() {
+                    targets.push((index, target));
                 }
-                if !folders.insert(folder.to_owned()) {
-                    break; // its ancestors are in already
-                }
-            }
-            if !disk_paths.insert(path.clone()) {
-                return Err(MetainfoError::DuplicatePath { path });
             }
         }
         files.push(FileInfo {
@@ -695,15 +665,129 @@ fn multi_files(list: &[Value<'_>], name_disk: &str) -> Result<Vec<FileInfo>, Met
             length,
             offset,
             pad,
+            symlink: is_symlink,
+            symlink_target: None,
         });
         offset = offset
             .checked_add(length)
             .ok_or(MetainfoError::TotalTooLarge)?;
     }
-    if let Some(f) = files.iter().find(|f| !f.pad && folders.contains(&f.path)) {
-        return Err(MetainfoError::FileIsFolder {
-            path: f.path.clone(),
-        });
-    }
+    rename_collisions(&mut files);
+    resolve_symlink_targets(&mut files, &targets, name_disk);
     Ok(files)
+}
+
+/// Fill in [`FileInfo::symlink_target`] for the symlink entries in `targets` (file index,
+/// sanitised `symlink path` components): the first of "from the top folder", "from the
+/// link's folder" that names a file or a folder of the torrent, directly or through other
+/// symlink entries (each followed once), as libtorrent resolves them.
+fn resolve_symlink_targets(files: &mut [FileInfo], targets: &[(usize, Vec<String>)], top: &str) {
+    if targets.is_empty() {
+        return;
+    }
+    let mut folders: HashSet<PathBuf> = HashSet::new();
+    let mut known: HashSet<PathBuf> = HashSet::new();
+    for f in files.iter().filter(|f| !f.pad) {
+        known.insert(f.path.clone());
+        folders.extend(f.path.ancestors().skip(1).map(Path::to_path_buf));
+    }
+    known.extend(folders.iter().cloned());
+    let candidates = |files: &[FileInfo], index: usize, target: &[String]| {
+        let rel: PathBuf = target.iter().collect();
+        let from_link = files[index].path.parent().map(|dir| dir.join(&rel));
+        std::iter::once(Path::new(top).join(&rel)).chain(from_link)
+    };
+    // first the direct ones, then those that go through another link
+    let mut links: HashMap<PathBuf, PathBuf> = HashMap::new();
+    let mut later = Vec::new();
+    for (index, target) in targets {
+        match candidates(files, *index, target).find(|p| known.contains(p)) {
+            Some(t) => {
+                links.insert(files[*index].path.clone(), t.clone());
+                files[*index].symlink_target = Some(t);
+            }
+            None => later.push((*index, target)),
+        }
+    }
+    for (index, target) in later {
+        let found = candidates(files, index, target)
+            .find(|p| resolves_through_links(p, &folders, &known, &links));
+        files[index].symlink_target = found;
+    }
+}
+
+/// Whether `target` names a known file or folder once the symlink entries on its way
+/// (`links`: link path → its target) are replaced by their targets, each link at most once.
+fn resolves_through_links(
+    target: &Path,
+    folders: &HashSet<PathBuf>,
+    known: &HashSet<PathBuf>,
+    links: &HashMap<PathBuf, PathBuf>,
+) -> bool {
+    let mut target = target.to_path_buf();
+    let mut followed: HashSet<PathBuf> = HashSet::new();
+    'restart: loop {
+        let mut prefix = PathBuf::new();
+        let mut parts = target.components();
+        while let Some(c) = parts.next() {
+            prefix.push(c);
+            if parts.as_path().as_os_str().is_empty() {
+                break; // the last component: checked below
+            }
+            if folders.contains(&prefix) {
+                continue;
+            }
+            match links.get(&prefix) {
+                Some(to) if followed.insert(prefix.clone()) => {
+                    target = to.join(parts.as_path());
+                    continue 'restart;
+                }
+                _ => return false,
+            }
+        }
+        return known.contains(&target);
+    }
+}
+
+/// Rename real files whose path another real file already has, or that is a folder of
+/// another file, comparing without letter case (a case-insensitive file system would merge
+/// them): as libtorrent, every folder is taken first, then the files in torrent order, and
+/// a file whose path is taken becomes `name.1.ext`, `name.2.ext`, ... (the first free one).
+/// Padding files never reach the disk and are left alone.
+///
+/// Linear in the number of files and folders: each name's next counter is remembered.
+fn rename_collisions(files: &mut [FileInfo]) {
+    // paths are built from UTF-8 components
+    let key = |p: &Path| p.to_string_lossy().to_lowercase();
+    let mut taken: HashSet<String> = HashSet::new();
+    for f in files.iter().filter(|f| !f.pad) {
+        for folder in f.path.ancestors().skip(1) {
+            if folder.as_os_str().is_empty() || !taken.insert(key(folder)) {
+                break; // its ancestors are in already
+            }
+        }
+    }
+    let mut next: HashMap<String, u64> = HashMap::new();
+    for f in files.iter_mut().filter(|f| !f.pad) {
+        let k = key(&f.path);
+        if taken.insert(k.clone()) {
+            continue;
+        }
+        let name = f
+            .path
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_else(|| PLACEHOLDER.to_owned());
+        let n = next.entry(k).or_insert(1);
+        loop {
+            let candidate = f.path.with_file_name(numbered(&name, *n));
+            *n += 1;
+            if taken.insert(key(&candidate)) {
+                tracing::debug!(from = %f.path.display(), to = %candidate.display(),
+                    "renaming a file whose path another file of the torrent has");
+                f.path = candidate;
+                break;
+            }
+        }
+    }
 }

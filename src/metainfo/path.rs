@@ -1,36 +1,65 @@
 //! Turning the names in a .torrent into safe relative paths on disk.
 //!
-//! BEP 3 gives a torrent's `name` and each file's `path` as lists of strings chosen by
+//! BEP 3 gives a torrent's `name` and each file's `path` as lists of byte strings chosen by
 //! whoever made the torrent. A hostile torrent can try to write outside the download
-//! directory (`..`, `/etc/passwd`, `C:`), or use names that cannot be created (NUL bytes)
-//! or that only confuse (`...`, `"  "`). The rules applied here, per component:
+//! directory (`..`, `/etc/passwd`, `..\..\x`), or use names that cannot be created (NUL
+//! bytes) or that only confuse (control characters, right-to-left overrides). Nothing is
+//! refused for its name: every component is *sanitised* ([`sanitize_component`]), the way
+//! libtorrent 2.0.8 does it where that is sane, so that a torrent libtorrent (and the
+//! clients built on it) loads also loads here, with the same names on disk. The rules, per
+//! component, in order:
 //!
-//! - `..`, a `/` or `\` separator, a NUL byte, a Windows drive designator (`C:`), and a
-//!   component made only of dots and spaces (`...`, `". ."`) are refused
-//!   ([`UnsafeComponent`]).
-//! - Empty components and `.` are refused by [`disk_component`]; the metainfo parser drops
-//!   them from file `path` lists instead (old generators wrote a leading empty element), but
-//!   refuses them as the torrent `name`.
-//! - Control characters (C0, DEL, C1) are replaced by `_` on disk (the display name keeps
-//!   them): the macOS folder-icon file `Icon\r` loads as `Icon_`.
-//! - Components longer than [`MAX_COMPONENT_BYTES`] bytes are cut on a character boundary,
-//!   keeping a short extension (up to [`MAX_KEPT_EXTENSION_BYTES`] bytes, dot included).
-//! - Names that were not valid UTF-8 (legacy code pages such as GBK, whose second bytes
-//!   may be 0x5C) are converted lossily (U+FFFD for invalid bytes) and their `\` bytes are
-//!   read as `_` rather than as a separator; every other rule still applies.
+//! 1. Bytes that are not valid UTF-8 become `_`, one per invalid sequence as libtorrent
+//!    counts them (the lead byte says how many bytes the sequence claims): legacy code
+//!    pages (GBK, Shift-JIS) give the same names as in libtorrent.
+//! 2. `/` and `\` are removed: inside a component they are never separators, so
+//!    `foo/../../bar` is the single name `foo....bar` and `/etc` is `etc`. NUL bytes and
+//!    the bidirectional-text controls (U+200E, U+200F, U+202A..=U+202E, and the isolates
+//!    U+2066..=U+2069, which libtorrent keeps) are removed too.
+//! 3. Other control characters (C0, DEL, C1) become `_` (libtorrent replaces only C0):
+//!    the macOS folder-icon file `Icon\r` is `Icon_`.
+//! 4. Long components are cut as libtorrent cuts them: once [`CUT_COMPONENT_AT_BYTES`]
+//!    bytes are written, the rest is dropped except an extension, a `.` among the last
+//!    [`MAX_KEPT_EXTENSION_BYTES`] bytes, which is kept. The result is at most 252 bytes,
+//!    under every file system's [`MAX_COMPONENT_BYTES`].
+//! 5. What is left being empty, `.` or `..` makes the component *nameless*: it is dropped
+//!    from the path (`None`). libtorrent drops these too, except a literally empty
+//!    component, which it writes as `_`; we drop it, as ratorrent always did (old
+//!    generators wrote a leading empty element, and files already downloaded stay where
+//!    they are).
+//! 6. A component made only of dots and spaces (`...`, `" "`, `". ."`) becomes `_`, and a
+//!    Windows drive designator (`C:`) becomes `C_`. libtorrent keeps both on Linux; they are
+//!    legal there, but turn into `..`, an empty name or an absolute path when the files are
+//!    copied to another system, and ratorrent would rather not create them.
 //!
-//! [`is_contained`] is the final check on a joined path: relative, only normal components.
+//! The metainfo parser then puts the path together ([`super::FileInfo::path`]): a path
+//! whose components are all nameless becomes `_`, a nameless torrent name becomes the info
+//! hash in hex, and colliding paths are renamed. [`is_contained`] is the final check on a
+//! joined path: relative, only normal components.
+//!
+//! [`check_component`] tells why a name would not survive as it is; the .torrent builder
+//! uses it to refuse such names on the seeding side.
 
 use std::path::{Component, Path};
 
 /// Longest path component written to disk, in bytes (`NAME_MAX` of ext4, XFS, btrfs).
+/// [`sanitize_component`] never returns more than 252 bytes; renaming a duplicate keeps
+/// within this limit too.
 pub const MAX_COMPONENT_BYTES: usize = 255;
 
-/// Longest extension (dot included), in bytes, that [`disk_component`] keeps when it has
-/// to shorten a component; longer "extensions" are cut with the rest of the name.
-pub const MAX_KEPT_EXTENSION_BYTES: usize = 32;
+/// Where [`sanitize_component`] cuts a long component: the first character that reaches
+/// this many bytes is the last one kept (before the extension), as in libtorrent.
+pub const CUT_COMPONENT_AT_BYTES: usize = 240;
 
-/// Why a name or path component from a torrent cannot be used on disk.
+/// A cut component keeps its extension when the extension's `.` is among its last this
+/// many bytes (so the extension, dot included, is at most this long), as in libtorrent.
+pub const MAX_KEPT_EXTENSION_BYTES: usize = 9;
+
+/// What stands for a component or path that has no usable name left.
+pub const PLACEHOLDER: &str = "_";
+
+/// Why a name or path component would not be used on disk as it is (see
+/// [`check_component`]); the parser sanitises such names instead of refusing them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
 pub enum UnsafeComponent {
     /// The component is the empty string.
@@ -58,8 +87,9 @@ pub enum UnsafeComponent {
     DriveLetter,
 }
 
-/// Check one component as decoded from the torrent (after lossy UTF-8 conversion), without
-/// changing it.
+/// Check one component, as UTF-8 text, without changing it: the first rule that makes
+/// [`sanitize_component`] drop or rewrite it for a reason of safety. (A component can
+/// pass this check and still be changed, e.g. for control characters or its length.)
 ///
 /// # Errors
 /// The first [`UnsafeComponent`] rule it breaks.
@@ -76,74 +106,134 @@ pub fn check_component(text: &str) -> Result<(), UnsafeComponent> {
     if text.contains(['/', '\\']) {
         return Err(UnsafeComponent::Separator);
     }
-    if text.chars().all(|c| c == '.' || c == ' ') {
+    if only_dots_and_spaces(text) {
         return Err(UnsafeComponent::OnlyDotsAndSpaces);
     }
-    let b = text.as_bytes();
-    if b.len() == 2 && b[0].is_ascii_alphabetic() && b[1] == b':' {
+    if is_drive_designator(text) {
         return Err(UnsafeComponent::DriveLetter);
     }
     Ok(())
 }
 
-/// The on-disk form of one name or path component: checked with [`check_component`],
-/// control characters replaced by `_`, cut to [`MAX_COMPONENT_BYTES`] bytes.
-///
-/// `text` is the component as decoded; `was_utf8` is false when it came from bytes that
-/// were not valid UTF-8 (then `\` is taken as a legacy multi-byte trail byte and becomes
-/// `_`). The result is always a single normal path component.
-///
-/// # Errors
-/// An [`UnsafeComponent`] when the component is refused (also when shortening would turn
-/// it into something unsafe, e.g. only dots).
-pub fn disk_component(text: &str, was_utf8: bool) -> Result<String, UnsafeComponent> {
-    let text = if was_utf8 {
-        std::borrow::Cow::Borrowed(text)
-    } else {
-        std::borrow::Cow::Owned(text.replace('\\', "_"))
+fn only_dots_and_spaces(text: &str) -> bool {
+    text.chars().all(|c| c == '.' || c == ' ')
+}
+
+fn is_drive_designator(text: &str) -> bool {
+    let b = text.as_bytes();
+    b.len() == 2 && b[0].is_ascii_alphabetic() && b[1] == b':'
+}
+
+/// Characters removed from names: path separators, NUL, and the controls that reorder
+/// text (a name like `txt.exe` shown as `exe.txt`).
+fn is_removed(c: char) -> bool {
+    matches!(
+        c,
+        '/' | '\\'
+            | '\0'
+            | '\u{200e}'
+            | '\u{200f}'
+            | '\u{202a}'..='\u{202e}'
+            | '\u{2066}'..='\u{2069}'
+    )
+}
+
+/// The character at the start of `bytes` and how many bytes it takes, or `None` (an
+/// invalid sequence) and how many bytes to skip: the lead byte's claimed length (1 for a
+/// byte that cannot start a sequence, at most what is left).
+fn decode_unit(bytes: &[u8]) -> (Option<char>, usize) {
+    let claimed = match bytes[0] {
+        0x00..=0x7f => return (Some(char::from(bytes[0])), 1),
+        0xc0..=0xdf => 2,
+        0xe0..=0xef => 3,
+        0xf0..=0xf7 => 4,
+        0xf8..=0xfb => 5,
+        _ => return (None, 1),
     };
-    check_component(&text)?;
-    let replaced: String = text
-        .chars()
-        .map(|c| if c.is_control() { '_' } else { c })
-        .collect();
-    let out = truncate_component(replaced, MAX_COMPONENT_BYTES);
-    // The transformations cannot introduce a separator or `..`, but check the result again
-    // so that nothing unsafe ever leaves this function.
-    check_component(&out)?;
-    let mut comps = Path::new(&out).components();
-    match (comps.next(), comps.next()) {
-        (Some(Component::Normal(_)), None) => Ok(out),
-        _ => Err(UnsafeComponent::Separator),
+    if claimed > bytes.len() || claimed > 4 {
+        return (None, claimed.min(bytes.len()));
+    }
+    // from_utf8 refuses bad continuation bytes, overlong forms, surrogates and values past
+    // U+10FFFF, the same sequences libtorrent refuses
+    match std::str::from_utf8(&bytes[..claimed]) {
+        Ok(s) => (s.chars().next(), claimed),
+        Err(_) => (None, claimed),
     }
 }
 
-/// Cut `s` to at most `max` bytes on a character boundary, keeping its extension when the
-/// extension is at most [`MAX_KEPT_EXTENSION_BYTES`] bytes (dot included).
-fn truncate_component(s: String, max: usize) -> String {
-    if s.len() <= max {
-        return s;
-    }
-    let ext_len = match s.rfind('.') {
-        Some(i) if i > 0 && s.len() - i <= MAX_KEPT_EXTENSION_BYTES && s.len() - i < max => {
-            s.len() - i
+/// The on-disk form of one name or path component given as raw bytes (see the module
+/// documentation for the rules), or `None` when nothing usable is left (the component is
+/// empty, `.` or `..` once sanitised) and it is to be dropped.
+///
+/// `Some` is always a single normal path component: non-empty, no `/`, no NUL, not `.` or
+/// `..`, at most [`MAX_COMPONENT_BYTES`] bytes.
+pub fn sanitize_component(raw: &[u8]) -> Option<String> {
+    let mut out = String::with_capacity(raw.len().min(MAX_COMPONENT_BYTES));
+    let mut extension_found = false;
+    let mut i = 0;
+    while i < raw.len() {
+        let (c, len) = decode_unit(&raw[i..]);
+        match c {
+            Some(c) if is_removed(c) => {
+                i += len;
+                continue;
+            }
+            Some(c) if c.is_control() => out.push('_'),
+            Some(c) => out.push(c),
+            None => out.push('_'),
         }
-        _ => 0,
-    };
-    let stem_end = floor_char_boundary(&s, max - ext_len);
-    let mut out = String::with_capacity(max);
-    out.push_str(&s[..stem_end]);
-    out.push_str(&s[s.len() - ext_len..]);
-    out
+        if out.len() >= CUT_COMPONENT_AT_BYTES && !extension_found {
+            // keep a short extension: a dot among the last bytes, after this point
+            let from = raw
+                .len()
+                .saturating_sub(MAX_KEPT_EXTENSION_BYTES)
+                .max(i + 1);
+            match raw
+                .get(from..)
+                .and_then(|t| t.iter().rposition(|&b| b == b'.'))
+            {
+                Some(dot) => {
+                    extension_found = true;
+                    i = from + dot;
+                    continue;
+                }
+                None => break,
+            }
+        }
+        i += len;
+    }
+    if out.is_empty() || out == "." || out == ".." {
+        return None;
+    }
+    if only_dots_and_spaces(&out) {
+        out = PLACEHOLDER.to_owned();
+    } else if is_drive_designator(&out) {
+        out.replace_range(1..2, "_");
+    }
+    debug_assert!(out.len() <= MAX_COMPONENT_BYTES && check_component(&out).is_ok());
+    Some(out)
 }
 
-/// The largest index `<= i` that is a char boundary of `s`.
-fn floor_char_boundary(s: &str, i: usize) -> usize {
-    let mut i = i.min(s.len());
-    while !s.is_char_boundary(i) {
-        i -= 1;
+/// `name` with a counter before its extension, as libtorrent renames duplicates:
+/// `bar.txt` → `bar.1.txt`, `_` → `_.1`, and (unlike libtorrent, which writes
+/// `.1.hidden`) `.hidden` → `.hidden.1`. The stem is shortened when needed to keep the
+/// result within [`MAX_COMPONENT_BYTES`].
+pub fn numbered(name: &str, n: u64) -> String {
+    let (stem, ext) = match name.rfind('.') {
+        Some(i) if i > 0 => name.split_at(i),
+        _ => (name, ""),
+    };
+    let suffix = format!(".{n}{ext}");
+    let mut keep = MAX_COMPONENT_BYTES
+        .saturating_sub(suffix.len())
+        .min(stem.len());
+    while !stem.is_char_boundary(keep) {
+        keep -= 1;
     }
-    i
+    let mut out = String::with_capacity(keep + suffix.len());
+    out.push_str(&stem[..keep]);
+    out.push_str(&suffix);
+    out
 }
 
 /// True when `path` is non-empty, relative, and made only of normal components (no `..`,
@@ -168,68 +258,141 @@ pub fn is_contained(path: &Path) -> bool {
 mod tests {
     use super::*;
 
+    fn san(s: &str) -> Option<String> {
+        sanitize_component(s.as_bytes())
+    }
+
     #[test]
-    fn refuses_unsafe_components() {
+    fn check_names_each_unsafe_shape() {
         for (text, why) in [
             ("", UnsafeComponent::Empty),
             (".", UnsafeComponent::Dot),
             ("..", UnsafeComponent::DotDot),
             ("../x", UnsafeComponent::Separator),
             ("/etc", UnsafeComponent::Separator),
-            ("a/b", UnsafeComponent::Separator),
             ("..\\..\\x", UnsafeComponent::Separator),
             ("a\0b", UnsafeComponent::Nul),
             ("...", UnsafeComponent::OnlyDotsAndSpaces),
             (" ", UnsafeComponent::OnlyDotsAndSpaces),
-            (". .", UnsafeComponent::OnlyDotsAndSpaces),
             ("C:", UnsafeComponent::DriveLetter),
-            ("z:", UnsafeComponent::DriveLetter),
         ] {
-            assert_eq!(disk_component(text, true), Err(why), "{text:?}");
+            assert_eq!(check_component(text), Err(why), "{text:?}");
+        }
+        assert_eq!(check_component("X: The Movie"), Ok(()));
+    }
+
+    #[test]
+    fn nameless_components_are_dropped() {
+        for text in [
+            "", ".", "..", "/", "\\", "//", "/..", "./.", "\\..", "\0", "\u{202e}",
+        ] {
+            assert_eq!(san(text), None, "{text:?}");
         }
     }
 
     #[test]
-    fn keeps_ordinary_names_and_replaces_controls() {
-        assert_eq!(disk_component("a.txt", true).unwrap(), "a.txt");
-        assert_eq!(
-            disk_component("X: The Movie", true).unwrap(),
-            "X: The Movie"
-        );
-        assert_eq!(disk_component(".hidden", true).unwrap(), ".hidden");
-        assert_eq!(disk_component("Icon\r", true).unwrap(), "Icon_");
-        assert_eq!(disk_component("a\u{1b}[2Jb", true).unwrap(), "a_[2Jb");
-        assert_eq!(disk_component("\u{85}x", true).unwrap(), "_x");
+    fn separators_are_removed_not_followed() {
+        assert_eq!(san("/etc/passwd").unwrap(), "etcpasswd");
+        assert_eq!(san("foo/../../../bar").unwrap(), "foo......bar");
+        assert_eq!(san("..\\..\\x").unwrap(), "....x");
+        assert_eq!(san("../sample.bin").unwrap(), "..sample.bin");
+        assert_eq!(san("/foobar").unwrap(), "foobar");
+        assert_eq!(san("a\0b").unwrap(), "ab");
+        assert_eq!(san("txt\u{202e}exe.").unwrap(), "txtexe.");
     }
 
     #[test]
-    fn legacy_backslash_is_not_a_separator() {
-        // GBK "\x95\x5c" decodes lossily to U+FFFD followed by '\'.
-        let text = String::from_utf8_lossy(b"\x95\x5c.txt").into_owned();
-        assert_eq!(disk_component(&text, false).unwrap(), "\u{fffd}_.txt");
-        assert_eq!(disk_component(&text, true), Err(UnsafeComponent::Separator));
-        // ".." stays refused even through the legacy path.
-        assert_eq!(disk_component("..", false), Err(UnsafeComponent::DotDot));
+    fn controls_dots_and_drives() {
+        assert_eq!(san("a.txt").unwrap(), "a.txt");
+        assert_eq!(san(".hidden").unwrap(), ".hidden");
+        assert_eq!(san("Icon\r").unwrap(), "Icon_");
+        assert_eq!(san("a\u{1b}[2Jb").unwrap(), "a_[2Jb");
+        assert_eq!(san("\u{85}x").unwrap(), "_x");
+        assert_eq!(san("foobar ").unwrap(), "foobar ");
+        for text in ["...", " ", ". .", "/.../"] {
+            assert_eq!(san(text).unwrap(), "_", "{text:?}");
+        }
+        assert_eq!(san("C:").unwrap(), "C_");
+        assert_eq!(san("/C:").unwrap(), "C_");
+        assert_eq!(san("C:x").unwrap(), "C:x");
     }
 
     #[test]
-    fn long_components_are_cut_keeping_the_extension() {
-        let long = format!("{}.mkv", "é".repeat(200)); // 400 + 4 bytes
-        let out = disk_component(&long, true).unwrap();
-        assert!(out.len() <= MAX_COMPONENT_BYTES);
-        assert!(out.ends_with(".mkv"));
-        assert!(out.starts_with("éé"));
-        // an over-long "extension" is cut like the rest
-        let weird = format!("a.{}", "b".repeat(400));
-        let out = disk_component(&weird, true).unwrap();
-        assert_eq!(out.len(), MAX_COMPONENT_BYTES);
-        assert!(out.starts_with("a.bbb"));
-        // a cut that leaves only spaces is refused
-        let spaces = format!("{}x", " ".repeat(300));
+    fn invalid_utf8_is_replaced_per_sequence() {
+        // GBK "样例" (d1 f9 c0 fd): two claimed two-byte sequences
         assert_eq!(
-            disk_component(&spaces, true),
-            Err(UnsafeComponent::OnlyDotsAndSpaces)
+            sanitize_component(b"\xd1\xf9\xc0\xfd.txt").unwrap(),
+            "__.txt"
         );
+        // GBK "\x95\x5c": a stray continuation byte, then a '\' that is removed
+        assert_eq!(sanitize_component(b"\x95\x5c.txt").unwrap(), "_.txt");
+        assert_eq!(sanitize_component(b"\xff\xfe").unwrap(), "__");
+        // a truncated sequence at the end counts once
+        assert_eq!(sanitize_component(b"\xe6\x96").unwrap(), "_");
+        // overlong '/' is not a separator, and not a slash either
+        assert_eq!(sanitize_component(b"a\xc0\xafb").unwrap(), "a_b");
+        // a genuine U+FFFD stays
+        assert_eq!(
+            sanitize_component("\u{fffd}".as_bytes()).unwrap(),
+            "\u{fffd}"
+        );
+    }
+
+    #[test]
+    fn long_components_are_cut_like_libtorrent() {
+        let long = format!("{}.mkv", "x".repeat(300));
+        assert_eq!(san(&long).unwrap(), format!("{}.mkv", "x".repeat(240)));
+        let wide = format!("{}.mkv", "é".repeat(150));
+        assert_eq!(san(&wide).unwrap(), format!("{}.mkv", "é".repeat(120)));
+        // an extension longer than 8 bytes after its dot is cut with the rest
+        let ext = format!("{}.verylongext", "x".repeat(300));
+        assert_eq!(san(&ext).unwrap(), "x".repeat(240));
+        // libtorrent's quirk, kept for identical names: cut inside the extension
+        let edge = format!("{}.mkv", "x".repeat(238));
+        assert_eq!(san(&edge).unwrap(), format!("{}.m", "x".repeat(238)));
+        // 240 bytes exactly are kept as they are
+        assert_eq!(san(&"y".repeat(240)).unwrap(), "y".repeat(240));
+        // a multi-byte character crossing 240 is kept whole
+        let cross = format!("{}€€€€", "z".repeat(239));
+        assert_eq!(san(&cross).unwrap(), format!("{}€", "z".repeat(239)));
+        // a cut that leaves only dots is a placeholder
+        assert_eq!(san(&".".repeat(400)).unwrap(), "_");
+        for s in [long, wide, ext, cross] {
+            assert!(san(&s).unwrap().len() <= MAX_COMPONENT_BYTES);
+        }
+    }
+
+    #[test]
+    fn numbering_keeps_the_extension_and_the_limit() {
+        assert_eq!(numbered("bar.txt", 1), "bar.1.txt");
+        assert_eq!(numbered("_", 1), "_.1");
+        assert_eq!(numbered("foo", 12), "foo.12");
+        assert_eq!(numbered(".hidden", 1), ".hidden.1");
+        assert_eq!(numbered("a.tar.gz", 2), "a.tar.2.gz");
+        let long = format!("{}.mkv", "é".repeat(125));
+        let n = numbered(&long, 100);
+        assert!(n.len() <= MAX_COMPONENT_BYTES, "{}", n.len());
+        assert!(n.ends_with(".100.mkv"));
+    }
+
+    #[test]
+    fn arbitrary_bytes_always_give_a_normal_component() {
+        use rand::{Rng, SeedableRng};
+        let mut rng = rand::rngs::StdRng::seed_from_u64(7);
+        let alphabet: &[u8] = b"./\\\0 :a\xc0\xaf\xe2\x80\xae\xff\r";
+        for _ in 0..20_000 {
+            let len = rng.random_range(0..300);
+            let raw: Vec<u8> = (0..len)
+                .map(|_| alphabet[rng.random_range(0..alphabet.len())])
+                .collect();
+            if let Some(s) = sanitize_component(&raw) {
+                assert!(check_component(&s).is_ok(), "{raw:?} -> {s:?}");
+                assert!(s.len() <= MAX_COMPONENT_BYTES);
+                let mut comps = Path::new(&s).components();
+                assert!(matches!(comps.next(), Some(Component::Normal(_))));
+                assert!(comps.next().is_none());
+            }
+        }
     }
 
     #[test]

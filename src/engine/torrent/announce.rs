@@ -323,7 +323,7 @@ impl TrackerSet {
                 tier.next_at = Some(if tier.completed_owed {
                     now
                 } else {
-                    now + interval
+                    now + interval + jitter(interval / 4)
                 });
             }
             Err(e) => {
@@ -343,7 +343,8 @@ impl TrackerSet {
                             .saturating_mul(1 << tier.fails.min(10))
                             .min(MAX_RETRY);
                         tier.fails += 1;
-                        tier.next_at = Some(now + backoff);
+                        // up to a tenth later, so torrents that failed together spread out
+                        tier.next_at = Some(now + backoff + jitter(backoff));
                     }
                 }
             }
@@ -439,9 +440,28 @@ impl TrackerSet {
     }
 }
 
+/// A random delay of up to a tenth of `d`.
+fn jitter(d: Duration) -> Duration {
+    let max = d.as_millis() as u64 / 10;
+    if max == 0 {
+        Duration::ZERO
+    } else {
+        Duration::from_millis(rand::random_range(0..=max))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `at` is `base` plus up to `slack` (the jitter).
+    fn assert_between(at: Option<Instant>, base: Instant, slack: Duration) {
+        let at = at.expect("a deadline");
+        assert!(
+            at >= base && at <= base + slack,
+            "{at:?} not in {base:?} + {slack:?}"
+        );
+    }
 
     fn ok(interval: u32) -> Result<AnnounceResponse, TrackerError> {
         Ok(AnnounceResponse {
@@ -478,10 +498,14 @@ mod tests {
         assert!(s.due(t0).is_empty(), "one announce in flight per tier");
         assert_eq!(s.next_deadline(), None);
         assert_eq!(s.finished(&jobs[0], &ok(1800), t0), None);
-        assert_eq!(s.next_deadline(), Some(t0 + Duration::from_secs(1800)));
+        assert_between(
+            s.next_deadline(),
+            t0 + Duration::from_secs(1800),
+            Duration::from_secs(45),
+        );
         assert_eq!(s.swarm(), (Some(3), Some(5)));
         // regular re-announce carries no event
-        let t1 = t0 + Duration::from_secs(1800);
+        let t1 = s.next_deadline().unwrap();
         let jobs = s.due(t1);
         assert_eq!(jobs[0].event, None);
         s.finished(&jobs[0], &ok(1800), t1);
@@ -490,7 +514,7 @@ mod tests {
         let jobs = s.due(t1);
         assert_eq!(jobs[0].event, Some(AnnounceEvent::Completed));
         s.finished(&jobs[0], &ok(1800), t1);
-        assert_eq!(s.due(t1 + Duration::from_secs(1800))[0].event, None);
+        assert_eq!(s.due(t1 + Duration::from_secs(1900))[0].event, None);
         // stop while that announce is in flight: stopped follows it
         assert!(s.stop().is_empty());
         let stopped = s
@@ -541,7 +565,7 @@ mod tests {
         let j = s.due(t0).remove(0);
         s.finished(&j, &fail(), t0);
         let t1 = s.next_deadline().unwrap();
-        assert_eq!(t1, t0 + FIRST_RETRY);
+        assert_between(Some(t1), t0 + FIRST_RETRY, FIRST_RETRY / 10);
         assert_eq!(s.due(t1)[0].event, Some(AnnounceEvent::Completed));
     }
 
@@ -573,20 +597,20 @@ mod tests {
         assert_eq!(second.event, Some(AnnounceEvent::Started));
         s.finished(&second, &fail(), t0);
         // every supported tracker failed: back off, doubling
-        assert_eq!(s.next_deadline(), Some(t0 + FIRST_RETRY));
-        let t1 = t0 + FIRST_RETRY;
+        assert_between(s.next_deadline(), t0 + FIRST_RETRY, FIRST_RETRY / 10);
+        let t1 = s.next_deadline().unwrap();
         let a = s.due(t1).remove(0);
         s.finished(&a, &fail(), t1);
         let b = s.due(t1).remove(0);
         s.finished(&b, &fail(), t1);
-        assert_eq!(s.next_deadline(), Some(t1 + 2 * FIRST_RETRY));
+        assert_between(s.next_deadline(), t1 + 2 * FIRST_RETRY, FIRST_RETRY / 5);
         // b answers: it moves to the front and is asked first next time
-        let t2 = t1 + 2 * FIRST_RETRY;
+        let t2 = s.next_deadline().unwrap();
         let a = s.due(t2).remove(0);
         s.finished(&a, &fail(), t2);
         let b = s.due(t2).remove(0);
         s.finished(&b, &ok(900), t2);
-        let next = s.due(t2 + Duration::from_secs(900)).remove(0);
+        let next = s.due(t2 + Duration::from_secs(1000)).remove(0);
         assert_eq!(next.url, b.url);
         let rows = s.rows(t2, SystemTime::now());
         assert_eq!(rows.len(), 3);
@@ -608,12 +632,12 @@ mod tests {
             let j = s.due(now).remove(0);
             s.finished(&j, &fail(), now);
             let next = s.next_deadline().unwrap();
-            assert!(next - now <= MAX_RETRY);
+            assert!(next - now <= MAX_RETRY + MAX_RETRY / 10);
             now = next;
         }
         let j = s.due(now).remove(0);
         s.finished(&j, &fail(), now);
-        assert_eq!(s.next_deadline().unwrap() - now, MAX_RETRY);
+        assert_between(s.next_deadline(), now + MAX_RETRY, MAX_RETRY / 10);
     }
 
     #[test]

@@ -188,7 +188,8 @@ pub struct Torrent {
     have: Bitfield,
     /// Download priority per file of the metainfo (padding files: ignored).
     file_prio: Vec<FilePriority>,
-    /// Priority per piece, from the files' (0: only in skipped files).
+    /// Priority per piece, from the files' (0: only in skipped files); empty while every
+    /// file has the normal priority (the common case costs no memory).
     piece_prio: Vec<u8>,
     disk: Option<Arc<TorrentDisk>>,
     shared: Option<Arc<TorrentShared>>,
@@ -255,7 +256,7 @@ impl Torrent {
             life: Lifecycle::Paused { needs_check: true },
             have: Bitfield::new(n),
             file_prio: vec![FilePriority::Normal; sum.files.len()],
-            piece_prio: vec![PRIO_NORMAL; n as usize],
+            piece_prio: Vec::new(),
             disk: None,
             shared: None,
             trackers,
@@ -477,11 +478,29 @@ impl Torrent {
     fn complete(&self) -> bool {
         match &self.shared {
             Some(s) => s.picker().is_finished(),
+            None if self.piece_prio.is_empty() => self.have.is_full(),
             None => self
                 .piece_prio
                 .iter()
                 .enumerate()
                 .all(|(p, &l)| l == PRIO_SKIP || self.have.get(p as u32)),
+        }
+    }
+
+    /// Priority of piece `p` (normal when no file has another priority).
+    fn piece_priority(&self, p: u32) -> u8 {
+        self.piece_prio
+            .get(p as usize)
+            .copied()
+            .unwrap_or(PRIO_NORMAL)
+    }
+
+    /// Every piece's priority, for the picker.
+    fn picker_priorities(&self) -> Vec<u8> {
+        if self.piece_prio.is_empty() {
+            vec![PRIO_NORMAL; self.sum.piece_count() as usize]
+        } else {
+            self.piece_prio.clone()
         }
     }
 
@@ -545,7 +564,11 @@ impl Torrent {
                 }
             }
         }
-        self.piece_prio = self.compute_piece_priorities();
+        self.piece_prio = if self.file_prio.iter().all(|p| *p == FilePriority::Normal) {
+            Vec::new()
+        } else {
+            self.compute_piece_priorities()
+        };
         self.persist_dirty = true;
         if let Some(d) = &self.disk {
             for &i in &changed {
@@ -563,7 +586,7 @@ impl Torrent {
             }
         }
         if let Some(s) = &self.shared {
-            s.picker().set_priorities(&self.piece_prio);
+            s.picker().set_priorities(&self.picker_priorities());
             self.peers.broadcast(&PeerCtrl::CheckInterest);
         }
         self.dirty = true;
@@ -659,6 +682,13 @@ impl Torrent {
             Effect::ReleaseCheckSlot => {
                 self.check = None;
                 env.checks.remove(self.id);
+                // the files are opened again when a peer comes; until then hold nothing
+                if self.shared.is_none()
+                    && let Some(d) = self.disk.take()
+                {
+                    env.ctx.pool.forget(d.key);
+                }
+                self.maybe_unload_meta();
             }
             Effect::ReopenFiles => self.close_storage(env),
             Effect::Activate => self.activate(env),
@@ -746,7 +776,8 @@ impl Torrent {
                     }
                 };
                 disk.storage.create_files()?;
-                Ok(report)
+                // what the files look like now, for the resume data
+                Ok((report, disk.storage.file_stats()))
             })();
             ctx.send(SessionEvent::Checked {
                 torrent: id,
@@ -760,14 +791,21 @@ impl Torrent {
     pub fn on_checked(
         &mut self,
         check_key: u64,
-        result: Result<crate::storage::check::CheckReport, StorageError>,
+        result: Result<
+            (
+                crate::storage::check::CheckReport,
+                Vec<crate::state::FileStat>,
+            ),
+            StorageError,
+        >,
         env: &mut Env<'_>,
     ) {
         if self.check.as_ref().is_none_or(|c| c.key != check_key) {
             return; // cancelled or superseded
         }
         match result {
-            Ok(report) => {
+            Ok((report, stats)) => {
+                self.file_stats = stats;
                 for f in &report.oversized {
                     self.log(
                         env,
@@ -841,7 +879,9 @@ impl Torrent {
             geo.last_piece_length(),
             self.have.clone(),
         );
-        picker.set_priorities(&self.piece_prio);
+        if !self.piece_prio.is_empty() {
+            picker.set_priorities(&self.piece_prio);
+        }
         let s = Arc::new(TorrentShared::new(
             self.id,
             self.sum.info_hash,
@@ -960,10 +1000,20 @@ impl Torrent {
     fn bytes_left(&self) -> u64 {
         match &self.shared {
             Some(s) => s.picker().bytes_left(),
+            None if self.piece_prio.is_empty() => {
+                // every piece wanted: O(1)
+                let geo = self.sum.geometry;
+                let n = geo.piece_count();
+                let mut verified = u64::from(self.have.count()) * u64::from(geo.piece_length());
+                if n > 0 && self.have.get(n - 1) {
+                    verified -= u64::from(geo.piece_length() - geo.last_piece_length());
+                }
+                geo.total_length().saturating_sub(verified)
+            }
             None => {
                 let geo = self.sum.geometry;
                 (0..geo.piece_count())
-                    .filter(|&p| self.piece_prio[p as usize] != PRIO_SKIP && !self.have.get(p))
+                    .filter(|&p| self.piece_priority(p) != PRIO_SKIP && !self.have.get(p))
                     .map(|p| u64::from(geo.piece_size(p)))
                     .sum()
             }
@@ -1008,6 +1058,13 @@ impl Torrent {
         let ctx = env.ctx.clone();
         let id = self.id;
         tokio::spawn(async move {
+            // a few announces at a time: 10,000 torrents starting do not open 10,000
+            // connections at once (`stopped` goes first, it is the one a shutdown waits for)
+            let _slot = if job.event == Some(AnnounceEvent::Stopped) {
+                None
+            } else {
+                ctx.announce_slots.clone().acquire_owned().await.ok()
+            };
             let result = ctx.trackers.announce(&job.url, &req).await;
             ctx.send(SessionEvent::Announced {
                 torrent: id,
