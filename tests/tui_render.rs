@@ -1189,3 +1189,36 @@ fn readme_lists_every_action_with_its_default_keys() {
         }
     }
 }
+
+#[test]
+fn esc_then_a_key_arriving_as_one_alt_chord_closes_the_dialog_first() {
+    // Over SSH/tmux, Esc followed quickly by `d` is read as Alt-d.
+    let alt = |c| KeyEvent::new(KeyCode::Char(c), KeyModifiers::ALT);
+    let mut app = full_app(UiOptions::default());
+    app.handle_key(key('a'));
+    type_text(&mut app, "/tmp/x");
+    let cmds = app.handle_key(alt('d'));
+    assert!(cmds.is_empty());
+    assert!(
+        matches!(app.dialog(), Some(Dialog::Confirm(_))),
+        "the add dialog closed and d opened the remove question"
+    );
+    app.handle_key(alt('q'));
+    assert!(
+        matches!(app.dialog(), Some(Dialog::Confirm(_))),
+        "Esc closed it, q asks to quit"
+    );
+    app.handle_key(key('n'));
+    // in a text field an Alt letter never types
+    app.handle_key(key('L'));
+    let Some(Dialog::Form(form)) = app.dialog() else {
+        panic!("limits")
+    };
+    let before = form.fields[0].value().to_owned();
+    app.handle_key(KeyEvent::new(KeyCode::Char('x'), KeyModifiers::ALT));
+    assert!(
+        app.dialog().is_none(),
+        "Alt-x: Esc (close), then x (unbound)"
+    );
+    assert_eq!(before, "4.00 MiB/s");
+}

@@ -546,7 +546,7 @@ fn resizing_redraws_the_whole_layout() {
                 let lines: Vec<&str> = s.lines().collect();
                 lines.len() >= usize::from(h)
                     && lines[usize::from(h) - 1].contains("↓ 0 B/s")
-                    && lines[0].starts_with(" All 0")
+                    && lines[0].starts_with(" all 0")
                     && lines
                         .iter()
                         .all(|l| unicode_width::UnicodeWidthStr::width(*l) <= usize::from(w))

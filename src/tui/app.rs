@@ -10,7 +10,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Instant;
 
-use crossterm::event::{KeyEvent, MouseButton, MouseEvent, MouseEventKind};
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers, MouseButton, MouseEvent, MouseEventKind};
 use ratatui::Frame;
 
 use crate::api::{
@@ -413,6 +413,17 @@ impl App {
     /// send to the engine (empty for keys that only change the UI, unbound keys and
     /// releases).
     pub fn handle_key(&mut self, key: KeyEvent) -> Vec<Command> {
+        // Over SSH and in tmux, Esc followed quickly by a key arrives as one Alt-chord:
+        // an Alt key that means nothing here is read as Esc, then the key.
+        if key.modifiers.contains(KeyModifiers::ALT)
+            && matches!(key.code, KeyCode::Char(_))
+            && self.opts.keymap.lookup(self.context(), &key).is_none()
+        {
+            self.handle_key(KeyEvent::new(KeyCode::Esc, KeyModifiers::NONE));
+            let plain =
+                KeyEvent::new_with_kind(key.code, key.modifiers - KeyModifiers::ALT, key.kind);
+            return self.handle_key(plain);
+        }
         let context = self.context();
         match self.opts.keymap.lookup(context, &key) {
             Some(action) => {

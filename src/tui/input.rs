@@ -60,6 +60,9 @@ impl TextField {
             return false;
         }
         let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
+        if key.modifiers.contains(KeyModifiers::ALT) {
+            return false;
+        }
         let len = self.text.chars().count();
         match key.code {
             KeyCode::Char('a') if ctrl => self.cursor = 0,

@@ -63,6 +63,8 @@ pub(crate) fn render<'a>(
         let name = if names {
             e.torrent
                 .and_then(|id| app.snapshot().row(id))
+                // the engine's messages usually start with the torrent's name already
+                .filter(|r| !e.message.starts_with(&r.name))
                 .map(|r| {
                     format!(
                         "{}: ",

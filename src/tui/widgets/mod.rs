@@ -167,17 +167,25 @@ fn top_bar_list(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     let short = area.width < 100;
     let mut items = Vec::new();
     for (i, f) in StateFilter::ALL.iter().enumerate() {
+        // lower case, so the bar never reads like a row's state ("Seeding")
         let label = if short {
             match f {
-                StateFilter::All => "All",
-                StateFilter::Downloading => "Down",
-                StateFilter::Seeding => "Seed",
-                StateFilter::Paused => "Paused",
-                StateFilter::Checking => "Check",
-                StateFilter::Error => "Error",
+                StateFilter::All => "all",
+                StateFilter::Downloading => "down",
+                StateFilter::Seeding => "seed",
+                StateFilter::Paused => "paused",
+                StateFilter::Checking => "check",
+                StateFilter::Error => "error",
             }
         } else {
-            f.label()
+            match f {
+                StateFilter::All => "all",
+                StateFilter::Downloading => "downloading",
+                StateFilter::Seeding => "seeding",
+                StateFilter::Paused => "paused",
+                StateFilter::Checking => "checking",
+                StateFilter::Error => "error",
+            }
         };
         let style = if *f == view.filter {
             theme
