@@ -54,6 +54,9 @@ pub struct Config {
     /// Downloads on a volume pause while it has less free space than this, bytes
     /// (seeding goes on); they resume when space returns. 0 = no guard.
     pub min_free_space: u64,
+    /// Largest info dictionary fetched for a magnet link (BEP 9), bytes, 16 KiB..=128 MiB.
+    /// Peers that announce a larger `metadata_size` are not asked.
+    pub max_metadata_size: u32,
     /// TUI: draw with ASCII only (no box drawing, block or braille characters). Also
     /// chosen by `--ascii`, and automatically when the locale is not UTF-8.
     pub ascii: bool,
@@ -164,6 +167,7 @@ impl Default for Config {
             keys: BTreeMap::new(),
             colors: BTreeMap::new(),
             min_free_space: 1 << 30,
+            max_metadata_size: 32 << 20,
         }
     }
 }
@@ -251,7 +255,7 @@ impl Config {
             return Err(bad("download_dir", "must not be empty"));
         }
         // (key, value, allowed range, what 0 means)
-        let bounded: [(&'static str, u32, u32, u32, &str); 4] = [
+        let bounded: [(&'static str, u32, u32, u32, &str); 5] = [
             (
                 "disk_threads",
                 c.disk_threads,
@@ -268,6 +272,13 @@ impl Config {
             ),
             ("max_connections", c.max_connections, 1, 65_535, ""),
             ("max_half_open", c.max_half_open, 1, 1000, ""),
+            (
+                "max_metadata_size",
+                c.max_metadata_size,
+                16 * 1024,
+                128 << 20,
+                "",
+            ),
         ];
         for (key, value, min, max, zero) in bounded {
             if !(min..=max).contains(&value) {
@@ -392,6 +403,7 @@ mod tests {
             "ascii",
             "mouse",
             "min_free_space",
+            "max_metadata_size",
         ] {
             assert!(
                 DEFAULT_TOML.contains(&format!("# {key} ="))

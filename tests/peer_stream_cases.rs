@@ -460,7 +460,7 @@ async fn p04_incoming_handshake_for_unknown_torrent_is_closed_without_answer() {
     h.commands
         .send(Command::Add(
             AddRequest {
-                torrent: tfile,
+                source: tfile.into(),
                 download_dir: None,
                 paused: false,
                 seed: true,

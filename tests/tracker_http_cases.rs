@@ -967,7 +967,7 @@ async fn unsupported_and_invalid_urls_fail_before_any_traffic() {
         .await
         .unwrap_err();
     assert_eq!(e, TrackerError::UnsupportedScheme("udp".into()));
-    assert!(e.to_string().contains("UDP trackers are not supported yet"));
+    assert!(e.to_string().contains("udp://"), "{e}");
     for bad in ["", "127.0.0.1/announce", "http://", "http://[::1/announce"] {
         let e = t.announce(bad, &request()).await.unwrap_err();
         assert!(matches!(e, TrackerError::InvalidUrl(_)), "{bad:?}: {e:?}");
@@ -976,7 +976,11 @@ async fn unsupported_and_invalid_urls_fail_before_any_traffic() {
         .announce("wss://127.0.0.1/announce", &request())
         .await
         .unwrap_err();
-    assert!(e.to_string().contains("only http:// and https://"), "{e}");
+    assert!(
+        e.to_string()
+            .contains("only http://, https:// and udp:// trackers"),
+        "{e}"
+    );
 }
 
 #[tokio::test]

@@ -14,8 +14,8 @@ use ratatui::backend::TestBackend;
 use ratatui::buffer::Buffer;
 use ratatui::style::{Color, Modifier};
 use ratorrent::api::{
-    AddError, Command, EngineEvent, EventKind, EventLevel, FilePriority, FileRow, GlobalStats,
-    PeerFlags, PeerRow, PeerSource, PieceState, Snapshot, TorrentDetail, TorrentError,
+    AddError, AddSource, Command, EngineEvent, EventKind, EventLevel, FilePriority, FileRow,
+    GlobalStats, PeerFlags, PeerRow, PeerSource, PieceState, Snapshot, TorrentDetail, TorrentError,
     TorrentErrorKind, TorrentId, TorrentRow, TorrentState, TrackerRow, TrackerStatus,
 };
 use ratorrent::tui::action::{ACTIONS, Context};
@@ -217,10 +217,10 @@ fn detail() -> TorrentDetail {
                 peers: 50,
             },
             TrackerRow {
-                url: "udp://backup.example.net:1337/announce".to_owned(),
+                url: "wss://backup.example.net/announce".to_owned(),
                 tier: 1,
                 status: TrackerStatus::Unsupported,
-                message: Some("UDP trackers are not supported yet".to_owned()),
+                message: Some("WebSocket trackers are not supported".to_owned()),
                 last_announce: None,
                 next_announce: None,
                 seeds: None,
@@ -448,6 +448,21 @@ fn main_list_at_both_sizes() {
     ] {
         assert!(status.contains(part), "status bar lacks {part:?}: {status}");
     }
+    // No DHT running (dht_nodes None): no DHT figure at all, not a 0.
+    assert!(!status.contains("DHT"), "{status}");
+    let mut with_dht = (*app.snapshot().clone()).clone();
+    with_dht.seq += 1;
+    with_dht.global.dht_nodes = Some(312);
+    app.set_snapshot(Arc::new(with_dht));
+    let terminal = render(&mut app, 200, 50);
+    let status = line(terminal.backend().buffer(), 49);
+    assert!(status.contains("DHT 312"), "{status}");
+    let mut without = (*app.snapshot().clone()).clone();
+    without.seq += 1;
+    without.global.dht_nodes = None;
+    app.set_snapshot(Arc::new(without));
+    let terminal = render(&mut app, 200, 50);
+    assert!(!line(terminal.backend().buffer(), 49).contains("DHT"));
     // The error torrent's name (CJK + emoji) keeps the columns aligned.
     assert_eq!(find_x(b, 2, "Downloading"), find_x(b, 5, "Error"));
     let terminal = render(&mut app, 80, 24);
@@ -576,7 +591,7 @@ fn every_detail_tab_at_both_sizes() {
                     "{text}"
                 );
                 assert!(
-                    text.contains("UDP trackers are not supported yet"),
+                    text.contains("WebSocket trackers are not supported"),
                     "{text}"
                 );
             }
@@ -805,7 +820,7 @@ fn add_dialog_validates_sends_and_selects() {
     let cmds = app.handle_key(code(KeyCode::Enter));
     match &cmds[..] {
         [Command::Add(req, None)] => {
-            assert_eq!(req.torrent, file);
+            assert_eq!(req.source, AddSource::File(file.clone()));
             assert!(req.paused && req.download_dir.is_none());
         }
         other => panic!("{other:?}"),
@@ -830,11 +845,33 @@ fn add_dialog_validates_sends_and_selects() {
     });
     app.set_snapshot(snapshot(500, rows));
     assert_eq!(app.selected(), Some(TorrentId(9)));
-    // magnet links are one line too, refused until the engine has them
+    // a malformed magnet link is reported in the dialog, which stays open
     app.handle_key(key('a'));
     type_text(&mut app, "magnet:?xt=urn:btih:aaaa");
     assert!(app.handle_key(code(KeyCode::Enter)).is_empty());
-    assert!(screen(&render(&mut app, 80, 24)).contains("magnet links are not supported yet"));
+    let text = screen(&render(&mut app, 80, 24));
+    assert!(text.contains("malformed"), "{text}");
+    assert!(app.dialog().is_some());
+    // a typed magnet link is added as one
+    app.handle_key(KeyEvent::new(KeyCode::Char('u'), KeyModifiers::CONTROL));
+    let link = format!("magnet:?xt=urn:btih:{}&dn=debian", "c".repeat(40));
+    type_text(&mut app, &link);
+    match &app.handle_key(code(KeyCode::Enter))[..] {
+        [Command::Add(req, None)] => {
+            assert_eq!(req.source, AddSource::Magnet(link.clone()));
+            assert!(!req.paused && req.download_dir.is_none());
+        }
+        other => panic!("{other:?}"),
+    }
+    assert!(app.dialog().is_none());
+    // a pasted one too: the newline a paste carries neither submits nor ends up in the field
+    app.handle_key(key('a'));
+    assert!(app.handle_paste(&format!("{link}\n")).is_empty());
+    assert!(app.dialog().is_some());
+    match &app.handle_key(code(KeyCode::Enter))[..] {
+        [Command::Add(req, None)] => assert_eq!(req.source, AddSource::Magnet(link.clone())),
+        other => panic!("{other:?}"),
+    }
 }
 
 #[test]
@@ -936,10 +973,6 @@ fn remove_confirms_and_bulk_actions_use_marks() {
     assert!(matches!(
         app.handle_key(key('r'))[..],
         [Command::Reannounce(_)]
-    ));
-    assert!(matches!(
-        app.handle_key(key(']'))[..],
-        [Command::QueueMove { .. }]
     ));
 }
 

@@ -59,7 +59,8 @@ pub struct GlobalStats {
     pub listen_port: u16,
     /// Bytes free on the volume of the default download folder, when known.
     pub free_space: Option<u64>,
-    /// Nodes in the DHT routing table, once the session runs a DHT.
+    /// Nodes in the DHT routing table (BEP 5); `None` while the session runs no DHT (off
+    /// in the config, or not built in), and the status bar then shows no DHT figure.
     pub dht_nodes: Option<u32>,
 }
 
@@ -93,7 +94,7 @@ impl TorrentState {
         match self {
             TorrentState::Checking => "Checking",
             TorrentState::Queued => "Queued",
-            TorrentState::FetchingMetadata => "Metadata",
+            TorrentState::FetchingMetadata => "Fetching metadata",
             TorrentState::Downloading => "Downloading",
             TorrentState::Seeding => "Seeding",
             TorrentState::Completed => "Completed",
@@ -161,14 +162,15 @@ pub struct TorrentRow {
     pub up_limit: u64,
     /// Last tracker warning or other notice for the user to read (not an error).
     pub message: Option<String>,
-    /// Place in the queue (0 = first), when queueing applies to it.
-    pub queue_position: Option<u32>,
 }
 
 impl TorrentRow {
-    /// Fraction verified, 0.0–1.0 (1.0 for an empty torrent).
+    /// Fraction verified, 0.0–1.0 (1.0 for an empty torrent, 0.0 while the size is not
+    /// known: a magnet link fetching its metadata).
     pub fn progress(&self) -> f64 {
-        if self.size == 0 {
+        if self.pieces_total == 0 && self.state == TorrentState::FetchingMetadata {
+            0.0
+        } else if self.size == 0 {
             1.0
         } else {
             self.done as f64 / self.size as f64

@@ -3,11 +3,10 @@
 //!
 //! - [`http`]: HTTP(S) trackers (BEP 3 announce, BEP 23 compact peers, BEP 7 `peers6`,
 //!   BEP 48 scrape).
+//! - [`udp`]: UDP trackers (BEP 15 connect/announce/scrape, IPv4 and IPv6).
 //! - [`TrackerClient`]: one client for every tracker of the session, dispatching each
-//!   announce by the URL's scheme, so another protocol (UDP, BEP 15) is one more arm.
-//!
-//! UDP trackers (BEP 15) are not implemented yet; an `udp://` announce URL yields
-//! [`TrackerError::UnsupportedScheme`].
+//!   announce by the URL's scheme; any other scheme (e.g. `wss://`) yields
+//!   [`TrackerError::UnsupportedScheme`].
 
 use std::fmt;
 use std::net::SocketAddr;
@@ -16,11 +15,13 @@ use crate::metainfo::InfoHash;
 use crate::peer::PeerId;
 
 pub mod http;
+pub mod udp;
 
 /// The session's tracker client: announces go to the protocol the URL's scheme names.
 #[derive(Debug, Clone, Default)]
 pub struct TrackerClient {
     http: http::HttpTracker,
+    udp: udp::UdpTracker,
 }
 
 /// The protocol an announce URL speaks, by its scheme (case-insensitive).
@@ -28,7 +29,7 @@ pub struct TrackerClient {
 pub enum Scheme {
     /// `http://` or `https://` (BEP 3).
     Http,
-    /// `udp://` (BEP 15), not supported yet.
+    /// `udp://` (BEP 15).
     Udp,
     /// Anything else.
     Other,
@@ -53,12 +54,13 @@ impl TrackerClient {
     pub fn new() -> TrackerClient {
         TrackerClient {
             http: http::HttpTracker::new(),
+            udp: udp::UdpTracker::new(),
         }
     }
 
     /// Whether announces to `url` can be sent at all (its scheme is one we speak).
     pub fn supports(url: &str) -> bool {
-        Scheme::of(url) == Scheme::Http
+        matches!(Scheme::of(url), Scheme::Http | Scheme::Udp)
     }
 
     /// Announce `req` to `url`.
@@ -72,7 +74,8 @@ impl TrackerClient {
     ) -> Result<AnnounceResponse, TrackerError> {
         match Scheme::of(url) {
             Scheme::Http => self.http.announce(url, req).await,
-            Scheme::Udp | Scheme::Other => Err(TrackerError::UnsupportedScheme(
+            Scheme::Udp => self.udp.announce(url, req).await,
+            Scheme::Other => Err(TrackerError::UnsupportedScheme(
                 url.trim()
                     .split_once("://")
                     .map_or("", |(s, _)| s)
@@ -287,7 +290,7 @@ pub enum TrackerError {
     /// The announce URL is not one we can parse.
     #[error("invalid announce URL: {0}")]
     InvalidUrl(String),
-    /// The announce URL's scheme (held here, e.g. `udp`) is not supported.
+    /// The announce URL's scheme (held here, e.g. `wss`) is not supported.
     #[error("unsupported tracker URL scheme \"{scheme}\" ({hint})", scheme = .0, hint = scheme_hint(.0))]
     UnsupportedScheme(String),
 }
@@ -300,12 +303,8 @@ fn excerpt_suffix(excerpt: &str) -> String {
     }
 }
 
-fn scheme_hint(scheme: &str) -> &'static str {
-    if scheme.eq_ignore_ascii_case("udp") {
-        "UDP trackers are not supported yet"
-    } else {
-        "only http:// and https:// trackers are supported"
-    }
+fn scheme_hint(_scheme: &str) -> &'static str {
+    "only http://, https:// and udp:// trackers are supported"
 }
 
 /// A short, printable excerpt of an untrusted body for error messages: printable ASCII is
@@ -391,7 +390,8 @@ mod tests {
         assert_eq!(Scheme::of(" udp://x:1"), Scheme::Udp);
         assert_eq!(Scheme::of("wss://x"), Scheme::Other);
         assert!(TrackerClient::supports("http://x/announce"));
-        assert!(!TrackerClient::supports("udp://x:1"));
+        assert!(TrackerClient::supports("udp://x:1"));
+        assert!(!TrackerClient::supports("wss://x:1"));
     }
 
     #[test]
@@ -433,8 +433,8 @@ mod tests {
             "tracker failure: torrent not registered"
         );
         assert_eq!(
-            TrackerError::UnsupportedScheme("udp".into()).to_string(),
-            "unsupported tracker URL scheme \"udp\" (UDP trackers are not supported yet)"
+            TrackerError::UnsupportedScheme("wss".into()).to_string(),
+            "unsupported tracker URL scheme \"wss\" (only http://, https:// and udp:// trackers are supported)"
         );
         assert_eq!(
             TrackerError::Http {

@@ -153,14 +153,6 @@ pub enum Action {
     Limits,
     /// Open the move-storage dialog.
     MoveStorage,
-    /// One place up in the queue.
-    QueueUp,
-    /// One place down in the queue.
-    QueueDown,
-    /// To the front of the queue.
-    QueueTop,
-    /// To the back of the queue.
-    QueueBottom,
     /// Back to the previous screen.
     Back,
     /// Next tab.
@@ -433,34 +425,6 @@ pub static ACTIONS: &[ActionSpec] = &[
         &[C::Torrents],
         [K::char('m')],
         "Move the data to another folder"
-    ),
-    spec!(
-        QueueUp,
-        "queue_up",
-        &[C::Torrents],
-        [K::char('[')],
-        "Queue: one place up"
-    ),
-    spec!(
-        QueueDown,
-        "queue_down",
-        &[C::Torrents],
-        [K::char(']')],
-        "Queue: one place down"
-    ),
-    spec!(
-        QueueTop,
-        "queue_top",
-        &[C::Torrents],
-        [K::char('{')],
-        "Queue: to the top"
-    ),
-    spec!(
-        QueueBottom,
-        "queue_bottom",
-        &[C::Torrents],
-        [K::char('}')],
-        "Queue: to the bottom"
     ),
     spec!(
         Back,

@@ -14,10 +14,11 @@ use crossterm::event::{KeyCode, KeyEvent, KeyModifiers, MouseButton, MouseEvent,
 use ratatui::Frame;
 
 use crate::api::{
-    AddError, AddRequest, Command, EngineEvent, EventLevel, FilePriority, QueueMove, Snapshot,
+    AddError, AddRequest, AddSource, Command, EngineEvent, EventLevel, FilePriority, Snapshot,
     TorrentDetail, TorrentId, TorrentRow, TorrentState,
 };
 use crate::config::parse_rate;
+use crate::metainfo::magnet::{Magnet, is_magnet};
 
 use super::action::{Action, Context};
 use super::dialog::{Confirm, ConfirmKind, Dialog, Field, Form, FormKind};
@@ -448,6 +449,26 @@ impl App {
         self.take_commands()
     }
 
+    /// Handles pasted text (bracketed paste): it goes into the focused field of a dialog or
+    /// into the search bar, with control characters (newlines too) dropped, so a pasted
+    /// magnet link never submits or triggers key bindings. Elsewhere a paste is ignored.
+    pub fn handle_paste(&mut self, text: &str) -> Vec<Command> {
+        match self.context() {
+            Context::Form => {
+                if let Some(Dialog::Form(form)) = &mut self.dialog {
+                    form.paste(text);
+                }
+            }
+            Context::Search => {
+                self.search.paste(text);
+                self.view.query = self.search.text().to_owned();
+                self.refresh_index();
+            }
+            _ => {}
+        }
+        self.take_commands()
+    }
+
     /// Handles a mouse event (only delivered when mouse capture is on): the wheel moves the
     /// selection or scrolls, a left click on a list row selects it.
     pub fn handle_mouse(&mut self, event: MouseEvent) -> Vec<Command> {
@@ -779,17 +800,6 @@ impl App {
             }
             Action::Limits => self.open_limits(),
             Action::MoveStorage => self.open_move(),
-            Action::QueueUp | Action::QueueDown | Action::QueueTop | Action::QueueBottom => {
-                let to = match action {
-                    Action::QueueUp => QueueMove::Up,
-                    Action::QueueDown => QueueMove::Down,
-                    Action::QueueTop => QueueMove::Top,
-                    _ => QueueMove::Bottom,
-                };
-                for id in self.targets() {
-                    self.outbox.push(Command::QueueMove { id, to });
-                }
-            }
             Action::ToggleFold => {
                 self.files.toggle_fold(self.files_scroll.cursor);
             }
@@ -1301,25 +1311,29 @@ pub fn priority_label(p: FilePriority) -> &'static str {
 type Submitted = Result<(Vec<Command>, Option<String>), String>;
 
 fn submit_add(form: &Form, seed: bool) -> Submitted {
-    let source = form.fields.first().map_or("", |f| f.value()).trim();
+    let text = form.fields.first().map_or("", |f| f.value()).trim();
     let save = form.fields.get(1).map_or("", |f| f.value()).trim();
     let paused = form.fields.get(2).is_some_and(Field::checked);
-    if source.is_empty() {
+    if text.is_empty() {
         return Err("type the path of a .torrent file (Tab completes) or a magnet link".to_owned());
     }
-    if source.starts_with("magnet:") {
-        return Err("magnet links are not supported yet: give a .torrent file".to_owned());
-    }
-    let path = expand_home(source);
-    if !path.exists() {
-        return Err(format!("no such file: {}", path.display()));
-    }
-    if !path.is_file() {
-        return Err(format!(
-            "{} is a folder: give a .torrent file",
-            path.display()
-        ));
-    }
+    let source = if is_magnet(text) {
+        // Checked here so a typo is reported in the dialog, not as a failed add.
+        Magnet::parse(text).map_err(|e| e.to_string())?;
+        AddSource::from_user(text)
+    } else {
+        let path = expand_home(text);
+        if !path.exists() {
+            return Err(format!("no such file: {}", path.display()));
+        }
+        if !path.is_file() {
+            return Err(format!(
+                "{} is a folder: give a .torrent file",
+                path.display()
+            ));
+        }
+        AddSource::File(path)
+    };
     let download_dir = if save.is_empty() {
         None
     } else {
@@ -1332,7 +1346,7 @@ fn submit_add(form: &Form, seed: bool) -> Submitted {
     Ok((
         vec![Command::Add(
             AddRequest {
-                torrent: path,
+                source,
                 download_dir,
                 paused,
                 seed,

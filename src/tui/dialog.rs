@@ -153,7 +153,7 @@ impl Form {
         if let FieldKind::Path { field, dirs_only } = &mut field.kind {
             let dirs_only = *dirs_only;
             let before = field.text().to_owned();
-            if !before.is_empty() && !before.starts_with("magnet:") {
+            if !before.is_empty() && !crate::metainfo::magnet::is_magnet(&before) {
                 let done = complete_path(&before, |p| {
                     !dirs_only
                         && p.extension()
@@ -168,6 +168,20 @@ impl Form {
             }
         }
         self.move_focus(true);
+    }
+
+    /// Pasted text for the focused text field (control characters, newlines included, are
+    /// dropped). Returns whether a text field took it (a checkbox does not).
+    pub fn paste(&mut self, text: &str) -> bool {
+        self.error = None;
+        match self.fields.get_mut(self.focus).map(|f| &mut f.kind) {
+            Some(FieldKind::Text(f) | FieldKind::Path { field: f, .. }) => {
+                f.paste(text);
+                self.candidates.clear();
+                true
+            }
+            _ => false,
+        }
     }
 
     /// An editing key for the focused field (Space toggles a checkbox). Returns whether it

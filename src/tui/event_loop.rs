@@ -198,6 +198,14 @@ impl Ui {
                             }
                         }
                     }
+                    Some(Ok(Event::Paste(text))) => {
+                        dirty = true;
+                        for command in self.app.handle_paste(&text) {
+                            if let Err(exit) = self.send(command) {
+                                return exit;
+                            }
+                        }
+                    }
                     Some(Ok(Event::Resize(_, _))) => dirty = true,
                     Some(Ok(_)) => {}
                     Some(Err(err)) => {

@@ -9,7 +9,7 @@ use crate::api::{Snapshot, TorrentRow, TorrentState};
 /// A sortable column of the list.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub enum SortColumn {
-    /// The engine's order (the order torrents were added, or the queue).
+    /// The engine's order (the order torrents were added).
     #[default]
     Added,
     /// Name, case-insensitive.
@@ -32,13 +32,11 @@ pub enum SortColumn {
     Seeds,
     /// Connected peers.
     Peers,
-    /// Queue position.
-    Queue,
 }
 
 impl SortColumn {
     /// Every column in the order `s` cycles through.
-    pub const ALL: [SortColumn; 12] = [
+    pub const ALL: [SortColumn; 11] = [
         SortColumn::Added,
         SortColumn::Name,
         SortColumn::Size,
@@ -50,7 +48,6 @@ impl SortColumn {
         SortColumn::Ratio,
         SortColumn::Seeds,
         SortColumn::Peers,
-        SortColumn::Queue,
     ];
 
     /// Label for the filter bar, e.g. `"name"`.
@@ -67,7 +64,6 @@ impl SortColumn {
             SortColumn::Ratio => "ratio",
             SortColumn::Seeds => "seeds",
             SortColumn::Peers => "peers",
-            SortColumn::Queue => "queue",
         }
     }
 
@@ -210,10 +206,6 @@ fn compare(a: &TorrentRow, b: &TorrentRow, column: SortColumn) -> Ordering {
             .total_cmp(&b.ratio().unwrap_or(-1.0)),
         SortColumn::Seeds => a.seeds.cmp(&b.seeds),
         SortColumn::Peers => a.peers.cmp(&b.peers),
-        SortColumn::Queue => a
-            .queue_position
-            .unwrap_or(u32::MAX)
-            .cmp(&b.queue_position.unwrap_or(u32::MAX)),
     }
 }
 

@@ -18,7 +18,9 @@ use std::sync::Once;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use crossterm::cursor::{Hide, MoveTo, Show};
-use crossterm::event::{DisableMouseCapture, EnableMouseCapture};
+use crossterm::event::{
+    DisableBracketedPaste, DisableMouseCapture, EnableBracketedPaste, EnableMouseCapture,
+};
 use crossterm::terminal::{
     BeginSynchronizedUpdate, EndSynchronizedUpdate, EnterAlternateScreen, LeaveAlternateScreen,
     disable_raw_mode, enable_raw_mode,
@@ -47,7 +49,8 @@ pub struct TerminalGuard {
 
 impl TerminalGuard {
     /// Installs the panic hook, enables raw mode, enters the alternate screen, hides the
-    /// cursor and, with `mouse`, captures mouse events.
+    /// cursor, turns on bracketed paste (a paste arrives as one text, not as keys) and, with
+    /// `mouse`, captures mouse events.
     ///
     /// Errors: any I/O error from the terminal (e.g. stdout is not a terminal); whatever was
     /// already changed is put back before returning it.
@@ -55,7 +58,7 @@ impl TerminalGuard {
         install_panic_hook();
         enable_raw_mode()?;
         ACTIVE.store(true, Ordering::SeqCst);
-        let setup = execute!(stdout(), EnterAlternateScreen, Hide)
+        let setup = execute!(stdout(), EnterAlternateScreen, Hide, EnableBracketedPaste)
             .and_then(|()| {
                 if mouse {
                     MOUSE.store(true, Ordering::SeqCst);
@@ -123,7 +126,7 @@ pub fn restore_terminal() -> io::Result<()> {
         Ok(())
     };
     let raw = disable_raw_mode();
-    let screen = execute!(stdout(), LeaveAlternateScreen, Show);
+    let screen = execute!(stdout(), DisableBracketedPaste, LeaveAlternateScreen, Show);
     raw.and(screen).and(mouse)
 }
 

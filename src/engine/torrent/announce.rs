@@ -587,7 +587,7 @@ mod tests {
     #[test]
     fn tier_fails_over_then_backs_off_and_promotes_the_one_that_answered() {
         let t0 = Instant::now();
-        let mut s = set(&[&["http://a/announce", "http://b/announce", "udp://c:1"]]);
+        let mut s = set(&[&["http://a/announce", "http://b/announce", "wss://c:1"]]);
         s.start(t0);
         let first = s.due(t0).remove(0);
         s.finished(&first, &fail(), t0);
@@ -654,11 +654,11 @@ mod tests {
         assert!(empty.due(t0).is_empty());
         assert_eq!(empty.next_deadline(), None);
         assert!(empty.headline().unwrap().contains("no trackers"));
-        let mut udp_only = set(&[&["udp://x:1"]]);
-        udp_only.start(t0);
-        assert!(udp_only.due(t0).is_empty());
+        let mut wss_only = set(&[&["wss://x:1"]]);
+        wss_only.start(t0);
+        assert!(wss_only.due(t0).is_empty());
         assert_eq!(
-            udp_only.next_deadline(),
+            wss_only.next_deadline(),
             None,
             "an unsupported tier never wakes us"
         );

@@ -113,9 +113,6 @@ fn lines(app: &App, detail: Option<&TorrentDetail>) -> Vec<Line<'static>> {
         ),
         plain,
     ));
-    if let Some(q) = row.queue_position {
-        out.push(("Queue".into(), format!("position {}", q + 1), plain));
-    }
     out.push((
         "Added".into(),
         format::date_time(i64::try_from(row.added_at).unwrap_or(0)),

@@ -31,13 +31,11 @@ pub(crate) enum Column {
     Seeds,
     Peers,
     Added,
-    Queue,
 }
 
 /// Every column in display order: header, fixed width in cells (Name takes the rest), the
 /// sort column it stands for.
-const COLUMNS: [(Column, &str, u16, SortColumn); 12] = [
-    (Column::Queue, "#", 4, SortColumn::Queue),
+const COLUMNS: [(Column, &str, u16, SortColumn); 11] = [
     (Column::Name, "Name", 0, SortColumn::Name),
     (Column::Size, "Size", 9, SortColumn::Size),
     (Column::Progress, "Progress", 13, SortColumn::Progress),
@@ -52,8 +50,7 @@ const COLUMNS: [(Column, &str, u16, SortColumn); 12] = [
 ];
 
 /// Columns given up, first to last, while Name would be narrower than [`MIN_NAME`].
-const DROP_ORDER: [Column; 11] = [
-    Column::Queue,
+const DROP_ORDER: [Column; 10] = [
     Column::Added,
     Column::Ratio,
     Column::Seeds,
@@ -90,13 +87,7 @@ pub(crate) fn render(frame: &mut Frame, area: Rect, app: &App) {
     scrolls.list.height.set(visible);
     scrolls.list_top.set(area.y + 1);
 
-    let columns = columns(
-        area.width,
-        app.snapshot()
-            .rows
-            .iter()
-            .any(|r| r.queue_position.is_some()),
-    );
+    let columns = columns(area.width);
     let view = app.view();
     let sym = theme.sym;
     let header = Row::new(std::iter::once(Line::from("")).chain(columns.iter().map(
@@ -105,7 +96,7 @@ pub(crate) fn render(frame: &mut Frame, area: Rect, app: &App) {
                 .iter()
                 .find(|c| c.0 == column)
                 .copied()
-                .unwrap_or(COLUMNS[1]);
+                .unwrap_or(COLUMNS[0]);
             let title = match column {
                 Column::Down => format!("{} Rate", sym.down),
                 Column::Up => format!("{} Rate", sym.up),
@@ -243,9 +234,6 @@ fn draw_cell(
         ),
         other => {
             let text = match other {
-                Column::Queue => row
-                    .queue_position
-                    .map_or_else(String::new, |q| (q + 1).to_string()),
                 Column::Size => format::size(row.size),
                 Column::Eta => eta(row, theme),
                 Column::Ratio => format::ratio(row.ratio()),
@@ -268,18 +256,13 @@ fn align_right(column: Column) -> bool {
             | Column::Ratio
             | Column::Seeds
             | Column::Peers
-            | Column::Queue
     )
 }
 
 /// The columns shown at `width` cells, with their widths; Name gets what the others leave.
-pub(crate) fn columns(width: u16, queue: bool) -> Vec<(Column, u16)> {
+pub(crate) fn columns(width: u16) -> Vec<(Column, u16)> {
     let available = width.saturating_sub(GUTTER);
-    let mut shown: Vec<Column> = COLUMNS
-        .iter()
-        .map(|c| c.0)
-        .filter(|c| queue || *c != Column::Queue)
-        .collect();
+    let mut shown: Vec<Column> = COLUMNS.iter().map(|c| c.0).collect();
     // names matter most: keep them at least 30 % of the width (and MIN_NAME cells)
     let want = MIN_NAME.max(width.saturating_mul(3) / 10);
     for drop in DROP_ORDER {
@@ -395,7 +378,7 @@ mod tests {
     #[test]
     fn columns_fill_the_width_and_drop_by_priority() {
         for width in [0u16, 1, 10, 20, 40, 60, 80, 100, 200, 500] {
-            let cols = columns(width, false);
+            let cols = columns(width);
             let used: u16 = cols.iter().map(|(_, w)| *w).sum::<u16>()
                 + SPACING * (cols.len() as u16 - 1)
                 + GUTTER;
@@ -404,18 +387,17 @@ mod tests {
             }
             assert!(cols.iter().any(|c| c.0 == Column::Name));
         }
-        assert_eq!(columns(200, false).len(), 11);
-        assert_eq!(columns(220, true).len(), 12);
-        let at_120: Vec<Column> = columns(120, false).iter().map(|c| c.0).collect();
+        assert_eq!(columns(200).len(), 11);
+        let at_120: Vec<Column> = columns(120).iter().map(|c| c.0).collect();
         assert!(
-            columns(120, false)
+            columns(120)
                 .iter()
                 .any(|c| c.0 == Column::Name && c.1 >= 36),
             "{at_120:?}"
         );
-        let at_40: Vec<Column> = columns(40, false).iter().map(|c| c.0).collect();
+        let at_40: Vec<Column> = columns(40).iter().map(|c| c.0).collect();
         assert_eq!(at_40, vec![Column::Name, Column::State]);
-        let at_80: Vec<Column> = columns(80, false).iter().map(|c| c.0).collect();
+        let at_80: Vec<Column> = columns(80).iter().map(|c| c.0).collect();
         assert!(
             at_80.contains(&Column::Progress) && at_80.contains(&Column::Down),
             "{at_80:?}"
