@@ -6,142 +6,23 @@ mod common;
 use std::net::Ipv4Addr;
 use std::path::Path;
 use std::process::Command;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use common::payload::{self, FileSpec};
+use common::tmux::TmuxPane;
 use common::{
     Event, LtPeer, SeedArgs, TestTracker, free_port, free_port_on, make_torrent, temp_dir,
 };
 
 const SEEDER_IP: Ipv4Addr = Ipv4Addr::new(127, 0, 0, 2);
 
-/// A private tmux server (own socket), killed on drop.
-struct Tmux {
-    socket: String,
-}
-
-impl Tmux {
-    fn start(cmd: &str, env: &[(&str, &Path)]) -> Tmux {
-        Tmux::start_sized(cmd, env, 110, 24, "main")
-    }
-
-    /// A session `width`×`height` on a socket of its own (`tag` tells tests apart).
-    fn start_sized(cmd: &str, env: &[(&str, &Path)], width: u16, height: u16, tag: &str) -> Tmux {
-        let socket = format!("ratorrent-test-{}-{tag}", std::process::id());
-        let mut c = Command::new("tmux");
-        c.args([
-            "-L",
-            &socket,
-            "new-session",
-            "-d",
-            "-s",
-            "t",
-            "-x",
-            &width.to_string(),
-            "-y",
-            &height.to_string(),
-        ]);
-        // a UTF-8 locale, as on a user's terminal (without one the UI draws ASCII)
-        c.args(["-e", "LANG=C.UTF-8"]);
-        for (k, v) in env {
-            c.arg("-e").arg(format!("{k}={}", v.display()));
-        }
-        let st = c
-            .arg(cmd)
-            .status()
-            .expect("tmux is installed (apt-get install -y tmux)");
-        assert!(st.success(), "tmux new-session failed");
-        Tmux { socket }
-    }
-
-    fn capture(&self) -> String {
-        let out = Command::new("tmux")
-            .args(["-L", &self.socket, "capture-pane", "-p", "-t", "t"])
-            .output()
-            .expect("capture-pane");
-        String::from_utf8_lossy(&out.stdout).into_owned()
-    }
-
-    fn keys(&self, keys: &str) {
-        let st = Command::new("tmux")
-            .args(["-L", &self.socket, "send-keys", "-t", "t", keys])
-            .status()
-            .expect("send-keys");
-        assert!(st.success());
-    }
-
-    /// Types `text` literally (no key names).
-    fn type_text(&self, text: &str) {
-        let st = Command::new("tmux")
-            .args(["-L", &self.socket, "send-keys", "-t", "t", "-l", text])
-            .status()
-            .expect("send-keys");
-        assert!(st.success());
-    }
-
-    /// Waits until `f` holds for the screen; returns it.
-    fn wait_until(&self, what: &str, timeout: Duration, f: impl Fn(&str) -> bool) -> String {
-        let start = Instant::now();
-        loop {
-            let screen = self.capture();
-            if f(&screen) {
-                return screen;
-            }
-            assert!(
-                start.elapsed() < timeout,
-                "screen never showed {what}; last screen:\n{screen}"
-            );
-            std::thread::sleep(Duration::from_millis(100));
-        }
-    }
-
-    /// Waits until a list row shows both `name` and `state` (the top bar also names the
-    /// states, so a plain search would match it).
-    fn wait_row(&self, name: &str, state: &str, timeout: Duration) -> String {
-        self.wait_until(&format!("{name} {state}"), timeout, |s| {
-            s.lines().any(|l| l.contains(name) && l.contains(state))
-        })
-    }
-
-    /// Waits for the process to end (the session closes with it).
-    fn wait_exit(&self, timeout: Duration) -> bool {
-        let start = Instant::now();
-        while self.alive() && start.elapsed() < timeout {
-            std::thread::sleep(Duration::from_millis(100));
-        }
-        !self.alive()
-    }
-
-    /// Wait until the screen contains `needle`; returns the screen.
-    fn wait_for(&self, needle: &str, timeout: Duration) -> String {
-        let start = Instant::now();
-        loop {
-            let screen = self.capture();
-            if screen.contains(needle) {
-                return screen;
-            }
-            assert!(
-                start.elapsed() < timeout,
-                "screen never showed {needle:?}; last screen:\n{screen}"
-            );
-            std::thread::sleep(Duration::from_millis(100));
-        }
-    }
-
-    fn alive(&self) -> bool {
-        Command::new("tmux")
-            .args(["-L", &self.socket, "has-session", "-t", "t"])
-            .status()
-            .is_ok_and(|s| s.success())
-    }
-}
-
-impl Drop for Tmux {
-    fn drop(&mut self) {
-        let _ = Command::new("tmux")
-            .args(["-L", &self.socket, "kill-server"])
-            .status();
-    }
+/// Starts `cmd` in a private tmux pane `width`×`height` with a UTF-8 locale, as on a
+/// user's terminal (without one the UI draws ASCII), and `env` over the pane's private
+/// config, data and state directories.
+fn start(tag: &str, cmd: &str, env: &[(&str, &Path)], width: u16, height: u16) -> TmuxPane {
+    let mut all = vec![("LANG", Path::new("C.UTF-8"))];
+    all.extend_from_slice(env);
+    TmuxPane::start(tag, cmd, &all, width, height)
 }
 
 #[test]
@@ -183,9 +64,12 @@ fn tui_downloads_pauses_resumes_and_quits_cleanly_under_tmux() {
     );
     let state = dir.path().join("state");
     let data_home = dir.path().join("data-home");
-    let tmux = Tmux::start(
+    let tmux = start(
+        "main",
         &cmd,
         &[("XDG_STATE_HOME", &state), ("XDG_DATA_HOME", &data_home)],
+        110,
+        24,
     );
 
     let screen = tmux.wait_row("movie.bin", "Downloading", Duration::from_secs(20));
@@ -294,7 +178,12 @@ fn swarm(upload_limit: Option<u64>) -> Swarm {
 }
 
 /// Starts ratorrent with an empty list in a tmux window `width`×`height`.
-fn start_empty(sw: &Swarm, width: u16, height: u16, tag: &str) -> (Tmux, std::path::PathBuf, u16) {
+fn start_empty(
+    sw: &Swarm,
+    width: u16,
+    height: u16,
+    tag: &str,
+) -> (TmuxPane, std::path::PathBuf, u16) {
     let port = free_port();
     let dst = sw.dir.path().join(format!("dst-{tag}"));
     let config = sw.dir.path().join(format!("config-{tag}.toml"));
@@ -310,16 +199,18 @@ fn start_empty(sw: &Swarm, width: u16, height: u16, tag: &str) -> (Tmux, std::pa
     let state = sw.dir.path().join(format!("state-{tag}"));
     let home = sw.dir.path().join(format!("home-{tag}"));
     std::fs::create_dir_all(&home).unwrap();
-    let tmux = Tmux::start_sized(
+    let data_home = sw.dir.path().join(format!("data-{tag}"));
+    let tmux = start(
+        tag,
         &cmd,
         &[
             ("XDG_STATE_HOME", &state),
+            ("XDG_DATA_HOME", &data_home),
             ("HOME", &home),
             ("XDG_CONFIG_HOME", &home),
         ],
         width,
         height,
-        tag,
     );
     tmux.wait_for("No torrents yet", Duration::from_secs(20));
     (tmux, dst, port)
@@ -327,7 +218,7 @@ fn start_empty(sw: &Swarm, width: u16, height: u16, tag: &str) -> (Tmux, std::pa
 
 /// Adds the swarm's torrent through the add dialog: types the folder and the start of
 /// the name, completes it with Tab, optionally ticks "start paused", submits.
-fn add_through_dialog(tmux: &Tmux, sw: &Swarm, paused: bool) {
+fn add_through_dialog(tmux: &TmuxPane, sw: &Swarm, paused: bool) {
     tmux.keys("a");
     tmux.wait_for("Add a torrent", Duration::from_secs(5));
     tmux.type_text(&format!("{}/alb", sw.dir.path().display()));
@@ -425,7 +316,43 @@ fn tui_add_download_tabs_limit_remove_under_tmux() {
     assert!(tmux.wait_exit(Duration::from_secs(10)), "quit");
 }
 
-fn add_through_dialog_again(tmux: &Tmux, sw: &Swarm) {
+/// A magnet link pasted into the add dialog (bracketed paste, with the newline a copied line
+/// carries) is added as one: the metadata comes from libtorrent (BEP 9) and the payload
+/// follows.
+#[test]
+fn tui_magnet_link_pasted_into_the_add_dialog_downloads_under_tmux() {
+    let sw = swarm(None);
+    let (tmux, dst, _port) = start_empty(&sw, 100, 24, "magnet");
+    // no tracker: the link names the seeder (x.pe), so only the magnet path can find it
+    let link = format!(
+        "magnet:?xt=urn:btih:{}&dn=album&x.pe={}",
+        sw.ih.to_hex(),
+        sw._seeder.addr()
+    );
+    tmux.keys("a");
+    tmux.wait_for("Add a torrent", Duration::from_secs(5));
+    tmux.paste(&format!("{link}\n"));
+    // the field scrolls to its end: the link's tail shows
+    let tail = format!("&dn=album&x.pe={}", sw._seeder.addr());
+    let dialog = tmux.wait_for(&tail, Duration::from_secs(5));
+    assert!(
+        dialog.contains("Add a torrent"),
+        "the pasted newline does not submit:\n{dialog}"
+    );
+    tmux.keys("Enter");
+    tmux.wait_for("torrent added", Duration::from_secs(10));
+    let seeding = tmux.wait_row("album", "Seeding", Duration::from_secs(60));
+    assert!(seeding.contains("100%"), "{seeding}");
+    for f in ["a.bin", "b.bin", "c.bin"] {
+        common::compare_files(&sw.src.join("album").join(f), &dst.join("album").join(f)).unwrap();
+    }
+    tmux.keys("q");
+    tmux.wait_for("Quit ratorrent?", Duration::from_secs(5));
+    tmux.keys("y");
+    assert!(tmux.wait_exit(Duration::from_secs(10)));
+}
+
+fn add_through_dialog_again(tmux: &TmuxPane, sw: &Swarm) {
     tmux.keys("a");
     tmux.wait_for("Add a torrent", Duration::from_secs(5));
     tmux.type_text(&sw.torrent.display().to_string());
@@ -515,12 +442,12 @@ fn resizing_redraws_the_whole_layout() {
     let state = dir.path().join("state");
     let cmd = format!("{} --config {}", common::rat::bin(), config.display());
     let data_home = dir.path().join("data-home");
-    let tmux = Tmux::start_sized(
+    let tmux = start(
+        "resize",
         &cmd,
         &[("XDG_STATE_HOME", &state), ("XDG_DATA_HOME", &data_home)],
         80,
         24,
-        "resize",
     );
     tmux.wait_for("No torrents yet", Duration::from_secs(20));
     for (w, h) in [(120u16, 40u16), (60, 15), (80, 24)] {
