@@ -32,6 +32,11 @@ pub struct Cli {
     #[arg(value_name = "TORRENT|MAGNET")]
     pub torrents: Vec<PathBuf>,
 
+    /// Draw the TUI with ASCII only: no box drawing, block or braille characters (also
+    /// config `ascii = true`; automatic when the locale is not UTF-8).
+    #[arg(long)]
+    pub ascii: bool,
+
     /// Where the TUI stores downloads (overrides `download_dir`).
     #[arg(short = 'o', long = "output", value_name = "DIR")]
     pub output: Option<PathBuf>,

@@ -5,6 +5,7 @@
 //! with its default and meaning. Unknown keys are an error, so a typo is not silently
 //! ignored; every error names the file, line, column and key.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
@@ -32,9 +33,13 @@ pub struct Config {
     pub max_peers_per_torrent: u32,
     /// Peers unchoked (served) at once per torrent, BEP 3 choking.
     pub upload_slots: u32,
-    /// Session-wide download limit, bytes/s; 0 = unlimited.
+    /// Session-wide download limit, bytes/s; 0 = unlimited. The file takes a number of
+    /// bytes/s or a text in human units (`"1M"`, `"500K"`, `"2.5 MiB/s"`, see [`parse_rate`]).
+    #[serde(deserialize_with = "rate_limit")]
     pub download_rate_limit: u64,
-    /// Session-wide upload limit, bytes/s; 0 = unlimited.
+    /// Session-wide upload limit, bytes/s; 0 = unlimited (same forms as
+    /// `download_rate_limit`).
+    #[serde(deserialize_with = "rate_limit")]
     pub upload_rate_limit: u64,
     /// Keep seeding after a download completes (TUI); headless `download` uses `--seed`.
     pub seed_after_download: bool,
@@ -71,6 +76,95 @@ pub struct Config {
     /// Watch folder: .torrent files dropped there are added, then renamed `.added` (or
     /// `.invalid`); `~` expands to the home directory. Default: none (no watching).
     pub watch_dir: Option<PathBuf>,
+    /// TUI: draw with ASCII only (no box drawing, block or braille characters). Also
+    /// chosen by `--ascii`, and automatically when the locale is not UTF-8.
+    pub ascii: bool,
+    /// TUI: take mouse events (wheel scrolls, click selects). Off by default, so the
+    /// terminal's (and tmux's) own selection and copy mode keep working.
+    pub mouse: bool,
+    /// TUI key bindings: action name → key or list of keys, replacing that action's
+    /// defaults (see the help window, `?`, for the names).
+    pub keys: BTreeMap<String, KeyList>,
+    /// TUI colours: role → one of the 16 ANSI colour names.
+    pub colors: BTreeMap<String, String>,
+}
+
+/// The keys of one action in the `[keys]` section: one key (`"x"`) or a list (`["x", "F2"]`).
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(untagged)]
+pub enum KeyList {
+    /// One key.
+    One(String),
+    /// Several keys (empty: the action is unbound).
+    Many(Vec<String>),
+}
+
+impl KeyList {
+    /// The keys as a list.
+    pub fn to_vec(&self) -> Vec<String> {
+        match self {
+            KeyList::One(k) => vec![k.clone()],
+            KeyList::Many(v) => v.clone(),
+        }
+    }
+}
+
+/// Parses a rate in human units, bytes/s: a number with an optional binary unit, `K`/`KiB`
+/// (1024), `M`/`MiB` (1024²), `G`/`GiB` (1024³), `T`, an optional `B`, and an optional
+/// `/s`; spaces and case do not matter (`"1M"`, `"500k"`, `"2.5 MiB/s"`, `"1048576"`).
+/// `0`, `unlimited`, `none`, `off` and `-` mean unlimited (0). Units are binary (like the
+/// figures the UI shows), so `1M` is 1 MiB/s.
+///
+/// Errors: a sentence for the user naming the text and the accepted forms.
+pub fn parse_rate(text: &str) -> Result<u64, String> {
+    let t = text.trim().to_ascii_lowercase().replace(' ', "");
+    if ["0", "unlimited", "none", "off", "-", ""].contains(&t.as_str()) {
+        return Ok(0);
+    }
+    let t = t
+        .strip_suffix("/s")
+        .or_else(|| t.strip_suffix("ps"))
+        .unwrap_or(&t);
+    let split = t
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(t.len());
+    let (number, unit) = t.split_at(split);
+    let bad = || {
+        format!(
+            "cannot read {text:?} as a rate: use a number of bytes/s with K, M or G \
+             (e.g. 500K, 2.5M, 1 MiB/s), or 0 for unlimited"
+        )
+    };
+    let value: f64 = number.parse().map_err(|_| bad())?;
+    let unit = unit.strip_suffix('b').unwrap_or(unit);
+    let unit = unit.strip_suffix('i').unwrap_or(unit);
+    let scale: f64 = match unit {
+        "" => 1.0,
+        "k" => 1024.0,
+        "m" => 1024.0 * 1024.0,
+        "g" => 1024.0 * 1024.0 * 1024.0,
+        "t" => 1024.0 * 1024.0 * 1024.0 * 1024.0,
+        _ => return Err(bad()),
+    };
+    let bytes = (value * scale).round();
+    if !bytes.is_finite() || bytes < 0.0 || bytes >= u64::MAX as f64 {
+        return Err(format!("{text:?} is too large for a rate"));
+    }
+    Ok(bytes as u64)
+}
+
+/// serde: a rate limit given as a number (bytes/s) or as a text in human units.
+fn rate_limit<'de, D: serde::Deserializer<'de>>(d: D) -> Result<u64, D::Error> {
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum Rate {
+        Bytes(u64),
+        Text(String),
+    }
+    match Rate::deserialize(d)? {
+        Rate::Bytes(n) => Ok(n),
+        Rate::Text(t) => parse_rate(&t).map_err(serde::de::Error::custom),
+    }
 }
 
 impl Default for Config {
@@ -90,6 +184,10 @@ impl Default for Config {
             storage: StorageMode::File,
             preallocate: Preallocate::Sparse,
             max_open_files: crate::storage::DEFAULT_MAX_OPEN_FILES as u32,
+            ascii: false,
+            mouse: false,
+            keys: BTreeMap::new(),
+            colors: BTreeMap::new(),
             min_free_space: 1 << 30,
             max_metadata_size: 32 << 20,
             pex: true,
@@ -231,7 +329,50 @@ impl Config {
                 ));
             }
         }
+        if let Err(problems) = crate::tui::keymap::Keymap::new(&c.key_overrides()) {
+            return Err(ConfigError::Value {
+                path: path.to_path_buf(),
+                key: "keys",
+                problem: problems.join("; "),
+            });
+        }
+        if let Err(problem) = c.color_overrides() {
+            return Err(bad("colors", &problem));
+        }
         Ok(c)
+    }
+
+    /// The `[keys]` section as action name → key texts.
+    pub fn key_overrides(&self) -> BTreeMap<String, Vec<String>> {
+        self.keys
+            .iter()
+            .map(|(name, keys)| (name.clone(), keys.to_vec()))
+            .collect()
+    }
+
+    /// The `[colors]` section as role → colour.
+    ///
+    /// # Errors
+    /// An unknown role or colour name, in a sentence naming it.
+    pub fn color_overrides(
+        &self,
+    ) -> Result<BTreeMap<crate::tui::theme::Role, ratatui::style::Color>, String> {
+        use crate::tui::theme::{Role, parse_color};
+        let mut out = BTreeMap::new();
+        for (name, value) in &self.colors {
+            let Some((role, _, _)) = Role::ALL.iter().find(|(_, n, _)| n == name) else {
+                let names: Vec<&str> = Role::ALL.iter().map(|(_, n, _)| *n).collect();
+                return Err(format!(
+                    "unknown colour role {name:?} (roles: {})",
+                    names.join(", ")
+                ));
+            };
+            out.insert(
+                *role,
+                parse_color(value).map_err(|e| format!("{name}: {e}"))?,
+            );
+        }
+        Ok(out)
     }
 
     /// Load `path` if given, else the default location. A missing file at the default
@@ -320,6 +461,8 @@ mod tests {
             "storage",
             "preallocate",
             "max_open_files",
+            "ascii",
+            "mouse",
             "min_free_space",
             "max_metadata_size",
             "pex",
@@ -377,6 +520,80 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("line 1"), "{e}");
+    }
+
+    #[test]
+    fn rates_in_human_units() {
+        for (text, bytes) in [
+            ("0", 0),
+            ("unlimited", 0),
+            ("-", 0),
+            ("1048576", 1 << 20),
+            ("1M", 1 << 20),
+            ("1m", 1 << 20),
+            ("500K", 500 << 10),
+            ("500 KiB/s", 500 << 10),
+            ("2.5 MiB/s", 5 << 19),
+            ("2.5MB/s", 5 << 19),
+            ("1G", 1 << 30),
+            ("100B", 100),
+            ("100 B/s", 100),
+        ] {
+            assert_eq!(parse_rate(text), Ok(bytes), "{text}");
+        }
+        for bad in [
+            "abc",
+            "1X",
+            "-5",
+            "1.2.3M",
+            "M",
+            "1e999",
+            "99999999999T",
+            "1 Mx",
+        ] {
+            assert!(parse_rate(bad).is_err(), "{bad}");
+        }
+        let c = Config::from_toml(
+            "download_rate_limit = \"2M\"\nupload_rate_limit = 1024\n",
+            Path::new("x"),
+        )
+        .unwrap();
+        assert_eq!(
+            (c.download_rate_limit, c.upload_rate_limit),
+            (2 << 20, 1024)
+        );
+        let e = Config::from_toml("upload_rate_limit = \"fast\"\n", Path::new("/c.toml"))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("line 1") && e.contains("fast"), "{e}");
+    }
+
+    #[test]
+    fn keys_and_colours_sections() {
+        let c = Config::from_toml(
+            "ascii = true\nmouse = true\n[keys]\npause = \"x\"\nrecheck = [\"C\", \"F5\"]\n[colors]\ndown = \"bright_cyan\"\n",
+            Path::new("x"),
+        )
+        .unwrap();
+        assert!(c.ascii && c.mouse);
+        assert_eq!(c.key_overrides()["recheck"], vec!["C", "F5"]);
+        assert_eq!(c.color_overrides().unwrap().len(), 1);
+        let e = Config::from_toml("[keys]\npause = \"c\"\n", Path::new("/c.toml"))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("keys") && e.contains("recheck"), "{e}");
+        let e = Config::from_toml("[keys]\nfly = \"c\"\n", Path::new("/c.toml"))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("fly"), "{e}");
+        let e = Config::from_toml("[colors]\ndown = \"pink\"\n", Path::new("/c.toml"))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("pink"), "{e}");
+        let e = Config::from_toml("[colors]\nsky = \"red\"\n", Path::new("/c.toml"))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("sky"), "{e}");
     }
 
     #[test]

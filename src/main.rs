@@ -73,6 +73,25 @@ fn init_file_logging() -> Option<std::path::PathBuf> {
     Some(path)
 }
 
+/// The TUI's settings from the config, `--ascii` and the environment (`NO_COLOR`, the
+/// locale, `TERM`).
+fn ui_options(cli: &Cli, config: &Config) -> anyhow::Result<tui::UiOptions> {
+    let env = |k: &str| std::env::var(k).ok();
+    let keymap = tui::keymap::Keymap::new(&config.key_overrides())
+        .map_err(|problems| anyhow::anyhow!("{}", problems.join("; ")))?;
+    let colors = config.color_overrides().map_err(|e| anyhow::anyhow!(e))?;
+    let ascii = cli.ascii || config.ascii || !tui::theme::locale_is_utf8(env);
+    let mut theme = tui::theme::Theme::new(&colors, tui::theme::no_color_requested(env), ascii);
+    theme.graph = tui::theme::GraphStyle::for_terminal(ascii, env("TERM").as_deref());
+    Ok(tui::UiOptions {
+        keymap,
+        theme,
+        seed_after_download: config.seed_after_download,
+        log_path: None,
+        mouse: config.mouse,
+    })
+}
+
 fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match &cli.command {
         Some(Cmd::Info { torrent }) => {
@@ -118,11 +137,24 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         None => {
+            use std::io::IsTerminal;
+            // before anything is created (log file, state folder, listen socket)
+            if !std::io::stdout().is_terminal() || !std::io::stdin().is_terminal() {
+                anyhow::bail!(
+                    "the terminal UI needs a terminal (stdin and stdout are not one); \
+                     for scripts and services use `ratorrent download TORRENT...`"
+                );
+            }
             let mut config = load_config(&cli)?;
             if let Some(dir) = &cli.output {
                 config.download_dir = dir.clone();
             }
-            init_file_logging();
+            let ui = ui_options(&cli, &config)?;
+            let log_path = init_file_logging();
+            let ui = tui::UiOptions {
+                log_path: log_path.clone(),
+                ..ui
+            };
             let seed = config.seed_after_download;
             let watch_dir = config.watch_dir.clone();
             let rt = runtime()?;
@@ -160,17 +192,26 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                     tokio::spawn(watch::run(opts, handle.commands.clone()));
                 }
                 // a bad torrent on the command line does not keep the others from running
+                let log = log_path
+                    .as_ref()
+                    .map_or_else(|| "the log".to_owned(), |p| p.display().to_string());
                 let notice = match errors.len() {
                     0 => None,
                     1 => Some(errors.remove(0)),
                     n => Some(format!(
-                        "{} (and {} more; see the log)",
+                        "{} (and {} more; see {log})",
                         errors.remove(0),
                         n - 1
                     )),
                 };
-                tui::run_with_notice(handle.commands.clone(), handle.snapshots.clone(), notice)
-                    .await
+                tui::run(tui::RunOptions {
+                    commands: handle.commands.clone(),
+                    snapshots: handle.snapshots.clone(),
+                    events: Some(handle.subscribe()),
+                    notice,
+                    ui,
+                })
+                .await
             })?;
             // disk threads and any stragglers end with the process
             rt.shutdown_timeout(std::time::Duration::from_secs(1));

@@ -2,13 +2,12 @@
 
 mod common;
 
-use std::process::Command;
-
-use common::rat::bin;
 use ratorrent::metainfo::TorrentBuilder;
 
+/// Runs `ratorrent ARGS` with its config, data and state directories in a temporary one.
 fn run(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(bin())
+    let home = common::temp_dir();
+    let out = common::rat::command(home.path())
         .args(args)
         .output()
         .expect("run ratorrent");

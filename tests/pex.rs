@@ -121,7 +121,9 @@ async fn ratorrent_learns_a_peer_named_only_by_a_libtorrent_seeders_pex() {
                 "the detail view counts the peers ut_pex gave: {counts:?}"
             );
             assert!(
-                counts.iter().any(|c| c.source == PeerSource::Magnet && c.known >= 1),
+                counts
+                    .iter()
+                    .any(|c| c.source == PeerSource::Magnet && c.known >= 1),
                 "and the one x.pe named: {counts:?}"
             );
         }
