@@ -414,3 +414,17 @@ fn hostile_names_cannot_inject_escapes() {
     assert!(!screen.contains('\x1b') && !screen.contains('\x07'));
     assert!(line(terminal.backend().buffer(), 1).contains("evil\u{fffd}]0;pwned"));
 }
+
+#[test]
+fn status_bar_shows_dht_nodes_only_when_the_dht_runs() {
+    let app = App::new(three());
+    let terminal = render(&app, 100, 20);
+    let status = line(terminal.backend().buffer(), 19);
+    assert!(!status.contains("dht"), "DHT off: {status}");
+    let mut snap = (*three()).clone();
+    snap.global.dht_nodes = Some(312);
+    let app = App::new(Arc::new(snap));
+    let terminal = render(&app, 100, 20);
+    let status = line(terminal.backend().buffer(), 19);
+    assert!(status.contains("port 6881  dht 312"), "{status}");
+}

@@ -59,6 +59,8 @@ pub struct GlobalStats {
     pub listen_port: u16,
     /// Bytes free on the volume of the default download folder, when known.
     pub free_space: Option<u64>,
+    /// Nodes in the DHT routing table (BEP 5; IPv4 + IPv6), `None` when the DHT is off.
+    pub dht_nodes: Option<usize>,
 }
 
 /// Life-cycle state of a torrent as shown to the user.

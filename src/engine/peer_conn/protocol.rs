@@ -117,6 +117,12 @@ impl Conn {
                 payload: extension::encode_handshake(self.t.ctx.listen_port),
             });
         }
+        // BEP 5: tell a peer that runs a DHT node where ours listens
+        if remote.supports_dht()
+            && let Some(dht) = self.t.dht()
+        {
+            self.send(Message::Port(dht.local_addr().port()));
+        }
         let have = self.t.have.to_bitfield();
         if have.count() > 0 {
             self.send(Message::Bitfield(Bytes::copy_from_slice(have.as_bytes())));
@@ -217,7 +223,13 @@ impl Conn {
             tracing::trace!(peer = %self.info.addr, ?msg, "message");
         }
         match msg {
-            Message::KeepAlive | Message::Port(_) | Message::Unknown { .. } => {}
+            // BEP 5: the peer's DHT node, at its IP (bad ports are ignored, never fatal)
+            Message::Port(p) => {
+                if let Some(dht) = self.t.dht() {
+                    dht.add_node(std::net::SocketAddr::new(self.info.addr.ip(), p));
+                }
+            }
+            Message::KeepAlive | Message::Unknown { .. } => {}
             Message::Choke => {
                 self.info.peer_choking.store(true, Ordering::Relaxed);
                 self.release_all();

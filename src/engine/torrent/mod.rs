@@ -9,6 +9,7 @@
 
 pub mod announce;
 pub mod choke;
+mod dht;
 pub mod peer_book;
 pub mod peers;
 pub mod shared;
@@ -68,6 +69,8 @@ pub enum TorrentTimer {
     Reclaim,
     /// No peer for a while: let go of the storage and the metainfo.
     Quiet,
+    /// A DHT lookup and announce is due (see `torrent/dht.rs`).
+    Dht,
 }
 
 /// A key on the session's deadline queue.
@@ -208,6 +211,8 @@ pub struct Torrent {
     dirty: bool,
     cached_row: Option<Arc<TorrentRow>>,
     lost_pieces_logged: bool,
+    /// DHT lookups (BEP 5).
+    dht: dht::DhtLookups,
 }
 
 impl Torrent {
@@ -273,6 +278,7 @@ impl Torrent {
             dirty: true,
             cached_row: None,
             lost_pieces_logged: false,
+            dht: dht::DhtLookups::default(),
             sum,
         }
     }
@@ -856,6 +862,7 @@ impl Torrent {
         }
         self.trackers.start(env.now);
         self.schedule_announce(env);
+        self.dht_start(env);
         self.connect_more(env);
     }
 
@@ -892,6 +899,7 @@ impl Torrent {
             self.limits.clone(),
         ));
         s.set_accepting(self.life.is_running());
+        s.set_dht(self.dht_allowed(env));
         self.shared = Some(s.clone());
         Some(s)
     }
@@ -939,6 +947,7 @@ impl Torrent {
         self.dialing.clear();
         self.book.clear();
         self.hash_fails.clear();
+        self.dht_stop(env);
         for t in [
             TorrentTimer::Announce,
             TorrentTimer::Sweep,
@@ -1152,6 +1161,7 @@ impl Torrent {
             TorrentTimer::Dial => self.connect_more(env),
             TorrentTimer::Reclaim => self.fill_slots(env),
             TorrentTimer::Quiet => self.go_quiet(env),
+            TorrentTimer::Dht => self.dht_due(env),
         }
     }
 
@@ -1262,7 +1272,8 @@ impl Torrent {
             self.dialing.insert(addr);
             let ctx = env.ctx.clone();
             let id = self.id;
-            let ours = Handshake::ours(self.sum.info_hash, ctx.peer_id);
+            let ours =
+                Handshake::ours(self.sum.info_hash, ctx.peer_id).with_dht(self.dht_allowed(env));
             tokio::spawn(async move {
                 let _slot = slot;
                 match peer_conn::connect(addr, ours).await {

@@ -92,6 +92,9 @@ pub struct TorrentShared {
     pub limits: Arc<Limits>,
     picker: Mutex<Picker>,
     accepting: AtomicBool,
+    /// The torrent may use the DHT (DHT on, not private): BEP 5 `port` messages are sent
+    /// and acted upon.
+    dht: AtomicBool,
 }
 
 impl TorrentShared {
@@ -116,7 +119,23 @@ impl TorrentShared {
             ctx,
             picker: Mutex::new(picker),
             accepting: AtomicBool::new(false),
+            dht: AtomicBool::new(false),
         }
+    }
+
+    /// The DHT node, when this torrent may use it (see [`TorrentShared::set_dht`]).
+    pub fn dht(&self) -> Option<&crate::dht::Dht> {
+        if self.dht.load(Ordering::Relaxed) {
+            self.ctx.dht.as_ref()
+        } else {
+            None
+        }
+    }
+
+    /// Allow (a public torrent with the DHT on) or forbid (BEP 27 private) DHT use by
+    /// its connections.
+    pub fn set_dht(&self, yes: bool) {
+        self.dht.store(yes, Ordering::Relaxed);
     }
 
     /// Number of pieces.

@@ -11,8 +11,9 @@ use crate::tui::{format, theme};
 
 /// Draws the status bar into `area` (one line).
 ///
-/// Left: `↓ 1.20 MiB/s  ↑ 300 KiB/s  peers 12  torrents 3  port 6881` (port `-` when not
-/// listening), preceded by the notice if any. Right: `? help  q quit`. On a narrow line the
+/// Left: `↓ 1.20 MiB/s  ↑ 300 KiB/s  peers 12  torrents 3  port 6881  dht 312` (port `-`
+/// when not listening; `dht N`, the DHT routing table's nodes, only while the DHT runs),
+/// preceded by the notice if any. Right: `? help  q quit`. On a narrow line the
 /// hint goes first, then the figures from the right, so what is shown is never cut mid-word.
 pub(crate) fn render(frame: &mut Frame, area: Rect, snapshot: &Snapshot, notice: Option<&str>) {
     let width = usize::from(area.width);
@@ -22,13 +23,17 @@ pub(crate) fn render(frame: &mut Frame, area: Rect, snapshot: &Snapshot, notice:
     } else {
         global.listen_port.to_string()
     };
-    let figures = [
+    let mut figures = vec![
         format!("↓ {}", format::rate(global.down_rate)),
         format!("↑ {}", format::rate(global.up_rate)),
         format!("peers {}", global.peers),
         format!("torrents {}", snapshot.rows.len()),
         format!("port {port}"),
     ];
+    // DHT routing-table nodes, when the DHT runs
+    if let Some(n) = global.dht_nodes {
+        figures.push(format!("dht {n}"));
+    }
 
     let mut left = Vec::new();
     let mut used = 0;
