@@ -6,7 +6,7 @@ use clap::{Parser, Subcommand};
 
 /// ratorrent — a fast, light BitTorrent client with a terminal UI.
 ///
-/// With no subcommand, opens the TUI with the given .torrent files added.
+/// With no subcommand, opens the TUI with the given .torrent files or magnet links added.
 #[derive(Debug, Parser)]
 #[command(version, about, long_about = None)]
 pub struct Cli {
@@ -27,8 +27,8 @@ pub struct Cli {
     #[arg(long = "no-dht", global = true)]
     pub no_dht: bool,
 
-    /// .torrent files to add when the TUI opens.
-    #[arg(value_name = "TORRENT")]
+    /// .torrent files or magnet links to add when the TUI opens.
+    #[arg(value_name = "TORRENT|MAGNET")]
     pub torrents: Vec<PathBuf>,
 
     /// Where the TUI stores downloads (overrides `download_dir`).
@@ -51,8 +51,8 @@ pub enum Cmd {
     /// Download torrents without the TUI, printing progress; exits 0 once every piece of
     /// every torrent is verified (or keeps seeding with --seed until SIGINT/SIGTERM).
     Download {
-        /// The .torrent files.
-        #[arg(required = true, value_name = "TORRENT")]
+        /// The .torrent files or magnet links (quote a magnet link: it holds `&`).
+        #[arg(required = true, value_name = "TORRENT|MAGNET")]
         torrents: Vec<PathBuf>,
         /// Directory to download into (default: `download_dir` from the config).
         #[arg(short = 'o', long = "output", value_name = "DIR")]
@@ -67,9 +67,10 @@ pub enum Cmd {
         #[arg(short, long)]
         quiet: bool,
     },
-    /// Print a .torrent file's name, info hash, pieces, trackers and files.
+    /// Print a .torrent file's name, info hash, pieces, trackers and files, or what a
+    /// magnet link names (info hash, name, trackers, peers).
     Info {
-        /// The .torrent file.
+        /// The .torrent file or magnet link (quote it: it holds `&`).
         torrent: PathBuf,
     },
     /// Verify data on disk against a torrent's piece hashes; exits 0 when complete.

@@ -49,6 +49,9 @@ pub struct Config {
     /// Downloads on a volume pause while it has less free space than this, bytes
     /// (seeding goes on); they resume when space returns. 0 = no guard.
     pub min_free_space: u64,
+    /// Largest info dictionary fetched for a magnet link (BEP 9), bytes, 16 KiB..=128 MiB.
+    /// Peers that announce a larger `metadata_size` are not asked.
+    pub max_metadata_size: u32,
     /// The DHT (BEP 5), the `[dht]` table.
     pub dht: DhtConfig,
 }
@@ -163,6 +166,7 @@ impl Default for Config {
             max_half_open: 32,
             min_free_space: 1 << 30,
             dht: DhtConfig::default(),
+            max_metadata_size: 32 << 20,
         }
     }
 }
@@ -250,7 +254,7 @@ impl Config {
             return Err(bad("download_dir", "must not be empty"));
         }
         // (key, value, allowed range, what 0 means)
-        let bounded: [(&'static str, u32, u32, u32, &str); 4] = [
+        let bounded: [(&'static str, u32, u32, u32, &str); 5] = [
             (
                 "disk_threads",
                 c.disk_threads,
@@ -267,6 +271,13 @@ impl Config {
             ),
             ("max_connections", c.max_connections, 1, 65_535, ""),
             ("max_half_open", c.max_half_open, 1, 1000, ""),
+            (
+                "max_metadata_size",
+                c.max_metadata_size,
+                16 * 1024,
+                128 << 20,
+                "",
+            ),
         ];
         for (key, value, min, max, zero) in bounded {
             if !(min..=max).contains(&value) {
@@ -361,6 +372,7 @@ mod tests {
             "enabled",
             "port",
             "bootstrap",
+            "max_metadata_size",
         ] {
             assert!(
                 DEFAULT_TOML.contains(&format!("# {key} ="))

@@ -10,7 +10,7 @@ use anyhow::{Context as _, bail};
 use tokio::signal::unix::{SignalKind, signal};
 use tokio::sync::oneshot;
 
-use crate::api::{AddRequest, Command, TorrentRow, TorrentState};
+use crate::api::{AddRequest, AddSource, Command, TorrentRow, TorrentState};
 use crate::config::Config;
 use crate::engine::session;
 use crate::metainfo::Metainfo;
@@ -112,7 +112,7 @@ pub async fn download(mut config: Config, opts: DownloadOptions) -> anyhow::Resu
             .commands
             .send(Command::Add(
                 AddRequest {
-                    torrent: t.clone(),
+                    source: AddSource::from_user(t),
                     download_dir: None,
                     paused: false,
                     seed: opts.seed,
@@ -216,11 +216,18 @@ async fn shutdown(commands: &crate::api::CommandSender) {
     }
 }
 
-/// `ratorrent info`: the torrent's description.
+/// `ratorrent info`: the torrent's description, or what a magnet link names.
 ///
 /// # Errors
 /// The file is missing or not a valid torrent (the message says why).
 pub fn info(path: &Path) -> anyhow::Result<String> {
+    if let Some(link) = path
+        .to_str()
+        .filter(|s| crate::metainfo::magnet::is_magnet(s))
+    {
+        let m = crate::metainfo::Magnet::parse(link)?;
+        return Ok(m.describe());
+    }
     let meta = Metainfo::load(path).map_err(|e| anyhow::anyhow!(e))?;
     Ok(meta.describe())
 }

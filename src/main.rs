@@ -136,7 +136,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                         .commands
                         .send(Command::Add(
                             AddRequest {
-                                torrent: t.clone(),
+                                source: ratorrent::api::AddSource::from_user(t),
                                 download_dir: None,
                                 paused: false,
                                 seed,

@@ -59,7 +59,7 @@ async fn add(h: &SessionHandle, p: &Payload, dir: &Path) -> TorrentId {
     h.commands
         .send(Command::Add(
             AddRequest {
-                torrent: p.torrent.clone(),
+                source: p.torrent.clone().into(),
                 download_dir: Some(dir.to_path_buf()),
                 paused: false,
                 seed: true,

@@ -62,7 +62,7 @@ async fn skipped_file_is_not_created_nor_fetched_and_wanting_it_completes_it() {
     h.commands
         .send(Command::Add(
             AddRequest {
-                torrent: torrent.clone(),
+                source: torrent.clone().into(),
                 download_dir: None,
                 paused: true,
                 seed: true,

@@ -77,7 +77,7 @@ async fn files_move_within_and_across_file_systems_and_failures_leave_nothing_be
     h.commands
         .send(Command::Add(
             AddRequest {
-                torrent: torrent.clone(),
+                source: torrent.clone().into(),
                 download_dir: None,
                 paused: false,
                 seed: true,

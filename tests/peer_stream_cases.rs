@@ -462,7 +462,7 @@ async fn p04_incoming_handshake_for_unknown_torrent_is_closed_without_answer() {
     h.commands
         .send(Command::Add(
             AddRequest {
-                torrent: tfile,
+                source: tfile.into(),
                 download_dir: None,
                 paused: false,
                 seed: true,
@@ -549,4 +549,209 @@ async fn outgoing_handshake_with_wrong_info_hash_or_protocol_is_refused() {
     let e = peer_task::connect(addr, ours).await.expect_err("refused");
     assert!(e.to_string().contains("not a BitTorrent handshake"), "{e}");
     server.await.unwrap();
+}
+
+// ---- BEP 6 fast extension ---------------------------------------------------------------
+
+/// Read messages the peer task sends until `stop` says so or `limit` passes.
+async fn read_until(
+    remote: &mut TcpStream,
+    buf: &mut bytes::BytesMut,
+    limit: Duration,
+    mut stop: impl FnMut(&ratorrent::peer::wire::Message) -> bool,
+) -> Vec<ratorrent::peer::wire::Message> {
+    use ratorrent::peer::wire;
+    let mut got = Vec::new();
+    let deadline = tokio::time::Instant::now() + limit;
+    loop {
+        while let Some(m) = wire::decode(buf, 1 << 20).expect("our own stream decodes") {
+            let done = stop(&m);
+            got.push(m);
+            if done {
+                return got;
+            }
+        }
+        let mut chunk = [0u8; 65536];
+        match tokio::time::timeout_at(deadline, remote.read(&mut chunk)).await {
+            Ok(Ok(0)) | Ok(Err(_)) | Err(_) => return got,
+            Ok(Ok(n)) => buf.extend_from_slice(&chunk[..n]),
+        }
+    }
+}
+
+/// Start the peer task against a fast-capable remote; returns the remote's socket.
+async fn fast_remote(f: &Fixture) -> (TcpStream, tokio::task::JoinHandle<Result<(), PeerError>>) {
+    let mut remote_hs = Handshake::parse(
+        &handshake_bytes()[..HANDSHAKE_LEN]
+            .try_into()
+            .expect("68 bytes"),
+    )
+    .unwrap();
+    remote_hs.info_hash = f.t.info_hash;
+    assert!(remote_hs.supports_fast());
+    let (ours, remote, addr) = pair().await;
+    let info = Arc::new(PeerInfo::new(
+        addr,
+        false,
+        remote_hs.peer_id,
+        PeerSource::Incoming,
+        f.t.ctx.clock.now_ms(),
+    ));
+    let (ctrl_tx, ctrl_rx) = tokio::sync::mpsc::unbounded_channel();
+    // the control channel must stay open for the task's lifetime
+    let t = f.t.clone();
+    let task = tokio::spawn(async move {
+        let r = peer_task::run(t, 7, ours, info, remote_hs, ctrl_rx).await;
+        drop(ctrl_tx);
+        r
+    });
+    (remote, task)
+}
+
+#[tokio::test]
+async fn fast_seeder_sends_have_all_and_allowed_fast_and_serves_only_those_while_choked() {
+    use ratorrent::peer::wire::{self, BlockRef, Message};
+    // 64 pieces of 16 KiB, complete: we are the seeder
+    let f = fixture(64 * 16_384, 16_384, true).await;
+    let (mut remote, task) = fast_remote(&f).await;
+    let mut buf = bytes::BytesMut::new();
+    let expect_allowed = wire::allowed_fast_set(
+        "127.0.0.1".parse().unwrap(),
+        &f.t.info_hash,
+        64,
+        wire::ALLOWED_FAST_COUNT,
+    );
+    let got = read_until(&mut remote, &mut buf, Duration::from_secs(5), |_| false).await;
+    assert!(
+        got.iter().any(|m| *m == Message::HaveAll),
+        "a fast seeder announces HaveAll, sent {got:?}"
+    );
+    assert!(
+        !got.iter().any(|m| matches!(m, Message::Bitfield(_))),
+        "HaveAll replaces the bitfield"
+    );
+    let allowed: Vec<u32> = got
+        .iter()
+        .filter_map(|m| match m {
+            Message::AllowedFast(p) => Some(*p),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        allowed, expect_allowed,
+        "the BEP 6 allowed-fast set for 127.0.0.1"
+    );
+    assert!(
+        !got.iter().any(|m| *m == Message::Unchoke),
+        "not interested: stays choked"
+    );
+    // while choked (we never said interested): one allowed piece, one other piece
+    let other = (0..64).find(|p| !allowed.contains(p)).unwrap();
+    let ok = BlockRef {
+        piece: allowed[0],
+        begin: 0,
+        length: 16_384,
+    };
+    let no = BlockRef {
+        piece: other,
+        begin: 0,
+        length: 16_384,
+    };
+    let mut out = bytes::BytesMut::new();
+    Message::Request(ok).encode(&mut out);
+    Message::Request(no).encode(&mut out);
+    remote.write_all(&out).await.unwrap();
+    let mut piece_seen = false;
+    let mut reject_seen = false;
+    let got = read_until(&mut remote, &mut buf, Duration::from_secs(5), |m| {
+        match m {
+            Message::Piece {
+                piece,
+                begin: 0,
+                data,
+            } if *piece == ok.piece => {
+                assert_eq!(data.len(), 16_384);
+                piece_seen = true;
+            }
+            Message::Reject(b) if *b == no => reject_seen = true,
+            Message::Piece { piece, .. } if *piece == other => {
+                panic!("served a piece outside the allowed-fast set while choked")
+            }
+            _ => {}
+        }
+        piece_seen && reject_seen
+    })
+    .await;
+    assert!(
+        piece_seen,
+        "allowed-fast request served while choked: {got:?}"
+    );
+    assert!(reject_seen, "other request rejected, not ignored: {got:?}");
+    drop(remote);
+    let _ = tokio::time::timeout(Duration::from_secs(5), task).await;
+}
+
+#[tokio::test]
+async fn fast_leecher_requests_only_allowed_pieces_while_choked_and_rerequests_rejected_blocks() {
+    use ratorrent::peer::wire::{BlockRef, Message};
+    // 64 pieces of 16 KiB, nothing on disk: we are the leecher
+    let f = fixture(64 * 16_384, 16_384, false).await;
+    let (mut remote, task) = fast_remote(&f).await;
+    let mut buf = bytes::BytesMut::new();
+    let mut out = bytes::BytesMut::new();
+    Message::HaveAll.encode(&mut out);
+    Message::AllowedFast(5).encode(&mut out);
+    Message::AllowedFast(9).encode(&mut out);
+    remote.write_all(&out).await.unwrap();
+    // choked: our requests may only be for pieces 5 and 9
+    let mut requested = Vec::new();
+    let got = read_until(&mut remote, &mut buf, Duration::from_secs(5), |m| {
+        if let Message::Request(b) = m {
+            requested.push(*b);
+        }
+        requested.len() >= 2
+    })
+    .await;
+    assert!(
+        got.iter().any(|m| *m == Message::HaveNone),
+        "a fast leecher with nothing announces HaveNone: {got:?}"
+    );
+    assert!(got.iter().any(|m| *m == Message::Interested));
+    assert!(
+        !requested.is_empty(),
+        "allowed-fast pieces requested while choked"
+    );
+    for b in &requested {
+        assert!(
+            b.piece == 5 || b.piece == 9,
+            "request {b:?} outside the allowed-fast set while choked"
+        );
+    }
+    // reject the first request, then unchoke: that block must be asked for again
+    let rejected: BlockRef = requested[0];
+    let mut out = bytes::BytesMut::new();
+    for b in &requested {
+        Message::Reject(*b).encode(&mut out);
+    }
+    Message::Unchoke.encode(&mut out);
+    remote.write_all(&out).await.unwrap();
+    let mut again = false;
+    let mut others = 0;
+    read_until(&mut remote, &mut buf, Duration::from_secs(10), |m| {
+        if let Message::Request(b) = m {
+            if *b == rejected {
+                again = true;
+            } else {
+                others += 1;
+            }
+        }
+        again
+    })
+    .await;
+    assert!(
+        again,
+        "a rejected block is requested again once unchoked ({others} other requests seen)"
+    );
+    drop(remote);
+    let _ = tokio::time::timeout(Duration::from_secs(5), task).await;
 }

@@ -134,7 +134,7 @@ async fn per_torrent_upload_limit_set_live_is_respected() {
     h.commands
         .send(Command::Add(
             AddRequest {
-                torrent: torrent.clone(),
+                source: torrent.clone().into(),
                 download_dir: None,
                 paused: false,
                 seed: true,

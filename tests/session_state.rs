@@ -28,7 +28,7 @@ async fn add(h: &SessionHandle, torrent: &Path, paused: bool) -> TorrentId {
     h.commands
         .send(Command::Add(
             AddRequest {
-                torrent: torrent.to_path_buf(),
+                source: torrent.to_path_buf().into(),
                 download_dir: None,
                 paused,
                 seed: true,

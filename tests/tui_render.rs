@@ -420,11 +420,11 @@ fn status_bar_shows_dht_nodes_only_when_the_dht_runs() {
     let app = App::new(three());
     let terminal = render(&app, 100, 20);
     let status = line(terminal.backend().buffer(), 19);
-    assert!(!status.contains("dht"), "DHT off: {status}");
+    assert!(!status.contains("DHT"), "DHT off: {status}");
     let mut snap = (*three()).clone();
     snap.global.dht_nodes = Some(312);
     let app = App::new(Arc::new(snap));
     let terminal = render(&app, 100, 20);
     let status = line(terminal.backend().buffer(), 19);
-    assert!(status.contains("port 6881  dht 312"), "{status}");
+    assert!(status.contains("port 6881  DHT: 312 nodes"), "{status}");
 }

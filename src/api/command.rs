@@ -12,11 +12,50 @@ use super::snapshot::FilePriority;
 /// Sending end of the command channel.
 pub type CommandSender = tokio::sync::mpsc::Sender<Command>;
 
-/// Add a torrent from a .torrent file.
+/// What to add: a .torrent file or a magnet link.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum AddSource {
+    /// Path of a .torrent file to read.
+    File(PathBuf),
+    /// A magnet link (BEP 9): the torrent fetches its info dictionary from peers.
+    Magnet(String),
+}
+
+impl AddSource {
+    /// What a user typed or passed on the command line: a magnet link when it starts with
+    /// `magnet:` (any case), else a file path.
+    pub fn from_user(s: impl AsRef<std::ffi::OsStr>) -> AddSource {
+        let s = s.as_ref();
+        match s.to_str() {
+            Some(t) if crate::metainfo::magnet::is_magnet(t) => {
+                AddSource::Magnet(t.trim().to_string())
+            }
+            _ => AddSource::File(PathBuf::from(s)),
+        }
+    }
+}
+
+impl From<PathBuf> for AddSource {
+    /// A .torrent file (see [`AddSource::from_user`] to accept magnet links too).
+    fn from(p: PathBuf) -> AddSource {
+        AddSource::File(p)
+    }
+}
+
+impl std::fmt::Display for AddSource {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            AddSource::File(p) => write!(f, "{}", p.display()),
+            AddSource::Magnet(m) => write!(f, "{}", crate::tracker::mask_passkey(m)),
+        }
+    }
+}
+
+/// Add a torrent from a .torrent file or a magnet link.
 #[derive(Debug)]
 pub struct AddRequest {
-    /// Path of the .torrent file to read.
-    pub torrent: PathBuf,
+    /// The .torrent file or magnet link.
+    pub source: AddSource,
     /// Where to store the payload; the session default when `None`.
     pub download_dir: Option<PathBuf>,
     /// Add in the paused state.

@@ -41,6 +41,8 @@ pub enum TorrentErrorKind {
     FilesMissing,
     /// Any other I/O error.
     Storage,
+    /// The metadata a magnet link led to hashes right but is not a usable torrent.
+    BadMetadata,
     /// Internal failure (a bug): the message has the details.
     Internal,
 }
@@ -62,6 +64,9 @@ impl TorrentErrorKind {
                 "restore the files (or let them download again) and resume: the data is rechecked"
             }
             TorrentErrorKind::Storage => "check the disk and the log, then resume the torrent",
+            TorrentErrorKind::BadMetadata => {
+                "the torrent behind this magnet link cannot be used; remove it"
+            }
             TorrentErrorKind::Internal => "please report this; resuming may work",
         }
     }

@@ -10,7 +10,7 @@ mod error;
 mod event;
 mod snapshot;
 
-pub use command::{AddRequest, Command, CommandSender};
+pub use command::{AddRequest, AddSource, Command, CommandSender};
 pub use error::{AddError, TorrentError, TorrentErrorKind};
 pub use event::{EngineEvent, EventKind, EventLevel, EventReceiver};
 pub use snapshot::{

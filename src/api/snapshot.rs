@@ -93,7 +93,7 @@ impl TorrentState {
         match self {
             TorrentState::Checking => "Checking",
             TorrentState::Queued => "Queued",
-            TorrentState::FetchingMetadata => "Metadata",
+            TorrentState::FetchingMetadata => "Fetching metadata",
             TorrentState::Downloading => "Downloading",
             TorrentState::Seeding => "Seeding",
             TorrentState::Completed => "Completed",
@@ -164,9 +164,12 @@ pub struct TorrentRow {
 }
 
 impl TorrentRow {
-    /// Fraction verified, 0.0–1.0 (1.0 for an empty torrent).
+    /// Fraction verified, 0.0–1.0 (1.0 for an empty torrent, 0.0 while the size is not
+    /// known: a magnet link fetching its metadata).
     pub fn progress(&self) -> f64 {
-        if self.size == 0 {
+        if self.pieces_total == 0 && self.state == TorrentState::FetchingMetadata {
+            0.0
+        } else if self.size == 0 {
             1.0
         } else {
             self.done as f64 / self.size as f64

@@ -248,6 +248,9 @@ pub enum PeerEvent {
         /// Why.
         error: StorageError,
     },
+    /// The info dictionary of a magnet link is complete and verified
+    /// ([`crate::engine::torrent::metadata::MetadataFetch::take_done`]).
+    MetadataComplete,
     /// The connection ended.
     Gone {
         /// Why, if it was an error.

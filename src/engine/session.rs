@@ -25,11 +25,11 @@ use super::timer::Timers;
 use super::torrent::state::Input;
 use super::torrent::{CheckQueue, Env, STOP_ANNOUNCE_TIMEOUT, TimerKey, Torrent};
 use crate::api::{
-    AddError, AddRequest, Command, CommandSender, EngineEvent, EventKind, EventLevel, GlobalStats,
-    Snapshot, SnapshotReceiver, TorrentDetail, TorrentId, TorrentRow, TorrentState,
+    AddError, AddRequest, AddSource, Command, CommandSender, EngineEvent, EventKind, EventLevel,
+    GlobalStats, Snapshot, SnapshotReceiver, TorrentDetail, TorrentId, TorrentRow, TorrentState,
 };
 use crate::config::Config;
-use crate::metainfo::{InfoHash, Metainfo};
+use crate::metainfo::{InfoHash, Magnet, Metainfo};
 use crate::peer::wire::Handshake;
 use crate::state::{StateStore, Stored, Update};
 use std::path::Path;
@@ -340,6 +340,7 @@ impl Session {
         }
         let slots = self.ctx.config.upload_slots as usize;
         let mut jobs = Vec::new();
+        let mut magnets = Vec::new();
         for stored in loaded.torrents {
             let id = TorrentId(self.next_id);
             match stored {
@@ -354,6 +355,14 @@ impl Session {
                     }
                     self.next_id += 1;
                     let t = Torrent::restore(id, ih, &r, slots);
+                    if t.awaiting_metadata() {
+                        // no files yet: nothing to compare; it fetches its metadata again
+                        self.insert(id, ih, t);
+                        if r.error.is_none() {
+                            magnets.push(id);
+                        }
+                        continue;
+                    }
                     jobs.push(ValidateJob {
                         id,
                         info_hash: ih,
@@ -396,6 +405,10 @@ impl Session {
                     }
                 }
             }
+        }
+        // a paused one stays paused (the record says so: Restoring remembers it)
+        for id in magnets {
+            self.with(id, |t, env| t.resume_checked(true, "", env));
         }
         if let (Some(store), false) = (&self.store, jobs.is_empty()) {
             let store = store.clone();
@@ -641,7 +654,14 @@ impl Session {
     }
 
     fn add(&mut self, req: AddRequest) -> Result<TorrentId, AddError> {
-        let (meta, bytes) = read_torrent(&req.torrent).map_err(AddError::Invalid)?;
+        let path = match &req.source {
+            AddSource::File(p) => p.clone(),
+            AddSource::Magnet(link) => {
+                let m = Magnet::parse(link).map_err(|e| AddError::Invalid(e.to_string()))?;
+                return self.add_magnet(m, req);
+            }
+        };
+        let (meta, bytes) = read_torrent(&path).map_err(AddError::Invalid)?;
         let existing = self
             .registry
             .read()
@@ -666,7 +686,7 @@ impl Session {
             store.put_metainfo(&info_hash, &bytes).map_err(|e| {
                 AddError::Storage(format!(
                     "cannot keep a copy of {} in {}: {e}",
-                    req.torrent.display(),
+                    path.display(),
                     store.dir().display()
                 ))
             })?;
@@ -686,6 +706,67 @@ impl Session {
             EventKind::Added,
             format!("{name}: added (info hash {info_hash})"),
         );
+        if !req.paused {
+            self.with(id, |t, env| t.input(Input::Resume, env));
+        }
+        self.publish_now = true;
+        if self.store.is_some() {
+            self.timers
+                .schedule_no_later(TimerKey::Checkpoint, Instant::now() + CHECKPOINT_SOON);
+        }
+        Ok(id)
+    }
+
+    /// Add a magnet link: listed at once, its metadata fetched from peers when it runs.
+    fn add_magnet(&mut self, m: Magnet, req: AddRequest) -> Result<TorrentId, AddError> {
+        let existing = self
+            .registry
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(&m.info_hash)
+            .copied();
+        if let Some(id) = existing {
+            let name = self
+                .torrents
+                .get(&id)
+                .map_or_else(|| m.display_name(), |t| t.sum.name.clone());
+            return Err(AddError::AlreadyAdded {
+                id,
+                name,
+                info_hash: m.info_hash.to_hex(),
+            });
+        }
+        let id = TorrentId(self.next_id);
+        self.next_id += 1;
+        let save_dir: PathBuf = req
+            .download_dir
+            .unwrap_or_else(|| self.ctx.config.download_dir.clone());
+        let info_hash = m.info_hash;
+        let name = m.display_name();
+        let notes = m.notes.clone();
+        let t = Torrent::new_magnet(
+            id,
+            m,
+            save_dir,
+            req.seed,
+            self.ctx.config.upload_slots as usize,
+            self.store.is_none(),
+        );
+        self.insert(id, info_hash, t);
+        self.log.push(
+            Some(id),
+            EventLevel::Info,
+            EventKind::Added,
+            format!("{name}: added from a magnet link (info hash {info_hash}); fetching its metadata from peers"),
+        );
+        for n in notes {
+            self.log.push(
+                Some(id),
+                EventLevel::Warn,
+                EventKind::Added,
+                format!("{name}: {n}"),
+            );
+        }
         if !req.paused {
             self.with(id, |t, env| t.input(Input::Resume, env));
         }

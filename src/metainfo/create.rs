@@ -494,3 +494,60 @@ mod tests {
         assert_eq!(default_piece_length(u64::MAX), MAX_DEFAULT_PIECE_LENGTH);
     }
 }
+
+/// A .torrent file for an info dictionary fetched from peers (BEP 9): `announce` (the
+/// first tracker), `announce-list` (`trackers`, when any) and `info` (the raw bytes, so the
+/// info hash is unchanged), keys in sorted order.
+pub fn torrent_from_info(info: &[u8], trackers: &[Vec<String>]) -> Vec<u8> {
+    fn string(out: &mut Vec<u8>, s: &[u8]) {
+        out.extend_from_slice(s.len().to_string().as_bytes());
+        out.push(b':');
+        out.extend_from_slice(s);
+    }
+    let mut out = vec![b'd'];
+    let tiers: Vec<&Vec<String>> = trackers.iter().filter(|t| !t.is_empty()).collect();
+    if let Some(first) = tiers.first().and_then(|t| t.first()) {
+        string(&mut out, b"announce");
+        string(&mut out, first.as_bytes());
+        string(&mut out, b"announce-list");
+        out.push(b'l');
+        for tier in &tiers {
+            out.push(b'l');
+            for url in tier.iter() {
+                string(&mut out, url.as_bytes());
+            }
+            out.push(b'e');
+        }
+        out.push(b'e');
+    }
+    string(&mut out, b"info");
+    out.extend_from_slice(info);
+    out.push(b'e');
+    out
+}
+
+#[cfg(test)]
+mod from_info_tests {
+    use super::*;
+    use crate::metainfo::{InfoHash, Metainfo};
+
+    #[test]
+    fn the_info_hash_and_trackers_survive() {
+        let dir = tempfile::tempdir().unwrap();
+        let f = dir.path().join("a.bin");
+        std::fs::write(&f, vec![7u8; 100_000]).unwrap();
+        let t = TorrentBuilder::new(&f).build().unwrap();
+        let m = Metainfo::from_bytes(&t).unwrap();
+        let tiers = vec![
+            vec!["http://a/announce".to_string()],
+            vec!["udp://b:1".to_string()],
+        ];
+        let again = Metainfo::from_bytes(&torrent_from_info(&m.info_bytes, &tiers)).unwrap();
+        assert_eq!(again.info_hash, m.info_hash);
+        assert_eq!(again.info_hash, InfoHash::of_info_bytes(&m.info_bytes));
+        assert_eq!(again.trackers, tiers);
+        let bare = Metainfo::from_bytes(&torrent_from_info(&m.info_bytes, &[])).unwrap();
+        assert!(bare.trackers.is_empty());
+        assert_eq!(bare.files, m.files);
+    }
+}

@@ -7,17 +7,19 @@
 //! hash over the info dictionary's bytes exactly as they appear in the file. Every name
 //! and path goes through [`path`], which sanitises it as libtorrent does (nothing is refused
 //! for its name) so that nothing resolves outside the download directory.
-//! [`create::TorrentBuilder`] writes new v1 torrents.
+//! [`create::TorrentBuilder`] writes new v1 torrents; [`magnet`] reads magnet links.
 
 use std::fmt;
 
 pub mod create;
 mod describe;
+pub mod magnet;
 mod parse;
 pub mod path;
 
 pub use create::{CreateError, TorrentBuilder};
 pub use describe::human_size;
+pub use magnet::{Magnet, MagnetError};
 pub use parse::{
     BLOCK_SIZE, FileInfo, MAX_PIECE_LENGTH, MAX_TORRENT_FILE_BYTES, Metainfo, MetainfoError,
 };

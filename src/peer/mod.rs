@@ -71,4 +71,5 @@ pub fn client_name(id: &PeerId) -> String {
 }
 
 pub mod extension;
+pub mod metadata;
 pub mod wire;

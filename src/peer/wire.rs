@@ -25,6 +25,8 @@ pub const MIN_MESSAGE_CAP: u32 = 256 * 1024;
 pub const RESERVED_EXTENSION: (usize, u8) = (5, 0x10);
 /// Reserved bit (byte 7, 0x01) announcing a DHT node (BEP 5): `port` messages welcome.
 pub const RESERVED_DHT: (usize, u8) = (7, 0x01);
+/// Reserved bit of the fast extension (BEP 6): byte 7, 0x04.
+pub const RESERVED_FAST: (usize, u8) = (7, 0x04);
 
 /// Message ids (BEP 3, BEP 5 `port`, BEP 6 fast extension, BEP 10 `extended`).
 pub mod id {
@@ -100,6 +102,10 @@ pub enum Message {
     HaveNone,
     /// BEP 6 reject-request.
     Reject(BlockRef),
+    /// BEP 6 suggest-piece: the sender would like us to download this piece.
+    Suggest(u32),
+    /// BEP 6 allowed-fast: we may request this piece even while choked.
+    AllowedFast(u32),
     /// BEP 10 extended message: `ext_id` 0 is the extension handshake.
     Extended {
         /// Extended message id (0 = handshake).
@@ -238,6 +244,14 @@ pub fn decode(buf: &mut BytesMut, max_len: u32) -> Result<Option<Message>, WireE
             fixed("port", 2, n)?;
             Message::Port(payload.get_u16())
         }
+        id::SUGGEST => {
+            fixed("suggest", 4, n)?;
+            Message::Suggest(payload.get_u32())
+        }
+        id::ALLOWED_FAST => {
+            fixed("allowed fast", 4, n)?;
+            Message::AllowedFast(payload.get_u32())
+        }
         id::HAVE_ALL => fixed("have all", 0, n).map(|_| Message::HaveAll)?,
         id::HAVE_NONE => fixed("have none", 0, n).map(|_| Message::HaveNone)?,
         id::EXTENDED => {
@@ -299,6 +313,14 @@ impl Message {
                 header(out, 2, id::PORT);
                 out.put_u16(*p);
             }
+            Message::Suggest(i) => {
+                header(out, 4, id::SUGGEST);
+                out.put_u32(*i);
+            }
+            Message::AllowedFast(i) => {
+                header(out, 4, id::ALLOWED_FAST);
+                out.put_u32(*i);
+            }
             Message::HaveAll => header(out, 0, id::HAVE_ALL),
             Message::HaveNone => header(out, 0, id::HAVE_NONE),
             Message::Extended { ext_id, payload } => {
@@ -334,10 +356,11 @@ pub struct Handshake {
 }
 
 impl Handshake {
-    /// Our handshake: BEP 10 extension bit set.
+    /// Our handshake: the BEP 10 extension and BEP 6 fast bits set.
     pub fn ours(info_hash: InfoHash, peer_id: PeerId) -> Handshake {
         let mut reserved = [0u8; 8];
         reserved[RESERVED_EXTENSION.0] |= RESERVED_EXTENSION.1;
+        reserved[RESERVED_FAST.0] |= RESERVED_FAST.1;
         Handshake {
             reserved,
             info_hash,
@@ -364,6 +387,12 @@ impl Handshake {
     /// Whether the sender runs a DHT node (BEP 5 reserved bit): it accepts our `port`.
     pub fn supports_dht(&self) -> bool {
         self.reserved[RESERVED_DHT.0] & RESERVED_DHT.1 != 0
+    }
+
+    /// Whether the sender supports the BEP 6 fast extension (both sides must, for its
+    /// messages to be used).
+    pub fn supports_fast(&self) -> bool {
+        self.reserved[RESERVED_FAST.0] & RESERVED_FAST.1 != 0
     }
 
     /// Wire form, 68 bytes.
@@ -569,5 +598,99 @@ mod tests {
         }
         .encode(&mut buf);
         assert_eq!(&buf[..13], &piece_header(3, 32768, 16384));
+    }
+}
+
+/// Pieces in the allowed-fast set we give a peer (BEP 6 suggests 10).
+pub const ALLOWED_FAST_COUNT: usize = 10;
+
+/// The allowed-fast set (BEP 6 §allowed fast) of a peer at `ip` for a torrent of
+/// `piece_count` pieces: `k` piece indices derived from the peer's /24 and the info hash,
+/// so a peer reconnecting from a neighbouring address gets the same set. Every piece when
+/// the torrent has no more than `k`. IPv6 peers get none (the BEP defines IPv4 only).
+pub fn allowed_fast_set(
+    ip: std::net::IpAddr,
+    info_hash: &InfoHash,
+    piece_count: u32,
+    k: usize,
+) -> Vec<u32> {
+    use sha1::{Digest, Sha1};
+    let ip = match ip {
+        std::net::IpAddr::V4(v4) => v4,
+        std::net::IpAddr::V6(v6) => match v6.to_ipv4_mapped() {
+            Some(v4) => v4,
+            None => return Vec::new(),
+        },
+    };
+    if piece_count as usize <= k {
+        return (0..piece_count).collect();
+    }
+    let masked = u32::from(ip) & 0xffff_ff00;
+    let mut x: Vec<u8> = masked.to_be_bytes().to_vec();
+    x.extend_from_slice(&info_hash.0);
+    let mut out: Vec<u32> = Vec::with_capacity(k);
+    while out.len() < k {
+        let h: [u8; 20] = Sha1::digest(&x).into();
+        for i in 0..5 {
+            if out.len() >= k {
+                break;
+            }
+            let y = u32::from_be_bytes([h[4 * i], h[4 * i + 1], h[4 * i + 2], h[4 * i + 3]]);
+            let index = y % piece_count;
+            if !out.contains(&index) {
+                out.push(index);
+            }
+        }
+        x = h.to_vec();
+    }
+    out
+}
+
+#[cfg(test)]
+mod fast_tests {
+    use super::*;
+
+    #[test]
+    fn allowed_fast_matches_the_bep_example() {
+        // BEP 6's worked example: 80.4.4.200, info hash of 0xaa bytes, 1313 pieces
+        let ih = InfoHash([0xaa; 20]);
+        let ip: std::net::IpAddr = "80.4.4.200".parse().unwrap();
+        assert_eq!(
+            allowed_fast_set(ip, &ih, 1313, 7),
+            vec![1059, 431, 808, 1217, 287, 376, 1188]
+        );
+        assert_eq!(
+            allowed_fast_set(ip, &ih, 1313, 9),
+            vec![1059, 431, 808, 1217, 287, 376, 1188, 353, 508]
+        );
+        // the same /24 gets the same set; small torrents give every piece; v6 none
+        let near: std::net::IpAddr = "80.4.4.1".parse().unwrap();
+        assert_eq!(
+            allowed_fast_set(near, &ih, 1313, 7),
+            allowed_fast_set(ip, &ih, 1313, 7)
+        );
+        assert_eq!(allowed_fast_set(ip, &ih, 5, 10), vec![0, 1, 2, 3, 4]);
+        assert!(allowed_fast_set("::1".parse().unwrap(), &ih, 100, 10).is_empty());
+    }
+
+    #[test]
+    fn fast_messages_round_trip() {
+        for m in [
+            Message::Suggest(7),
+            Message::AllowedFast(9),
+            Message::HaveAll,
+            Message::HaveNone,
+        ] {
+            let mut b = BytesMut::new();
+            m.encode(&mut b);
+            assert_eq!(decode(&mut b, 1 << 20).unwrap(), Some(m));
+        }
+        let mut b = BytesMut::from(&[0u8, 0, 0, 3, id::ALLOWED_FAST, 1, 2][..]);
+        assert!(
+            decode(&mut b, 1 << 20).is_err(),
+            "allowed fast must be 4 bytes"
+        );
+        let h = Handshake::ours(InfoHash([1; 20]), crate::peer::PeerId([2; 20]));
+        assert!(h.supports_fast() && h.supports_extensions());
     }
 }

@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
 /// The record format this build writes (first byte of every record).
-pub const RECORD_FORMAT: u8 = 1;
+pub const RECORD_FORMAT: u8 = 2;
 
 /// Why a record could not be used.
 #[derive(Debug, Error, PartialEq, Eq)]
@@ -75,17 +75,20 @@ pub struct TorrentRecord {
     pub down_limit: u64,
     /// The torrent's own upload limit, bytes/s (0 = none).
     pub up_limit: u64,
+    /// A magnet link whose metadata has not arrived yet (canonical form, BEP 9): the
+    /// geometry fields are then all 0 and there are no files. Stored after the format-1
+    /// fields (format 2).
+    #[serde(skip)]
+    pub magnet: Option<String>,
 }
 
 impl TorrentRecord {
     /// The stored form: the format byte, then the record (postcard).
     pub fn encode(&self) -> Vec<u8> {
         let out = vec![RECORD_FORMAT];
-        match postcard::to_extend(self, out) {
-            Ok(v) => v,
-            // serialising plain data into a Vec cannot fail; keep the format byte at least
-            Err(_) => vec![RECORD_FORMAT],
-        }
+        // serialising plain data into a Vec cannot fail; keep the format byte at least
+        let out = postcard::to_extend(self, out).unwrap_or_else(|_| vec![RECORD_FORMAT]);
+        postcard::to_extend(&self.magnet, out).unwrap_or_else(|_| vec![RECORD_FORMAT])
     }
 
     /// Decode a stored record.
@@ -97,8 +100,12 @@ impl TorrentRecord {
         if format > RECORD_FORMAT {
             return Err(RecordError::Newer(format));
         }
-        let r: TorrentRecord =
-            postcard::from_bytes(rest).map_err(|e| RecordError::Damaged(e.to_string()))?;
+        let damaged = |e: postcard::Error| RecordError::Damaged(e.to_string());
+        let (mut r, rest): (TorrentRecord, &[u8]) =
+            postcard::take_from_bytes(rest).map_err(damaged)?;
+        if format >= 2 {
+            r.magnet = postcard::from_bytes(rest).map_err(damaged)?;
+        }
         r.validate()?;
         Ok(r)
     }
@@ -106,6 +113,13 @@ impl TorrentRecord {
     /// Shapes that must agree (a record that decodes but lies is damaged too).
     fn validate(&self) -> Result<(), RecordError> {
         let bad = |m: &str| Err(RecordError::Damaged(m.to_string()));
+        if self.magnet.is_some() {
+            // no metadata yet: no geometry nor files
+            if self.piece_count != 0 || self.total_length != 0 || !self.files.is_empty() {
+                return bad("a magnet record with pieces");
+            }
+            return Ok(());
+        }
         if self.piece_length == 0 && self.piece_count > 0 {
             return bad("piece length 0");
         }

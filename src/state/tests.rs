@@ -24,7 +24,32 @@ fn record(name: &str, added_at: u64) -> TorrentRecord {
         uploaded: 7,
         down_limit: 0,
         up_limit: 0,
+        magnet: None,
     }
+}
+
+#[test]
+fn magnet_records_and_format_1_records() {
+    // a magnet link still fetching its metadata: no geometry
+    let mut m = record("m", 2);
+    m.total_length = 0;
+    m.piece_length = 0;
+    m.piece_count = 0;
+    m.payload_size = 0;
+    m.files.clear();
+    m.have.clear();
+    m.file_stats.clear();
+    m.magnet = Some("magnet:?xt=urn:btih:0101010101010101010101010101010101010101".into());
+    assert_eq!(TorrentRecord::decode(&m.encode()).unwrap(), m);
+    // pieces in a magnet record: damaged
+    let mut bad = record("b", 3);
+    bad.magnet = m.magnet.clone();
+    assert!(TorrentRecord::decode(&bad.encode()).is_err());
+    // format 1 (no magnet field) still reads
+    let r = record("old", 4);
+    let mut v1 = vec![1u8];
+    v1 = postcard::to_extend(&r, v1).unwrap();
+    assert_eq!(TorrentRecord::decode(&v1).unwrap(), r);
 }
 
 fn ih(b: u8) -> InfoHash {

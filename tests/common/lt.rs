@@ -164,6 +164,8 @@ impl SeedArgs {
 pub struct LeechArgs {
     /// The .torrent file.
     pub torrent: PathBuf,
+    /// Download this magnet link instead of `torrent` (BEP 9: metadata from peers).
+    pub magnet: Option<String>,
     /// Folder to download into (the torrent's file / top folder goes inside).
     pub save_dir: PathBuf,
     /// Loopback address to listen on, dial from and announce (`&ip=`).
@@ -192,6 +194,7 @@ impl LeechArgs {
     pub fn new(torrent: &Path, save_dir: &Path, ip: Ipv4Addr, port: u16) -> LeechArgs {
         LeechArgs {
             torrent: torrent.to_path_buf(),
+            magnet: None,
             save_dir: save_dir.to_path_buf(),
             ip,
             port,
@@ -270,15 +273,17 @@ impl LtPeer {
     /// # Panics
     /// When libtorrent is missing or the process cannot start.
     pub fn leech(args: &LeechArgs) -> LtPeer {
-        let mut a: Vec<String> = vec![
-            "leech".into(),
-            "--torrent".into(),
-            args.torrent.display().to_string(),
+        let mut a: Vec<String> = vec!["leech".into()];
+        match &args.magnet {
+            Some(m) => a.extend(["--magnet".into(), m.clone()]),
+            None => a.extend(["--torrent".into(), args.torrent.display().to_string()]),
+        }
+        a.extend([
             "--save-dir".into(),
             args.save_dir.display().to_string(),
             "--timeout".into(),
             args.timeout_s.to_string(),
-        ];
+        ]);
         if let Some(l) = args.download_limit {
             a.extend(["--download-limit".into(), l.to_string()]);
         }

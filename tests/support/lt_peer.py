@@ -22,9 +22,10 @@ Subcommands:
       announce made while seeding (so the tracker lists this seeder with left=0), then
       seeds until SIGTERM/SIGINT (clean exit 0: a `stopped` announce is sent).
 
-  leech --torrent T --save-dir D --ip 127.0.0.X --port P [--timeout S]
+  leech (--torrent T | --magnet URI) --save-dir D --ip 127.0.0.X --port P [--timeout S]
         [--connect HOST:PORT ...] [--download-limit BYTES_PER_S] [--keep-seeding]
-      Download into D. Every piece is SHA-1 checked by libtorrent as it arrives. Once
+      Download into D (from a magnet link: the metadata is fetched from peers first, BEP 9;
+      `METADATA <seconds>` is printed when it arrives). Every piece is SHA-1 checked by libtorrent as it arrives. Once
       complete, waits (up to 5 s) for the tracker to answer the `completed` announce, prints
       `DONE` and exits 0 (or, with --keep-seeding, keeps seeding until SIGTERM). Exit 1 with
       a message on stderr on timeout.
@@ -189,13 +190,21 @@ def make_session(a, upload_limit=0, download_limit=0):
     return ses
 
 
-def add_torrent(ses, torrent, save_path, seed_mode=False, dht=False):
-    try:
-        ti = lt.torrent_info(torrent)
-    except RuntimeError as e:
-        fail(f"cannot load {torrent}: {e}", 2)
-    params = lt.add_torrent_params()
-    params.ti = ti
+def add_torrent(ses, torrent, save_path, seed_mode=False, magnet=None, dht=False):
+    if magnet:
+        try:
+            params = lt.parse_magnet_uri(magnet)
+        except RuntimeError as e:
+            fail(f"cannot parse {magnet}: {e}", 2)
+        ih = str(params.info_hashes.v1)
+    else:
+        try:
+            ti = lt.torrent_info(torrent)
+        except RuntimeError as e:
+            fail(f"cannot load {torrent}: {e}", 2)
+        params = lt.add_torrent_params()
+        params.ti = ti
+        ih = str(ti.info_hashes().v1)
     params.save_path = save_path
     flags = lt.torrent_flags.disable_pex | lt.torrent_flags.disable_lsd
     if not dht:
@@ -204,7 +213,7 @@ def add_torrent(ses, torrent, save_path, seed_mode=False, dht=False):
         flags |= lt.torrent_flags.seed_mode
     params.flags = flags  # not paused, not auto-managed: starts at once
     h = ses.add_torrent(params)
-    return h, str(ti.info_hashes().v1)
+    return h, ih
 
 
 class Events:
@@ -410,10 +419,14 @@ def cmd_seed(a):
 def cmd_leech(a):
     os.makedirs(a.save_dir, exist_ok=True)
     ses = make_session(a, download_limit=a.download_limit)
-    h, _ih = add_torrent(ses, a.torrent, a.save_dir, dht=a.dht)
+    if bool(a.torrent) == bool(a.magnet):
+        fail("leech needs exactly one of --torrent and --magnet", 2)
+    h, _ih = add_torrent(ses, a.torrent, a.save_dir, magnet=a.magnet, dht=a.dht)
     ev = Events(a.port)
     wait_listening(ses, h, ev)
-    end = time.monotonic() + a.timeout
+    start = time.monotonic()
+    end = start + a.timeout
+    got_metadata = not a.magnet
     last_dial = 0.0
     last_status = time.monotonic()
     done_at = None
@@ -424,6 +437,9 @@ def cmd_leech(a):
             fail(ev.fatal, 2)
         now = time.monotonic()
         st = h.status()
+        if not got_metadata and st.has_metadata:
+            got_metadata = True
+            print(f"METADATA {now - start:.3f}", flush=True)
         if done_at is None and st.is_seeding:
             done_at = now
             answers_at_done = ev.answers
@@ -459,7 +475,7 @@ def main():
     mk.add_argument("--piece-length", type=int, default=0, help="bytes, power of two (0: auto)")
 
     def peer_args(sp):
-        sp.add_argument("--torrent", required=True)
+        sp.add_argument("--torrent", required=(sp.prog.split()[-1] == "seed"))
         sp.add_argument("--ip", required=True, help="127.0.0.X to listen on, dial from, announce")
         sp.add_argument("--port", type=int, required=True)
         sp.add_argument("--connect", type=parse_hostport, action="append", default=[],
@@ -491,6 +507,7 @@ def main():
 
     le = sub.add_parser("leech", help="download; prints DONE")
     peer_args(le)
+    le.add_argument("--magnet", help="magnet link to download instead of --torrent")
     le.add_argument("--save-dir", required=True)
     le.add_argument("--timeout", type=float, default=60.0, help="seconds")
     le.add_argument("--download-limit", type=int, default=0, help="bytes/s, 0 = unlimited")

@@ -17,12 +17,13 @@
 //! connection sends keep-alives, drops a silent peer, releases a snubbing peer's requests
 //! and drops a peer whose socket stopped draining.
 
+pub mod metadata;
 pub mod protocol;
 pub mod upload;
 
 use std::net::SocketAddr;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU16, AtomicU32, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use thiserror::Error;
@@ -170,6 +171,9 @@ pub struct PeerInfo {
     pub requests_seen: AtomicU64,
     /// Client name from BEP 10 `v`, if sent.
     pub client: std::sync::Mutex<Option<String>>,
+    /// The peer's listen port from BEP 10 `p` (0 = not sent): where an incoming peer can be
+    /// dialled later, and what PEX tells others.
+    pub listen_port: AtomicU16,
 }
 
 impl PeerInfo {
@@ -203,6 +207,7 @@ impl PeerInfo {
             upload_queued: AtomicU32::new(0),
             requests_seen: AtomicU64::new(0),
             client: std::sync::Mutex::new(None),
+            listen_port: AtomicU16::new(0),
         }
     }
 
@@ -292,6 +297,27 @@ pub async fn accept(
     })
 }
 
+/// Run a connection of a torrent that has no metadata yet: fetch it (BEP 9) and end.
+///
+/// # Errors
+/// Why the connection ended; `Ok` once the metadata is complete.
+pub async fn run_metadata<T: Transport>(
+    fetch: Arc<super::torrent::metadata::MetadataFetch>,
+    key: u64,
+    stream: T,
+    info: Arc<PeerInfo>,
+    remote: Handshake,
+    ctrl: mpsc::UnboundedReceiver<PeerCtrl>,
+) -> Result<(), PeerError> {
+    let ours = crate::peer::extension::OurHandshake {
+        listen_port: fetch.ctx.listen_port,
+        metadata_size: None,
+        yourip: Some(info.addr.ip()),
+        pex: false,
+    };
+    metadata::run(fetch, key, stream, info, remote, ctrl, ours).await
+}
+
 /// Run an established connection until it ends: the reader here, the upload pump on its
 /// own task. Cleans up its picker state (releases requests, removes its availability)
 /// before returning.
@@ -305,7 +331,8 @@ pub async fn run<T: Transport>(
 ) -> Result<(), PeerError> {
     let (rd, wr) = stream.split();
     let (out_tx, out_rx) = mpsc::unbounded_channel();
-    let writer = tokio::spawn(upload::run(wr, out_rx, t.clone(), key, info.clone()));
+    let fast = remote.supports_fast();
+    let writer = tokio::spawn(upload::run(wr, out_rx, t.clone(), key, info.clone(), fast));
     let mut conn = protocol::Conn::new(t, key, info, out_tx);
     let result = conn.run(rd, remote, ctrl, writer).await;
     conn.cleanup();

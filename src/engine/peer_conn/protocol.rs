@@ -20,7 +20,8 @@ use super::{
 use crate::engine::ctx::PeerEvent;
 use crate::engine::picker::BlockOutcome;
 use crate::engine::torrent::shared::TorrentShared;
-use crate::peer::extension;
+use crate::peer::extension::{self, OurHandshake, UT_METADATA_ID};
+use crate::peer::metadata::{self as bep9, MetadataMsg};
 use crate::peer::wire::{self, Handshake, MAX_BLOCK_SIZE, Message};
 use crate::piece::{BLOCK_SIZE, Bitfield, BlockRef};
 
@@ -36,6 +37,16 @@ const PIPELINE_SECONDS: f64 = 1.0;
 const MAX_QUEUED_UPLOADS: u32 = extension::OUR_REQQ;
 /// Receive buffer growth step, bytes.
 const RECV_CHUNK: usize = 256 * 1024;
+/// Most allowed-fast pieces (BEP 6) we keep from one peer.
+const MAX_PEER_ALLOWED_FAST: usize = 64;
+/// Rejects from an unchoking peer after which we stop asking it until it unchokes us again
+/// (a peer that rejects everything must not make us ask in a loop).
+const MAX_REJECTS_UNCHOKED: u32 = 256;
+/// Requests in flight to a peer that chokes us, for its allowed-fast pieces only.
+const ALLOWED_FAST_PIPELINE: usize = MIN_PIPELINE;
+/// Metadata pieces (BEP 9) we send one peer, as a multiple of the metadata's piece count:
+/// enough to fetch it a few times over, not a way to make us send without end.
+const METADATA_SERVE_ROUNDS: u32 = 4;
 
 /// The reader's state of one connection.
 pub struct Conn {
@@ -55,6 +66,18 @@ pub struct Conn {
     picks: Vec<BlockRef>,
     /// The peer's pieces are counted in the picker's availability.
     in_picker: bool,
+    /// The id to send the peer `ut_metadata` messages with (its BEP 10 `m`).
+    peer_ut_metadata: Option<u8>,
+    /// Metadata pieces sent to this peer.
+    metadata_served: u32,
+    /// Both sides speak the fast extension (BEP 6).
+    fast: bool,
+    /// Pieces we let this peer request while we choke it (BEP 6 allowed fast).
+    our_allowed: Vec<u32>,
+    /// Pieces the peer lets us request while it chokes us.
+    peer_allowed: Vec<u32>,
+    /// Rejects received since the peer last unchoked us.
+    rejects: u32,
 }
 
 impl Conn {
@@ -80,6 +103,12 @@ impl Conn {
             rate_window: (Instant::now(), 0),
             picks: Vec::new(),
             in_picker: false,
+            peer_ut_metadata: None,
+            metadata_served: 0,
+            fast: false,
+            our_allowed: Vec::new(),
+            peer_allowed: Vec::new(),
+            rejects: 0,
         }
     }
 
@@ -112,11 +141,18 @@ impl Conn {
         writer: &mut tokio::task::JoinHandle<Result<(), PeerError>>,
     ) -> Result<(), PeerError> {
         if remote.supports_extensions() {
+            let ours = OurHandshake {
+                listen_port: self.t.ctx.listen_port,
+                metadata_size: self.t.metadata().map(|m| m.len() as u32),
+                yourip: Some(self.info.addr.ip()),
+                pex: false,
+            };
             self.send(Message::Extended {
                 ext_id: 0,
-                payload: extension::encode_handshake(self.t.ctx.listen_port),
+                payload: extension::encode_handshake(&ours),
             });
         }
+        self.fast = remote.supports_fast();
         // BEP 5: tell a peer that runs a DHT node where ours listens
         if remote.supports_dht()
             && let Some(dht) = self.t.dht()
@@ -124,7 +160,25 @@ impl Conn {
             self.send(Message::Port(dht.local_addr().port()));
         }
         let have = self.t.have.to_bitfield();
-        if have.count() > 0 {
+        if self.fast {
+            // BEP 6: have-all / have-none stand for the bitfield
+            if have.is_full() {
+                self.send(Message::HaveAll);
+            } else if have.count() == 0 {
+                self.send(Message::HaveNone);
+            } else {
+                self.send(Message::Bitfield(Bytes::copy_from_slice(have.as_bytes())));
+            }
+            self.our_allowed = wire::allowed_fast_set(
+                self.info.addr.ip(),
+                &self.t.info_hash,
+                self.n,
+                wire::ALLOWED_FAST_COUNT,
+            );
+            for &p in &self.our_allowed {
+                self.send(Message::AllowedFast(p));
+            }
+        } else if have.count() > 0 {
             self.send(Message::Bitfield(Bytes::copy_from_slice(have.as_bytes())));
         }
         let cap = wire::message_cap(self.n);
@@ -229,13 +283,28 @@ impl Conn {
                     dht.add_node(std::net::SocketAddr::new(self.info.addr.ip(), p));
                 }
             }
-            Message::KeepAlive | Message::Unknown { .. } => {}
+            Message::KeepAlive | Message::Unknown { .. } | Message::Suggest(_) => {}
             Message::Choke => {
                 self.info.peer_choking.store(true, Ordering::Relaxed);
-                self.release_all();
+                // BEP 6: with the fast extension the peer rejects what it will not serve
+                // (and may still serve allowed-fast pieces); the snub timeout catches a
+                // peer that does neither
+                if !self.fast {
+                    self.release_all();
+                }
+            }
+            Message::AllowedFast(p) => {
+                self.check_index("allowed fast", p)?;
+                if self.fast
+                    && self.peer_allowed.len() < MAX_PEER_ALLOWED_FAST
+                    && !self.peer_allowed.contains(&p)
+                {
+                    self.peer_allowed.push(p);
+                }
             }
             Message::Unchoke => {
                 self.info.peer_choking.store(false, Ordering::Relaxed);
+                self.rejects = 0;
                 self.last_piece_at = Instant::now();
             }
             Message::Interested => {
@@ -282,28 +351,75 @@ impl Conn {
                 self.check_index("cancel", b.piece)?;
                 let _ = self.out.send(Outgoing::Cancel(b));
             }
+            // BEP 6: the request is freed at once for another peer
             Message::Reject(b) => {
                 self.check_index("reject", b.piece)?;
                 if let Some(i) = self.in_flight.iter().position(|x| *x == b) {
                     self.in_flight.remove(i);
                     self.t.picker().release(&b);
                 }
-            }
-            Message::Piece { piece, begin, data } => self.on_piece(piece, begin, data).await?,
-            Message::Extended { ext_id, payload } => {
-                if ext_id == 0
-                    && let Ok(h) = extension::parse_handshake(&payload)
-                {
-                    if let Some(r) = h.reqq {
-                        self.reqq = r;
-                    }
-                    if let Some(c) = h.client {
-                        *self.info.client.lock().unwrap_or_else(|e| e.into_inner()) = Some(c);
-                    }
+                if self.info.peer_choking.load(Ordering::Relaxed) {
+                    // not served while choked after all: stop asking for that piece
+                    self.peer_allowed.retain(|p| *p != b.piece);
+                } else {
+                    self.rejects += 1;
                 }
             }
+            Message::Piece { piece, begin, data } => self.on_piece(piece, begin, data).await?,
+            Message::Extended { ext_id, payload } => self.on_extended(ext_id, &payload),
         }
         Ok(())
+    }
+
+    /// A BEP 10 message: the handshake (possibly again, updating), or one of ours by the
+    /// id we assigned. Malformed extension messages are ignored (the base protocol goes on).
+    fn on_extended(&mut self, ext_id: u8, payload: &Bytes) {
+        if ext_id == 0 {
+            let Ok(h) = extension::parse_handshake(payload) else {
+                return;
+            };
+            if let Some(r) = h.reqq {
+                self.reqq = r;
+            }
+            if let Some(c) = h.client {
+                *self.info.client.lock().unwrap_or_else(|e| e.into_inner()) = Some(c);
+            }
+            if let Some(p) = h.listen_port
+                && !self.info.outgoing
+            {
+                self.info.listen_port.store(p, Ordering::Relaxed);
+            }
+            self.peer_ut_metadata = h.ut_metadata;
+        } else if ext_id == UT_METADATA_ID
+            && let Ok(MetadataMsg::Request { piece }) = bep9::parse(payload)
+        {
+            self.serve_metadata(piece);
+        }
+    }
+
+    /// Answer a BEP 9 request: the piece, or a reject when we have no metadata, the index is
+    /// out of range, or the peer asked too often.
+    fn serve_metadata(&mut self, piece: u32) {
+        let Some(id) = self.peer_ut_metadata else {
+            return;
+        };
+        let data = self.t.metadata().and_then(|m| {
+            let limit = bep9::piece_count(m.len() as u32).saturating_mul(METADATA_SERVE_ROUNDS);
+            (self.metadata_served < limit)
+                .then(|| bep9::encode_data(m, piece))
+                .flatten()
+        });
+        let payload = match data {
+            Some(d) => {
+                self.metadata_served += 1;
+                d
+            }
+            None => bep9::encode_reject(piece),
+        };
+        self.send(Message::Extended {
+            ext_id: id,
+            payload,
+        });
     }
 
     /// A piece index from the peer must name a piece of this torrent (drop it otherwise).
@@ -364,12 +480,17 @@ impl Conn {
             )));
         }
         self.info.requests_seen.fetch_add(1, Ordering::Relaxed);
-        if self.info.am_choking.load(Ordering::Relaxed) || !self.t.accepting() {
-            return Ok(()); // BEP 3: requests while choked are dropped
-        }
-        if self.info.upload_queued.load(Ordering::Relaxed) >= MAX_QUEUED_UPLOADS
+        let choked = self.info.am_choking.load(Ordering::Relaxed);
+        let allowed = choked && self.fast && self.our_allowed.contains(&b.piece);
+        if (choked && !allowed)
+            || !self.t.accepting()
+            || self.info.upload_queued.load(Ordering::Relaxed) >= MAX_QUEUED_UPLOADS
             || !self.t.have.get(b.piece)
         {
+            // BEP 3: dropped; BEP 6: rejected, so the peer can ask elsewhere at once
+            if self.fast {
+                self.send(Message::Reject(b));
+            }
             return Ok(());
         }
         let _ = self.out.send(Outgoing::Request(b));
@@ -486,14 +607,19 @@ impl Conn {
 
     /// After a burst of messages or an order: top up our requests.
     fn after_batch(&mut self) {
-        if self.info.peer_choking.load(Ordering::Relaxed)
-            || !self.info.am_interested.load(Ordering::Relaxed)
-            || !self.t.accepting()
-        {
+        if !self.info.am_interested.load(Ordering::Relaxed) || !self.t.accepting() {
+            return;
+        }
+        let choked = self.info.peer_choking.load(Ordering::Relaxed);
+        if (choked && self.peer_allowed.is_empty()) || self.rejects >= MAX_REJECTS_UNCHOKED {
             return;
         }
         let cap = (self.reqq as usize).min(MAX_PIPELINE);
-        let target = self.pipeline.min(cap);
+        let target = if choked {
+            ALLOWED_FAST_PIPELINE.min(cap)
+        } else {
+            self.pipeline.min(cap)
+        };
         if self.in_flight.len() >= target {
             return;
         }
@@ -504,9 +630,25 @@ impl Conn {
         }
         self.picks.clear();
         let in_flight = self.in_flight.make_contiguous();
-        self.t
-            .picker()
-            .pick(self.key, &self.bitfield, in_flight, room, &mut self.picks);
+        if choked {
+            // BEP 6: only the pieces the peer allows while it chokes us
+            let mut allowed = Bitfield::new(self.n);
+            for &p in &self.peer_allowed {
+                if self.bitfield.get(p) {
+                    allowed.set(p);
+                }
+            }
+            self.t
+                .picker()
+                .pick(self.key, &allowed, in_flight, room, &mut self.picks);
+            if self.picks.is_empty() {
+                return;
+            }
+        } else {
+            self.t
+                .picker()
+                .pick(self.key, &self.bitfield, in_flight, room, &mut self.picks);
+        }
         if self.picks.is_empty() {
             if self.in_flight.is_empty() {
                 self.update_interest();

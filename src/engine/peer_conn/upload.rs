@@ -43,7 +43,8 @@ pub enum Outgoing {
     Request(BlockRef),
     /// The peer withdrew a request.
     Cancel(BlockRef),
-    /// We choke the peer: drop its queued requests (BEP 3) and send `choke`.
+    /// We choke the peer: drop its queued requests (BEP 3; with the fast extension each is
+    /// answered with `reject`, BEP 6) and send `choke`.
     Choke,
 }
 
@@ -103,9 +104,12 @@ struct Pump {
     small: BytesMut,
     /// Permits a queued batch waits for (session budget exhausted).
     want_permits: u32,
+    /// The fast extension is on (BEP 6): dropped requests are rejected explicitly.
+    fast: bool,
 }
 
-/// Run the pump until the reader drops its sender or the socket fails.
+/// Run the pump until the reader drops its sender or the socket fails. `fast`: both sides
+/// speak the fast extension (BEP 6).
 ///
 /// # Errors
 /// [`PeerError::Io`] when a write fails.
@@ -115,6 +119,7 @@ pub async fn run<W: AsyncWrite + Unpin>(
     t: Arc<TorrentShared>,
     key: u64,
     info: Arc<PeerInfo>,
+    fast: bool,
 ) -> Result<(), PeerError> {
     let mut p = Pump {
         t,
@@ -128,6 +133,7 @@ pub async fn run<W: AsyncWrite + Unpin>(
         cancelled: Vec::new(),
         small: BytesMut::with_capacity(4096),
         want_permits: 0,
+        fast,
     };
     loop {
         // everything the reader queued, without waiting
@@ -190,10 +196,20 @@ impl Pump {
             }
             Outgoing::Choke => {
                 self.generation += 1;
+                Message::Choke.encode(&mut self.small);
+                if self.fast {
+                    for b in self.queue.drain(..) {
+                        Message::Reject(b).encode(&mut self.small);
+                    }
+                    if let Some(batch) = &self.ready {
+                        for (b, _) in batch.sendable() {
+                            Message::Reject(b).encode(&mut self.small);
+                        }
+                    }
+                }
                 self.queue.clear();
                 self.ready = None;
                 self.cancelled.clear();
-                Message::Choke.encode(&mut self.small);
             }
         }
         self.publish_counts();
@@ -250,8 +266,16 @@ impl Pump {
         }
         if batch.generation == self.generation {
             self.ready = Some(batch);
-        } else if self.spare.len() < 2 {
-            self.spare.push(batch.read.buf);
+        } else {
+            // read before a choke: not sent (BEP 6: say so)
+            if self.fast {
+                for (b, _) in batch.sendable() {
+                    Message::Reject(b).encode(&mut self.small);
+                }
+            }
+            if self.spare.len() < 2 {
+                self.spare.push(batch.read.buf);
+            }
         }
         self.publish_counts();
     }

@@ -10,6 +10,7 @@
 pub mod announce;
 pub mod choke;
 mod dht;
+pub mod metadata;
 pub mod peer_book;
 pub mod peers;
 pub mod shared;
@@ -42,7 +43,7 @@ use crate::api::{
     EventKind, EventLevel, FilePriority, FileRow, PeerFlags, PeerRow, PeerSource, PieceState,
     TorrentDetail, TorrentError, TorrentErrorKind, TorrentId, TorrentRow, TorrentState,
 };
-use crate::metainfo::{InfoHash, Metainfo};
+use crate::metainfo::{InfoHash, Magnet, Metainfo};
 use crate::peer::wire::Handshake;
 use crate::piece::Bitfield;
 use crate::storage::StorageError;
@@ -153,6 +154,19 @@ pub struct Env<'a> {
     pub store: Option<&'a Arc<crate::state::StateStore>>,
 }
 
+/// A magnet link whose info dictionary is not here yet.
+struct PendingMetadata {
+    /// The link (its trackers are the torrent's; `x.pe` peers are dialled; `so` applies
+    /// once the files are known).
+    link: Magnet,
+    /// The fetch shared by the metadata connections, while running.
+    fetch: Option<Arc<metadata::MetadataFetch>>,
+}
+
+/// `left` announced while the size is unknown (magnet links; libtorrent does the same):
+/// non-zero, so trackers list seeders to us.
+const LEFT_UNKNOWN: u64 = 16 * 1024;
+
 struct CheckJob {
     key: u64,
     progress: Arc<AtomicU32>,
@@ -167,6 +181,8 @@ pub struct Torrent {
     pub sum: Summary,
     /// The full metainfo while needed (files, hashes); reloaded from the state store.
     meta: Option<Arc<Metainfo>>,
+    /// A magnet link still fetching its info dictionary.
+    pending: Option<PendingMetadata>,
     /// Keep the metainfo loaded (there is no store to reload it from).
     keep_meta: bool,
     /// The folder its files go into.
@@ -245,6 +261,7 @@ impl Torrent {
         Torrent {
             id,
             meta: None,
+            pending: None,
             keep_meta: false,
             save_dir,
             added_at: now_unix(),
@@ -281,6 +298,38 @@ impl Torrent {
             dht: dht::DhtLookups::default(),
             sum,
         }
+    }
+
+    /// A torrent of a magnet link: listed under its `dn` (or info hash) with no size until
+    /// its info dictionary is fetched from peers (BEP 9). Not started.
+    pub fn new_magnet(
+        id: TorrentId,
+        link: Magnet,
+        save_dir: PathBuf,
+        seed: bool,
+        upload_slots: usize,
+        keep_meta: bool,
+    ) -> Torrent {
+        let sum = Summary {
+            info_hash: link.info_hash,
+            name: link.display_name(),
+            geometry: crate::piece::Geometry::default(),
+            payload_size: 0,
+            // BEP 12: each tracker of a magnet link is a tier of its own (all are asked)
+            trackers: link.trackers.iter().map(|t| vec![t.clone()]).collect(),
+            private: false,
+            multi_file: false,
+            files: Box::new([]),
+        };
+        let mut t = Torrent::blank(id, sum, save_dir, seed, upload_slots);
+        t.keep_meta = keep_meta;
+        t.pending = Some(PendingMetadata { link, fetch: None });
+        t
+    }
+
+    /// Whether the info dictionary is still to be fetched (a magnet link).
+    pub fn awaiting_metadata(&self) -> bool {
+        self.pending.is_some()
     }
 
     /// A torrent restored from the state store: listed at once, its metainfo loaded when
@@ -320,6 +369,11 @@ impl Torrent {
             files,
         };
         let mut t = Torrent::blank(id, sum, r.save_dir.clone(), r.seed, upload_slots);
+        if let Some(link) = r.magnet.as_deref().and_then(|l| Magnet::parse(l).ok()) {
+            t.sum.trackers = link.trackers.iter().map(|u| vec![u.clone()]).collect();
+            t.trackers = TrackerSet::new(&t.sum.trackers, TrackerClient::supports);
+            t.pending = Some(PendingMetadata { link, fetch: None });
+        }
         t.added_at = r.added_at;
         t.completed_at = r.completed_at;
         t.carried = (r.downloaded, r.uploaded, 0);
@@ -405,6 +459,7 @@ impl Torrent {
             uploaded,
             down_limit: self.limits.download.rate(),
             up_limit: self.limits.upload.rate(),
+            magnet: self.pending.as_ref().map(|p| p.link.to_link()),
         }
     }
 
@@ -482,6 +537,9 @@ impl Torrent {
 
     /// Every wanted piece verified (pieces only in skipped files do not count).
     fn complete(&self) -> bool {
+        if self.pending.is_some() {
+            return false;
+        }
         match &self.shared {
             Some(s) => s.picker().is_finished(),
             None if self.piece_prio.is_empty() => self.have.is_full(),
@@ -613,12 +671,15 @@ impl Torrent {
         Facts {
             complete: self.complete(),
             seed: self.seed,
-            has_metadata: true,
+            has_metadata: self.pending.is_none(),
         }
     }
 
     /// Every piece verified (nothing at all to fetch from anyone).
     fn have_all(&self) -> bool {
+        if self.pending.is_some() {
+            return false;
+        }
         match &self.shared {
             Some(s) => s.is_complete(),
             None => self.have.is_full(),
@@ -860,6 +921,17 @@ impl Torrent {
         if let Some(s) = &self.shared {
             s.set_accepting(true);
         }
+        if let Some(p) = &mut self.pending {
+            p.fetch = Some(Arc::new(metadata::MetadataFetch::new(
+                self.id,
+                self.sum.info_hash,
+                env.ctx.config.max_metadata_size,
+                env.ctx.clone(),
+            )));
+            for a in &p.link.peers {
+                self.book.add(*a, PeerSource::Magnet, env.now);
+            }
+        }
         self.trackers.start(env.now);
         self.schedule_announce(env);
         self.dht_start(env);
@@ -900,6 +972,10 @@ impl Torrent {
         ));
         s.set_accepting(self.life.is_running());
         s.set_dht(self.dht_allowed(env));
+        if let Some(m) = &self.meta {
+            s.set_metadata(Arc::from(m.info_bytes.as_slice()));
+        }
+        s.set_private(self.sum.private);
         self.shared = Some(s.clone());
         Some(s)
     }
@@ -940,6 +1016,9 @@ impl Torrent {
         // partial pieces are fetched again next time: drop their hasher states
         if let Some(d) = self.disk.take() {
             env.ctx.pool.forget(d.key);
+        }
+        if let Some(p) = &mut self.pending {
+            p.fetch = None;
         }
         self.peers
             .broadcast(&PeerCtrl::Disconnect("torrent stopped"));
@@ -1007,6 +1086,9 @@ impl Torrent {
 
     /// Bytes of wanted pieces not verified yet (BEP 3 `left`).
     fn bytes_left(&self) -> u64 {
+        if self.pending.is_some() {
+            return LEFT_UNKNOWN;
+        }
         match &self.shared {
             Some(s) => s.picker().bytes_left(),
             None if self.piece_prio.is_empty() => {
@@ -1183,6 +1265,10 @@ impl Torrent {
     /// Choke round and connection housekeeping.
     fn sweep(&mut self, env: &mut Env<'_>) {
         let Some(shared) = self.shared.clone() else {
+            // metadata connections: keep-alives and silence only
+            self.peers.broadcast(&PeerCtrl::Tick);
+            self.dirty = true;
+            self.schedule_sweep(env);
             return;
         };
         let now_ms = env.ctx.clock.now_ms();
@@ -1333,10 +1419,20 @@ impl Torrent {
             self.dialing.remove(&addr);
         }
         if !self.life.is_running() {
+            if outgoing {
+                // dialled before the torrent stopped running (e.g. the metadata arrived)
+                self.book.release(addr, env.now);
+            }
             return;
         }
-        let Some(shared) = self.ensure_shared(env) else {
-            return;
+        let fetch = self.pending.as_ref().and_then(|p| p.fetch.clone());
+        let shared = if fetch.is_some() {
+            None
+        } else {
+            match self.ensure_shared(env) {
+                Some(s) => Some(s),
+                None => return,
+            }
         };
         let refuse = |why: &str| tracing::debug!(%addr, "peer refused: {why}");
         if self.book.is_banned(&addr.ip()) {
@@ -1402,18 +1498,136 @@ impl Torrent {
         self.peers
             .insert(key, PeerHandle::new(info.clone(), ctrl_tx, now_ms));
         tracing::debug!(torrent = %self.sum.name, %addr, outgoing, "peer connected");
-        let t = shared;
-        tokio::spawn(async move {
-            let _slot = slot;
-            let r = match stream {
-                PeerStream::Tcp(s) => {
-                    peer_conn::run(t.clone(), key, s, info, remote, ctrl_rx).await
-                }
-            };
-            t.peer_event(key, PeerEvent::Gone { error: r.err() });
-        });
+        match (shared, fetch) {
+            (Some(t), _) => {
+                tokio::spawn(async move {
+                    let _slot = slot;
+                    let r = match stream {
+                        PeerStream::Tcp(s) => {
+                            peer_conn::run(t.clone(), key, s, info, remote, ctrl_rx).await
+                        }
+                    };
+                    t.peer_event(key, PeerEvent::Gone { error: r.err() });
+                });
+            }
+            (None, Some(f)) => {
+                tokio::spawn(async move {
+                    let _slot = slot;
+                    let r = match stream {
+                        PeerStream::Tcp(s) => {
+                            peer_conn::run_metadata(f.clone(), key, s, info, remote, ctrl_rx).await
+                        }
+                    };
+                    f.peer_event(key, PeerEvent::Gone { error: r.err() });
+                });
+            }
+            (None, None) => return,
+        }
         self.dirty = true;
         self.schedule_sweep(env);
+    }
+
+    /// An incoming peer that told its listen port (BEP 10 `p`) can be dialled there.
+    fn learn_listen_addr(&mut self, info: &PeerInfo, now: Instant) {
+        let port = info.listen_port.load(Ordering::Relaxed);
+        if !info.outgoing && port != 0 {
+            self.book.add(
+                SocketAddr::new(info.addr.ip(), port),
+                PeerSource::Incoming,
+                now,
+            );
+        }
+    }
+
+    /// The info dictionary of the magnet link arrived and hashes to the info hash: make it
+    /// the torrent's metainfo (kept in the state store so it is never fetched again),
+    /// close the metadata connections (their addresses are dialled again with the full
+    /// protocol), and go on to the check and the download.
+    fn metadata_arrived(&mut self, env: &mut Env<'_>) {
+        let Some(info) = self
+            .pending
+            .as_ref()
+            .and_then(|p| p.fetch.as_ref())
+            .and_then(|f| f.take_done())
+        else {
+            return;
+        };
+        let Some(pending) = self.pending.take() else {
+            return;
+        };
+        let bytes = crate::metainfo::create::torrent_from_info(&info, &self.sum.trackers);
+        let meta = match Metainfo::from_bytes(&bytes) {
+            Ok(m) => m,
+            Err(e) => {
+                let err = TorrentError {
+                    kind: TorrentErrorKind::BadMetadata,
+                    message: format!("the metadata peers sent is not a usable torrent: {e}"),
+                };
+                self.pending = Some(PendingMetadata {
+                    link: pending.link,
+                    fetch: None,
+                });
+                self.input(Input::Failed(err), env);
+                return;
+            }
+        };
+        if let Some(store) = env.store
+            && let Err(e) = store.put_metainfo(&meta.info_hash, &bytes)
+        {
+            // it stays in memory for this run; the next run fetches it again
+            self.keep_meta = true;
+            self.log(
+                env,
+                EventLevel::Error,
+                EventKind::DiskError,
+                format!("cannot keep the fetched metadata in the state folder: {e}"),
+            );
+        }
+        // the metadata connections end; the addresses stay known and are dialled again
+        let now = env.now;
+        for (_, p) in self.peers.iter() {
+            p.send(PeerCtrl::Disconnect("metadata complete"));
+        }
+        let old = std::mem::take(&mut self.peers);
+        for (k, p) in old.iter() {
+            self.choker.peer_gone(*k);
+            if p.info.outgoing {
+                self.book.release(p.info.addr, now);
+            } else {
+                self.book.disconnected(p.info.addr, true, false, now);
+                self.learn_listen_addr(&p.info, now);
+            }
+        }
+        self.sum = Summary::of(&meta);
+        if self.sum.private {
+            // BEP 27: the info dictionary says private; the DHT is not used from now on
+            self.dht_stop(env);
+        }
+        let n = self.sum.piece_count();
+        self.have = Bitfield::new(n);
+        self.file_prio = vec![FilePriority::Normal; self.sum.files.len()];
+        if !pending.link.select_only.is_empty() {
+            // BEP 53: indices into the info dictionary's file list
+            for (i, p) in self.file_prio.iter_mut().enumerate() {
+                if !pending.link.select_only.contains(&i) {
+                    *p = FilePriority::Skip;
+                }
+            }
+            self.piece_prio = self.compute_piece_priorities();
+        }
+        let files = meta.files.iter().filter(|f| !f.pad).count();
+        let size = crate::metainfo::human_size(meta.payload_size());
+        self.meta = Some(Arc::new(meta));
+        self.persist_dirty = true;
+        self.dirty = true;
+        self.cached_row = None;
+        self.log(
+            env,
+            EventLevel::Info,
+            EventKind::StateChanged,
+            format!("metadata received: {size} in {files} files, {n} pieces"),
+        );
+        self.input(Input::MetadataReady, env);
     }
 
     fn evict(&mut self, key: u64, env: &mut Env<'_>) {
@@ -1438,6 +1652,7 @@ impl Torrent {
                 }
             }
             PeerEvent::PieceUnreadable { piece, error } => self.piece_lost(piece, &error, env),
+            PeerEvent::MetadataComplete => self.metadata_arrived(env),
             PeerEvent::Gone { error } => {
                 self.hash_fails.remove(&key);
                 self.choker.peer_gone(key);
@@ -1446,6 +1661,7 @@ impl Torrent {
                     let was_seed = p.info.pieces.load(Ordering::Relaxed) == n && n > 0;
                     self.book
                         .disconnected(p.info.addr, !p.info.outgoing, was_seed, env.now);
+                    self.learn_listen_addr(&p.info, env.now);
                     if let Some(e) = &error {
                         tracing::debug!(torrent = %self.sum.name, addr = %p.info.addr, "peer closed: {e}");
                     }
@@ -1679,8 +1895,24 @@ impl Torrent {
         let eta_secs =
             (state == TorrentState::Downloading && down_rate > 0).then(|| left / down_rate);
         let (swarm_seeds, swarm_leechers) = self.trackers.swarm();
+        let fetching = self
+            .pending
+            .as_ref()
+            .and_then(|p| p.fetch.as_ref())
+            .filter(|_| self.life.is_running());
         let message = if let Some(g) = &self.guard {
             Some(format!("paused: {g}"))
+        } else if let Some(f) = fetching {
+            let total = f.total.load(Ordering::Relaxed);
+            Some(if total == 0 {
+                format!("fetching metadata (BEP 9) from {} peers", self.peers.len())
+            } else {
+                format!(
+                    "fetching metadata: {}/{total} pieces from {} peers",
+                    f.have.load(Ordering::Relaxed),
+                    self.peers.len()
+                )
+            })
         } else if self.life.is_running() {
             self.trackers.headline()
         } else {
@@ -1814,6 +2046,17 @@ impl Torrent {
     /// torrent is out of the swarm meanwhile and comes back as it was.
     pub fn move_storage(&mut self, to: PathBuf, move_data: bool, env: &mut Env<'_>) {
         if to == self.save_dir {
+            return;
+        }
+        if self.pending.is_some() {
+            // no files yet: the download simply goes there
+            self.log(
+                env,
+                EventLevel::Info,
+                EventKind::StateChanged,
+                format!("save folder set to {}", to.display()),
+            );
+            self.set_save_dir(to, env);
             return;
         }
         if !move_data {
@@ -2030,6 +2273,7 @@ fn error_kind_code(k: TorrentErrorKind) -> u8 {
         TorrentErrorKind::FilesMissing => 4,
         TorrentErrorKind::Storage => 5,
         TorrentErrorKind::Internal => 6,
+        TorrentErrorKind::BadMetadata => 7,
     }
 }
 
@@ -2041,6 +2285,7 @@ fn error_kind_of(c: u8) -> TorrentErrorKind {
         3 => TorrentErrorKind::ReadOnly,
         4 => TorrentErrorKind::FilesMissing,
         5 => TorrentErrorKind::Storage,
+        7 => TorrentErrorKind::BadMetadata,
         _ => TorrentErrorKind::Internal,
     }
 }

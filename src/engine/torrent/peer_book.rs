@@ -188,6 +188,15 @@ impl PeerBook {
         }
     }
 
+    /// Our connection to `addr` was closed by us for a reason that is not the peer's fault
+    /// (the torrent changed phase): it may be dialled again at once, no failure counted.
+    pub fn release(&mut self, addr: SocketAddr, now: Instant) {
+        if let Some(e) = self.entries.get_mut(&addr) {
+            e.slot = Slot::Idle;
+            e.next_try = now;
+        }
+    }
+
     /// Ban a host: never dial nor accept it again (for this torrent).
     pub fn ban(&mut self, ip: IpAddr) {
         self.banned.insert(ip);

@@ -4,7 +4,7 @@
 //! paused, queued or failed torrent holds none of it.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 
 use bytes::Bytes;
 
@@ -95,6 +95,8 @@ pub struct TorrentShared {
     /// The torrent may use the DHT (DHT on, not private): BEP 5 `port` messages are sent
     /// and acted upon.
     dht: AtomicBool,
+    metadata: OnceLock<Arc<[u8]>>,
+    private: AtomicBool,
 }
 
 impl TorrentShared {
@@ -119,8 +121,30 @@ impl TorrentShared {
             ctx,
             picker: Mutex::new(picker),
             accepting: AtomicBool::new(false),
+            metadata: OnceLock::new(),
+            private: AtomicBool::new(false),
             dht: AtomicBool::new(false),
         }
+    }
+
+    /// Serve `info` (the bencoded info dictionary) to peers that ask (BEP 9); set once.
+    pub fn set_metadata(&self, info: Arc<[u8]>) {
+        let _ = self.metadata.set(info);
+    }
+
+    /// The info dictionary we serve (BEP 9), if set.
+    pub fn metadata(&self) -> Option<&Arc<[u8]>> {
+        self.metadata.get()
+    }
+
+    /// Mark the torrent private (BEP 27): no PEX.
+    pub fn set_private(&self, yes: bool) {
+        self.private.store(yes, Ordering::Relaxed);
+    }
+
+    /// The torrent is private (BEP 27).
+    pub fn is_private(&self) -> bool {
+        self.private.load(Ordering::Relaxed)
     }
 
     /// The DHT node, when this torrent may use it (see [`TorrentShared::set_dht`]).

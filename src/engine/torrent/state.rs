@@ -222,6 +222,11 @@ impl Lifecycle {
             (L::Restoring { .. }, Input::Resume) => (L::Restoring { paused: false }, vec![]),
 
             // --- resume / start
+            // a magnet link: nothing on disk to check before the metadata is here
+            (L::Paused { .. } | L::Error(_), Input::Resume) if !facts.has_metadata => {
+                (L::FetchingMetadata, vec![Activate])
+            }
+            (_, Input::Recheck) if !facts.has_metadata => return Vec::new(),
             (L::Paused { needs_check: true }, Input::Resume) => {
                 (L::QueuedForCheck { then_pause: false }, vec![QueueCheck])
             }
@@ -329,10 +334,11 @@ impl Lifecycle {
             }
             (L::Seeding, Input::PiecesLost) => (L::Downloading, vec![]),
             (L::Completed, Input::PiecesLost) => (L::Downloading, vec![Activate]),
-            (L::FetchingMetadata, Input::MetadataReady) => (
-                L::QueuedForCheck { then_pause: false },
-                vec![Deactivate, QueueCheck],
-            ),
+            // the metadata connections are closed by the torrent; trackers and known
+            // addresses stay (no `stopped`): the check is quick, then the download starts
+            (L::FetchingMetadata, Input::MetadataReady) => {
+                (L::QueuedForCheck { then_pause: false }, vec![QueueCheck])
+            }
 
             // --- faults
             (L::Error(_), Input::Failed(_)) => return Vec::new(),
@@ -630,16 +636,36 @@ mod tests {
 
     #[test]
     fn magnet_metadata() {
-        let mut s = Lifecycle::Paused { needs_check: false };
         let no_meta = Facts {
             has_metadata: false,
             ..DL
         };
-        assert_eq!(s.step(Input::Resume, no_meta), vec![Activate]);
-        assert_eq!(s.ui_state(), TorrentState::FetchingMetadata);
+        // a magnet link added (paused, unchecked) or paused starts fetching at once
+        for start in [
+            Lifecycle::Paused { needs_check: true },
+            Lifecycle::Paused { needs_check: false },
+            Lifecycle::Error(err(TorrentErrorKind::BadMetadata)),
+        ] {
+            let mut s = start;
+            assert_eq!(s.step(Input::Resume, no_meta), vec![Activate]);
+            assert_eq!(s.ui_state(), TorrentState::FetchingMetadata);
+        }
+        let mut s = Lifecycle::FetchingMetadata;
+        // nothing to recheck yet
+        assert!(s.step(Input::Recheck, no_meta).is_empty());
+        assert_eq!(s, Lifecycle::FetchingMetadata);
+        let mut p = Lifecycle::Paused { needs_check: true };
+        assert!(p.step(Input::Recheck, no_meta).is_empty());
+        // metadata: check (no stopped announce), then download
+        assert_eq!(s.step(Input::MetadataReady, DL), vec![QueueCheck]);
+        assert_eq!(s.step(Input::CheckSlot, DL), vec![StartCheck]);
         assert_eq!(
-            s.step(Input::MetadataReady, DL),
-            vec![Deactivate, QueueCheck]
+            s.step(Input::CheckDone, DL),
+            vec![ReleaseCheckSlot, Activate]
         );
+        assert_eq!(s, Lifecycle::Downloading);
+        // pausing while fetching
+        let mut s = Lifecycle::FetchingMetadata;
+        assert_eq!(s.step(Input::Pause, no_meta), vec![Deactivate]);
     }
 }

@@ -11,8 +11,9 @@ use crate::tui::{format, theme};
 
 /// Draws the status bar into `area` (one line).
 ///
-/// Left: `↓ 1.20 MiB/s  ↑ 300 KiB/s  peers 12  torrents 3  port 6881  dht 312` (port `-`
-/// when not listening; `dht N`, the DHT routing table's nodes, only while the DHT runs),
+/// Left: `↓ 1.20 MiB/s  ↑ 300 KiB/s  peers 12  torrents 3  port 6881  DHT: 312 nodes`
+/// (port `-` when not listening; `DHT: N nodes`, the DHT routing table's nodes (BEP 5),
+/// only while the DHT runs),
 /// preceded by the notice if any. Right: `? help  q quit`. On a narrow line the
 /// hint goes first, then the figures from the right, so what is shown is never cut mid-word.
 pub(crate) fn render(frame: &mut Frame, area: Rect, snapshot: &Snapshot, notice: Option<&str>) {
@@ -32,7 +33,7 @@ pub(crate) fn render(frame: &mut Frame, area: Rect, snapshot: &Snapshot, notice:
     ];
     // DHT routing-table nodes, when the DHT runs
     if let Some(n) = global.dht_nodes {
-        figures.push(format!("dht {n}"));
+        figures.push(format!("DHT: {n} nodes"));
     }
 
     let mut left = Vec::new();

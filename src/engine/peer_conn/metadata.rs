@@ -1,0 +1,207 @@
+//! A connection of a torrent that has no info dictionary yet (a magnet link): it speaks
+//! just enough of the protocol to fetch the metadata (BEP 9 over BEP 10) and to learn the
+//! peer's listen port, then the torrent closes it and dials again with the full protocol
+//! once the metadata is verified.
+//!
+//! What the peer sends besides the extension messages (bitfield, have, ...) is read and
+//! dropped: without the piece count nothing can be checked. Messages are capped at
+//! [`MESSAGE_CAP`] bytes, requests we send at [`super::super::torrent::metadata::PER_PEER`],
+//! and the peer's own metadata requests are rejected (we have nothing to serve).
+
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::time::Instant;
+
+use bytes::BytesMut;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::sync::mpsc;
+
+use super::{KEEPALIVE_INTERVAL, PeerCtrl, PeerError, PeerInfo, SILENCE_TIMEOUT, Transport};
+use crate::engine::torrent::metadata::{DataOutcome, MetadataFetch, REQUEST_TIMEOUT};
+use crate::peer::extension::{self, OurHandshake, UT_METADATA_ID};
+use crate::peer::metadata::{self, MetadataMsg};
+use crate::peer::wire::{self, Handshake, Message};
+
+/// Largest message accepted while fetching metadata, bytes: a bitfield of 8 M pieces, or a
+/// metadata piece with its header.
+pub const MESSAGE_CAP: u32 = 1 << 20;
+
+/// Run a metadata connection until the metadata is complete, the peer has none to give,
+/// it misbehaves, or the torrent closes it.
+///
+/// # Errors
+/// [`PeerError`] saying why it ended (the torrent logs it at debug level).
+pub async fn run<T: Transport>(
+    fetch: Arc<MetadataFetch>,
+    key: u64,
+    stream: T,
+    info: Arc<PeerInfo>,
+    remote: Handshake,
+    mut ctrl: mpsc::UnboundedReceiver<PeerCtrl>,
+    ours: OurHandshake,
+) -> Result<(), PeerError> {
+    if !remote.supports_extensions() {
+        return Err(PeerError::Protocol(
+            "peer does not speak the extension protocol (BEP 10): it cannot send metadata".into(),
+        ));
+    }
+    let (mut rd, mut wr) = stream.split();
+    let mut out = BytesMut::new();
+    Message::Extended {
+        ext_id: 0,
+        payload: extension::encode_handshake(&ours),
+    }
+    .encode(&mut out);
+    // BEP 5: a peer that runs a DHT node learns where ours listens (a magnet link is
+    // public until its info dictionary says otherwise)
+    if remote.supports_dht()
+        && let Some(dht) = &fetch.ctx.dht
+    {
+        Message::Port(dht.local_addr().port()).encode(&mut out);
+    }
+    wr.write_all(&out).await?;
+    info.last_send
+        .store(fetch.ctx.clock.now_ms(), Ordering::Relaxed);
+    out.clear();
+
+    let mut peer_id: Option<u8> = None;
+    let mut in_flight: Vec<(u32, Instant)> = Vec::new();
+    let mut buf = BytesMut::with_capacity(64 * 1024);
+    let result: Result<(), PeerError> = async {
+        loop {
+            if buf.capacity() - buf.len() < 16 * 1024 {
+                buf.reserve(64 * 1024);
+            }
+            tokio::select! {
+                r = rd.read_buf(&mut buf) => {
+                    if r? == 0 {
+                        return Err(PeerError::Io(std::io::ErrorKind::UnexpectedEof.into()));
+                    }
+                    info.last_recv.store(fetch.ctx.clock.now_ms(), Ordering::Relaxed);
+                    while let Some(msg) = wire::decode(&mut buf, MESSAGE_CAP)? {
+                        info.messages.fetch_add(1, Ordering::Relaxed);
+                        let (ext_id, payload) = match msg {
+                            Message::Extended { ext_id, payload } => (ext_id, payload),
+                            // BEP 5: the peer's DHT node, at its IP
+                            Message::Port(p) => {
+                                if let Some(dht) = &fetch.ctx.dht {
+                                    dht.add_node(std::net::SocketAddr::new(info.addr.ip(), p));
+                                }
+                                continue;
+                            }
+                            _ => continue,
+                        };
+                        if ext_id == 0 {
+                            let Ok(h) = extension::parse_handshake(&payload) else {
+                                return Err(PeerError::Protocol(
+                                    "extended handshake is not bencode".into(),
+                                ));
+                            };
+                            if let Some(c) = &h.client {
+                                *info.client.lock().unwrap_or_else(|e| e.into_inner()) =
+                                    Some(c.clone());
+                            }
+                            if let Some(p) = h.listen_port {
+                                info.listen_port.store(p, Ordering::Relaxed);
+                            }
+                            let size = h
+                                .metadata_size(fetch.cap)
+                                .map_err(|e| PeerError::Protocol(e.to_string()))?;
+                            peer_id = h.ut_metadata;
+                            match (peer_id, size) {
+                                (None, _) => {
+                                    return Err(PeerError::Protocol(
+                                        "peer does not offer ut_metadata (BEP 9)".into(),
+                                    ));
+                                }
+                                (Some(_), None) => {
+                                    return Err(PeerError::Protocol(
+                                        "peer has no metadata to give (no metadata_size)".into(),
+                                    ));
+                                }
+                                (Some(_), Some(size)) => {
+                                    if !fetch.offer_size(key, size) {
+                                        return Err(PeerError::Protocol(format!(
+                                            "peer's metadata_size {size} is not the one being fetched"
+                                        )));
+                                    }
+                                }
+                            }
+                        } else if ext_id == UT_METADATA_ID {
+                            match metadata::parse(&payload)
+                                .map_err(|e| PeerError::Protocol(e.to_string()))?
+                            {
+                                MetadataMsg::Request { piece } => {
+                                    if let Some(id) = peer_id {
+                                        Message::Extended {
+                                                ext_id: id,
+                                                payload: metadata::encode_reject(piece),
+                                            }
+.encode(&mut out);
+                                    }
+                                }
+                                MetadataMsg::Reject { piece } => {
+                                    in_flight.retain(|(p, _)| *p != piece);
+                                    fetch.on_reject(key, piece);
+                                }
+                                MetadataMsg::Data { piece, total_size, data } => {
+                                    in_flight.retain(|(p, _)| *p != piece);
+                                    match fetch
+                                        .on_data(key, piece, total_size, &data)
+                                        .map_err(|e| PeerError::Protocol(e.to_string()))?
+                                    {
+                                        DataOutcome::More | DataOutcome::Retry => {}
+                                        DataOutcome::Done => return Ok(()),
+                                        DataOutcome::DropPeer => {
+                                            return Err(PeerError::Protocol(
+                                                "metadata from this peer failed its hash check".into(),
+                                            ));
+                                        }
+                                    }
+                                }
+                            }
+                        }
+                        // other extensions (PEX while fetching) are ignored here
+                    }
+                }
+                c = ctrl.recv() => match c {
+                    None => return Err(PeerError::Closed("torrent gone")),
+                    Some(PeerCtrl::Disconnect(why)) => return Err(PeerError::Closed(why)),
+                    Some(PeerCtrl::Tick) => {
+                        let now_ms = fetch.ctx.clock.now_ms();
+                        let silent = now_ms.saturating_sub(info.last_recv.load(Ordering::Relaxed));
+                        if silent > SILENCE_TIMEOUT.as_millis() as u64 {
+                            return Err(PeerError::Silent(silent / 1000));
+                        }
+                        let idle = now_ms.saturating_sub(info.last_send.load(Ordering::Relaxed));
+                        if idle >= KEEPALIVE_INTERVAL.as_millis() as u64 {
+                            Message::KeepAlive.encode(&mut out);
+                        }
+                        let now = Instant::now();
+                        in_flight.retain(|(_, at)| now.duration_since(*at) < REQUEST_TIMEOUT);
+                    }
+                    Some(_) => {}
+                },
+            }
+            if let Some(id) = peer_id {
+                let now = Instant::now();
+                for piece in fetch.next_requests(key, in_flight.len(), now) {
+                    in_flight.push((piece, now));
+                    Message::Extended {
+                            ext_id: id,
+                            payload: metadata::encode_request(piece),
+                        }
+.encode(&mut out);
+                }
+            }
+            if !out.is_empty() {
+                wr.write_all(&out).await?;
+                info.last_send.store(fetch.ctx.clock.now_ms(), Ordering::Relaxed);
+                out.clear();
+            }
+        }
+    }
+    .await;
+    fetch.peer_gone(key);
+    result
+}

@@ -1,0 +1,495 @@
+//! Magnet links (BEP 9 §magnet URI format, BEP 53 `so`): what a link names before its
+//! metadata is fetched from peers.
+//!
+//! `magnet:?xt=urn:btih:<hash>&dn=<name>&tr=<tracker>&x.pe=<host:port>&so=<files>`
+//!
+//! - `xt=urn:btih:` with 40 hex digits or 32 base32 characters, either case; `xt=urn:btmh:`
+//!   (BEP 52, multihash `1220` + 64 hex digits) is recognised: with a btih beside it (a
+//!   hybrid torrent) the btih is used; alone it is refused ("v2-only ... not supported yet").
+//! - `dn`: `+` is a space, `%XX` an escaped byte (lossy UTF-8).
+//! - `tr` (any number, in order, duplicates dropped), `x.pe` peer addresses (IP literal and
+//!   port; `[v6]:port`), `so` file indices and ranges (`0,2,4-6`).
+//! - Numbered keys (`xt.1`, `tr.2`) count as their base key; unknown keys are ignored.
+//!
+//! Everything is bounded: the link ([`MAX_LINK_BYTES`]), trackers ([`MAX_TRACKERS`]),
+//! peers ([`MAX_PEERS`]) and `so` indices ([`MAX_SELECT`]).
+
+use std::net::{IpAddr, SocketAddr};
+
+use thiserror::Error;
+
+use super::InfoHash;
+
+/// Longest magnet link accepted, bytes.
+pub const MAX_LINK_BYTES: usize = 64 * 1024;
+/// Most `tr` trackers kept from one link.
+pub const MAX_TRACKERS: usize = 200;
+/// Most `x.pe` peers kept from one link.
+pub const MAX_PEERS: usize = 200;
+/// Most file indices a `so` list may name (ranges expanded).
+pub const MAX_SELECT: usize = 100_000;
+
+/// What a magnet link names.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Magnet {
+    /// v1 info hash (from `urn:btih:`).
+    pub info_hash: InfoHash,
+    /// v2 info hash (SHA-256, from `urn:btmh:1220...`) of a hybrid torrent.
+    pub info_hash_v2: Option<[u8; 32]>,
+    /// `dn`: the display name, decoded; `None` when absent or empty.
+    pub name: Option<String>,
+    /// `tr`: tracker URLs in link order, each once. One tier each (BEP 12: a magnet link's
+    /// trackers are announced to like an `announce-list` of one-URL tiers).
+    pub trackers: Vec<String>,
+    /// `x.pe`: peers to dial directly.
+    pub peers: Vec<SocketAddr>,
+    /// `so` (BEP 53): indices of the files to download, ascending, each once; empty = all.
+    pub select_only: Vec<usize>,
+    /// Parts of the link that were not used, for the user (e.g. an `x.pe` hostname).
+    pub notes: Vec<String>,
+}
+
+/// Why a magnet link was refused.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum MagnetError {
+    /// Does not start with `magnet:?`.
+    #[error("not a magnet link (it must start with \"magnet:?\")")]
+    NotMagnet,
+    /// Longer than [`MAX_LINK_BYTES`].
+    #[error("magnet link is {0} bytes long; at most {MAX_LINK_BYTES} are accepted")]
+    TooLong(usize),
+    /// No `xt` parameter.
+    #[error("magnet link has no \"xt=urn:btih:\" (the info hash)")]
+    NoExactTopic,
+    /// A parameter with an empty value (`xt=`, `tr=`, `x.pe=`, `so=`).
+    #[error("magnet link parameter \"{0}\" is empty")]
+    EmptyParameter(String),
+    /// An `xt` of another kind than `urn:btih:` / `urn:btmh:`.
+    #[error("magnet link \"xt={0}\" is not a BitTorrent info hash (expected urn:btih:)")]
+    UnknownTopic(String),
+    /// A btih that is neither 40 hex digits nor 32 base32 characters.
+    #[error(
+        "magnet link info hash \"{0}\" is malformed: expected 40 hex digits or 32 base32 characters"
+    )]
+    BadInfoHash(String),
+    /// A btmh that is not a SHA-256 multihash.
+    #[error(
+        "magnet link v2 info hash \"{0}\" is malformed: expected 1220 followed by 64 hex digits"
+    )]
+    BadInfoHashV2(String),
+    /// Only a v2 hash (`urn:btmh:`).
+    #[error("v2-only magnet links (urn:btmh without urn:btih) are not supported yet")]
+    V2Only,
+    /// Two different v1 hashes.
+    #[error("magnet link names two different info hashes")]
+    TwoInfoHashes,
+    /// A malformed `so` list.
+    #[error("magnet link \"so={0}\" is not a list of file indices and ranges (e.g. 0,2,4-6)")]
+    BadSelectOnly(String),
+}
+
+impl Magnet {
+    /// Parse a magnet link (surrounding whitespace ignored; the scheme in any case).
+    ///
+    /// # Errors
+    /// [`MagnetError`] naming the faulty part; never panics.
+    pub fn parse(link: &str) -> Result<Magnet, MagnetError> {
+        let link = link.trim();
+        if link.len() > MAX_LINK_BYTES {
+            return Err(MagnetError::TooLong(link.len()));
+        }
+        let query = match link.get(..8) {
+            Some(p) if p.eq_ignore_ascii_case("magnet:?") => &link[8..],
+            _ => return Err(MagnetError::NotMagnet),
+        };
+        let mut v1: Option<InfoHash> = None;
+        let mut v2: Option<[u8; 32]> = None;
+        let mut m = Magnet {
+            info_hash: InfoHash::default(),
+            info_hash_v2: None,
+            name: None,
+            trackers: Vec::new(),
+            peers: Vec::new(),
+            select_only: Vec::new(),
+            notes: Vec::new(),
+        };
+        for (key, value) in form_urlencoded::parse(query.as_bytes()) {
+            // `xt.1`, `tr.2`: numbered forms of the same keys
+            let base = key.split('.').next().unwrap_or("");
+            let base = if key.starts_with("x.pe") {
+                "x.pe"
+            } else {
+                base
+            };
+            let value = value.trim();
+            let empty = || MagnetError::EmptyParameter(key.to_string());
+            match base {
+                "xt" => {
+                    if value.is_empty() {
+                        return Err(empty());
+                    }
+                    if let Some(h) = strip_prefix_ci(value, "urn:btih:") {
+                        let h = parse_btih(h)?;
+                        if v1.is_some_and(|old| old != h) {
+                            return Err(MagnetError::TwoInfoHashes);
+                        }
+                        v1 = Some(h);
+                    } else if let Some(h) = strip_prefix_ci(value, "urn:btmh:") {
+                        v2 = Some(parse_btmh(h)?);
+                    } else {
+                        return Err(MagnetError::UnknownTopic(shorten(value)));
+                    }
+                }
+                "dn" if !value.is_empty() => {
+                    m.name = Some(value.chars().filter(|c| !c.is_control()).collect());
+                }
+                "tr" => {
+                    if value.is_empty() {
+                        return Err(empty());
+                    }
+                    if m.trackers.len() >= MAX_TRACKERS {
+                        continue;
+                    }
+                    if !m.trackers.iter().any(|t| t == value) {
+                        m.trackers.push(value.to_string());
+                    }
+                }
+                "x.pe" => {
+                    if value.is_empty() {
+                        return Err(empty());
+                    }
+                    match value.parse::<SocketAddr>() {
+                        Ok(a) if a.port() != 0 && !a.ip().is_unspecified() => {
+                            if m.peers.len() < MAX_PEERS && !m.peers.contains(&a) {
+                                m.peers.push(normalise(a));
+                            }
+                        }
+                        _ => m.notes.push(format!(
+                            "peer \"{}\" ignored (an IP address and port are needed)",
+                            shorten(value)
+                        )),
+                    }
+                }
+                "so" => {
+                    if value.is_empty() {
+                        return Err(empty());
+                    }
+                    m.select_only = parse_select(value)?;
+                }
+                _ => {}
+            }
+        }
+        match (v1, v2) {
+            (Some(h), v2) => {
+                m.info_hash = h;
+                m.info_hash_v2 = v2;
+            }
+            (None, Some(_)) => return Err(MagnetError::V2Only),
+            (None, None) => return Err(MagnetError::NoExactTopic),
+        }
+        Ok(m)
+    }
+
+    /// A canonical link for this magnet: `xt` (btih in hex, then btmh), `dn`, `tr`s, `x.pe`s
+    /// and `so`, percent-encoded. Parsing it gives the same [`Magnet`] (without notes).
+    pub fn to_link(&self) -> String {
+        let mut s = form_urlencoded::Serializer::new(String::from("magnet:?"));
+        s.append_pair("xt", &format!("urn:btih:{}", self.info_hash.to_hex()));
+        if let Some(v2) = &self.info_hash_v2 {
+            let hex: String = v2.iter().map(|b| format!("{b:02x}")).collect();
+            s.append_pair("xt", &format!("urn:btmh:1220{hex}"));
+        }
+        if let Some(n) = &self.name {
+            s.append_pair("dn", n);
+        }
+        for t in &self.trackers {
+            s.append_pair("tr", t);
+        }
+        for p in &self.peers {
+            s.append_pair("x.pe", &p.to_string());
+        }
+        if !self.select_only.is_empty() {
+            let list: Vec<String> = self.select_only.iter().map(|i| i.to_string()).collect();
+            s.append_pair("so", &list.join(","));
+        }
+        s.finish()
+    }
+
+    /// A readable description for `ratorrent info MAGNET`: name, hashes, trackers, peers,
+    /// selection and notes, one field a line. Control characters in names are escaped.
+    pub fn describe(&self) -> String {
+        use std::fmt::Write;
+        let mut s = String::new();
+        let esc = |t: &str| t.escape_debug().to_string();
+        let _ = writeln!(s, "magnet link");
+        let _ = writeln!(
+            s,
+            "name:         {}",
+            self.name.as_deref().map_or("(none given)".into(), esc)
+        );
+        let _ = writeln!(s, "info hash:    {}", self.info_hash.to_hex());
+        if let Some(v2) = &self.info_hash_v2 {
+            let hex: String = v2.iter().map(|b| format!("{b:02x}")).collect();
+            let _ = writeln!(s, "info hash v2: {hex} (hybrid: the v1 hash is used)");
+        }
+        if self.trackers.is_empty() {
+            let _ = writeln!(s, "trackers:     none (peers come from DHT, PEX and x.pe)");
+        }
+        for (i, t) in self.trackers.iter().enumerate() {
+            let label = if i == 0 { "trackers:" } else { "" };
+            let _ = writeln!(s, "{label:<14}{}", esc(&crate::tracker::mask_passkey(t)));
+        }
+        if !self.peers.is_empty() {
+            let list: Vec<String> = self.peers.iter().map(|p| p.to_string()).collect();
+            let _ = writeln!(s, "peers:        {}", list.join(", "));
+        }
+        if !self.select_only.is_empty() {
+            let _ = writeln!(
+                s,
+                "select only:  files {} (the others are skipped once the metadata arrives)",
+                ranges(&self.select_only)
+            );
+        }
+        for n in &self.notes {
+            let _ = writeln!(s, "note:         {}", esc(n));
+        }
+        let _ = writeln!(
+            s,
+            "size, files and pieces are known once the metadata is fetched from peers (BEP 9)"
+        );
+        s
+    }
+
+    /// The name to show before the metadata arrives: `dn`, else the info hash in hex.
+    pub fn display_name(&self) -> String {
+        self.name.clone().unwrap_or_else(|| self.info_hash.to_hex())
+    }
+}
+
+/// Whether `s` looks like a magnet link (so a front end can tell it from a file path).
+pub fn is_magnet(s: &str) -> bool {
+    s.trim()
+        .get(..7)
+        .is_some_and(|p| p.eq_ignore_ascii_case("magnet:"))
+}
+
+/// `0, 2, 4-6` for `[0, 2, 4, 5, 6]` (sorted input).
+fn ranges(v: &[usize]) -> String {
+    let mut out: Vec<String> = Vec::new();
+    let mut i = 0;
+    while i < v.len() {
+        let mut j = i;
+        while j + 1 < v.len() && v[j + 1] == v[j] + 1 {
+            j += 1;
+        }
+        out.push(if j == i {
+            v[i].to_string()
+        } else {
+            format!("{}-{}", v[i], v[j])
+        });
+        i = j + 1;
+    }
+    out.join(", ")
+}
+
+fn strip_prefix_ci<'a>(s: &'a str, prefix: &str) -> Option<&'a str> {
+    let head = s.get(..prefix.len())?;
+    head.eq_ignore_ascii_case(prefix)
+        .then(|| &s[prefix.len()..])
+}
+
+fn shorten(s: &str) -> String {
+    let mut out: String = s.chars().filter(|c| !c.is_control()).take(80).collect();
+    if s.chars().count() > 80 {
+        out.push('…');
+    }
+    out
+}
+
+fn normalise(a: SocketAddr) -> SocketAddr {
+    match a.ip() {
+        IpAddr::V6(v6) => match v6.to_ipv4_mapped() {
+            Some(v4) => SocketAddr::new(IpAddr::V4(v4), a.port()),
+            None => a,
+        },
+        IpAddr::V4(_) => a,
+    }
+}
+
+fn parse_btih(h: &str) -> Result<InfoHash, MagnetError> {
+    let bad = || MagnetError::BadInfoHash(shorten(h));
+    match h.len() {
+        40 => InfoHash::from_hex(h).ok_or_else(bad),
+        32 => {
+            let upper = h.to_ascii_uppercase();
+            let bytes = data_encoding::BASE32_NOPAD
+                .decode(upper.as_bytes())
+                .map_err(|_| bad())?;
+            let arr: [u8; 20] = bytes.try_into().map_err(|_| bad())?;
+            Ok(InfoHash(arr))
+        }
+        _ => Err(bad()),
+    }
+}
+
+fn parse_btmh(h: &str) -> Result<[u8; 32], MagnetError> {
+    let bad = || MagnetError::BadInfoHashV2(shorten(h));
+    // multihash: 0x12 = SHA-256, 0x20 = 32 bytes
+    let hex = strip_prefix_ci(h, "1220").ok_or_else(bad)?;
+    if hex.len() != 64 {
+        return Err(bad());
+    }
+    let mut out = [0u8; 32];
+    for (i, pair) in hex.as_bytes().chunks(2).enumerate() {
+        let hi = (pair[0] as char).to_digit(16).ok_or_else(bad)?;
+        let lo = (pair[1] as char).to_digit(16).ok_or_else(bad)?;
+        out[i] = (hi * 16 + lo) as u8;
+    }
+    Ok(out)
+}
+
+fn parse_select(v: &str) -> Result<Vec<usize>, MagnetError> {
+    let bad = || MagnetError::BadSelectOnly(shorten(v));
+    let mut out = Vec::new();
+    for part in v.split(',') {
+        let part = part.trim();
+        let (a, b) = match part.split_once('-') {
+            Some((a, b)) => (a, b),
+            None => (part, part),
+        };
+        let a: usize = a.trim().parse().map_err(|_| bad())?;
+        let b: usize = b.trim().parse().map_err(|_| bad())?;
+        if b < a || out.len() + (b - a) >= MAX_SELECT {
+            return Err(bad());
+        }
+        out.extend(a..=b);
+    }
+    out.sort_unstable();
+    out.dedup();
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hex_and_base32_in_any_case() {
+        let hex = "6556a734d002eb0183449c4e0faa35afdf57f085";
+        for link in [
+            format!("magnet:?xt=urn:btih:{hex}"),
+            format!("magnet:?xt=urn:btih:{}", hex.to_uppercase()),
+            "magnet:?xt=urn:btih:MVLKONGQALVQDA2ETRHA7KRVV7PVP4EF".into(),
+            "MAGNET:?xt=URN:BTIH:mvlkongqalvqda2etrha7krvv7pvp4ef".into(),
+        ] {
+            let m = Magnet::parse(&link).unwrap();
+            assert_eq!(m.info_hash.to_hex(), hex, "{link}");
+        }
+    }
+
+    #[test]
+    fn malformed_links_say_what_is_wrong() {
+        for (link, needle) in [
+            ("http://x", "not a magnet link"),
+            ("magnet:?dn=x", "no \"xt=urn:btih:\""),
+            ("magnet:?xt=", "\"xt\" is empty"),
+            ("magnet:?xt=urn:btih:", "is malformed"),
+            ("magnet:?xt=urn:btih:abcd", "is malformed"),
+            (
+                "magnet:?xt=urn:btih:zz56a734d002eb0183449c4e0faa35afdf57f085",
+                "malformed",
+            ),
+            (
+                "magnet:?xt=urn:btih:MVLKONGQALVQDA2ETRHA7KRVV7PVP4E1",
+                "malformed",
+            ),
+            ("magnet:?xt=urn:sha1:abc", "not a BitTorrent info hash"),
+            ("magnet:?xt=urn:btmh:1220aa", "v2 info hash"),
+            (
+                "magnet:?xt=urn:btmh:1220e3d7397a7f2247340e8b7418afa79dc6da7784f6f23f1cd102d04cd1705b5478",
+                "v2-only",
+            ),
+            (
+                "magnet:?xt=urn:btih:6556a734d002eb0183449c4e0faa35afdf57f085&tr=",
+                "\"tr\" is empty",
+            ),
+            (
+                "magnet:?xt=urn:btih:6556a734d002eb0183449c4e0faa35afdf57f085&so=1-x",
+                "so=1-x",
+            ),
+            (
+                "magnet:?xt=urn:btih:6556a734d002eb0183449c4e0faa35afdf57f085&so=5-2",
+                "so=5-2",
+            ),
+            (
+                "magnet:?xt=urn:btih:6556a734d002eb0183449c4e0faa35afdf57f085&so=0-999999999999",
+                "so=",
+            ),
+            (
+                "magnet:?xt=urn:btih:6556a734d002eb0183449c4e0faa35afdf57f085&xt=urn:btih:0000a734d002eb0183449c4e0faa35afdf57f085",
+                "two different",
+            ),
+        ] {
+            let e = Magnet::parse(link).unwrap_err().to_string();
+            assert!(e.contains(needle), "{link}: {e}");
+        }
+        let long = format!("magnet:?xt=urn:btih:{}", "a".repeat(MAX_LINK_BYTES));
+        assert!(matches!(Magnet::parse(&long), Err(MagnetError::TooLong(_))));
+    }
+
+    #[test]
+    fn names_trackers_peers_and_selection() {
+        let m = Magnet::parse(
+            "magnet:?xt.1=urn:btih:a16c2be1a916a134c32eef4f6437dbdc2b0ac8a0&dn=a%20b+c%2B%1b&tr=http%3A%2F%2Fa%2Fannounce&tr.2=http%3A%2F%2Fa%2Fannounce&tr=udp://b:1&x.pe=127.0.0.1:6881&x.pe=[::ffff:127.0.0.2]:7&x.pe=host.example:1&x.pe=1.2.3.4:0&so=6,0,2,4-6&foo=bar",
+        )
+        .unwrap();
+        assert_eq!(m.name.as_deref(), Some("a b c+"));
+        assert_eq!(m.trackers, vec!["http://a/announce", "udp://b:1"]);
+        assert_eq!(
+            m.peers,
+            vec![
+                "127.0.0.1:6881".parse().unwrap(),
+                "127.0.0.2:7".parse().unwrap()
+            ]
+        );
+        assert_eq!(m.notes.len(), 2, "{:?}", m.notes);
+        assert_eq!(m.select_only, vec![0, 2, 4, 5, 6]);
+        // canonical form round-trips
+        let again = Magnet::parse(&m.to_link()).unwrap();
+        assert_eq!(again.trackers, m.trackers);
+        assert_eq!(again.peers, m.peers);
+        assert_eq!(again.name, m.name);
+        assert_eq!(again.select_only, m.select_only);
+        assert_eq!(again.info_hash, m.info_hash);
+        assert!(is_magnet(" MAGNET:?xt"));
+        assert!(!is_magnet("/tmp/magnet.torrent"));
+    }
+
+    #[test]
+    fn bounded_lists() {
+        let mut link = String::from("magnet:?xt=urn:btih:a16c2be1a916a134c32eef4f6437dbdc2b0ac8a0");
+        for i in 0..1000 {
+            link.push_str(&format!("&tr=http://t{i}/a&x.pe=127.0.0.1:{}", i + 1));
+        }
+        let m = Magnet::parse(&link).unwrap();
+        assert_eq!(m.trackers.len(), MAX_TRACKERS);
+        assert_eq!(m.peers.len(), MAX_PEERS);
+    }
+
+    #[test]
+    fn junk_never_panics() {
+        let mut seed = 7u64;
+        for _ in 0..5000 {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            let len = (seed % 120) as usize;
+            let alphabet = b"magnet:?xt=urn:btih:&%+.-,[]0123456789abcdefABCDEF\xc3\xa9";
+            let s: Vec<u8> = (0..len)
+                .map(|i| alphabet[((seed >> (i % 50)) as usize + i) % alphabet.len()])
+                .collect();
+            let _ = Magnet::parse(&String::from_utf8_lossy(&s));
+            let _ = Magnet::parse(&format!("magnet:?{}", String::from_utf8_lossy(&s)));
+        }
+    }
+}
