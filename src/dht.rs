@@ -451,12 +451,13 @@ fn write_atomic(path: &Path, data: &[u8]) -> std::io::Result<()> {
     std::fs::rename(&tmp, path)
 }
 
-/// Nodes of both tables: (id, address).
-fn table_nodes(d: &DhtState) -> Vec<([u8; 20], SocketAddr)> {
+/// Nodes of both tables but `me` (our own id): (id, address).
+fn table_nodes(d: &DhtState, me: &[u8; 20]) -> Vec<([u8; 20], SocketAddr)> {
     d.with_routing_tables(|v4, v6| {
         v4.iter()
             .chain(v6.iter())
             .map(|n| (n.id().0, n.addr()))
+            .filter(|(id, _)| id != me)
             .collect()
     })
 }
@@ -716,18 +717,20 @@ impl Inner {
             .clone()
     }
 
+    /// Table entries other than ourselves (the crate may list its own id, learnt through
+    /// our self bootstrap entry).
     fn node_count(&self) -> usize {
-        self.current()
-            .with_routing_tables(|v4, v6| v4.iter().count() + v6.iter().count())
+        let me = Id20::new(self.id);
+        self.current().with_routing_tables(|v4, v6| {
+            v4.iter().chain(v6.iter()).filter(|n| n.id() != me).count()
+        })
     }
 
     fn family_count(&self, v6: bool) -> usize {
+        let me = Id20::new(self.id);
         self.current().with_routing_tables(|v4, t6| {
-            if v6 {
-                t6.iter().count()
-            } else {
-                v4.iter().count()
-            }
+            let t = if v6 { t6 } else { v4 };
+            t.iter().filter(|n| n.id() != me).count()
         })
     }
 
@@ -735,7 +738,7 @@ impl Inner {
         let Some(path) = self.state_file.clone() else {
             return Ok(());
         };
-        let nodes = table_nodes(&self.current());
+        let nodes = table_nodes(&self.current(), &self.id);
         let in_table: HashSet<SocketAddr> = nodes.iter().map(|(_, a)| *a).collect();
         let hints: Vec<SocketAddr> = self
             .hints
@@ -775,7 +778,7 @@ impl Inner {
         };
         *self.last_reseed.lock().unwrap_or_else(|e| e.into_inner()) = Some(Instant::now());
         let old = self.current();
-        let nodes = table_nodes(&old);
+        let nodes = table_nodes(&old, &self.id);
         old.cancellation_token().cancel();
         drop(old);
         let mut boot = self.bootstrap.clone();

@@ -15,6 +15,14 @@
 //!   and through the session (`dht.dat` in the state folder, `dht_nodes` in snapshots).
 //! - [`port_message_adds_a_node`]: a BEP 5 `port` hint brings an isolated node into the
 //!   DHT, in-process and from a libtorrent peer's real `port` message to the binary.
+//! - [`magnet_without_trackers_completes_through_the_dht`]: the binary, given a magnet link
+//!   with only the info hash, finds a libtorrent seeder of a 64 MiB payload through the
+//!   DHT, fetches the metadata and completes; a libtorrent leecher does the same for
+//!   comparison (both times printed).
+//! - [`private_torrents_never_reach_the_dht`]: with a public and a private (BEP 27)
+//!   torrent seeding, a recording DHT node sees `get_peers`/`announce_peer` for the public
+//!   info hash only; a peer of the private torrent gets no `port` message, one of the
+//!   public torrent does, and our handshake carries the DHT (0x01) and fast (0x04) bits.
 //! - [`hostile_nodes_and_datagrams_are_survived`]: thousands of malformed datagrams and a
 //!   node that answers with huge, garbage and out-of-scope peer lists: no panic, bounded
 //!   memory and output, no dial outside 127.0.0.0/8.
@@ -24,7 +32,7 @@ mod common;
 use std::collections::HashSet;
 use std::net::{Ipv4Addr, SocketAddr, TcpListener, UdpSocket};
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
@@ -83,8 +91,21 @@ fn info_dict(len: usize, pieces: &[u8], name: &str) -> Vec<u8> {
 /// Write `dir/name` (the data) and `dir/name.torrent` (no tracker: DHT only); returns the
 /// torrent's path and info hash.
 fn trackerless(dir: &Path, data: &[u8], name: &str) -> (PathBuf, InfoHash) {
-    std::fs::write(dir.join(name), data).expect("write payload");
     let info = info_dict(data.len(), &pieces_of(data), name);
+    write_torrent(dir, data, name, info)
+}
+
+/// [`trackerless`] with `private=1` in the info dictionary (BEP 27).
+fn trackerless_private(dir: &Path, data: &[u8], name: &str) -> (PathBuf, InfoHash) {
+    let mut info = info_dict(data.len(), &pieces_of(data), name);
+    info.pop();
+    bstr(&mut info, b"private");
+    info.extend_from_slice(b"i1ee");
+    write_torrent(dir, data, name, info)
+}
+
+fn write_torrent(dir: &Path, data: &[u8], name: &str, info: Vec<u8>) -> (PathBuf, InfoHash) {
+    std::fs::write(dir.join(name), data).expect("write payload");
     let mut t = b"d".to_vec();
     bstr(&mut t, b"info");
     t.extend_from_slice(&info);
@@ -522,6 +543,255 @@ fn port_message_adds_a_node() {
     println!(
         "PORT hint: {count} nodes in-process; the binary answers find_node with {n:?} nodes; \
          {:.1} s",
+        t0.elapsed().as_secs_f64()
+    );
+}
+
+#[test]
+fn magnet_without_trackers_completes_through_the_dht() {
+    let net = LtNet::start(4, 130);
+    let dir = temp_dir();
+    let seed_dir = dir.path().join("seed");
+    std::fs::create_dir_all(&seed_dir).unwrap();
+    let size = 64 << 20;
+    let data = payload::bytes(size, 0xd1f);
+    let (torrent, ih) = trackerless(&seed_dir, &data, "dht-magnet.bin");
+    let _seeder = dht_seeder(&net, &seed_dir, &torrent, Ipv4Addr::new(127, 0, 0, 140));
+    // the info hash and nothing else: no tracker, no peer address, no name
+    let link = format!("magnet:?xt=urn:btih:{}", ih.to_hex());
+    let out = dir.path().join("rat");
+    let boot = net.cli_args();
+    let t0 = Instant::now();
+    let (mut rat, _port) = spawn_rat_on_free_port(|port| {
+        let p = port.to_string();
+        let mut args = vec![
+            "download",
+            link.as_str(),
+            "-o",
+            out.to_str().unwrap(),
+            "--port",
+            &p,
+        ];
+        args.extend(boot.iter().map(String::as_str));
+        Rat::spawn(&args, CONFIG_DHT_ON)
+    });
+    let st = rat.wait(Duration::from_secs(240)).unwrap();
+    let rat_secs = t0.elapsed().as_secs_f64();
+    assert!(st.success(), "ratorrent failed: {st}\n{}", rat_tail(&rat));
+    assert_same_file(&out.join("dht-magnet.bin"), &data);
+
+    // libtorrent as the leecher of the same magnet link, on the same DHT
+    let lt_dir = dir.path().join("lt");
+    let ip = Ipv4Addr::new(127, 0, 0, 141);
+    let mut la = LeechArgs::new(&torrent, &lt_dir, ip, free_port_on(ip));
+    la.magnet = Some(link.clone());
+    la.dht = true;
+    la.dht_bootstrap = net.addrs();
+    la.timeout_s = 230;
+    let t1 = Instant::now();
+    let mut leecher = LtPeer::leech(&la);
+    leecher.wait_done(Duration::from_secs(240)).unwrap();
+    let lt_secs = t1.elapsed().as_secs_f64();
+    assert_same_file(&lt_dir.join("dht-magnet.bin"), &data);
+    let said = rat
+        .stdout()
+        .lines()
+        .find(|l| l.starts_with("complete:"))
+        .unwrap_or_default()
+        .to_string();
+    println!(
+        "magnet (info hash only) to complete, {} MiB over a 4-node loopback DHT: ratorrent \
+         {rat_secs:.1} s (process start to exit; it says \"{said}\"), libtorrent \
+         {lt_secs:.1} s (process start to DONE)",
+        size >> 20
+    );
+}
+
+/// A DHT node that answers every query (itself as the only node, no peers) and records the method and
+/// info hash of each, under an id that shares its first 16 bits with `close_to` (so the
+/// crate also announces there).
+struct RecordingNode {
+    addr: SocketAddr,
+    seen: Arc<Mutex<Vec<(String, Option<[u8; 20]>)>>>,
+    stop: Arc<AtomicBool>,
+}
+
+impl RecordingNode {
+    fn start(close_to: InfoHash) -> RecordingNode {
+        let sock = UdpSocket::bind("127.0.0.1:0").unwrap();
+        sock.set_read_timeout(Some(Duration::from_millis(100)))
+            .unwrap();
+        let addr = sock.local_addr().unwrap();
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let stop = Arc::new(AtomicBool::new(false));
+        let (seen2, stop2) = (seen.clone(), stop.clone());
+        let mut my_id = close_to.0;
+        my_id[19] ^= 0xff;
+        std::thread::spawn(move || {
+            let mut buf = vec![0u8; 65536];
+            while !stop2.load(Ordering::Relaxed) {
+                let Ok((n, from)) = sock.recv_from(&mut buf) else {
+                    continue;
+                };
+                let msg = &buf[..n];
+                let (Some(t), Some(q)) = (krpc_field(msg, b"1:t"), krpc_field(msg, b"1:q"))
+                else {
+                    continue;
+                };
+                let ih = krpc_field(msg, b"9:info_hash").and_then(|h| <[u8; 20]>::try_from(h).ok());
+                seen2
+                    .lock()
+                    .unwrap()
+                    .push((String::from_utf8_lossy(q).into_owned(), ih));
+                let mut r = b"d1:rd2:id20:".to_vec();
+                r.extend_from_slice(&my_id);
+                if q == b"find_node" || q == b"get_peers" {
+                    // itself: a node enters the crate's table when some answer lists it
+                    let mut me = my_id.to_vec();
+                    me.extend_from_slice(&[127, 0, 0, 1]);
+                    me.extend_from_slice(&addr.port().to_be_bytes());
+                    bstr(&mut r, b"nodes");
+                    bstr(&mut r, &me);
+                }
+                if q == b"get_peers" {
+                    bstr(&mut r, b"token");
+                    bstr(&mut r, b"tok3n");
+                }
+                r.extend_from_slice(b"e1:t");
+                bstr(&mut r, t);
+                r.extend_from_slice(b"1:y1:re");
+                let _ = sock.send_to(&r, from);
+            }
+        });
+        RecordingNode { addr, seen, stop }
+    }
+
+    /// Queries of `method` naming `ih`.
+    fn count(&self, method: &str, ih: InfoHash) -> usize {
+        self.seen
+            .lock()
+            .unwrap()
+            .iter()
+            .filter(|(m, h)| m == method && *h == Some(ih.0))
+            .count()
+    }
+}
+
+impl Drop for RecordingNode {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+    }
+}
+
+/// Dial `to` as a peer of `ih` with the DHT bit set; returns the reserved bytes of the
+/// answer and the ids of the messages that follow within `wait`.
+fn handshake_and_listen(to: SocketAddr, ih: InfoHash, wait: Duration) -> ([u8; 8], Vec<u8>) {
+    use std::io::{Read, Write};
+    let mut s = std::net::TcpStream::connect_timeout(&to, Duration::from_secs(5)).unwrap();
+    let mut hs = vec![19u8];
+    hs.extend_from_slice(b"BitTorrent protocol");
+    hs.extend_from_slice(&[0, 0, 0, 0, 0, 0, 0, 0x01]);
+    hs.extend_from_slice(&ih.0);
+    hs.extend_from_slice(b"-XX0001-dhtprivtest0");
+    s.write_all(&hs).unwrap();
+    s.set_read_timeout(Some(Duration::from_millis(200))).unwrap();
+    let end = Instant::now() + wait;
+    let mut got = Vec::new();
+    let mut buf = [0u8; 65536];
+    while Instant::now() < end {
+        match s.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => got.extend_from_slice(&buf[..n]),
+            Err(_) => {}
+        }
+    }
+    assert!(got.len() >= 68, "no handshake back from {to} for {ih:?}");
+    let reserved: [u8; 8] = got[20..28].try_into().unwrap();
+    assert_eq!(&got[28..48], &ih.0, "handshake for another torrent");
+    let mut ids = Vec::new();
+    let mut at = 68;
+    while at + 4 <= got.len() {
+        let len = u32::from_be_bytes(got[at..at + 4].try_into().unwrap()) as usize;
+        if len > 0 && at + 4 < got.len() {
+            ids.push(got[at + 4]);
+        }
+        at += 4 + len;
+    }
+    (reserved, ids)
+}
+
+#[test]
+fn private_torrents_never_reach_the_dht() {
+    let t0 = Instant::now();
+    let dir = temp_dir();
+    let public_data = payload::bytes(96 * 1024, 0xd20);
+    let private_data = payload::bytes(80 * 1024, 0xd21);
+    let (public, public_ih) = trackerless(dir.path(), &public_data, "dht-public.bin");
+    let (private, private_ih) = trackerless_private(dir.path(), &private_data, "dht-private.bin");
+    let node = RecordingNode::start(public_ih);
+    let boot = node.addr.to_string();
+    let (mut rat, port) = spawn_rat_on_free_port(|port| {
+        let p = port.to_string();
+        Rat::spawn(
+            &[
+                "download",
+                public.to_str().unwrap(),
+                private.to_str().unwrap(),
+                "-o",
+                dir.path().to_str().unwrap(),
+                "--seed",
+                "--port",
+                &p,
+                "--dht-bootstrap",
+                &boot,
+            ],
+            CONFIG_DHT_ON,
+        )
+    });
+    rat.wait_stdout("seeding until interrupted", Duration::from_secs(60))
+        .unwrap();
+    // the control: the public torrent is looked up and announced at the recording node
+    let looked_up = wait_until(Duration::from_secs(60), || {
+        node.count("get_peers", public_ih) > 0 && node.count("announce_peer", public_ih) > 0
+    });
+    assert!(
+        looked_up,
+        "the public torrent never reached the recording node: {:?}\n{}",
+        node.seen.lock().unwrap(),
+        rat_tail(&rat)
+    );
+    // both torrents started together; give the private one time to (wrongly) follow
+    std::thread::sleep(Duration::from_secs(5));
+    let rat_addr = SocketAddr::from((Ipv4Addr::LOCALHOST, port));
+    let (pub_reserved, pub_ids) = handshake_and_listen(rat_addr, public_ih, Duration::from_secs(2));
+    let (_, priv_ids) = handshake_and_listen(rat_addr, private_ih, Duration::from_secs(2));
+    std::thread::sleep(Duration::from_secs(1));
+    let private_queries: Vec<String> = node
+        .seen
+        .lock()
+        .unwrap()
+        .iter()
+        .filter(|(_, h)| *h == Some(private_ih.0))
+        .map(|(m, _)| m.clone())
+        .collect();
+    let total = node.seen.lock().unwrap().len();
+    rat.terminate();
+    assert!(
+        private_queries.is_empty(),
+        "the private torrent reached the DHT: {private_queries:?}"
+    );
+    assert_eq!(pub_reserved[7] & 0x01, 0x01, "no DHT bit: {pub_reserved:02x?}");
+    assert_eq!(pub_reserved[7] & 0x04, 0x04, "no fast bit: {pub_reserved:02x?}");
+    assert!(pub_ids.contains(&9), "no port message to a DHT peer: {pub_ids:?}");
+    assert!(
+        !priv_ids.contains(&9),
+        "a port message on the private torrent: {priv_ids:?}"
+    );
+    println!(
+        "private torrent: 0 of {total} DHT queries named it (public: {} get_peers, {} \
+         announce_peer); port message on public only; {:.1} s",
+        node.count("get_peers", public_ih),
+        node.count("announce_peer", public_ih),
         t0.elapsed().as_secs_f64()
     );
 }

@@ -35,7 +35,7 @@ UDP ip:port, bootstrapped to the --dht-bootstrap nodes only (none: it waits to b
 with libtorrent's filters for loopback and same-subnet nodes off (every test node lives in
 127.0.0.0/8), no rate blocking of chatty loopback nodes, and announces every 5 s; the
 torrent is announced to the DHT. A seeder of a torrent without trackers prints READY once
-it is seeding and a DHT lookup (which announces it) has completed.
+it is seeding and has sent an announce_peer (BEP 5) to a DHT node.
 
 Every session: listens on ip:port only, dials and announces from ip (outgoing_interfaces,
 announce_ip, so the tracker sees ip through `&ip=`), TCP only (uTP off), LSD/UPnP/NAT-PMP
@@ -145,7 +145,12 @@ def session_settings(a, upload_limit=0, download_limit=0):
     }
     if getattr(a, "dht", False):
         settings.update(dht_settings(a))
-        settings["alert_mask"] = int(mask | lt.alert.category_t.dht_notification)
+        # dht_log_notification: dht_pkt_alert, which shows our own announce_peer going out
+        settings["alert_mask"] = int(
+            mask
+            | lt.alert.category_t.dht_notification
+            | lt.alert.category_t.dht_log_notification
+        )
     return settings
 
 
@@ -230,6 +235,8 @@ class Events:
         self.fatal = None
         self.dht_replies = 0  # DHT lookups (with announce) of our torrent completed
         self.dht_replies_seeding = 0  # ... completed while seeding
+        self.dht_announces = 0  # announce_peer queries sent (to a node that gave a token)
+        self.dht_announces_seeding = 0  # ... sent while seeding
 
     def pump(self, ses, h, wait_ms=200):
         ses.wait_for_alert(wait_ms)
@@ -251,6 +258,12 @@ class Events:
             self.answers += 1
             self.last_reply_seeding = h.status().is_seeding
             log(al.message())
+        elif isinstance(al, lt.dht_pkt_alert):
+            # an announce_peer query we send (BEP 5): the torrent is listed at that node
+            if b"13:announce_peer" in bytes(al.pkt_buf) and "==>" in al.message():
+                self.dht_announces += 1
+                if h is not None and h.status().is_seeding:
+                    self.dht_announces_seeding += 1
         elif isinstance(al, lt.dht_reply_alert):
             self.dht_replies += 1
             if h is not None and h.status().is_seeding:
@@ -388,9 +401,10 @@ def cmd_seed(a):
                     2,
                 )
             if st.is_seeding and trackerless and a.dht:
-                # no tracker: ready once a DHT lookup made while seeding (it announces
-                # the torrent) has completed; ask for one every 2 s until then
-                if ev.dht_replies_seeding:
+                # no tracker: ready once an announce_peer went out while seeding (the
+                # torrent is listed on the DHT; a dht_reply_alert only comes when the
+                # lookup found peers); ask for a lookup every 2 s until then
+                if ev.dht_announces_seeding:
                     ready = True
                     print(f"READY {ih}", flush=True)
                 elif now - last_dht >= 2.0:
