@@ -91,7 +91,10 @@ impl Default for DhtConfig {
         DhtConfig {
             enabled: true,
             port: None,
-            bootstrap: DEFAULT_DHT_BOOTSTRAP.iter().map(|s| s.to_string()).collect(),
+            bootstrap: DEFAULT_DHT_BOOTSTRAP
+                .iter()
+                .map(|s| s.to_string())
+                .collect(),
             state_file: None,
         }
     }
@@ -519,7 +522,13 @@ mod tests {
         ] {
             let e = Config::from_toml(bad, Path::new("/c.toml")).unwrap_err();
             assert!(
-                matches!(&e, ConfigError::Value { key: "dht.bootstrap", .. }),
+                matches!(
+                    &e,
+                    ConfigError::Value {
+                        key: "dht.bootstrap",
+                        ..
+                    }
+                ),
                 "{bad}: {e}"
             );
         }

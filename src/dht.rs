@@ -872,7 +872,9 @@ async fn housekeeping(inner: Arc<Inner>) {
             return;
         }
         let n = inner.node_count();
-        inner.nodes.send_if_modified(|c| std::mem::replace(c, n) != n);
+        inner
+            .nodes
+            .send_if_modified(|c| std::mem::replace(c, n) != n);
         let due = {
             let h = inner.hints.lock().unwrap_or_else(|e| e.into_inner());
             let recent = inner
@@ -882,12 +884,16 @@ async fn housekeeping(inner: Arc<Inner>) {
                 .is_some_and(|t| t.elapsed() < RESEED_INTERVAL);
             h.fresh
                 && !recent
-                && h.list.iter().any(|a| inner.family_count(a.is_ipv6()) < RESEED_BELOW)
+                && h.list
+                    .iter()
+                    .any(|a| inner.family_count(a.is_ipv6()) < RESEED_BELOW)
         };
         if due {
             inner.reseed().await;
             let n = inner.node_count();
-            inner.nodes.send_if_modified(|c| std::mem::replace(c, n) != n);
+            inner
+                .nodes
+                .send_if_modified(|c| std::mem::replace(c, n) != n);
         }
         if tokio::time::Instant::now() >= save_at {
             save_at = tokio::time::Instant::now() + SAVE_INTERVAL;
@@ -915,7 +921,13 @@ mod tests {
         assert_eq!(s("127.0.0.9"), Some(Scope::Loopback));
         assert_eq!(s("::1"), Some(Scope::Loopback));
         assert_eq!(s("::ffff:127.0.0.1"), Some(Scope::Loopback));
-        for l in ["10.1.2.3", "192.168.0.1", "172.16.0.1", "169.254.1.1", "100.64.0.1"] {
+        for l in [
+            "10.1.2.3",
+            "192.168.0.1",
+            "172.16.0.1",
+            "169.254.1.1",
+            "100.64.0.1",
+        ] {
             assert_eq!(s(l), Some(Scope::Local), "{l}");
         }
         assert_eq!(s("fd00::1"), Some(Scope::Local));
@@ -937,7 +949,10 @@ mod tests {
         ] {
             assert_eq!(s(n), None, "{n}");
         }
-        assert_eq!(bootstrap_scope("router.bittorrent.com:6881"), Some(Scope::Global));
+        assert_eq!(
+            bootstrap_scope("router.bittorrent.com:6881"),
+            Some(Scope::Global)
+        );
         assert_eq!(bootstrap_scope("127.0.0.2:1"), Some(Scope::Loopback));
         assert_eq!(bootstrap_scope("[::1]:1"), Some(Scope::Loopback));
         assert_eq!(bootstrap_scope("localhost:1"), Some(Scope::Loopback));
@@ -953,7 +968,10 @@ mod tests {
         assert!(!public.allows(a("127.0.0.1:22")));
         assert!(!public.allows(a("192.168.1.1:6881")));
         assert!(!public.allows(a("8.8.8.8:0")));
-        assert!(!public.allows(a("[2a00::1]:6881")), "IPv6 on an IPv4-only node");
+        assert!(
+            !public.allows(a("[2a00::1]:6881")),
+            "IPv6 on an IPv4-only node"
+        );
         let lab = Policy::from_bootstrap(&["127.0.0.2:7000".into()], &[], true);
         assert!(lab.allows(a("127.0.0.5:6881")));
         assert!(lab.allows(a("[::ffff:127.0.0.5]:6881")));
@@ -1002,7 +1020,10 @@ mod tests {
                 let mut nid = [0u8; 20];
                 nid[0] = i.wrapping_mul(37);
                 nid[19] = i;
-                (hex(&nid), SocketAddr::new(Ipv4Addr::new(127, 0, 1, i).into(), 1))
+                (
+                    hex(&nid),
+                    SocketAddr::new(Ipv4Addr::new(127, 0, 1, i).into(), 1),
+                )
             })
             .collect();
         let saved = Saved {

@@ -32,8 +32,8 @@ mod common;
 use std::collections::HashSet;
 use std::net::{Ipv4Addr, SocketAddr, TcpListener, UdpSocket};
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use common::lt::{LeechArgs, LtPeer, SeedArgs, require_libtorrent};
@@ -158,7 +158,10 @@ impl LtNet {
     }
 
     fn addrs(&self) -> Vec<SocketAddr> {
-        self.nodes.iter().map(|n| SocketAddr::V4(n.addr())).collect()
+        self.nodes
+            .iter()
+            .map(|n| SocketAddr::V4(n.addr()))
+            .collect()
     }
 
     fn bootstrap(&self) -> Vec<String> {
@@ -195,8 +198,11 @@ fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
 
 /// The node id of the DHT node at `to` (KRPC `ping`).
 fn node_id(to: SocketAddr) -> [u8; 20] {
-    let r = krpc(to, b"d1:ad2:id20:abcdefghij0123456789e1:q4:ping1:t2:pi1:y1:qe")
-        .unwrap_or_else(|| panic!("{to} does not answer a ping"));
+    let r = krpc(
+        to,
+        b"d1:ad2:id20:abcdefghij0123456789e1:q4:ping1:t2:pi1:y1:qe",
+    )
+    .unwrap_or_else(|| panic!("{to} does not answer a ping"));
     let at = find(&r, b"1:rd2:id20:").expect("no id in the ping response") + 11;
     r[at..at + 20].try_into().unwrap()
 }
@@ -409,7 +415,10 @@ fn routing_table_survives_a_restart() {
         (before, after)
     });
     assert!(before >= 3, "only {before} nodes before the restart");
-    assert!(after > 0 && after == before, "{after} nodes after, {before} before");
+    assert!(
+        after > 0 && after == before,
+        "{after} nodes after, {before} before"
+    );
     println!("DHT nodes in the routing table after a restart (no bootstrap reachable): {after}");
 
     // the session: dht.dat in the state folder, the count in snapshots
@@ -445,7 +454,12 @@ fn routing_table_survives_a_restart() {
         let (tx, rx) = tokio::sync::oneshot::channel();
         h.commands.send(Command::Shutdown(tx)).await.unwrap();
         rx.await.unwrap();
-        assert!(state_dir.join("dht.dat").exists(), "no dht.dat after shutdown");
+        // the state folder's lock goes with the session task
+        let _ = h.task.await;
+        assert!(
+            state_dir.join("dht.dat").exists(),
+            "no dht.dat after shutdown"
+        );
         let h = ratorrent::engine::session::start_with_state(
             config(vec!["127.0.0.1:1".into()]),
             &state_dir,
@@ -480,7 +494,10 @@ fn port_message_adds_a_node() {
             .unwrap();
         assert_eq!(dht.node_count(), 0);
         let hub = net.addrs()[0];
-        assert!(!dht.add_node(SocketAddr::new(hub.ip(), 0)), "port 0 is ignored");
+        assert!(
+            !dht.add_node(SocketAddr::new(hub.ip(), 0)),
+            "port 0 is ignored"
+        );
         assert!(
             !dht.add_node("[::1]:6881".parse().unwrap()),
             "IPv6 on an IPv4-only node is ignored"
@@ -522,7 +539,11 @@ fn port_message_adds_a_node() {
     });
     rat.wait_stdout("Seeding", Duration::from_secs(60)).unwrap();
     let rat_dht = SocketAddr::from((Ipv4Addr::LOCALHOST, port));
-    assert_eq!(find_node_count(rat_dht), Some(0), "ratorrent's table starts empty");
+    assert_eq!(
+        find_node_count(rat_dht),
+        Some(0),
+        "ratorrent's table starts empty"
+    );
     let ip = Ipv4Addr::new(127, 0, 0, 120);
     let mut la = LeechArgs::new(&torrent, &dir.path().join("leech"), ip, free_port_on(ip));
     la.dht = true;
@@ -607,12 +628,15 @@ fn magnet_without_trackers_completes_through_the_dht() {
     );
 }
 
+/// A KRPC query seen: method and `info_hash` argument.
+type Query = (String, Option<[u8; 20]>);
+
 /// A DHT node that answers every query (itself as the only node, no peers) and records the method and
 /// info hash of each, under an id that shares its first 16 bits with `close_to` (so the
 /// crate also announces there).
 struct RecordingNode {
     addr: SocketAddr,
-    seen: Arc<Mutex<Vec<(String, Option<[u8; 20]>)>>>,
+    seen: Arc<Mutex<Vec<Query>>>,
     stop: Arc<AtomicBool>,
 }
 
@@ -634,8 +658,7 @@ impl RecordingNode {
                     continue;
                 };
                 let msg = &buf[..n];
-                let (Some(t), Some(q)) = (krpc_field(msg, b"1:t"), krpc_field(msg, b"1:q"))
-                else {
+                let (Some(t), Some(q)) = (krpc_field(msg, b"1:t"), krpc_field(msg, b"1:q")) else {
                     continue;
                 };
                 let ih = krpc_field(msg, b"9:info_hash").and_then(|h| <[u8; 20]>::try_from(h).ok());
@@ -694,7 +717,8 @@ fn handshake_and_listen(to: SocketAddr, ih: InfoHash, wait: Duration) -> ([u8; 8
     hs.extend_from_slice(&ih.0);
     hs.extend_from_slice(b"-XX0001-dhtprivtest0");
     s.write_all(&hs).unwrap();
-    s.set_read_timeout(Some(Duration::from_millis(200))).unwrap();
+    s.set_read_timeout(Some(Duration::from_millis(200)))
+        .unwrap();
     let end = Instant::now() + wait;
     let mut got = Vec::new();
     let mut buf = [0u8; 65536];
@@ -780,9 +804,20 @@ fn private_torrents_never_reach_the_dht() {
         private_queries.is_empty(),
         "the private torrent reached the DHT: {private_queries:?}"
     );
-    assert_eq!(pub_reserved[7] & 0x01, 0x01, "no DHT bit: {pub_reserved:02x?}");
-    assert_eq!(pub_reserved[7] & 0x04, 0x04, "no fast bit: {pub_reserved:02x?}");
-    assert!(pub_ids.contains(&9), "no port message to a DHT peer: {pub_ids:?}");
+    assert_eq!(
+        pub_reserved[7] & 0x01,
+        0x01,
+        "no DHT bit: {pub_reserved:02x?}"
+    );
+    assert_eq!(
+        pub_reserved[7] & 0x04,
+        0x04,
+        "no fast bit: {pub_reserved:02x?}"
+    );
+    assert!(
+        pub_ids.contains(&9),
+        "no port message to a DHT peer: {pub_ids:?}"
+    );
     assert!(
         !priv_ids.contains(&9),
         "a port message on the private torrent: {priv_ids:?}"
@@ -847,11 +882,13 @@ impl LyingNode {
         let stop = Arc::new(AtomicBool::new(false));
         let (a2, s2) = (answered.clone(), stop.clone());
         let thread = std::thread::spawn(move || {
-            let mut rng = Rng(0x1e5_0f_d47);
+            let mut rng = Rng(0x1e50_fd47);
             let my_id = [0x55u8; 20];
             let mut buf = vec![0u8; 65536];
             let compact = |a: SocketAddr| -> Vec<u8> {
-                let SocketAddr::V4(v4) = a else { unreachable!() };
+                let SocketAddr::V4(v4) = a else {
+                    unreachable!()
+                };
                 let mut b = v4.ip().octets().to_vec();
                 b.extend_from_slice(&v4.port().to_be_bytes());
                 b
@@ -871,7 +908,11 @@ impl LyingNode {
                     b"find_node" | b"get_peers" => {
                         // ourselves under many ids, and made-up nodes at the sink (the
                         // answers stay under the crate's 16 KiB datagram buffer)
-                        let (count, ours) = if q == b"find_node" { (500, 60) } else { (100, 20) };
+                        let (count, ours) = if q == b"find_node" {
+                            (500, 60)
+                        } else {
+                            (100, 20)
+                        };
                         let mut nodes = Vec::new();
                         for i in 0..count {
                             nodes.extend_from_slice(&rng.bytes(20));
@@ -1058,7 +1099,8 @@ fn non_loopback_tcp(pid: u32) -> Vec<String> {
                 32 => {
                     remote == "00000000000000000000000001000000"
                         || remote == "00000000000000000000000000000000"
-                        || (remote.starts_with("0000000000000000FFFF0000") && remote.ends_with("7F"))
+                        || (remote.starts_with("0000000000000000FFFF0000")
+                            && remote.ends_with("7F"))
                 }
                 _ => true,
             };
@@ -1165,14 +1207,21 @@ fn hostile_nodes_and_datagrams_are_survived() {
     .is_some_and(|r| find(&r, b"1:y1:r").is_some());
     let stats = mem.stop();
     rat.terminate();
-    assert!(alive, "ratorrent died under hostile DHT input\n{}", rat_tail(&rat));
+    assert!(
+        alive,
+        "ratorrent died under hostile DHT input\n{}",
+        rat_tail(&rat)
+    );
     assert!(
         !rat.stderr().contains("panicked"),
         "a panic:\n{}",
         rat_tail(&rat)
     );
     assert!(answers_ping, "the DHT stopped answering after the flood");
-    assert!(accepted > 0, "the decoy peer from the DHT was never dialled");
+    assert!(
+        accepted > 0,
+        "the decoy peer from the DHT was never dialled"
+    );
     assert!(
         dialled_out.is_empty(),
         "connections outside 127.0.0.0/8: {dialled_out:?}"

@@ -623,7 +623,7 @@ async fn fast_seeder_sends_have_all_and_allowed_fast_and_serves_only_those_while
     );
     let got = read_until(&mut remote, &mut buf, Duration::from_secs(5), |_| false).await;
     assert!(
-        got.iter().any(|m| *m == Message::HaveAll),
+        got.contains(&Message::HaveAll),
         "a fast seeder announces HaveAll, sent {got:?}"
     );
     assert!(
@@ -642,7 +642,7 @@ async fn fast_seeder_sends_have_all_and_allowed_fast_and_serves_only_those_while
         "the BEP 6 allowed-fast set for 127.0.0.1"
     );
     assert!(
-        !got.iter().any(|m| *m == Message::Unchoke),
+        !got.contains(&Message::Unchoke),
         "not interested: stays choked"
     );
     // while choked (we never said interested): one allowed piece, one other piece
@@ -713,10 +713,10 @@ async fn fast_leecher_requests_only_allowed_pieces_while_choked_and_rerequests_r
     })
     .await;
     assert!(
-        got.iter().any(|m| *m == Message::HaveNone),
+        got.contains(&Message::HaveNone),
         "a fast leecher with nothing announces HaveNone: {got:?}"
     );
-    assert!(got.iter().any(|m| *m == Message::Interested));
+    assert!(got.contains(&Message::Interested));
     assert!(
         !requested.is_empty(),
         "allowed-fast pieces requested while choked"

@@ -329,16 +329,14 @@ impl LtPeer {
         let mut last = 0;
         while Instant::now() < end {
             let line = self.wait_line("NODES", end.saturating_duration_since(Instant::now()))?;
-            last = line
-                .trim_start_matches("NODES")
-                .trim()
-                .parse()
-                .unwrap_or(0);
+            last = line.trim_start_matches("NODES").trim().parse().unwrap_or(0);
             if last >= min {
                 return Ok(last);
             }
         }
-        Err(self.failure(&format!("{last} DHT nodes, wanted {min}, within {timeout:?}")))
+        Err(self.failure(&format!(
+            "{last} DHT nodes, wanted {min}, within {timeout:?}"
+        )))
     }
 
     fn spawn(
