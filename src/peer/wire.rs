@@ -578,8 +578,9 @@ mod tests {
         assert!(h.supports_extensions());
         assert!(!h.supports_dht());
         let d = h.with_dht(true);
-        assert!(d.supports_dht() && d.supports_extensions());
-        assert_eq!(d.to_bytes()[20 + 7], 0x01);
+        assert!(d.supports_dht() && d.supports_extensions() && d.supports_fast());
+        // byte 7: the DHT bit (BEP 5) beside the fast bit (BEP 6)
+        assert_eq!(d.to_bytes()[20 + 7], 0x01 | 0x04);
         assert_eq!(Handshake::parse(&d.to_bytes()).unwrap(), d);
         assert_eq!(d.with_dht(false), h);
         let mut bad = b;

@@ -3,7 +3,9 @@
 //! then every [`INTERVAL`] ([`INTERVAL_FEW_PEERS`] while it has fewer than [`FEW_PEERS`]
 //! peers connected); the addresses found go into the peer book as [`PeerSource::Dht`],
 //! within its caps. Private torrents (BEP 27, `private=1`) never touch the DHT: no lookup,
-//! no announce, no DHT bit in our handshakes, no `port` messages.
+//! no announce, no DHT bit in the handshakes we dial with, no `port` messages (an
+//! incoming handshake is answered before the torrent is known, with the bit set; no
+//! `port` follows and a peer's `port` is ignored).
 //!
 //! One lookup at a time per torrent: a lookup still running when the next is due is left
 //! to finish and the next one waits a round. Lookups queue session-wide for one of
