@@ -26,6 +26,15 @@ pub struct Cli {
     /// Run without the DHT (overrides `[dht] enabled`).
     #[arg(long = "no-dht", global = true)]
     pub no_dht: bool,
+    /// How payload bytes reach the files: `file` (positioned I/O) or `mmap` (memory maps);
+    /// overrides `storage` in the config.
+    #[arg(long, global = true, value_name = "file|mmap")]
+    pub storage: Option<crate::storage::StorageMode>,
+
+    /// Watch folder for the TUI (overrides `watch_dir`): .torrent files dropped there are
+    /// added, then renamed `.added` (or `.invalid`, with the reason in the log).
+    #[arg(long, global = true, value_name = "DIR")]
+    pub watch: Option<PathBuf>,
 
     /// .torrent files or magnet links to add when the TUI opens.
     #[arg(value_name = "TORRENT|MAGNET")]

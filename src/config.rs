@@ -11,6 +11,10 @@ use serde::Deserialize;
 use thiserror::Error;
 
 use crate::storage::disk::MAX_DISK_THREADS;
+use crate::storage::{HandleCache, Preallocate, StorageMode, StorageOptions};
+
+/// Bounds of `max_open_files`.
+pub const MAX_OPEN_FILES_RANGE: (u32, u32) = (16, 1 << 20);
 
 /// The default config file, shipped in the repository and printed by `ratorrent config`.
 pub const DEFAULT_TOML: &str = include_str!("../config/default.toml");
@@ -46,12 +50,27 @@ pub struct Config {
     /// Outgoing peer connection attempts in flight at once (TCP connects not yet answered),
     /// session-wide, 1..=1000.
     pub max_half_open: u32,
+    /// How payload bytes reach the files: `file` (positioned I/O, the default) or `mmap`
+    /// (memory maps). `--storage` overrides it.
+    pub storage: StorageMode,
+    /// `sparse` (the default: disk space is used as data arrives) or `full` (each file is
+    /// allocated whole with `fallocate` on its first write).
+    pub preallocate: Preallocate,
+    /// Most payload files open at once for the whole session (all torrents), 16..=1048576;
+    /// the least recently used are closed beyond it.
+    pub max_open_files: u32,
     /// Downloads on a volume pause while it has less free space than this, bytes
     /// (seeding goes on); they resume when space returns. 0 = no guard.
     pub min_free_space: u64,
     /// Largest info dictionary fetched for a magnet link (BEP 9), bytes, 16 KiB..=128 MiB.
     /// Peers that announce a larger `metadata_size` are not asked.
     pub max_metadata_size: u32,
+    /// Exchange peer lists with peers (BEP 11 `ut_pex`); never for private torrents
+    /// (BEP 27).
+    pub pex: bool,
+    /// Watch folder: .torrent files dropped there are added, then renamed `.added` (or
+    /// `.invalid`); `~` expands to the home directory. Default: none (no watching).
+    pub watch_dir: Option<PathBuf>,
     /// The DHT (BEP 5), the `[dht]` table.
     pub dht: DhtConfig,
 }
@@ -167,9 +186,14 @@ impl Default for Config {
             numwant: 50,
             max_connections: 200,
             max_half_open: 32,
+            storage: StorageMode::File,
+            preallocate: Preallocate::Sparse,
+            max_open_files: crate::storage::DEFAULT_MAX_OPEN_FILES as u32,
             min_free_space: 1 << 30,
             dht: DhtConfig::default(),
             max_metadata_size: 32 << 20,
+            pex: true,
+            watch_dir: None,
         }
     }
 }
@@ -242,6 +266,7 @@ impl Config {
             message: e.to_string().trim_end().to_string(),
         })?;
         c.download_dir = expand_tilde(&c.download_dir);
+        c.watch_dir = c.watch_dir.as_deref().map(expand_tilde);
         let bad = |key, problem: &str| ConfigError::Value {
             path: path.to_path_buf(),
             key,
@@ -256,8 +281,17 @@ impl Config {
         if c.download_dir.as_os_str().is_empty() {
             return Err(bad("download_dir", "must not be empty"));
         }
+        if c.watch_dir
+            .as_ref()
+            .is_some_and(|d| d.as_os_str().is_empty())
+        {
+            return Err(bad(
+                "watch_dir",
+                "must not be empty (leave it out to watch no folder)",
+            ));
+        }
         // (key, value, allowed range, what 0 means)
-        let bounded: [(&'static str, u32, u32, u32, &str); 5] = [
+        let bounded: [(&'static str, u32, u32, u32, &str); 6] = [
             (
                 "disk_threads",
                 c.disk_threads,
@@ -274,6 +308,13 @@ impl Config {
             ),
             ("max_connections", c.max_connections, 1, 65_535, ""),
             ("max_half_open", c.max_half_open, 1, 1000, ""),
+            (
+                "max_open_files",
+                c.max_open_files,
+                MAX_OPEN_FILES_RANGE.0,
+                MAX_OPEN_FILES_RANGE.1,
+                "",
+            ),
             (
                 "max_metadata_size",
                 c.max_metadata_size,
@@ -337,6 +378,23 @@ impl Config {
         }
     }
 
+    /// Handles the session's file cache may keep open: `max_open_files` within its bounds,
+    /// even for a `Config` not built by [`Config::from_toml`].
+    pub fn open_file_cap(&self) -> usize {
+        self.max_open_files
+            .clamp(MAX_OPEN_FILES_RANGE.0, MAX_OPEN_FILES_RANGE.1) as usize
+    }
+
+    /// The storage settings of every torrent of the session, sharing `handles` (create it
+    /// once per session with `HandleCache::new(config.open_file_cap())`).
+    pub fn storage_options(&self, handles: HandleCache) -> StorageOptions {
+        StorageOptions {
+            mode: self.storage,
+            preallocate: self.preallocate,
+            handles,
+        }
+    }
+
     /// The `numwant` to send in an announce: `None` (leave it out, the tracker picks,
     /// usually 50) for 0, else the configured number, at most 1000 even for a `Config` not
     /// built by [`Config::from_toml`].
@@ -371,11 +429,16 @@ mod tests {
             "numwant",
             "max_connections",
             "max_half_open",
+            "storage",
+            "preallocate",
+            "max_open_files",
             "min_free_space",
             "enabled",
             "port",
             "bootstrap",
             "max_metadata_size",
+            "pex",
+            "watch_dir",
         ] {
             assert!(
                 DEFAULT_TOML.contains(&format!("# {key} ="))
@@ -437,6 +500,28 @@ mod tests {
         if let Some(h) = dirs::home_dir() {
             assert_eq!(c.download_dir, h.join("dl"));
         }
+    }
+
+    #[test]
+    fn watch_dir_is_optional_and_tilde_expands() {
+        assert_eq!(Config::default().watch_dir, None);
+        let c = Config::from_toml("watch_dir = \"/srv/watch\"\n", Path::new("x")).unwrap();
+        assert_eq!(c.watch_dir, Some(PathBuf::from("/srv/watch")));
+        let c = Config::from_toml("watch_dir = \"~/watch\"\n", Path::new("x")).unwrap();
+        if let Some(h) = dirs::home_dir() {
+            assert_eq!(c.watch_dir, Some(h.join("watch")));
+        }
+        let e = Config::from_toml("watch_dir = \"\"\n", Path::new("/c.toml")).unwrap_err();
+        assert!(
+            matches!(
+                &e,
+                ConfigError::Value {
+                    key: "watch_dir",
+                    ..
+                }
+            ),
+            "{e}"
+        );
     }
 
     #[test]
@@ -547,6 +632,48 @@ mod tests {
             .to_string();
         assert!(e.contains("port"), "{e}");
         assert!(!DhtConfig::off().enabled && DhtConfig::off().bootstrap.is_empty());
+    }
+
+    #[test]
+    fn storage_keys_parse_and_bad_values_name_the_key() {
+        let c = Config::from_toml(
+            "storage = \"mmap\"\npreallocate = \"full\"\nmax_open_files = 64\n",
+            Path::new("x"),
+        )
+        .unwrap();
+        assert_eq!(c.storage, StorageMode::Mmap);
+        assert_eq!(c.preallocate, Preallocate::Full);
+        assert_eq!(c.open_file_cap(), 64);
+        let o = c.storage_options(HandleCache::new(c.open_file_cap()));
+        assert_eq!(
+            (o.mode, o.preallocate),
+            (StorageMode::Mmap, Preallocate::Full)
+        );
+        assert_eq!(o.handles.capacity(), 64);
+        for (text, key) in [
+            ("storage = \"direct\"\n", "storage"),
+            ("preallocate = \"some\"\n", "preallocate"),
+            ("max_open_files = 0\n", "max_open_files"),
+            ("max_open_files = 2000000\n", "max_open_files"),
+        ] {
+            let e = Config::from_toml(text, Path::new("/c.toml"))
+                .unwrap_err()
+                .to_string();
+            assert!(e.contains(key) && e.contains("/c.toml"), "{text}: {e}");
+        }
+        let d = Config::default();
+        assert_eq!(
+            (d.storage, d.preallocate),
+            (StorageMode::File, Preallocate::Sparse)
+        );
+        assert_eq!(
+            Config {
+                max_open_files: 0,
+                ..d
+            }
+            .open_file_cap(),
+            16
+        );
     }
 
     #[test]

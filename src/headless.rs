@@ -237,16 +237,35 @@ pub fn info(path: &Path) -> anyhow::Result<String> {
 /// # Errors
 /// Invalid torrent or storage layout.
 pub fn check(path: &Path, dir: &Path, threads: usize) -> anyhow::Result<(u32, u32)> {
+    check_with(
+        path,
+        dir,
+        threads,
+        crate::storage::StorageOptions::default(),
+    )
+}
+
+/// [`check`] with the given storage mode and handle cache (`--storage`).
+///
+/// # Errors
+/// Invalid torrent or storage layout.
+pub fn check_with(
+    path: &Path,
+    dir: &Path,
+    threads: usize,
+    opts: crate::storage::StorageOptions,
+) -> anyhow::Result<(u32, u32)> {
     let meta = Metainfo::load(path).map_err(|e| anyhow::anyhow!(e))?;
     if !dir.is_dir() {
         bail!("{}: no such directory", dir.display());
     }
-    let storage = Storage::new(
+    let storage = Storage::with_options(
         dir,
         meta.files
             .iter()
             .map(|f| (f.path.clone(), f.offset, f.length, f.pad)),
         meta.total_length,
+        opts,
     )?;
     let n = meta.piece_count();
     let have = check_pieces(

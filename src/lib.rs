@@ -7,6 +7,7 @@
 //! - the domain's units: [`piece`] (geometry, blocks, bitfields), below everything else.
 //! - protocol and storage building blocks: [`bencode`], [`metainfo`], [`tracker`], [`dht`],
 //!   [`peer`], [`storage`].
+//! - [`watch`]: the watch folder (adds dropped .torrent files through the command channel).
 
 #![warn(missing_docs)]
 
@@ -24,3 +25,4 @@ pub mod state;
 pub mod storage;
 pub mod tracker;
 pub mod tui;
+pub mod watch;

@@ -6,10 +6,13 @@ use clap::Parser;
 use ratorrent::api::{AddRequest, Command};
 use ratorrent::cli::{Cli, Cmd};
 use ratorrent::config::{self, Config};
-use ratorrent::{engine, headless, tui};
+use ratorrent::{engine, headless, tui, watch};
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    // sockets, the file-handle cache (max_open_files) and part files share one limit;
+    // distributions often start processes with a soft limit of 1024 under a far higher hard one
+    ratorrent::storage::raise_fd_limit();
     match run(cli) {
         Ok(code) => code,
         Err(e) => {
@@ -29,6 +32,12 @@ fn load_config(cli: &Cli) -> anyhow::Result<Config> {
     }
     if cli.no_dht {
         config.dht.enabled = false;
+    }
+    if let Some(s) = cli.storage {
+        config.storage = s;
+    }
+    if let Some(dir) = &cli.watch {
+        config.watch_dir = Some(dir.clone());
     }
     Ok(config)
 }
@@ -90,7 +99,13 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         }
         Some(Cmd::Check { torrent, dir }) => {
             let config = load_config(&cli)?;
-            let (have, total) = headless::check(torrent, dir, config.disk_thread_count())?;
+            let handles = ratorrent::storage::HandleCache::new(config.open_file_cap());
+            let (have, total) = headless::check_with(
+                torrent,
+                dir,
+                config.disk_thread_count(),
+                config.storage_options(handles),
+            )?;
             println!("{have}/{total} pieces verified");
             Ok(if have == total {
                 ExitCode::SUCCESS
@@ -107,6 +122,9 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         }) => {
             init_stderr_logging();
             let config = load_config(&cli)?;
+            if cli.watch.is_some() {
+                tracing::warn!("--watch is for the TUI; `download` ignores it");
+            }
             let opts = headless::DownloadOptions {
                 torrents: torrents.clone(),
                 output: output.clone(),
@@ -124,6 +142,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             }
             init_file_logging();
             let seed = config.seed_after_download;
+            let watch_dir = config.watch_dir.clone();
             let rt = runtime()?;
             rt.block_on(async {
                 // the list of the last session comes back (and is kept) in the data directory
@@ -148,6 +167,15 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                         tracing::warn!("{e}");
                         errors.push(e.to_string());
                     }
+                }
+                // the watch folder adds next to the TUI (a problem with it is shown, not fatal)
+                if let Some(dir) = watch_dir {
+                    if let Err(e) = watch::prepare(&dir) {
+                        tracing::warn!("{e}");
+                        errors.push(e);
+                    }
+                    let opts = watch::WatchOptions { dir, seed };
+                    tokio::spawn(watch::run(opts, handle.commands.clone()));
                 }
                 // a bad torrent on the command line does not keep the others from running
                 let notice = match errors.len() {

@@ -755,3 +755,35 @@ async fn fast_leecher_requests_only_allowed_pieces_while_choked_and_rerequests_r
     drop(remote);
     let _ = tokio::time::timeout(Duration::from_secs(5), task).await;
 }
+
+// ---- BEP 11 / BEP 27: ut_pex offered for public torrents only ---------------------------
+
+async fn our_extension_handshake(private: bool) -> ratorrent::peer::extension::ExtHandshake {
+    use ratorrent::peer::wire::Message;
+    let f = fixture(64 * 16_384, 16_384, true).await;
+    f.t.set_private(private);
+    let (mut remote, task) = fast_remote(&f).await;
+    let mut buf = bytes::BytesMut::new();
+    let got = read_until(&mut remote, &mut buf, Duration::from_secs(5), |m| {
+        matches!(m, Message::Extended { ext_id: 0, .. })
+    })
+    .await;
+    drop(remote);
+    let _ = tokio::time::timeout(Duration::from_secs(5), task).await;
+    match got.last() {
+        Some(Message::Extended { ext_id: 0, payload }) => {
+            ratorrent::peer::extension::parse_handshake(payload).unwrap()
+        }
+        other => panic!("no extension handshake; last message {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn ut_pex_is_offered_for_public_torrents_and_never_for_private_ones() {
+    assert!(our_extension_handshake(false).await.ut_pex.is_some());
+    assert_eq!(
+        our_extension_handshake(true).await.ut_pex,
+        None,
+        "BEP 27: no peer exchange for a private torrent"
+    );
+}

@@ -6,6 +6,7 @@
 
 mod common;
 
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU32};
 use std::time::Duration;
@@ -15,8 +16,28 @@ use common::mounts::Mount;
 use ratorrent::piece::{BLOCK_SIZE, Geometry};
 use ratorrent::storage::check::check_pieces;
 use ratorrent::storage::disk::{DiskEvent, DiskPool, TorrentDisk};
-use ratorrent::storage::{Storage, StorageErrorKind};
+use ratorrent::storage::{
+    HandleCache, Preallocate, Storage, StorageError, StorageErrorKind, StorageMode, StorageOptions,
+};
 use sha1::{Digest, Sha1};
+
+/// A storage in `mode` (sparse files, the process-wide handle cache).
+fn storage(
+    mode: StorageMode,
+    root: &Path,
+    files: Vec<(PathBuf, u64, u64, bool)>,
+    total: u64,
+) -> Result<Storage, StorageError> {
+    Storage::with_options(
+        root,
+        files,
+        total,
+        StorageOptions {
+            mode,
+            ..StorageOptions::default()
+        },
+    )
+}
 
 fn pattern(len: usize, seed: u32) -> Vec<u8> {
     (0..len as u32)
@@ -26,10 +47,26 @@ fn pattern(len: usize, seed: u32) -> Vec<u8> {
 
 #[test]
 fn full_disk_is_no_space_naming_the_file() {
+    full_disk_is_no_space_naming_the_file_in(StorageMode::File);
+}
+
+#[test]
+fn full_disk_is_no_space_naming_the_file_mmap() {
+    // writing a hole through a mapping on a full disk would be SIGBUS: it must be an error
+    full_disk_is_no_space_naming_the_file_in(StorageMode::Mmap);
+}
+
+fn full_disk_is_no_space_naming_the_file_in(mode: StorageMode) {
     let dir = tempfile::tempdir().unwrap();
     let _mnt = Mount::tmpfs(dir.path(), "1m");
     let root = dir.path().join("dl");
-    let st = Storage::new(&root, vec![("big.bin".into(), 0, 4 << 20, false)], 4 << 20).unwrap();
+    let st = storage(
+        mode,
+        &root,
+        vec![("big.bin".into(), 0, 4 << 20, false)],
+        4 << 20,
+    )
+    .unwrap();
     st.create_files().unwrap(); // sparse: fits
     let chunk = pattern(64 << 10, 1);
     let mut off = 0u64;
@@ -61,6 +98,15 @@ fn full_disk_is_no_space_naming_the_file() {
 
 #[tokio::test]
 async fn full_disk_fails_the_piece_and_keeps_verified_pieces() {
+    full_disk_fails_the_piece_and_keeps_verified_pieces_in(StorageMode::File).await;
+}
+
+#[tokio::test]
+async fn full_disk_fails_the_piece_and_keeps_verified_pieces_mmap() {
+    full_disk_fails_the_piece_and_keeps_verified_pieces_in(StorageMode::Mmap).await;
+}
+
+async fn full_disk_fails_the_piece_and_keeps_verified_pieces_in(mode: StorageMode) {
     let dir = tempfile::tempdir().unwrap();
     let _mnt = Mount::tmpfs(dir.path(), "1m");
     let root = dir.path().join("dl");
@@ -71,7 +117,8 @@ async fn full_disk_fails_the_piece_and_keeps_verified_pieces() {
         .chunks(plen as usize)
         .map(|c| Sha1::digest(c).into())
         .collect();
-    let storage = Storage::new(
+    let storage = storage(
+        mode,
         &root,
         vec![("big.bin".into(), 0, total as u64, false)],
         total as u64,
@@ -140,6 +187,15 @@ async fn full_disk_fails_the_piece_and_keeps_verified_pieces() {
 
 #[test]
 fn read_only_mount_seeds_and_refuses_writes_by_name() {
+    read_only_mount_seeds_and_refuses_writes_by_name_in(StorageMode::File);
+}
+
+#[test]
+fn read_only_mount_seeds_and_refuses_writes_by_name_mmap() {
+    read_only_mount_seeds_and_refuses_writes_by_name_in(StorageMode::Mmap);
+}
+
+fn read_only_mount_seeds_and_refuses_writes_by_name_in(mode: StorageMode) {
     let dir = tempfile::tempdir().unwrap();
     let src = dir.path().join("src");
     let ro = dir.path().join("ro");
@@ -156,7 +212,8 @@ fn read_only_mount_seeds_and_refuses_writes_by_name() {
         .chunks(plen as usize)
         .map(|c| Sha1::digest(c).into())
         .collect();
-    let st = Storage::new(
+    let st = storage(
+        mode,
         &ro,
         vec![
             ("t/a.bin".into(), 0, 50_000, false),
@@ -197,4 +254,44 @@ fn read_only_mount_seeds_and_refuses_writes_by_name() {
     let e = st.create_files().unwrap_err();
     assert_eq!(e.kind(), StorageErrorKind::ReadOnly, "{e}");
     assert_eq!(std::fs::read(src.join("t/a.bin")).unwrap(), payload);
+}
+
+#[test]
+fn full_preallocation_on_a_full_disk_fails_at_the_first_write() {
+    for mode in [StorageMode::File, StorageMode::Mmap] {
+        let dir = tempfile::tempdir().unwrap();
+        let _mnt = Mount::tmpfs(dir.path(), "1m");
+        let root = dir.path().join("dl");
+        let st = Storage::with_options(
+            &root,
+            vec![("big.bin".into(), 0, 4 << 20, false)],
+            4 << 20,
+            StorageOptions {
+                mode,
+                preallocate: Preallocate::Full,
+                handles: HandleCache::new(16),
+            },
+        )
+        .unwrap();
+        st.prepare_root().unwrap();
+        let e = st.write_at(0, b"first block").unwrap_err();
+        assert_eq!(e.kind(), StorageErrorKind::NoSpace, "{mode}: {e}");
+        assert!(e.to_string().contains("preallocating"), "{e}");
+        // the disk is not left full of a half-allocated file
+        let small = Storage::with_options(
+            &root,
+            vec![("small.bin".into(), 0, 100_000, false)],
+            100_000,
+            StorageOptions {
+                mode,
+                preallocate: Preallocate::Full,
+                handles: HandleCache::new(16),
+            },
+        )
+        .unwrap();
+        small.write_at(99_990, b"0123456789").unwrap();
+        let mut b = [0u8; 10];
+        small.read_at(99_990, &mut b).unwrap();
+        assert_eq!(&b, b"0123456789");
+    }
 }

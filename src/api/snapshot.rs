@@ -211,6 +211,20 @@ pub struct TorrentDetail {
     pub trackers: Vec<TrackerRow>,
     /// One entry per piece.
     pub pieces: Arc<[PieceState]>,
+    /// Where the torrent's peers came from: one entry per source that gave any, in the
+    /// order of [`PeerSource`].
+    pub peer_sources: Vec<SourceCount>,
+}
+
+/// How many peers one source gave a torrent (detail view).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SourceCount {
+    /// The source.
+    pub source: PeerSource,
+    /// Addresses known from it (the peer book: dialled, waiting or backed off).
+    pub known: u32,
+    /// Peers connected now that came from it.
+    pub connected: u32,
 }
 
 /// One connected peer (Peers panel).

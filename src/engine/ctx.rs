@@ -248,6 +248,10 @@ pub enum PeerEvent {
         /// Why.
         error: StorageError,
     },
+    /// Peers this peer's `ut_pex` message listed as added (BEP 11), at most
+    /// [`crate::peer::pex::MAX_ACCEPTED`] per address family, dialable and, unless the
+    /// sender is itself local, not on a local network.
+    Pex(Vec<crate::peer::pex::PexPeer>),
     /// The info dictionary of a magnet link is complete and verified
     /// ([`crate::engine::torrent::metadata::MetadataFetch::take_done`]).
     MetadataComplete,
@@ -278,6 +282,15 @@ pub enum SessionEvent {
         disk_key: u64,
         /// The result.
         event: DiskEvent,
+    },
+    /// A scrape (BEP 48 / BEP 15) of `url` for `torrent` returned.
+    Scraped {
+        /// The torrent.
+        torrent: TorrentId,
+        /// The tracker's announce URL.
+        url: String,
+        /// Its counts, or why not.
+        result: Result<crate::tracker::ScrapeStats, crate::tracker::TrackerError>,
     },
     /// An announce returned.
     Announced {

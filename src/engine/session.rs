@@ -886,6 +886,13 @@ impl Session {
             } => {
                 self.with(torrent, |t, env| t.on_announced(job, result, env));
             }
+            SessionEvent::Scraped {
+                torrent,
+                url,
+                result,
+            } => {
+                self.with(torrent, |t, _env| t.on_scraped(&url, &result));
+            }
             SessionEvent::Checked {
                 torrent,
                 check_key,

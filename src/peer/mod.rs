@@ -72,4 +72,5 @@ pub fn client_name(id: &PeerId) -> String {
 
 pub mod extension;
 pub mod metadata;
+pub mod pex;
 pub mod wire;

@@ -14,7 +14,7 @@
 //! Failures are per piece: a write or read-back error breaks only the piece it hit, and a
 //! piece whose files were deleted or replaced while open is never reported verified
 //! ([`DiskEvent::Error`] with [`StorageErrorKind::FileDeleted`]). Upload reads
-//! ([`DiskPool::read_blocks`]) report the pieces they could not read and serve the rest.
+//! ([`DiskPool::read_for_upload`]) report the pieces they could not read and serve the rest.
 
 use std::collections::{BTreeSet, HashMap};
 use std::fmt;
@@ -526,8 +526,10 @@ fn read_blocks(t: &TorrentDisk, blocks: Vec<BlockRef>, mut buf: Vec<u8>) -> Uplo
 mod tests {
     use super::super::StorageErrorKind;
     use super::*;
+    use crate::storage::StorageMode;
 
     fn torrent(
+        mode: StorageMode,
         dir: &std::path::Path,
         payload: &[u8],
         plen: u32,
@@ -535,13 +537,17 @@ mod tests {
         Arc<TorrentDisk>,
         tokio::sync::mpsc::UnboundedReceiver<DiskEvent>,
     ) {
-        let storage = Storage::new(
+        let storage = Storage::with_options(
             dir,
             vec![
                 ("a".into(), 0, 40_000, false),
                 ("b".into(), 40_000, payload.len() as u64 - 40_000, false),
             ],
             payload.len() as u64,
+            crate::storage::StorageOptions {
+                mode,
+                ..Default::default()
+            },
         )
         .unwrap();
         let hashes: Vec<[u8; 20]> = payload
@@ -588,12 +594,11 @@ mod tests {
             .collect()
     }
 
-    #[tokio::test]
-    async fn in_order_out_of_order_and_corrupt_pieces() {
+    async fn in_order_out_of_order_and_corrupt_pieces(mode: StorageMode) {
         let dir = tempfile::tempdir().unwrap();
         let payload: Vec<u8> = (0..150_000u32).map(|i| (i * 7 % 253) as u8).collect();
         let plen = 4 * BLOCK_SIZE;
-        let (t, mut rx) = torrent(dir.path(), &payload, plen);
+        let (t, mut rx) = torrent(mode, dir.path(), &payload, plen);
         let pool = DiskPool::new(2, 1 << 20);
         let send = |p: u32, order: Vec<usize>, corrupt: bool| {
             let blocks = blocks_of(&t, p);
@@ -651,11 +656,10 @@ mod tests {
         }
     }
 
-    #[tokio::test]
-    async fn write_error_is_reported_not_panicked() {
+    async fn write_error_is_reported_not_panicked(mode: StorageMode) {
         let dir = tempfile::tempdir().unwrap();
         let payload = vec![1u8; 50_000];
-        let (t, mut rx) = torrent(dir.path(), &payload, BLOCK_SIZE);
+        let (t, mut rx) = torrent(mode, dir.path(), &payload, BLOCK_SIZE);
         // make "a" a directory so opening it as a file fails
         std::fs::create_dir(dir.path().join("a")).unwrap();
         let pool = DiskPool::new(1, 1 << 20);
@@ -677,13 +681,12 @@ mod tests {
         (0..150_000u32).map(|i| (i * 13 % 251) as u8).collect()
     }
 
-    #[tokio::test]
-    async fn deleted_download_folder_is_never_verified() {
+    async fn deleted_download_folder_is_never_verified(mode: StorageMode) {
         let parent = tempfile::tempdir().unwrap();
         let root = parent.path().join("dl");
         let payload = payload();
         let plen = 2 * BLOCK_SIZE;
-        let (t, mut rx) = torrent(&root, &payload, plen);
+        let (t, mut rx) = torrent(mode, &root, &payload, plen);
         t.storage.create_files().unwrap();
         let pool = DiskPool::new(2, 1 << 20);
         for b in blocks_of(&t, 0) {
@@ -723,12 +726,11 @@ mod tests {
         assert!(!root.exists());
     }
 
-    #[test]
-    fn failed_read_back_breaks_only_that_piece() {
+    fn failed_read_back_breaks_only_that_piece(mode: StorageMode) {
         let dir = tempfile::tempdir().unwrap();
         let payload = payload();
         let plen = 2 * BLOCK_SIZE;
-        let (t, mut rx) = torrent(dir.path(), &payload, plen);
+        let (t, mut rx) = torrent(mode, dir.path(), &payload, plen);
         let mut w = Worker::default();
         let p0 = blocks_of(&t, 0);
         // piece 0's second block arrives first (kept for read-back)...
@@ -750,6 +752,14 @@ mod tests {
             rx.try_recv().unwrap(),
             DiskEvent::PieceVerified(2)
         ));
+        if mode == StorageMode::Mmap {
+            // mmap mode refuses the write itself (the mapping is past the file's end now)
+            let DiskEvent::Error(e) = rx.try_recv().unwrap() else {
+                panic!("expected an error")
+            };
+            assert_eq!((e.piece, e.piece_done), (0, false));
+            assert_eq!(e.error.kind(), StorageErrorKind::Truncated, "{e}");
+        }
         let DiskEvent::Error(e) = rx.try_recv().unwrap() else {
             panic!("expected an error")
         };
@@ -757,6 +767,9 @@ mod tests {
         assert_eq!(e.error.kind(), StorageErrorKind::Truncated, "{e}");
         assert!(rx.try_recv().is_err(), "one result per piece");
         assert!(w.pieces.is_empty());
+        // Truncated needs a re-check: resuming starts with close_all (mmap mode keeps
+        // refusing a file cut under it until then)
+        t.storage.close_all();
         // the piece fetched again verifies
         for b in blocks_of(&t, 0) {
             w.write(&t, 0, b.begin, &block_data(&payload, plen, b));
@@ -767,12 +780,11 @@ mod tests {
         ));
     }
 
-    #[tokio::test]
-    async fn truncated_file_fails_only_its_pieces_for_upload() {
+    async fn truncated_file_fails_only_its_pieces_for_upload(mode: StorageMode) {
         let dir = tempfile::tempdir().unwrap();
         let payload = payload();
         let plen = 2 * BLOCK_SIZE; // 5 pieces; a = 0..40000, b = 40000..150000
-        let (t, _rx) = torrent(dir.path(), &payload, plen);
+        let (t, _rx) = torrent(mode, dir.path(), &payload, plen);
         std::fs::write(dir.path().join("a"), &payload[..40_000]).unwrap();
         std::fs::write(dir.path().join("b"), &payload[40_000..]).unwrap();
         let pool = DiskPool::new(1, 1 << 20);
@@ -850,12 +862,11 @@ mod tests {
         assert_eq!(DiskPool::new(0, 0).threads(), 1);
     }
 
-    #[tokio::test]
-    async fn inline_pool_does_the_same_work() {
+    async fn inline_pool_does_the_same_work(mode: StorageMode) {
         let dir = tempfile::tempdir().unwrap();
         let payload = payload();
         let plen = 2 * BLOCK_SIZE;
-        let (t, mut rx) = torrent(dir.path(), &payload, plen);
+        let (t, mut rx) = torrent(mode, dir.path(), &payload, plen);
         let pool = DiskPool::with_shards(vec![Shard::Inline(Mutex::new(Worker::default()))], 0);
         assert_eq!(pool.threads(), 0);
         for b in blocks_of(&t, 4).into_iter().rev() {
@@ -873,5 +884,59 @@ mod tests {
         let r = rrx.recv().unwrap();
         assert!(r.failed.is_empty() && r.read().count() == 2);
         pool.forget(t.key);
+    }
+
+    // each test once per storage mode
+    mod file_mode {
+        #[test]
+        fn failed_read_back_breaks_only_that_piece() {
+            super::failed_read_back_breaks_only_that_piece(super::StorageMode::File)
+        }
+        #[tokio::test]
+        async fn in_order_out_of_order_and_corrupt_pieces() {
+            super::in_order_out_of_order_and_corrupt_pieces(super::StorageMode::File).await
+        }
+        #[tokio::test]
+        async fn write_error_is_reported_not_panicked() {
+            super::write_error_is_reported_not_panicked(super::StorageMode::File).await
+        }
+        #[tokio::test]
+        async fn deleted_download_folder_is_never_verified() {
+            super::deleted_download_folder_is_never_verified(super::StorageMode::File).await
+        }
+        #[tokio::test]
+        async fn truncated_file_fails_only_its_pieces_for_upload() {
+            super::truncated_file_fails_only_its_pieces_for_upload(super::StorageMode::File).await
+        }
+        #[tokio::test]
+        async fn inline_pool_does_the_same_work() {
+            super::inline_pool_does_the_same_work(super::StorageMode::File).await
+        }
+    }
+    mod mmap_mode {
+        #[test]
+        fn failed_read_back_breaks_only_that_piece() {
+            super::failed_read_back_breaks_only_that_piece(super::StorageMode::Mmap)
+        }
+        #[tokio::test]
+        async fn in_order_out_of_order_and_corrupt_pieces() {
+            super::in_order_out_of_order_and_corrupt_pieces(super::StorageMode::Mmap).await
+        }
+        #[tokio::test]
+        async fn write_error_is_reported_not_panicked() {
+            super::write_error_is_reported_not_panicked(super::StorageMode::Mmap).await
+        }
+        #[tokio::test]
+        async fn deleted_download_folder_is_never_verified() {
+            super::deleted_download_folder_is_never_verified(super::StorageMode::Mmap).await
+        }
+        #[tokio::test]
+        async fn truncated_file_fails_only_its_pieces_for_upload() {
+            super::truncated_file_fails_only_its_pieces_for_upload(super::StorageMode::Mmap).await
+        }
+        #[tokio::test]
+        async fn inline_pool_does_the_same_work() {
+            super::inline_pool_does_the_same_work(super::StorageMode::Mmap).await
+        }
     }
 }

@@ -158,7 +158,8 @@ pub enum StorageError {
     /// An OS error on a file or folder.
     Io {
         /// What we were doing, as a verb in -ing form: "creating", "opening", "reading",
-        /// "writing", "checking", "extending", "truncating", "resolving".
+        /// "writing", "checking", "extending", "truncating", "resolving", "mapping",
+        /// "preallocating".
         op: &'static str,
         /// The file or folder.
         path: PathBuf,
@@ -191,6 +192,17 @@ pub enum StorageError {
     },
     /// No disk thread could be started.
     NoDiskThread(io::Error),
+    /// The file system cannot do what a setting asks (e.g. `fallocate` for full
+    /// preallocation). Kind [`StorageErrorKind::Io`]; the message names the setting to
+    /// change.
+    Unsupported {
+        /// The file.
+        path: PathBuf,
+        /// What the file system cannot do, e.g. "preallocate files (fallocate)".
+        what: &'static str,
+        /// The config setting that avoids it, e.g. `preallocate = "sparse"`.
+        setting: &'static str,
+    },
 }
 
 /// Copy an `io::Error` (which is not `Clone`): same errno, or same kind and message.
@@ -231,6 +243,15 @@ impl Clone for StorageError {
                 total: *total,
             },
             StorageError::NoDiskThread(e) => StorageError::NoDiskThread(clone_io(e)),
+            StorageError::Unsupported {
+                path,
+                what,
+                setting,
+            } => StorageError::Unsupported {
+                path: path.clone(),
+                what,
+                setting,
+            },
         }
     }
 }
@@ -245,7 +266,9 @@ impl StorageError {
             StorageError::Io { source, .. } => StorageErrorKind::from_io(source),
             StorageError::FileDeleted { .. } => StorageErrorKind::FileDeleted,
             StorageError::Truncated { .. } => StorageErrorKind::Truncated,
-            StorageError::OutOfRange { .. } | StorageError::NoDiskThread(_) => StorageErrorKind::Io,
+            StorageError::OutOfRange { .. }
+            | StorageError::NoDiskThread(_)
+            | StorageError::Unsupported { .. } => StorageErrorKind::Io,
         }
     }
 
@@ -265,7 +288,8 @@ impl StorageError {
             | StorageError::Escapes { path }
             | StorageError::Io { path, .. }
             | StorageError::FileDeleted { path }
-            | StorageError::Truncated { path, .. } => Some(path),
+            | StorageError::Truncated { path, .. }
+            | StorageError::Unsupported { path, .. } => Some(path),
             StorageError::BadLayout { .. }
             | StorageError::OutOfRange { .. }
             | StorageError::NoDiskThread(_) => None,
@@ -337,6 +361,15 @@ impl fmt::Display for StorageError {
                 "byte range {offset}+{len} is outside the payload ({total} bytes)"
             ),
             StorageError::NoDiskThread(e) => write!(f, "cannot start a disk thread: {e}"),
+            StorageError::Unsupported {
+                path,
+                what,
+                setting,
+            } => write!(
+                f,
+                "the file system of {} cannot {what} (set {setting} in the config)",
+                path.display()
+            ),
         }
     }
 }

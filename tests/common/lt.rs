@@ -138,6 +138,8 @@ pub struct SeedArgs {
     pub dht: bool,
     /// DHT nodes to join through (with `dht`).
     pub dht_bootstrap: Vec<SocketAddr>,
+    /// More `lt_peer.py` flags, e.g. `--pex`, `--report-peers`.
+    pub extra: Vec<String>,
 }
 
 impl SeedArgs {
@@ -155,6 +157,7 @@ impl SeedArgs {
             encryption: Encryption::Plain,
             dht: false,
             dht_bootstrap: Vec::new(),
+            extra: Vec::new(),
         }
     }
 }
@@ -186,6 +189,8 @@ pub struct LeechArgs {
     pub dht: bool,
     /// DHT nodes to join through (with `dht`).
     pub dht_bootstrap: Vec<SocketAddr>,
+    /// More `lt_peer.py` flags, e.g. `--pex`, `--report-peers`.
+    pub extra: Vec<String>,
 }
 
 impl LeechArgs {
@@ -205,6 +210,7 @@ impl LeechArgs {
             encryption: Encryption::Plain,
             dht: false,
             dht_bootstrap: Vec::new(),
+            extra: Vec::new(),
         }
     }
 }
@@ -258,6 +264,7 @@ impl LtPeer {
             a.push("--seed-mode".into());
         }
         dht_args(&mut a, args.dht, &args.dht_bootstrap);
+        a.extend(args.extra.iter().cloned());
         Self::spawn(
             "seeder",
             a,
@@ -291,6 +298,7 @@ impl LtPeer {
             a.push("--keep-seeding".into());
         }
         dht_args(&mut a, args.dht, &args.dht_bootstrap);
+        a.extend(args.extra.iter().cloned());
         let mut peer = Self::spawn(
             "leecher",
             a,

@@ -195,7 +195,7 @@ def make_session(a, upload_limit=0, download_limit=0):
     return ses
 
 
-def add_torrent(ses, torrent, save_path, seed_mode=False, magnet=None, dht=False):
+def add_torrent(ses, torrent, save_path, seed_mode=False, magnet=None, pex=False, dht=False):
     if magnet:
         try:
             params = lt.parse_magnet_uri(magnet)
@@ -211,9 +211,11 @@ def add_torrent(ses, torrent, save_path, seed_mode=False, magnet=None, dht=False
         params.ti = ti
         ih = str(ti.info_hashes().v1)
     params.save_path = save_path
-    flags = lt.torrent_flags.disable_pex | lt.torrent_flags.disable_lsd
+    flags = lt.torrent_flags.disable_lsd
     if not dht:
         flags |= lt.torrent_flags.disable_dht
+    if not pex:
+        flags |= lt.torrent_flags.disable_pex
     if seed_mode:
         flags |= lt.torrent_flags.seed_mode
     params.flags = flags  # not paused, not auto-managed: starts at once
@@ -294,6 +296,26 @@ class Events:
             ),
         ):
             log(al.message())
+
+
+PEER_SOURCES = [(0x1, "tracker"), (0x2, "dht"), (0x4, "pex"), (0x8, "lsd"), (0x10, "resume"),
+                (0x20, "incoming")]
+
+
+def report_peers(h, seen):
+    """Print `PEER <ip>:<port> <sources>` once for every peer newly connected."""
+    try:
+        peers = h.get_peer_info()
+    except RuntimeError:
+        return
+    for p in peers:
+        ip, port = p.ip
+        key = f"{ip}:{port}"
+        if key in seen:
+            continue
+        seen.add(key)
+        src = ",".join(name for bit, name in PEER_SOURCES if p.source & bit) or "none"
+        print(f"PEER {key} {src}", flush=True)
 
 
 def status_line(h):
@@ -377,8 +399,9 @@ def cmd_dht_node(a):
 
 def cmd_seed(a):
     ses = make_session(a, upload_limit=a.upload_limit)
-    h, ih = add_torrent(ses, a.torrent, a.data_dir, seed_mode=a.seed_mode, dht=a.dht)
+    h, ih = add_torrent(ses, a.torrent, a.data_dir, seed_mode=a.seed_mode, pex=a.pex, dht=a.dht)
     trackerless = len(h.trackers()) == 0
+    seen = set()
     ev = Events(a.port)
     wait_listening(ses, h, ev)
     ready = False
@@ -420,6 +443,8 @@ def cmd_seed(a):
                     reannounced = True
         if ready:
             last_dial = dial(h, a.connect, last_dial, now)
+            if a.report_peers:
+                report_peers(h, seen)
         if now - last_status >= 2.0:
             log(status_line(h))
             last_status = now
@@ -435,7 +460,8 @@ def cmd_leech(a):
     ses = make_session(a, download_limit=a.download_limit)
     if bool(a.torrent) == bool(a.magnet):
         fail("leech needs exactly one of --torrent and --magnet", 2)
-    h, _ih = add_torrent(ses, a.torrent, a.save_dir, magnet=a.magnet, dht=a.dht)
+    h, _ih = add_torrent(ses, a.torrent, a.save_dir, magnet=a.magnet, pex=a.pex, dht=a.dht)
+    seen = set()
     ev = Events(a.port)
     wait_listening(ses, h, ev)
     start = time.monotonic()
@@ -451,6 +477,8 @@ def cmd_leech(a):
             fail(ev.fatal, 2)
         now = time.monotonic()
         st = h.status()
+        if a.report_peers:
+            report_peers(h, seen)
         if not got_metadata and st.has_metadata:
             got_metadata = True
             print(f"METADATA {now - start:.3f}", flush=True)
@@ -494,6 +522,9 @@ def main():
         sp.add_argument("--port", type=int, required=True)
         sp.add_argument("--connect", type=parse_hostport, action="append", default=[],
                         metavar="HOST:PORT", help="also dial this peer (repeatable)")
+        sp.add_argument("--pex", action="store_true", help="exchange peers (BEP 11)")
+        sp.add_argument("--report-peers", action="store_true",
+                        help="print PEER <ip>:<port> <sources> for each new peer")
         sp.add_argument("--encryption", choices=["plain", "prefer", "forced"], default="plain",
                         help="plain: dial plaintext, accept both (default); prefer: MSE first; "
                         "forced: MSE only")

@@ -232,6 +232,10 @@ pub enum PeerCtrl {
     Cancel(BlockRef),
     /// Re-evaluate interest (we completed or lost pieces).
     CheckInterest,
+    /// The peers this torrent is connected to now, as dialable addresses: the connection
+    /// tells its peer what changed (BEP 11), at most once a minute
+    /// ([`crate::peer::pex::INTERVAL_SECS`]) and only when both sides offered `ut_pex`.
+    Pex(Arc<Vec<crate::peer::pex::PexPeer>>),
     /// Housekeeping: keep-alive, silence, snubbing, write stalls (every 10 s).
     Tick,
     /// Close the connection.

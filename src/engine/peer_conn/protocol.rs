@@ -3,7 +3,7 @@
 //! the disk threads without copying them (a `piece` payload is a slice of the receive
 //! buffer).
 
-use std::collections::VecDeque;
+use std::collections::{HashSet, VecDeque};
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::Instant;
@@ -20,8 +20,9 @@ use super::{
 use crate::engine::ctx::PeerEvent;
 use crate::engine::picker::BlockOutcome;
 use crate::engine::torrent::shared::TorrentShared;
-use crate::peer::extension::{self, OurHandshake, UT_METADATA_ID};
+use crate::peer::extension::{self, OurHandshake, UT_METADATA_ID, UT_PEX_ID};
 use crate::peer::metadata::{self as bep9, MetadataMsg};
+use crate::peer::pex::{self, PexPeer};
 use crate::peer::wire::{self, Handshake, MAX_BLOCK_SIZE, Message};
 use crate::piece::{BLOCK_SIZE, Bitfield, BlockRef};
 
@@ -78,7 +79,20 @@ pub struct Conn {
     peer_allowed: Vec<u32>,
     /// Rejects received since the peer last unchoked us.
     rejects: u32,
+    /// We offer `ut_pex` on this connection (config `pex`, not a private torrent, BEP 27).
+    pex_on: bool,
+    /// The id to send the peer `ut_pex` messages with.
+    peer_ut_pex: Option<u8>,
+    /// Peers this peer has been told about (BEP 11 diffs are against this).
+    pex_told: HashSet<std::net::SocketAddr>,
+    /// When we last sent / accepted a `ut_pex` message.
+    pex_sent_at: Option<Instant>,
+    pex_recv_at: Option<Instant>,
 }
+
+/// Messages from one peer closer together than this are ignored (BEP 11 asks for one a
+/// minute; a little slack for timers).
+const PEX_MIN_GAP: std::time::Duration = std::time::Duration::from_secs(45);
 
 impl Conn {
     /// A reader for connection `key` of torrent `t`; messages to the peer go to `out`.
@@ -109,6 +123,11 @@ impl Conn {
             our_allowed: Vec::new(),
             peer_allowed: Vec::new(),
             rejects: 0,
+            pex_on: false,
+            peer_ut_pex: None,
+            pex_told: HashSet::new(),
+            pex_sent_at: None,
+            pex_recv_at: None,
         }
     }
 
@@ -140,12 +159,13 @@ impl Conn {
         ctrl: &mut mpsc::UnboundedReceiver<PeerCtrl>,
         writer: &mut tokio::task::JoinHandle<Result<(), PeerError>>,
     ) -> Result<(), PeerError> {
+        self.pex_on = self.t.ctx.config.pex && !self.t.is_private();
         if remote.supports_extensions() {
             let ours = OurHandshake {
                 listen_port: self.t.ctx.listen_port,
                 metadata_size: self.t.metadata().map(|m| m.len() as u32),
                 yourip: Some(self.info.addr.ip()),
-                pex: false,
+                pex: self.pex_on,
             };
             self.send(Message::Extended {
                 ext_id: 0,
@@ -264,6 +284,7 @@ impl Conn {
                 }
             }
             PeerCtrl::CheckInterest => self.update_interest(),
+            PeerCtrl::Pex(now) => self.send_pex(&now),
             PeerCtrl::Tick | PeerCtrl::Disconnect(_) => {}
         }
     }
@@ -390,10 +411,72 @@ impl Conn {
                 self.info.listen_port.store(p, Ordering::Relaxed);
             }
             self.peer_ut_metadata = h.ut_metadata;
+            self.peer_ut_pex = h.ut_pex;
+        } else if ext_id == UT_PEX_ID && self.pex_on {
+            self.on_pex(payload);
         } else if ext_id == UT_METADATA_ID
             && let Ok(MetadataMsg::Request { piece }) = bep9::parse(payload)
         {
             self.serve_metadata(piece);
+        }
+    }
+
+    /// A `ut_pex` message (BEP 11): new peers go to the torrent's peer book. More than one
+    /// message in [`PEX_MIN_GAP`] or a malformed one is ignored; a peer on the Internet
+    /// does not get to point us at local addresses.
+    fn on_pex(&mut self, payload: &Bytes) {
+        let now = Instant::now();
+        if self
+            .pex_recv_at
+            .is_some_and(|t| now.duration_since(t) < PEX_MIN_GAP)
+        {
+            tracing::debug!(addr = %self.info.addr, "ut_pex: message too soon, ignored");
+            return;
+        }
+        self.pex_recv_at = Some(now);
+        let m = match pex::parse(payload) {
+            Ok(m) => m,
+            Err(e) => {
+                tracing::debug!(addr = %self.info.addr, "{e}: ignored");
+                return;
+            }
+        };
+        let sender_local = pex::is_local(self.info.addr.ip());
+        let added: Vec<PexPeer> = m
+            .added
+            .into_iter()
+            .filter(|p| sender_local || !pex::is_local(p.addr.ip()))
+            .collect();
+        if !added.is_empty() {
+            self.t.peer_event(self.key, PeerEvent::Pex(added));
+        }
+    }
+
+    /// Tell the peer what changed among our connections since the last message, at most
+    /// once every [`pex::INTERVAL_SECS`].
+    fn send_pex(&mut self, now_connected: &[PexPeer]) {
+        let Some(id) = self.peer_ut_pex.filter(|_| self.pex_on) else {
+            return;
+        };
+        let now = Instant::now();
+        if self
+            .pex_sent_at
+            .is_some_and(|t| now.duration_since(t).as_secs() < pex::INTERVAL_SECS)
+        {
+            return;
+        }
+        let port = self.info.listen_port.load(Ordering::Relaxed);
+        let recipient = if self.info.outgoing || port == 0 {
+            self.info.addr
+        } else {
+            std::net::SocketAddr::new(self.info.addr.ip(), port)
+        };
+        if let Some((added, dropped)) = pex::diff(&mut self.pex_told, now_connected, recipient) {
+            self.pex_sent_at = Some(now);
+            self.send(Message::Extended {
+                ext_id: id,
+                payload: pex::encode(&added, &dropped),
+            });
         }
     }
 

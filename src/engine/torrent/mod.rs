@@ -824,7 +824,9 @@ impl Torrent {
         let geo = self.sum.geometry;
         let threads = ctx.config.disk_thread_count();
         tokio::task::spawn_blocking(move || {
-            let result = (|| {
+            // check only: files are created by their first write (Storage::prepare_root,
+            // create_empty_files)
+            let result = {
                 let report = if disk.storage.any_data_present() {
                     crate::storage::check::check_report(
                         &disk.storage,
@@ -842,10 +844,9 @@ impl Torrent {
                         finished: true,
                     }
                 };
-                disk.storage.create_files()?;
                 // what the files look like now, for the resume data
                 Ok((report, disk.storage.file_stats()))
-            })();
+            };
             ctx.send(SessionEvent::Checked {
                 torrent: id,
                 check_key: key,
@@ -951,6 +952,14 @@ impl Torrent {
                 return None;
             }
         };
+        // downloading: the download folder must exist for files to be created by their
+        // first write (checking created nothing)
+        if !self.have.is_full()
+            && let Err(e) = disk.storage.prepare_root()
+        {
+            self.input(Input::Failed(storage_error(&e)), env);
+            return None;
+        }
         let geo = self.sum.geometry;
         let mut picker = Picker::new(
             geo.piece_count(),
@@ -1165,6 +1174,37 @@ impl Torrent {
         });
     }
 
+    /// Scrape the trackers that are due (see [`TrackerSet::scrape_due`]); the answers come
+    /// back as [`SessionEvent::Scraped`].
+    fn spawn_scrapes(&mut self, env: &mut Env<'_>) {
+        for url in self.trackers.scrape_due(env.now) {
+            let ctx = env.ctx.clone();
+            let (torrent, info_hash) = (self.id, self.sum.info_hash);
+            tokio::spawn(async move {
+                let _slot = ctx.announce_slots.clone().acquire_owned().await.ok();
+                let result = ctx.trackers.scrape(&url, info_hash).await;
+                ctx.send(SessionEvent::Scraped {
+                    torrent,
+                    url,
+                    result,
+                });
+            });
+        }
+    }
+
+    /// A scrape returned.
+    pub fn on_scraped(
+        &mut self,
+        url: &str,
+        result: &Result<crate::tracker::ScrapeStats, crate::tracker::TrackerError>,
+    ) {
+        if let Err(e) = result {
+            tracing::debug!(torrent = %self.sum.name, tracker = %crate::tracker::host_of(url), "scrape: {e}");
+        }
+        self.trackers.scraped(url, result);
+        self.dirty = true;
+    }
+
     fn schedule_announce(&mut self, env: &mut Env<'_>) {
         let key = TimerKey::Torrent(self.id, TorrentTimer::Announce);
         match self.trackers.next_deadline() {
@@ -1222,6 +1262,10 @@ impl Torrent {
             }
         }
         if self.life.is_running() {
+            // right after a tracker answers, and then at most every 30 min
+            if result.is_ok() && job.event != Some(AnnounceEvent::Stopped) {
+                self.spawn_scrapes(env);
+            }
             self.schedule_announce(env);
         }
     }
@@ -1300,6 +1344,7 @@ impl Torrent {
             }
         }
         self.peers.broadcast(&PeerCtrl::Tick);
+        self.share_peers(&shared, env);
         self.dirty = true;
         // counters moved
         self.persist_dirty = true;
@@ -1640,6 +1685,43 @@ impl Torrent {
         }
     }
 
+    /// Peer exchange (BEP 11): hand every connection the list of peers connected now
+    /// (dialable addresses: the one we dialled, or an incoming peer's listen port); each
+    /// connection sends its peer the difference at most once a minute. Off for private
+    /// torrents (BEP 27) and with `pex = false`.
+    fn share_peers(&self, shared: &TorrentShared, env: &Env<'_>) {
+        if !env.ctx.config.pex || shared.is_private() || self.peers.len() < 2 {
+            return;
+        }
+        let n = shared.piece_count();
+        let list: Vec<crate::peer::pex::PexPeer> = self
+            .peers
+            .iter()
+            .filter_map(|(_, p)| {
+                let i = &p.info;
+                let port = i.listen_port.load(Ordering::Relaxed);
+                let addr = if i.outgoing {
+                    i.addr
+                } else if port != 0 {
+                    std::net::SocketAddr::new(i.addr.ip(), port)
+                } else {
+                    return None;
+                };
+                let mut flags = 0;
+                if n > 0 && i.pieces.load(Ordering::Relaxed) == n {
+                    flags |= crate::peer::pex::FLAG_SEED;
+                }
+                if i.outgoing {
+                    flags |= crate::peer::pex::FLAG_REACHABLE;
+                }
+                Some(crate::peer::pex::PexPeer { addr, flags })
+            })
+            .collect();
+        if !list.is_empty() {
+            self.peers.broadcast(&PeerCtrl::Pex(Arc::new(list)));
+        }
+    }
+
     /// An event from connection `key`.
     pub fn on_peer(&mut self, key: u64, ev: PeerEvent, env: &mut Env<'_>) {
         match ev {
@@ -1653,6 +1735,21 @@ impl Torrent {
             }
             PeerEvent::PieceUnreadable { piece, error } => self.piece_lost(piece, &error, env),
             PeerEvent::MetadataComplete => self.metadata_arrived(env),
+            PeerEvent::Pex(added) => {
+                // a seed has no use for other seeds
+                let seeding = self.shared.as_ref().is_some_and(|s| s.is_complete());
+                let mut new = 0;
+                for p in added {
+                    if seeding && p.flags & crate::peer::pex::FLAG_SEED != 0 {
+                        continue;
+                    }
+                    new += usize::from(self.book.add(p.addr, PeerSource::Pex, env.now));
+                }
+                if new > 0 {
+                    tracing::debug!(torrent = %self.sum.name, new, "peers from ut_pex");
+                    self.connect_more(env);
+                }
+            }
             PeerEvent::Gone { error } => {
                 self.hash_fails.remove(&key);
                 self.choker.peer_gone(key);
@@ -1722,7 +1819,12 @@ impl Torrent {
                 if complete {
                     // the files must still be the ones we wrote (a deleted download folder
                     // leaves open handles writing into unlinked files)
-                    if let Err(e) = shared.disk.storage.verify_files_present() {
+                    if let Err(e) = shared
+                        .disk
+                        .storage
+                        .create_empty_files()
+                        .and_then(|()| shared.disk.storage.verify_files_present())
+                    {
                         let err = storage_error(&e);
                         self.log(
                             env,
@@ -2024,7 +2126,25 @@ impl Torrent {
             None => Vec::new(),
         };
         let (_, _, wasted) = self.totals();
+        let known = self.book.source_counts();
+        let peer_sources = [
+            PeerSource::Tracker,
+            PeerSource::Incoming,
+            PeerSource::Dht,
+            PeerSource::Pex,
+            PeerSource::Magnet,
+            PeerSource::Manual,
+        ]
+        .into_iter()
+        .map(|source| crate::api::SourceCount {
+            source,
+            known: known.get(&source).copied().unwrap_or(0),
+            connected: peers.iter().filter(|p| p.source == source).count() as u32,
+        })
+        .filter(|c| c.known > 0 || c.connected > 0)
+        .collect();
         TorrentDetail {
+            peer_sources,
             id: self.id,
             info_hash: self.sum.info_hash.to_hex(),
             save_path: self.save_dir.clone(),
