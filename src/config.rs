@@ -87,6 +87,8 @@ pub struct Config {
     pub keys: BTreeMap<String, KeyList>,
     /// TUI colours: role → one of the 16 ANSI colour names.
     pub colors: BTreeMap<String, String>,
+    /// The DHT (BEP 5), the `[dht]` table.
+    pub dht: DhtConfig,
 }
 
 /// The keys of one action in the `[keys]` section: one key (`"x"`) or a list (`["x", "F2"]`).
@@ -105,6 +107,50 @@ impl KeyList {
         match self {
             KeyList::One(k) => vec![k.clone()],
             KeyList::Many(v) => v.clone(),
+        }
+    }
+}
+
+/// Most `[dht] bootstrap` entries.
+pub const MAX_DHT_BOOTSTRAP: usize = 64;
+
+/// The public DHT routers used when `[dht] bootstrap` is not set (`HOST:PORT`).
+pub const DEFAULT_DHT_BOOTSTRAP: [&str; 4] = [
+    "router.bittorrent.com:6881",
+    "dht.transmissionbt.com:6881",
+    "router.utorrent.com:6881",
+    "dht.libtorrent.org:25401",
+];
+
+/// The `[dht]` table: the session's DHT node (BEP 5; BEP 32 on a dual-stack host).
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct DhtConfig {
+    /// Run a DHT node: find peers of public torrents (and magnets) without a tracker and
+    /// announce ours. Private torrents (BEP 27) never use it. Default: true.
+    pub enabled: bool,
+    /// UDP port of the node; `None` = the same number as `listen_port` (the port actually
+    /// bound when that is 0); `Some(0)` = a free port.
+    pub port: Option<u16>,
+    /// `HOST:PORT` nodes to join through when the saved routing table is empty or stale, at
+    /// most [`MAX_DHT_BOOTSTRAP`]. Default: [`DEFAULT_DHT_BOOTSTRAP`].
+    pub bootstrap: Vec<String>,
+    /// Where the routing table is saved and restored from (set by the session to
+    /// `STATE_DIR/dht.dat`; not a config key). `None` = memory only.
+    #[serde(skip)]
+    pub state_file: Option<PathBuf>,
+}
+
+impl Default for DhtConfig {
+    fn default() -> Self {
+        DhtConfig {
+            enabled: true,
+            port: None,
+            bootstrap: DEFAULT_DHT_BOOTSTRAP
+                .iter()
+                .map(|s| s.to_string())
+                .collect(),
+            state_file: None,
         }
     }
 }
@@ -167,6 +213,59 @@ fn rate_limit<'de, D: serde::Deserializer<'de>>(d: D) -> Result<u64, D::Error> {
     }
 }
 
+impl DhtConfig {
+    /// The DHT switched off, with no bootstrap nodes (tests, embedders).
+    pub fn off() -> DhtConfig {
+        DhtConfig {
+            enabled: false,
+            port: None,
+            bootstrap: Vec::new(),
+            state_file: None,
+        }
+    }
+
+    /// The UDP port to bind, given the TCP port the session listens on.
+    pub fn udp_port(&self, listen_port: u16) -> u16 {
+        self.port.unwrap_or(listen_port)
+    }
+}
+
+/// Check a `HOST:PORT` entry (DHT bootstrap nodes): a host name of letters, digits, `-`,
+/// `.` and `_`, an IPv4 address or a bracketed IPv6 address (`[::1]:6881`), then a port
+/// 1..=65535.
+///
+/// # Errors
+/// A description naming the entry, e.g. ``"router": not HOST:PORT``.
+pub fn check_host_port(entry: &str) -> Result<(), String> {
+    let fail = |why: &str| Err(format!("{entry:?}: {why}"));
+    let Some((host, port)) = entry.rsplit_once(':') else {
+        return fail("not HOST:PORT");
+    };
+    match port.parse::<u16>() {
+        Ok(p) if p > 0 => {}
+        _ => return fail("the port must be 1..=65535"),
+    }
+    if let Some(v6) = host.strip_prefix('[').and_then(|h| h.strip_suffix(']')) {
+        return match v6.parse::<std::net::Ipv6Addr>() {
+            Ok(_) => Ok(()),
+            Err(_) => fail("not an IPv6 address between [ ]"),
+        };
+    }
+    if host.is_empty() || host.len() > 253 {
+        return fail("no host");
+    }
+    if host.contains(':') {
+        return fail("an IPv6 address goes between [ ]");
+    }
+    if !host
+        .bytes()
+        .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_'))
+    {
+        return fail("the host has characters a host name cannot have");
+    }
+    Ok(())
+}
+
 impl Default for Config {
     fn default() -> Self {
         Config {
@@ -189,6 +288,7 @@ impl Default for Config {
             keys: BTreeMap::new(),
             colors: BTreeMap::new(),
             min_free_space: 1 << 30,
+            dht: DhtConfig::default(),
             max_metadata_size: 32 << 20,
             pex: true,
             watch_dir: None,
@@ -339,6 +439,18 @@ impl Config {
         if let Err(problem) = c.color_overrides() {
             return Err(bad("colors", &problem));
         }
+        if c.dht.bootstrap.len() > MAX_DHT_BOOTSTRAP {
+            return Err(bad(
+                "dht.bootstrap",
+                &format!(
+                    "must list at most {MAX_DHT_BOOTSTRAP} nodes (got {})",
+                    c.dht.bootstrap.len()
+                ),
+            ));
+        }
+        for b in &c.dht.bootstrap {
+            check_host_port(b).map_err(|p| bad("dht.bootstrap", &format!("entry {p}")))?;
+        }
         Ok(c)
     }
 
@@ -464,6 +576,9 @@ mod tests {
             "ascii",
             "mouse",
             "min_free_space",
+            "enabled",
+            "port",
+            "bootstrap",
             "max_metadata_size",
             "pex",
             "watch_dir",
@@ -684,6 +799,56 @@ mod tests {
         assert_eq!(c.disk_thread_count(), 64);
         assert_eq!(c.announce_numwant(), None);
         assert_eq!((c.max_connections, c.max_half_open), (65_535, 1));
+    }
+
+    #[test]
+    fn dht_table_parses_and_validates() {
+        let d = Config::default().dht;
+        assert!(d.enabled && d.port.is_none() && d.bootstrap.len() == 4);
+        assert_eq!(d.udp_port(7000), 7000);
+        let c = Config::from_toml(
+            "[dht]\nenabled = false\nport = 7001\nbootstrap = [\"127.0.0.2:6881\", \"[::1]:7\"]\n",
+            Path::new("x"),
+        )
+        .unwrap();
+        assert!(!c.dht.enabled);
+        assert_eq!(c.dht.udp_port(6881), 7001);
+        assert_eq!(c.dht.bootstrap, ["127.0.0.2:6881", "[::1]:7"]);
+        for bad in [
+            "[dht]\nbootstrap = [\"router\"]\n",
+            "[dht]\nbootstrap = [\"router:0\"]\n",
+            "[dht]\nbootstrap = [\"router:70000\"]\n",
+            "[dht]\nbootstrap = [\":6881\"]\n",
+            "[dht]\nbootstrap = [\"::1:6881\"]\n",
+            "[dht]\nbootstrap = [\"a b:6881\"]\n",
+        ] {
+            let e = Config::from_toml(bad, Path::new("/c.toml")).unwrap_err();
+            assert!(
+                matches!(
+                    &e,
+                    ConfigError::Value {
+                        key: "dht.bootstrap",
+                        ..
+                    }
+                ),
+                "{bad}: {e}"
+            );
+        }
+        let many = format!(
+            "[dht]\nbootstrap = [{}]\n",
+            vec!["\"h:1\""; MAX_DHT_BOOTSTRAP + 1].join(",")
+        );
+        let e = Config::from_toml(&many, Path::new("/c.toml")).unwrap_err();
+        assert!(e.to_string().contains("at most 64"), "{e}");
+        let e = Config::from_toml("[dht]\nenabeld = true\n", Path::new("/c.toml"))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("enabeld") && e.contains("line 2"), "{e}");
+        let e = Config::from_toml("[dht]\nport = 70000\n", Path::new("/c.toml"))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("port"), "{e}");
+        assert!(!DhtConfig::off().enabled && DhtConfig::off().bootstrap.is_empty());
     }
 
     #[test]

@@ -27,6 +27,12 @@ fn load_config(cli: &Cli) -> anyhow::Result<Config> {
     if let Some(p) = cli.port {
         config.listen_port = p;
     }
+    if !cli.dht_bootstrap.is_empty() {
+        config.dht.bootstrap = cli.dht_bootstrap.clone();
+    }
+    if cli.no_dht {
+        config.dht.enabled = false;
+    }
     if let Some(s) = cli.storage {
         config.storage = s;
     }
@@ -43,9 +49,22 @@ fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
         .build()?)
 }
 
+/// `RUST_LOG`, else `default`. The DHT crate logs a warning per bootstrap retry (about
+/// one a minute per node while offline): unless `RUST_LOG` names it, only its errors show.
+fn log_filter(default: &str) -> tracing_subscriber::EnvFilter {
+    let env = std::env::var("RUST_LOG").unwrap_or_default();
+    let base = if env.is_empty() { default } else { &env };
+    let text = if env.contains("librqbit") {
+        base.to_string()
+    } else {
+        format!("{base},librqbit_dht=error")
+    };
+    tracing_subscriber::EnvFilter::try_new(&text)
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default))
+}
+
 fn init_stderr_logging() {
-    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
+    let filter = log_filter("warn");
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
@@ -63,8 +82,7 @@ fn init_file_logging() -> Option<std::path::PathBuf> {
         .append(true)
         .open(&path)
         .ok()?;
-    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+    let filter = log_filter("info");
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_ansi(false)

@@ -935,7 +935,7 @@ mod tests {
             ("dup.torrent", "dup.torrent.added"),
             ("bad.torrent", "bad.torrent.invalid"),
             ("store.torrent", "store.torrent.invalid"),
-            ("m.magnet", "m.magnet.invalid"),
+            ("m.magnet", "m.magnet.added"),
         ] {
             let magnet = format!("magnet:?xt=urn:btih:{}", "ab".repeat(20));
             std::fs::write(dir.join(name), magnet).unwrap();

@@ -85,7 +85,7 @@ fn sigkill_at_random_points_never_records_an_unverified_piece_and_the_download_c
             String::new()
         };
         let cmd = format!(
-            "exec {bin} --config {} -o {} --port {port} {first}",
+            "exec {bin} --no-dht --config {} -o {} --port {port} {first}",
             config.display(),
             dst.display()
         );
@@ -115,7 +115,7 @@ fn sigkill_at_random_points_never_records_an_unverified_piece_and_the_download_c
     }
     // the last start: it completes
     let cmd = format!(
-        "exec {bin} --config {} -o {} --port {port}",
+        "exec {bin} --no-dht --config {} -o {} --port {port}",
         config.display(),
         dst.display()
     );
@@ -172,7 +172,7 @@ fn after_a_clean_quit_a_complete_torrent_seeds_again_without_its_data_being_read
     let port = free_port();
     let run = |extra: &str, tag: &str| {
         let cmd = format!(
-            "exec {bin} --config {} -o {} --port {port} {extra}",
+            "exec {bin} --no-dht --config {} -o {} --port {port} {extra}",
             config.display(),
             data.display()
         );

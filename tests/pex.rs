@@ -61,6 +61,7 @@ async fn ratorrent_learns_a_peer_named_only_by_a_libtorrent_seeders_pex() {
     let config = ratorrent::config::Config {
         download_dir: dir.path().join("dst"),
         listen_port: 0,
+        dht: ratorrent::config::DhtConfig::off(),
         ..ratorrent::config::Config::default()
     };
     assert!(config.pex, "peer exchange is on by default");

@@ -30,6 +30,7 @@ async fn the_trackers_panel_shows_what_a_scrape_says() {
     let config = ratorrent::config::Config {
         download_dir: dir.path().join("dst"),
         listen_port: 0,
+        dht: ratorrent::config::DhtConfig::off(),
         ..ratorrent::config::Config::default()
     };
     let h = session::start_with_state(config, state.path())

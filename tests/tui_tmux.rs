@@ -56,7 +56,7 @@ fn tui_downloads_pauses_resumes_and_quits_cleanly_under_tmux() {
     let dst = dir.path().join("dst");
     // a second, missing torrent must not keep the first from running
     let cmd = format!(
-        "{} --config {} -o {} {} /nonexistent.torrent",
+        "{} --no-dht --config {} -o {} {} /nonexistent.torrent",
         common::rat::bin(),
         config.display(),
         dst.display(),

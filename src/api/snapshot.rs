@@ -59,9 +59,9 @@ pub struct GlobalStats {
     pub listen_port: u16,
     /// Bytes free on the volume of the default download folder, when known.
     pub free_space: Option<u64>,
-    /// Nodes in the DHT routing table (BEP 5); `None` while the session runs no DHT (off
-    /// in the config, or not built in), and the status bar then shows no DHT figure.
-    pub dht_nodes: Option<u32>,
+    /// Nodes in the DHT routing table (BEP 5; IPv4 + IPv6); `None` while the session runs
+    /// no DHT (off in the config), and the status bar then shows no DHT figure.
+    pub dht_nodes: Option<usize>,
 }
 
 /// Life-cycle state of a torrent as shown to the user.

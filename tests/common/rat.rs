@@ -34,14 +34,21 @@ pub fn command(dir: &Path) -> Command {
 impl Rat {
     /// Start `ratorrent ARGS...` with an empty config file (hermetic: the user's config is
     /// never read) plus `extra_config` TOML appended; config, data (state store) and state
-    /// (logs) directories are a temporary one of its own.
+    /// (logs) directories are a temporary one of its own. The DHT is off unless
+    /// `extra_config` has a `[dht]` table (tests never reach public DHT nodes).
     pub fn spawn(args: &[&str], extra_config: &str) -> Rat {
         let dir = tempfile::Builder::new()
             .prefix("ratorrent-proc-")
             .tempdir()
             .expect("tempdir");
         let config = dir.path().join("config.toml");
-        std::fs::write(&config, extra_config).expect("write config");
+        let text = if extra_config.contains("[dht]") {
+            extra_config.to_string()
+        } else {
+            // a table last, so it cannot capture the caller's top-level keys
+            format!("{extra_config}\n[dht]\nenabled = false\n")
+        };
+        std::fs::write(&config, text).expect("write config");
         let out = dir.path().join("stdout");
         let err = dir.path().join("stderr");
         let child = Command::new(bin())

@@ -9,6 +9,7 @@
 
 pub mod announce;
 pub mod choke;
+mod dht;
 pub mod metadata;
 pub mod peer_book;
 pub mod peers;
@@ -69,6 +70,8 @@ pub enum TorrentTimer {
     Reclaim,
     /// No peer for a while: let go of the storage and the metainfo.
     Quiet,
+    /// A DHT lookup and announce is due (see `torrent/dht.rs`).
+    Dht,
 }
 
 /// A key on the session's deadline queue.
@@ -224,6 +227,8 @@ pub struct Torrent {
     dirty: bool,
     cached_row: Option<Arc<TorrentRow>>,
     lost_pieces_logged: bool,
+    /// DHT lookups (BEP 5).
+    dht: dht::DhtLookups,
 }
 
 impl Torrent {
@@ -290,6 +295,7 @@ impl Torrent {
             dirty: true,
             cached_row: None,
             lost_pieces_logged: false,
+            dht: dht::DhtLookups::default(),
             sum,
         }
     }
@@ -929,6 +935,7 @@ impl Torrent {
         }
         self.trackers.start(env.now);
         self.schedule_announce(env);
+        self.dht_start(env);
         self.connect_more(env);
     }
 
@@ -973,6 +980,7 @@ impl Torrent {
             self.limits.clone(),
         ));
         s.set_accepting(self.life.is_running());
+        s.set_dht(self.dht_allowed(env));
         if let Some(m) = &self.meta {
             s.set_metadata(Arc::from(m.info_bytes.as_slice()));
         }
@@ -1027,6 +1035,7 @@ impl Torrent {
         self.dialing.clear();
         self.book.clear();
         self.hash_fails.clear();
+        self.dht_stop(env);
         for t in [
             TorrentTimer::Announce,
             TorrentTimer::Sweep,
@@ -1278,6 +1287,7 @@ impl Torrent {
             TorrentTimer::Dial => self.connect_more(env),
             TorrentTimer::Reclaim => self.fill_slots(env),
             TorrentTimer::Quiet => self.go_quiet(env),
+            TorrentTimer::Dht => self.dht_due(env),
         }
     }
 
@@ -1393,7 +1403,8 @@ impl Torrent {
             self.dialing.insert(addr);
             let ctx = env.ctx.clone();
             let id = self.id;
-            let ours = Handshake::ours(self.sum.info_hash, ctx.peer_id);
+            let ours =
+                Handshake::ours(self.sum.info_hash, ctx.peer_id).with_dht(self.dht_allowed(env));
             tokio::spawn(async move {
                 let _slot = slot;
                 match peer_conn::connect(addr, ours).await {
@@ -1633,6 +1644,10 @@ impl Torrent {
             }
         }
         self.sum = Summary::of(&meta);
+        if self.sum.private {
+            // BEP 27: the info dictionary says private; the DHT is not used from now on
+            self.dht_stop(env);
+        }
         let n = self.sum.piece_count();
         self.have = Bitfield::new(n);
         self.file_prio = vec![FilePriority::Normal; self.sum.files.len()];
