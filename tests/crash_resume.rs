@@ -90,7 +90,13 @@ fn sigkill_at_random_points_never_records_an_unverified_piece_and_the_download_c
             dst.display()
         );
         let pane = TmuxPane::start(&format!("crash{round}"), &cmd, &env, 120, 30);
-        pane.wait_for("big.bin", Duration::from_secs(20));
+        // kill while it transfers (or, once complete, while it seeds): the time until the
+        // torrent downloads again after a start varies with the machine's load
+        pane.wait_until(
+            "the torrent downloading or seeding",
+            Duration::from_secs(30),
+            |s| s.contains("big.bin") && (s.contains("Downloading") || s.contains("Seeding")),
+        );
         rng ^= rng << 13;
         rng ^= rng >> 17;
         rng ^= rng << 5;
