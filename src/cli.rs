@@ -18,6 +18,14 @@ pub struct Cli {
     #[arg(long, global = true, value_name = "N")]
     pub port: Option<u16>,
 
+    /// DHT node to join through, HOST:PORT (repeatable; replaces `[dht] bootstrap`).
+    #[arg(long = "dht-bootstrap", global = true, value_name = "HOST:PORT",
+          value_parser = parse_host_port)]
+    pub dht_bootstrap: Vec<String>,
+
+    /// Run without the DHT (overrides `[dht] enabled`).
+    #[arg(long = "no-dht", global = true)]
+    pub no_dht: bool,
     /// How payload bytes reach the files: `file` (positioned I/O) or `mmap` (memory maps);
     /// overrides `storage` in the config.
     #[arg(long, global = true, value_name = "file|mmap")]
@@ -32,6 +40,11 @@ pub struct Cli {
     #[arg(value_name = "TORRENT|MAGNET")]
     pub torrents: Vec<PathBuf>,
 
+    /// Draw the TUI with ASCII only: no box drawing, block or braille characters (also
+    /// config `ascii = true`; automatic when the locale is not UTF-8).
+    #[arg(long)]
+    pub ascii: bool,
+
     /// Where the TUI stores downloads (overrides `download_dir`).
     #[arg(short = 'o', long = "output", value_name = "DIR")]
     pub output: Option<PathBuf>,
@@ -39,6 +52,11 @@ pub struct Cli {
     /// Headless subcommand.
     #[command(subcommand)]
     pub command: Option<Cmd>,
+}
+
+/// `HOST:PORT` as [`crate::config::check_host_port`] accepts it.
+fn parse_host_port(s: &str) -> Result<String, String> {
+    crate::config::check_host_port(s).map(|()| s.to_string())
 }
 
 /// Headless subcommands.

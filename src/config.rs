@@ -5,6 +5,7 @@
 //! with its default and meaning. Unknown keys are an error, so a typo is not silently
 //! ignored; every error names the file, line, column and key.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
@@ -32,9 +33,13 @@ pub struct Config {
     pub max_peers_per_torrent: u32,
     /// Peers unchoked (served) at once per torrent, BEP 3 choking.
     pub upload_slots: u32,
-    /// Session-wide download limit, bytes/s; 0 = unlimited.
+    /// Session-wide download limit, bytes/s; 0 = unlimited. The file takes a number of
+    /// bytes/s or a text in human units (`"1M"`, `"500K"`, `"2.5 MiB/s"`, see [`parse_rate`]).
+    #[serde(deserialize_with = "rate_limit")]
     pub download_rate_limit: u64,
-    /// Session-wide upload limit, bytes/s; 0 = unlimited.
+    /// Session-wide upload limit, bytes/s; 0 = unlimited (same forms as
+    /// `download_rate_limit`).
+    #[serde(deserialize_with = "rate_limit")]
     pub upload_rate_limit: u64,
     /// Keep seeding after a download completes (TUI); headless `download` uses `--seed`.
     pub seed_after_download: bool,
@@ -71,6 +76,194 @@ pub struct Config {
     /// Watch folder: .torrent files dropped there are added, then renamed `.added` (or
     /// `.invalid`); `~` expands to the home directory. Default: none (no watching).
     pub watch_dir: Option<PathBuf>,
+    /// TUI: draw with ASCII only (no box drawing, block or braille characters). Also
+    /// chosen by `--ascii`, and automatically when the locale is not UTF-8.
+    pub ascii: bool,
+    /// TUI: take mouse events (wheel scrolls, click selects). Off by default, so the
+    /// terminal's (and tmux's) own selection and copy mode keep working.
+    pub mouse: bool,
+    /// TUI key bindings: action name → key or list of keys, replacing that action's
+    /// defaults (see the help window, `?`, for the names).
+    pub keys: BTreeMap<String, KeyList>,
+    /// TUI colours: role → one of the 16 ANSI colour names.
+    pub colors: BTreeMap<String, String>,
+    /// The DHT (BEP 5), the `[dht]` table.
+    pub dht: DhtConfig,
+}
+
+/// The keys of one action in the `[keys]` section: one key (`"x"`) or a list (`["x", "F2"]`).
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(untagged)]
+pub enum KeyList {
+    /// One key.
+    One(String),
+    /// Several keys (empty: the action is unbound).
+    Many(Vec<String>),
+}
+
+impl KeyList {
+    /// The keys as a list.
+    pub fn to_vec(&self) -> Vec<String> {
+        match self {
+            KeyList::One(k) => vec![k.clone()],
+            KeyList::Many(v) => v.clone(),
+        }
+    }
+}
+
+/// Most `[dht] bootstrap` entries.
+pub const MAX_DHT_BOOTSTRAP: usize = 64;
+
+/// The public DHT routers used when `[dht] bootstrap` is not set (`HOST:PORT`).
+pub const DEFAULT_DHT_BOOTSTRAP: [&str; 4] = [
+    "router.bittorrent.com:6881",
+    "dht.transmissionbt.com:6881",
+    "router.utorrent.com:6881",
+    "dht.libtorrent.org:25401",
+];
+
+/// The `[dht]` table: the session's DHT node (BEP 5; BEP 32 on a dual-stack host).
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct DhtConfig {
+    /// Run a DHT node: find peers of public torrents (and magnets) without a tracker and
+    /// announce ours. Private torrents (BEP 27) never use it. Default: true.
+    pub enabled: bool,
+    /// UDP port of the node; `None` = the same number as `listen_port` (the port actually
+    /// bound when that is 0); `Some(0)` = a free port.
+    pub port: Option<u16>,
+    /// `HOST:PORT` nodes to join through when the saved routing table is empty or stale, at
+    /// most [`MAX_DHT_BOOTSTRAP`]. Default: [`DEFAULT_DHT_BOOTSTRAP`].
+    pub bootstrap: Vec<String>,
+    /// Where the routing table is saved and restored from (set by the session to
+    /// `STATE_DIR/dht.dat`; not a config key). `None` = memory only.
+    #[serde(skip)]
+    pub state_file: Option<PathBuf>,
+}
+
+impl Default for DhtConfig {
+    fn default() -> Self {
+        DhtConfig {
+            enabled: true,
+            port: None,
+            bootstrap: DEFAULT_DHT_BOOTSTRAP
+                .iter()
+                .map(|s| s.to_string())
+                .collect(),
+            state_file: None,
+        }
+    }
+}
+
+/// Parses a rate in human units, bytes/s: a number with an optional binary unit, `K`/`KiB`
+/// (1024), `M`/`MiB` (1024²), `G`/`GiB` (1024³), `T`, an optional `B`, and an optional
+/// `/s`; spaces and case do not matter (`"1M"`, `"500k"`, `"2.5 MiB/s"`, `"1048576"`).
+/// `0`, `unlimited`, `none`, `off` and `-` mean unlimited (0). Units are binary (like the
+/// figures the UI shows), so `1M` is 1 MiB/s.
+///
+/// Errors: a sentence for the user naming the text and the accepted forms.
+pub fn parse_rate(text: &str) -> Result<u64, String> {
+    let t = text.trim().to_ascii_lowercase().replace(' ', "");
+    if ["0", "unlimited", "none", "off", "-", ""].contains(&t.as_str()) {
+        return Ok(0);
+    }
+    let t = t
+        .strip_suffix("/s")
+        .or_else(|| t.strip_suffix("ps"))
+        .unwrap_or(&t);
+    let split = t
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(t.len());
+    let (number, unit) = t.split_at(split);
+    let bad = || {
+        format!(
+            "cannot read {text:?} as a rate: use a number of bytes/s with K, M or G \
+             (e.g. 500K, 2.5M, 1 MiB/s), or 0 for unlimited"
+        )
+    };
+    let value: f64 = number.parse().map_err(|_| bad())?;
+    let unit = unit.strip_suffix('b').unwrap_or(unit);
+    let unit = unit.strip_suffix('i').unwrap_or(unit);
+    let scale: f64 = match unit {
+        "" => 1.0,
+        "k" => 1024.0,
+        "m" => 1024.0 * 1024.0,
+        "g" => 1024.0 * 1024.0 * 1024.0,
+        "t" => 1024.0 * 1024.0 * 1024.0 * 1024.0,
+        _ => return Err(bad()),
+    };
+    let bytes = (value * scale).round();
+    if !bytes.is_finite() || bytes < 0.0 || bytes >= u64::MAX as f64 {
+        return Err(format!("{text:?} is too large for a rate"));
+    }
+    Ok(bytes as u64)
+}
+
+/// serde: a rate limit given as a number (bytes/s) or as a text in human units.
+fn rate_limit<'de, D: serde::Deserializer<'de>>(d: D) -> Result<u64, D::Error> {
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum Rate {
+        Bytes(u64),
+        Text(String),
+    }
+    match Rate::deserialize(d)? {
+        Rate::Bytes(n) => Ok(n),
+        Rate::Text(t) => parse_rate(&t).map_err(serde::de::Error::custom),
+    }
+}
+
+impl DhtConfig {
+    /// The DHT switched off, with no bootstrap nodes (tests, embedders).
+    pub fn off() -> DhtConfig {
+        DhtConfig {
+            enabled: false,
+            port: None,
+            bootstrap: Vec::new(),
+            state_file: None,
+        }
+    }
+
+    /// The UDP port to bind, given the TCP port the session listens on.
+    pub fn udp_port(&self, listen_port: u16) -> u16 {
+        self.port.unwrap_or(listen_port)
+    }
+}
+
+/// Check a `HOST:PORT` entry (DHT bootstrap nodes): a host name of letters, digits, `-`,
+/// `.` and `_`, an IPv4 address or a bracketed IPv6 address (`[::1]:6881`), then a port
+/// 1..=65535.
+///
+/// # Errors
+/// A description naming the entry, e.g. ``"router": not HOST:PORT``.
+pub fn check_host_port(entry: &str) -> Result<(), String> {
+    let fail = |why: &str| Err(format!("{entry:?}: {why}"));
+    let Some((host, port)) = entry.rsplit_once(':') else {
+        return fail("not HOST:PORT");
+    };
+    match port.parse::<u16>() {
+        Ok(p) if p > 0 => {}
+        _ => return fail("the port must be 1..=65535"),
+    }
+    if let Some(v6) = host.strip_prefix('[').and_then(|h| h.strip_suffix(']')) {
+        return match v6.parse::<std::net::Ipv6Addr>() {
+            Ok(_) => Ok(()),
+            Err(_) => fail("not an IPv6 address between [ ]"),
+        };
+    }
+    if host.is_empty() || host.len() > 253 {
+        return fail("no host");
+    }
+    if host.contains(':') {
+        return fail("an IPv6 address goes between [ ]");
+    }
+    if !host
+        .bytes()
+        .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_'))
+    {
+        return fail("the host has characters a host name cannot have");
+    }
+    Ok(())
 }
 
 impl Default for Config {
@@ -90,7 +283,12 @@ impl Default for Config {
             storage: StorageMode::File,
             preallocate: Preallocate::Sparse,
             max_open_files: crate::storage::DEFAULT_MAX_OPEN_FILES as u32,
+            ascii: false,
+            mouse: false,
+            keys: BTreeMap::new(),
+            colors: BTreeMap::new(),
             min_free_space: 1 << 30,
+            dht: DhtConfig::default(),
             max_metadata_size: 32 << 20,
             pex: true,
             watch_dir: None,
@@ -231,7 +429,62 @@ impl Config {
                 ));
             }
         }
+        if let Err(problems) = crate::tui::keymap::Keymap::new(&c.key_overrides()) {
+            return Err(ConfigError::Value {
+                path: path.to_path_buf(),
+                key: "keys",
+                problem: problems.join("; "),
+            });
+        }
+        if let Err(problem) = c.color_overrides() {
+            return Err(bad("colors", &problem));
+        }
+        if c.dht.bootstrap.len() > MAX_DHT_BOOTSTRAP {
+            return Err(bad(
+                "dht.bootstrap",
+                &format!(
+                    "must list at most {MAX_DHT_BOOTSTRAP} nodes (got {})",
+                    c.dht.bootstrap.len()
+                ),
+            ));
+        }
+        for b in &c.dht.bootstrap {
+            check_host_port(b).map_err(|p| bad("dht.bootstrap", &format!("entry {p}")))?;
+        }
         Ok(c)
+    }
+
+    /// The `[keys]` section as action name → key texts.
+    pub fn key_overrides(&self) -> BTreeMap<String, Vec<String>> {
+        self.keys
+            .iter()
+            .map(|(name, keys)| (name.clone(), keys.to_vec()))
+            .collect()
+    }
+
+    /// The `[colors]` section as role → colour.
+    ///
+    /// # Errors
+    /// An unknown role or colour name, in a sentence naming it.
+    pub fn color_overrides(
+        &self,
+    ) -> Result<BTreeMap<crate::tui::theme::Role, ratatui::style::Color>, String> {
+        use crate::tui::theme::{Role, parse_color};
+        let mut out = BTreeMap::new();
+        for (name, value) in &self.colors {
+            let Some((role, _, _)) = Role::ALL.iter().find(|(_, n, _)| n == name) else {
+                let names: Vec<&str> = Role::ALL.iter().map(|(_, n, _)| *n).collect();
+                return Err(format!(
+                    "unknown colour role {name:?} (roles: {})",
+                    names.join(", ")
+                ));
+            };
+            out.insert(
+                *role,
+                parse_color(value).map_err(|e| format!("{name}: {e}"))?,
+            );
+        }
+        Ok(out)
     }
 
     /// Load `path` if given, else the default location. A missing file at the default
@@ -320,7 +573,12 @@ mod tests {
             "storage",
             "preallocate",
             "max_open_files",
+            "ascii",
+            "mouse",
             "min_free_space",
+            "enabled",
+            "port",
+            "bootstrap",
             "max_metadata_size",
             "pex",
             "watch_dir",
@@ -377,6 +635,80 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("line 1"), "{e}");
+    }
+
+    #[test]
+    fn rates_in_human_units() {
+        for (text, bytes) in [
+            ("0", 0),
+            ("unlimited", 0),
+            ("-", 0),
+            ("1048576", 1 << 20),
+            ("1M", 1 << 20),
+            ("1m", 1 << 20),
+            ("500K", 500 << 10),
+            ("500 KiB/s", 500 << 10),
+            ("2.5 MiB/s", 5 << 19),
+            ("2.5MB/s", 5 << 19),
+            ("1G", 1 << 30),
+            ("100B", 100),
+            ("100 B/s", 100),
+        ] {
+            assert_eq!(parse_rate(text), Ok(bytes), "{text}");
+        }
+        for bad in [
+            "abc",
+            "1X",
+            "-5",
+            "1.2.3M",
+            "M",
+            "1e999",
+            "99999999999T",
+            "1 Mx",
+        ] {
+            assert!(parse_rate(bad).is_err(), "{bad}");
+        }
+        let c = Config::from_toml(
+            "download_rate_limit = \"2M\"\nupload_rate_limit = 1024\n",
+            Path::new("x"),
+        )
+        .unwrap();
+        assert_eq!(
+            (c.download_rate_limit, c.upload_rate_limit),
+            (2 << 20, 1024)
+        );
+        let e = Config::from_toml("upload_rate_limit = \"fast\"\n", Path::new("/c.toml"))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("line 1") && e.contains("fast"), "{e}");
+    }
+
+    #[test]
+    fn keys_and_colours_sections() {
+        let c = Config::from_toml(
+            "ascii = true\nmouse = true\n[keys]\npause = \"x\"\nrecheck = [\"C\", \"F5\"]\n[colors]\ndown = \"bright_cyan\"\n",
+            Path::new("x"),
+        )
+        .unwrap();
+        assert!(c.ascii && c.mouse);
+        assert_eq!(c.key_overrides()["recheck"], vec!["C", "F5"]);
+        assert_eq!(c.color_overrides().unwrap().len(), 1);
+        let e = Config::from_toml("[keys]\npause = \"c\"\n", Path::new("/c.toml"))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("keys") && e.contains("recheck"), "{e}");
+        let e = Config::from_toml("[keys]\nfly = \"c\"\n", Path::new("/c.toml"))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("fly"), "{e}");
+        let e = Config::from_toml("[colors]\ndown = \"pink\"\n", Path::new("/c.toml"))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("pink"), "{e}");
+        let e = Config::from_toml("[colors]\nsky = \"red\"\n", Path::new("/c.toml"))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("sky"), "{e}");
     }
 
     #[test]
@@ -467,6 +799,56 @@ mod tests {
         assert_eq!(c.disk_thread_count(), 64);
         assert_eq!(c.announce_numwant(), None);
         assert_eq!((c.max_connections, c.max_half_open), (65_535, 1));
+    }
+
+    #[test]
+    fn dht_table_parses_and_validates() {
+        let d = Config::default().dht;
+        assert!(d.enabled && d.port.is_none() && d.bootstrap.len() == 4);
+        assert_eq!(d.udp_port(7000), 7000);
+        let c = Config::from_toml(
+            "[dht]\nenabled = false\nport = 7001\nbootstrap = [\"127.0.0.2:6881\", \"[::1]:7\"]\n",
+            Path::new("x"),
+        )
+        .unwrap();
+        assert!(!c.dht.enabled);
+        assert_eq!(c.dht.udp_port(6881), 7001);
+        assert_eq!(c.dht.bootstrap, ["127.0.0.2:6881", "[::1]:7"]);
+        for bad in [
+            "[dht]\nbootstrap = [\"router\"]\n",
+            "[dht]\nbootstrap = [\"router:0\"]\n",
+            "[dht]\nbootstrap = [\"router:70000\"]\n",
+            "[dht]\nbootstrap = [\":6881\"]\n",
+            "[dht]\nbootstrap = [\"::1:6881\"]\n",
+            "[dht]\nbootstrap = [\"a b:6881\"]\n",
+        ] {
+            let e = Config::from_toml(bad, Path::new("/c.toml")).unwrap_err();
+            assert!(
+                matches!(
+                    &e,
+                    ConfigError::Value {
+                        key: "dht.bootstrap",
+                        ..
+                    }
+                ),
+                "{bad}: {e}"
+            );
+        }
+        let many = format!(
+            "[dht]\nbootstrap = [{}]\n",
+            vec!["\"h:1\""; MAX_DHT_BOOTSTRAP + 1].join(",")
+        );
+        let e = Config::from_toml(&many, Path::new("/c.toml")).unwrap_err();
+        assert!(e.to_string().contains("at most 64"), "{e}");
+        let e = Config::from_toml("[dht]\nenabeld = true\n", Path::new("/c.toml"))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("enabeld") && e.contains("line 2"), "{e}");
+        let e = Config::from_toml("[dht]\nport = 70000\n", Path::new("/c.toml"))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("port"), "{e}");
+        assert!(!DhtConfig::off().enabled && DhtConfig::off().bootstrap.is_empty());
     }
 
     #[test]

@@ -5,7 +5,7 @@
 //! - [`engine`]: the session actor that owns every torrent, its peers and trackers.
 //! - [`tui`]: the ratatui front end, which reads snapshots and sends commands.
 //! - the domain's units: [`piece`] (geometry, blocks, bitfields), below everything else.
-//! - protocol and storage building blocks: [`bencode`], [`metainfo`], [`tracker`],
+//! - protocol and storage building blocks: [`bencode`], [`metainfo`], [`tracker`], [`dht`],
 //!   [`peer`], [`storage`].
 //! - [`watch`]: the watch folder (adds dropped .torrent files through the command channel).
 
@@ -15,6 +15,7 @@ pub mod api;
 pub mod bencode;
 pub mod cli;
 pub mod config;
+pub mod dht;
 pub mod engine;
 pub mod headless;
 pub mod metainfo;

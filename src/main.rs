@@ -10,6 +10,9 @@ use ratorrent::{engine, headless, tui, watch};
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    // sockets, the file-handle cache (max_open_files) and part files share one limit;
+    // distributions often start processes with a soft limit of 1024 under a far higher hard one
+    ratorrent::storage::raise_fd_limit();
     match run(cli) {
         Ok(code) => code,
         Err(e) => {
@@ -23,6 +26,12 @@ fn load_config(cli: &Cli) -> anyhow::Result<Config> {
     let mut config = Config::load(cli.config.as_deref())?;
     if let Some(p) = cli.port {
         config.listen_port = p;
+    }
+    if !cli.dht_bootstrap.is_empty() {
+        config.dht.bootstrap = cli.dht_bootstrap.clone();
+    }
+    if cli.no_dht {
+        config.dht.enabled = false;
     }
     if let Some(s) = cli.storage {
         config.storage = s;
@@ -40,9 +49,22 @@ fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
         .build()?)
 }
 
+/// `RUST_LOG`, else `default`. The DHT crate logs a warning per bootstrap retry (about
+/// one a minute per node while offline): unless `RUST_LOG` names it, only its errors show.
+fn log_filter(default: &str) -> tracing_subscriber::EnvFilter {
+    let env = std::env::var("RUST_LOG").unwrap_or_default();
+    let base = if env.is_empty() { default } else { &env };
+    let text = if env.contains("librqbit") {
+        base.to_string()
+    } else {
+        format!("{base},librqbit_dht=error")
+    };
+    tracing_subscriber::EnvFilter::try_new(&text)
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default))
+}
+
 fn init_stderr_logging() {
-    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
+    let filter = log_filter("warn");
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
@@ -60,14 +82,32 @@ fn init_file_logging() -> Option<std::path::PathBuf> {
         .append(true)
         .open(&path)
         .ok()?;
-    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+    let filter = log_filter("info");
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_ansi(false)
         .with_writer(std::sync::Mutex::new(file))
         .try_init();
     Some(path)
+}
+
+/// The TUI's settings from the config, `--ascii` and the environment (`NO_COLOR`, the
+/// locale, `TERM`).
+fn ui_options(cli: &Cli, config: &Config) -> anyhow::Result<tui::UiOptions> {
+    let env = |k: &str| std::env::var(k).ok();
+    let keymap = tui::keymap::Keymap::new(&config.key_overrides())
+        .map_err(|problems| anyhow::anyhow!("{}", problems.join("; ")))?;
+    let colors = config.color_overrides().map_err(|e| anyhow::anyhow!(e))?;
+    let ascii = cli.ascii || config.ascii || !tui::theme::locale_is_utf8(env);
+    let mut theme = tui::theme::Theme::new(&colors, tui::theme::no_color_requested(env), ascii);
+    theme.graph = tui::theme::GraphStyle::for_terminal(ascii, env("TERM").as_deref());
+    Ok(tui::UiOptions {
+        keymap,
+        theme,
+        seed_after_download: config.seed_after_download,
+        log_path: None,
+        mouse: config.mouse,
+    })
 }
 
 fn run(cli: Cli) -> anyhow::Result<ExitCode> {
@@ -115,11 +155,24 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         None => {
+            use std::io::IsTerminal;
+            // before anything is created (log file, state folder, listen socket)
+            if !std::io::stdout().is_terminal() || !std::io::stdin().is_terminal() {
+                anyhow::bail!(
+                    "the terminal UI needs a terminal (stdin and stdout are not one); \
+                     for scripts and services use `ratorrent download TORRENT...`"
+                );
+            }
             let mut config = load_config(&cli)?;
             if let Some(dir) = &cli.output {
                 config.download_dir = dir.clone();
             }
-            init_file_logging();
+            let ui = ui_options(&cli, &config)?;
+            let log_path = init_file_logging();
+            let ui = tui::UiOptions {
+                log_path: log_path.clone(),
+                ..ui
+            };
             let seed = config.seed_after_download;
             let watch_dir = config.watch_dir.clone();
             let rt = runtime()?;
@@ -157,17 +210,26 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                     tokio::spawn(watch::run(opts, handle.commands.clone()));
                 }
                 // a bad torrent on the command line does not keep the others from running
+                let log = log_path
+                    .as_ref()
+                    .map_or_else(|| "the log".to_owned(), |p| p.display().to_string());
                 let notice = match errors.len() {
                     0 => None,
                     1 => Some(errors.remove(0)),
                     n => Some(format!(
-                        "{} (and {} more; see the log)",
+                        "{} (and {} more; see {log})",
                         errors.remove(0),
                         n - 1
                     )),
                 };
-                tui::run_with_notice(handle.commands.clone(), handle.snapshots.clone(), notice)
-                    .await
+                tui::run(tui::RunOptions {
+                    commands: handle.commands.clone(),
+                    snapshots: handle.snapshots.clone(),
+                    events: Some(handle.subscribe()),
+                    notice,
+                    ui,
+                })
+                .await
             })?;
             // disk threads and any stragglers end with the process
             rt.shutdown_timeout(std::time::Duration::from_secs(1));

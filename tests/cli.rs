@@ -2,13 +2,12 @@
 
 mod common;
 
-use std::process::Command;
-
-use common::rat::bin;
 use ratorrent::metainfo::TorrentBuilder;
 
+/// Runs `ratorrent ARGS` with its config, data and state directories in a temporary one.
 fn run(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(bin())
+    let home = common::temp_dir();
+    let out = common::rat::command(home.path())
         .args(args)
         .output()
         .expect("run ratorrent");
@@ -84,7 +83,7 @@ fn bad_config_names_file_line_and_key() {
 fn download_failures_exit_non_zero_with_a_reason() {
     let dir = tempfile::tempdir().unwrap();
     let cfg = dir.path().join("config.toml");
-    std::fs::write(&cfg, "").unwrap();
+    std::fs::write(&cfg, "[dht]\nenabled = false\n").unwrap();
     let c = cfg.to_str().unwrap();
     let o = dir.path().to_str().unwrap();
     let (code, _, err) = run(&[

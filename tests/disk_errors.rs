@@ -48,6 +48,7 @@ async fn start(min_free: u64) -> SessionHandle {
     let config = ratorrent::config::Config {
         listen_port: 0,
         min_free_space: min_free,
+        dht: ratorrent::config::DhtConfig::off(),
         ..ratorrent::config::Config::default()
     };
     session::start(config).await.unwrap()

@@ -54,6 +54,7 @@ async fn skipped_file_is_not_created_nor_fetched_and_wanting_it_completes_it() {
     let config = ratorrent::config::Config {
         download_dir: dst.clone(),
         listen_port: 0,
+        dht: ratorrent::config::DhtConfig::off(),
         ..ratorrent::config::Config::default()
     };
     let h = session::start(config).await.unwrap();

@@ -151,6 +151,7 @@ fn config(dir: &Path) -> ratorrent::config::Config {
     ratorrent::config::Config {
         download_dir: dir.to_path_buf(),
         listen_port: 0,
+        dht: ratorrent::config::DhtConfig::off(),
         ..ratorrent::config::Config::default()
     }
 }

@@ -6,7 +6,6 @@
 mod common;
 
 use std::net::SocketAddr;
-use std::process::Command;
 
 use ratorrent::metainfo::{Magnet, MagnetError};
 
@@ -181,7 +180,8 @@ fn extras_class() {
 
 #[test]
 fn info_prints_what_a_magnet_names() {
-    let out = Command::new(common::rat::bin())
+    let home = common::temp_dir();
+    let out = common::rat::command(home.path())
         .args(["info", &case("m04-xpe-so-multi-tr")])
         .output()
         .unwrap();
@@ -200,7 +200,7 @@ fn info_prints_what_a_magnet_names() {
     ] {
         assert!(stdout.contains(needle), "{needle} missing:\n{stdout}");
     }
-    let out = Command::new(common::rat::bin())
+    let out = common::rat::command(home.path())
         .args(["info", "magnet:?xt=urn:btih:1234"])
         .output()
         .unwrap();

@@ -69,6 +69,7 @@ async fn files_move_within_and_across_file_systems_and_failures_leave_nothing_be
     let config = ratorrent::config::Config {
         download_dir: home.clone(),
         listen_port: 0,
+        dht: ratorrent::config::DhtConfig::off(),
         ..ratorrent::config::Config::default()
     };
     let h = session::start(config).await.unwrap();

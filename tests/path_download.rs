@@ -472,6 +472,7 @@ fn planted_file_link_is_refused_and_the_target_kept() {
 
 #[test]
 fn info_shows_where_sanitised_files_go() {
+    let home = common::temp_dir();
     let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/torrent");
     for (file, needles) in [
         (
@@ -490,7 +491,7 @@ fn info_shows_where_sanitised_files_go() {
             &["  sample//video.bin  2.93 KiB (3000 bytes)  (saved as sample/video.bin)\n"],
         ),
     ] {
-        let out = std::process::Command::new(common::rat::bin())
+        let out = common::rat::command(home.path())
             .arg("info")
             .arg(fixtures.join(file))
             .output()

@@ -56,6 +56,7 @@ async fn fixture(len: u64, piece: u32, complete: bool) -> Fixture {
 async fn start(meta: Metainfo, download_dir: &Path, dir: tempfile::TempDir) -> Fixture {
     let config = Config {
         download_dir: download_dir.to_path_buf(),
+        dht: ratorrent::config::DhtConfig::off(),
         ..Config::default()
     };
     let (tx, events) = tokio::sync::mpsc::unbounded_channel();
@@ -453,6 +454,7 @@ async fn p04_incoming_handshake_for_unknown_torrent_is_closed_without_answer() {
     let config = Config {
         download_dir: dir.path().to_path_buf(),
         listen_port: 0,
+        dht: ratorrent::config::DhtConfig::off(),
         ..Config::default()
     };
     let h = ratorrent::engine::session::start(config).await.unwrap();

@@ -61,6 +61,7 @@ async fn ratorrent_learns_a_peer_named_only_by_a_libtorrent_seeders_pex() {
     let config = ratorrent::config::Config {
         download_dir: dir.path().join("dst"),
         listen_port: 0,
+        dht: ratorrent::config::DhtConfig::off(),
         ..ratorrent::config::Config::default()
     };
     assert!(config.pex, "peer exchange is on by default");
@@ -94,7 +95,7 @@ async fn ratorrent_learns_a_peer_named_only_by_a_libtorrent_seeders_pex() {
                         .iter()
                         .find(|p| p.addr == SocketAddr::V4(other.addr()))
                 {
-                    return p.source;
+                    return (p.source, d.peer_sources.clone());
                 }
             }
             snaps.changed().await.unwrap();
@@ -109,11 +110,24 @@ async fn ratorrent_learns_a_peer_named_only_by_a_libtorrent_seeders_pex() {
     h.commands.send(Command::Shutdown(stx)).await.unwrap();
     let _ = srx.await;
     match found {
-        Ok(source) => assert_eq!(
-            source,
-            PeerSource::Pex,
-            "the other leecher was reached through ut_pex"
-        ),
+        Ok((source, counts)) => {
+            assert_eq!(
+                source,
+                PeerSource::Pex,
+                "the other leecher was reached through ut_pex"
+            );
+            let pex = counts.iter().find(|c| c.source == PeerSource::Pex);
+            assert!(
+                pex.is_some_and(|c| c.known >= 1 && c.connected >= 1),
+                "the detail view counts the peers ut_pex gave: {counts:?}"
+            );
+            assert!(
+                counts
+                    .iter()
+                    .any(|c| c.source == PeerSource::Magnet && c.known >= 1),
+                "and the one x.pe named: {counts:?}"
+            );
+        }
         Err(_) => panic!(
             "ratorrent never connected to {} (named only by the seeder's ut_pex); peers: {detail}",
             other.addr()

@@ -126,6 +126,7 @@ async fn per_torrent_upload_limit_set_live_is_respected() {
     let config = ratorrent::config::Config {
         download_dir: src.clone(),
         listen_port: 0,
+        dht: ratorrent::config::DhtConfig::off(),
         ..ratorrent::config::Config::default()
     };
     let h = ratorrent::engine::session::start(config).await.unwrap();

@@ -1,24 +1,38 @@
 //! Renders the terminal UI on ratatui's `TestBackend` from hand-built snapshots and checks
-//! the screen (insta snapshots plus direct assertions) and the key handling of `App`.
+//! the screen (insta snapshots at 80×24 and 200×50 of every screen, tab and dialog, NO_COLOR
+//! and ASCII variants, plus direct assertions) and the key handling of `App`.
 
+use std::collections::BTreeMap;
+use std::net::SocketAddr;
+use std::path::PathBuf;
 use std::sync::Arc;
+use std::time::{Duration, SystemTime};
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use ratatui::buffer::Buffer;
 use ratatui::style::{Color, Modifier};
-use ratorrent::api::{Command, GlobalStats, Snapshot, TorrentId, TorrentRow, TorrentState};
-use ratorrent::tui::App;
-use ratorrent::tui::action::ACTIONS;
+use ratorrent::api::{
+    AddError, AddSource, Command, EngineEvent, EventKind, EventLevel, FilePriority, FileRow,
+    GlobalStats, PeerFlags, PeerRow, PeerSource, PieceState, Snapshot, SourceCount, TorrentDetail,
+    TorrentError, TorrentErrorKind, TorrentId, TorrentRow, TorrentState, TrackerRow, TrackerStatus,
+};
+use ratorrent::tui::action::{ACTIONS, Context};
+use ratorrent::tui::dialog::Dialog;
+use ratorrent::tui::keymap::Keymap;
+use ratorrent::tui::theme::Theme;
+use ratorrent::tui::{App, Screen, Tab, UiOptions};
 
 const MIB: u64 = 1024 * 1024;
+const SIZES: [(u16, u16); 2] = [(80, 24), (200, 50)];
 
 fn downloading() -> TorrentRow {
     let size = 700 * MIB;
     let done = size / 100 * 42; // exactly 42.0 %
     TorrentRow {
         id: TorrentId(1),
+        rev: 1,
         name: "debian-12.5.0-amd64.iso".to_owned(),
         info_hash: "aa".repeat(20),
         size,
@@ -31,11 +45,10 @@ fn downloading() -> TorrentRow {
         eta_secs: Some(2 * 60 + 42),
         seeds: 5,
         peers: 12,
-        swarm_seeds: None,
-        swarm_leechers: None,
+        swarm_seeds: Some(120),
+        swarm_leechers: Some(30),
         downloaded: done,
         uploaded: 10 * MIB,
-        message: None,
         ..TorrentRow::default()
     }
 }
@@ -44,6 +57,7 @@ fn seeding() -> TorrentRow {
     let size = 1126 * MIB;
     TorrentRow {
         id: TorrentId(2),
+        rev: 1,
         name: "archlinux-2024.06.01-x86_64.iso".to_owned(),
         info_hash: "bb".repeat(20),
         size,
@@ -51,24 +65,21 @@ fn seeding() -> TorrentRow {
         pieces_have: 2252,
         pieces_total: 2252,
         state: TorrentState::Seeding,
-        down_rate: 0,
         up_rate: 512 * 1024,
-        eta_secs: None,
-        seeds: 0,
         peers: 3,
         swarm_seeds: Some(120),
         swarm_leechers: Some(8),
         downloaded: size,
         uploaded: 2 * size,
-        message: None,
         ..TorrentRow::default()
     }
 }
 
-fn paused_with_error() -> TorrentRow {
+fn paused_with_message() -> TorrentRow {
     let size = 4000 * MIB;
     TorrentRow {
         id: TorrentId(3),
+        rev: 1,
         name: "A Very Long Name That Must Be Cut Short With An Ellipsis (2024) 1080p.mkv"
             .to_owned(),
         info_hash: "cc".repeat(20),
@@ -82,28 +93,273 @@ fn paused_with_error() -> TorrentRow {
     }
 }
 
-fn snapshot(seq: u64, rows: Vec<TorrentRow>) -> Arc<Snapshot> {
+fn errored() -> TorrentRow {
+    TorrentRow {
+        id: TorrentId(4),
+        rev: 1,
+        name: "日本語のアニメ 🎬 第01話.mkv".to_owned(),
+        info_hash: "dd".repeat(20),
+        size: 350 * MIB,
+        done: 100 * MIB,
+        pieces_total: 1400,
+        pieces_have: 400,
+        state: TorrentState::Error,
+        error: Some(TorrentError {
+            kind: TorrentErrorKind::NoSpace,
+            message: "no space left writing /data/anime/第01話.mkv".to_owned(),
+        }),
+        ..TorrentRow::default()
+    }
+}
+
+fn detail() -> TorrentDetail {
+    let peer =
+        |ip: &str, client: &str, flags: PeerFlags, progress: f32, down: u64, up: u64| PeerRow {
+            addr: ip.parse::<SocketAddr>().unwrap(),
+            client: client.to_owned(),
+            flags,
+            progress,
+            down_rate: down,
+            up_rate: up,
+            downloaded: down * 60,
+            uploaded: up * 60,
+            source: PeerSource::Tracker,
+        };
+    let downloading_from = PeerFlags {
+        am_interested: true,
+        am_choking: true,
+        ..PeerFlags::default()
+    };
+    let both = PeerFlags {
+        am_interested: true,
+        peer_interested: true,
+        incoming: true,
+        encrypted: true,
+        ..PeerFlags::default()
+    };
+    let file = |path: &str, size: u64, done: u64, priority| FileRow {
+        path: path.to_owned(),
+        size,
+        done,
+        priority,
+    };
+    let now = SystemTime::now();
+    let pieces: Vec<PieceState> = (0..2800)
+        .map(|i| match i % 7 {
+            0..=2 => PieceState::Have,
+            3 => PieceState::Downloading,
+            _ => PieceState::Missing,
+        })
+        .collect();
+    TorrentDetail {
+        id: TorrentId(1),
+        info_hash: "aa".repeat(20),
+        save_path: PathBuf::from("/srv/torrents/linux"),
+        comment: Some("Debian CD from cdimage.debian.org".to_owned()),
+        created_by: Some("mktorrent 1.1".to_owned()),
+        creation_date: None,
+        private: false,
+        piece_length: 256 * 1024,
+        wasted: 512 * 1024,
+        peer_sources: vec![
+            SourceCount {
+                source: PeerSource::Tracker,
+                known: 40,
+                connected: 2,
+            },
+            SourceCount {
+                source: PeerSource::Pex,
+                known: 12,
+                connected: 1,
+            },
+        ],
+        peers: vec![
+            peer(
+                "10.0.0.2:51413",
+                "Transmission 4.0.5",
+                downloading_from,
+                1.0,
+                2 * MIB,
+                0,
+            ),
+            peer(
+                "[2001:db8::7]:6881",
+                "libtorrent 2.0.8",
+                both,
+                0.35,
+                512 * 1024,
+                128 * 1024,
+            ),
+            peer(
+                "192.168.1.20:6881",
+                "qBittorrent 4.6.2",
+                PeerFlags::default(),
+                0.0,
+                0,
+                0,
+            ),
+        ],
+        files: vec![
+            file("debian/README.txt", 4096, 4096, FilePriority::High),
+            file(
+                "debian/iso/debian-12.5.0-amd64-netinst.iso",
+                600 * MIB,
+                252 * MIB,
+                FilePriority::Normal,
+            ),
+            file("debian/iso/SHA256SUMS", 1024, 0, FilePriority::Normal),
+            file(
+                "debian/extras/firmware.tar.gz",
+                100 * MIB,
+                0,
+                FilePriority::Skip,
+            ),
+        ],
+        trackers: vec![
+            TrackerRow {
+                url: "http://tracker.example.org:6969/announce?passkey=***".to_owned(),
+                tier: 0,
+                status: TrackerStatus::Working,
+                message: None,
+                last_announce: Some(now - Duration::from_secs(125)),
+                next_announce: Some(now + Duration::from_secs(1675)),
+                seeds: Some(120),
+                leechers: Some(30),
+                downloaded: Some(5021),
+                peers: 50,
+            },
+            TrackerRow {
+                url: "wss://backup.example.net/announce".to_owned(),
+                tier: 1,
+                status: TrackerStatus::Unsupported,
+                message: Some("WebSocket trackers are not supported".to_owned()),
+                last_announce: None,
+                next_announce: None,
+                seeds: None,
+                leechers: None,
+                downloaded: None,
+                peers: 0,
+            },
+        ],
+        pieces: pieces.into(),
+    }
+}
+
+fn global(rows: &[TorrentRow]) -> GlobalStats {
+    GlobalStats {
+        down_rate: rows.iter().map(|r| r.down_rate).sum(),
+        up_rate: rows.iter().map(|r| r.up_rate).sum(),
+        down_limit: 4 * MIB,
+        up_limit: 0,
+        peers: rows.iter().map(|r| r.peers).sum(),
+        listen_port: 6881,
+        free_space: Some(120 * 1024 * MIB),
+        ..GlobalStats::default()
+    }
+}
+
+fn snapshot_with(seq: u64, rows: Vec<TorrentRow>, detail: Option<TorrentDetail>) -> Arc<Snapshot> {
     Arc::new(Snapshot {
         seq,
-        global: GlobalStats {
-            down_rate: rows.iter().map(|r| r.down_rate).sum(),
-            up_rate: rows.iter().map(|r| r.up_rate).sum(),
-            downloaded: 0,
-            uploaded: 0,
-            peers: rows.iter().map(|r| r.peers).sum(),
-            listen_port: 6881,
-            ..GlobalStats::default()
-        },
+        global: global(&rows),
         rows: rows.into_iter().map(Arc::new).collect(),
-        detail: None,
+        detail: detail.map(Arc::new),
     })
 }
 
-fn three() -> Arc<Snapshot> {
-    snapshot(1, vec![downloading(), seeding(), paused_with_error()])
+fn snapshot(seq: u64, rows: Vec<TorrentRow>) -> Arc<Snapshot> {
+    snapshot_with(seq, rows, None)
 }
 
-fn render(app: &App, width: u16, height: u16) -> Terminal<TestBackend> {
+fn four() -> Vec<TorrentRow> {
+    vec![downloading(), seeding(), paused_with_message(), errored()]
+}
+
+fn events() -> Vec<EngineEvent> {
+    let at = |s: u64| SystemTime::UNIX_EPOCH + Duration::from_secs(1_764_590_000 + s);
+    let ev = |seq, s, torrent: Option<u64>, level, kind, message: &str| EngineEvent {
+        seq,
+        at: at(s),
+        torrent: torrent.map(TorrentId),
+        level,
+        kind,
+        message: message.to_owned(),
+    };
+    vec![
+        ev(
+            1,
+            0,
+            Some(1),
+            EventLevel::Info,
+            EventKind::Added,
+            "added debian-12.5.0-amd64.iso",
+        ),
+        ev(
+            2,
+            3,
+            Some(1),
+            EventLevel::Info,
+            EventKind::StateChanged,
+            "checking → downloading",
+        ),
+        ev(
+            3,
+            40,
+            Some(1),
+            EventLevel::Warn,
+            EventKind::HashFailed,
+            "piece 117 failed its hash check (from 10.0.0.9)",
+        ),
+        ev(
+            4,
+            41,
+            Some(3),
+            EventLevel::Warn,
+            EventKind::TrackerError,
+            "tracker http://t.example:80: connection refused",
+        ),
+        ev(
+            5,
+            90,
+            Some(4),
+            EventLevel::Error,
+            EventKind::DiskError,
+            "no space left writing /data/anime/第01話.mkv",
+        ),
+        ev(
+            6,
+            95,
+            Some(1),
+            EventLevel::Warn,
+            EventKind::PeerBanned,
+            "banned 10.0.0.9 after 3 bad pieces",
+        ),
+    ]
+}
+
+/// An app with the four rows, the detail of torrent 1, events and a minute of speed.
+fn full_app(opts: UiOptions) -> App {
+    let mut app = App::with_options(snapshot_with(1, four(), Some(detail())), opts);
+    app.push_events(events());
+    app.set_notice(None);
+    for s in 1..=70u64 {
+        let mut rows = four();
+        rows[0].down_rate = (s % 20 + 1) * MIB / 4;
+        rows[0].up_rate = (s % 7) * 64 * 1024;
+        rows[0].rev = s + 1;
+        app.set_snapshot_at(snapshot_with(s + 1, rows, Some(detail())), s);
+    }
+    app
+}
+
+fn options(no_color: bool, ascii: bool) -> UiOptions {
+    UiOptions {
+        theme: Theme::new(&BTreeMap::new(), no_color, ascii),
+        ..UiOptions::default()
+    }
+}
+
+fn render(app: &mut App, width: u16, height: u16) -> Terminal<TestBackend> {
     let mut terminal = Terminal::new(TestBackend::new(width, height)).expect("test backend");
     terminal.draw(|frame| app.draw(frame)).expect("draw");
     terminal
@@ -111,6 +367,16 @@ fn render(app: &App, width: u16, height: u16) -> Terminal<TestBackend> {
 
 fn key(c: char) -> KeyEvent {
     KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE)
+}
+
+fn code(c: KeyCode) -> KeyEvent {
+    KeyEvent::new(c, KeyModifiers::NONE)
+}
+
+fn type_text(app: &mut App, text: &str) {
+    for c in text.chars() {
+        app.handle_key(key(c));
+    }
 }
 
 /// Text of line `y` of the buffer, trailing blanks removed.
@@ -122,295 +388,882 @@ fn line(buffer: &Buffer, y: u16) -> String {
     text.trim_end().to_owned()
 }
 
-#[test]
-fn three_torrents_at_100x20() {
-    let app = App::new(three());
-    let terminal = render(&app, 100, 20);
-    insta::assert_snapshot!("three_torrents_100x20", terminal.backend());
+fn screen(terminal: &Terminal<TestBackend>) -> String {
+    let b = terminal.backend().buffer();
+    (0..b.area.height)
+        .map(|y| line(b, y))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
 
-    let buffer = terminal.backend().buffer();
-    let screen = terminal.backend().to_string();
-    // Header and the three rows.
-    let header = line(buffer, 0);
+/// Snapshots the app at 80×24 and 200×50 as `{name}_{w}x{h}` (clock times masked).
+fn snap_both(app: &mut App, name: &str) {
+    for (w, h) in SIZES {
+        let terminal = render(app, w, h);
+        let filters = vec![
+            (r"\b\d\d:\d\d:\d\d\b", "[hh:mm:ss]"),
+            // announce times relative to the clock
+            (r"in \d+m \d\ds", "in [t]"),
+            (r"\d+m \d\ds ago", "[t] ago"),
+        ];
+        insta::with_settings!({filters => filters}, {
+            insta::assert_snapshot!(format!("{name}_{w}x{h}"), screen(&terminal));
+        });
+    }
+}
+
+#[test]
+fn main_list_at_both_sizes() {
+    let mut app = full_app(UiOptions::default());
+    snap_both(&mut app, "list");
+    let terminal = render(&mut app, 200, 50);
+    let b = terminal.backend().buffer();
+    let header = line(b, 1);
     for title in [
-        "Name", "Size", "Progress", "↓ Rate", "↑ Rate", "ETA", "Peers", "State",
+        "Name", "Size", "Progress", "State", "↓ Rate", "↑ Rate", "ETA", "Ratio", "Seeds", "Peers",
+        "Added",
     ] {
         assert!(header.contains(title), "header lacks {title}: {header}");
     }
-    let first = line(buffer, 1);
+    let first = line(b, 2);
     assert!(first.starts_with('>'), "first row selected: {first}");
-    assert!(first.contains("debian-12.5.0-amd64.iso"), "{first}");
-    assert!(first.contains("700 MiB"), "{first}");
-    assert!(first.contains("42.0%"), "{first}");
-    assert!(first.contains("2.50 MiB/s"), "{first}");
-    assert!(first.contains("128 KiB/s"), "{first}");
-    assert!(first.contains("2m 42s"), "{first}");
-    assert!(first.contains("12 (5)"), "{first}");
-    assert!(first.contains("Downloading"), "{first}");
-    let second = line(buffer, 2);
-    assert!(second.contains("archlinux-2024.06.01"), "{second}");
-    assert!(
-        second.contains("100%") && second.contains("Seeding"),
-        "{second}"
-    );
-    assert!(second.contains("3/128"), "swarm counts: {second}");
-    let third = line(buffer, 3);
-    assert!(third.contains("A Very Long Name"), "{third}");
-    assert!(
-        third.contains('…'),
-        "long name cut with an ellipsis: {third}"
-    );
-    assert!(!screen.contains("1080p.mkv"), "long name must be truncated");
-    assert!(
-        third.contains("10.0%") && third.contains("Paused"),
-        "{third}"
-    );
-    // Paused with a tracker error: state in the warning colour.
-    let state_x = third
-        .find("Paused")
-        .map(|i| third[..i].chars().count() as u16);
-    let state_x = state_x.expect("Paused on row 3");
-    assert_eq!(buffer[(state_x, 3)].fg, Color::Yellow);
-    // Selected row is highlighted.
-    assert!(buffer[(5, 1)].modifier.contains(Modifier::REVERSED));
-    assert!(!buffer[(5, 2)].modifier.contains(Modifier::REVERSED));
-    // Status bar totals: 2.50 MiB/s down, 128 KiB/s + 512 KiB/s = 640 KiB/s up, 15 peers.
-    let status = line(buffer, 19);
     for part in [
-        "↓ 2.50 MiB/s",
-        "↑ 640 KiB/s",
+        "debian-12.5.0-amd64.iso",
+        "700 MiB",
+        "42.0%",
+        "2m 42s",
+        "5 (120)",
+        "7 (30)",
+        "Downloading",
+    ] {
+        assert!(first.contains(part), "{part}: {first}");
+    }
+    // The selection is the whole row in reverse video.
+    for x in 0..200 {
+        assert!(
+            b[(x, 2)].modifier.contains(Modifier::REVERSED),
+            "cell {x} of the selected row"
+        );
+    }
+    assert!(!b[(5, 3)].modifier.contains(Modifier::REVERSED));
+    // Status bar: rates, the download limit, peers, free space, port, keys.
+    let status = line(b, 49);
+    for part in [
+        "↓ ",
+        "(max 4.00 MiB/s)",
+        "↑ 512 KiB/s",
         "peers 15",
-        "torrents 3",
+        "free 120 GiB",
         "port 6881",
         "? help",
         "q quit",
     ] {
         assert!(status.contains(part), "status bar lacks {part:?}: {status}");
     }
-    // Detail line of the selected torrent (no message): its info hash.
-    assert!(line(buffer, 18).contains(&"aa".repeat(20)));
+    // No DHT running (dht_nodes None): no DHT figure at all, not a 0.
+    assert!(!status.contains("DHT"), "{status}");
+    let mut with_dht = (*app.snapshot().clone()).clone();
+    with_dht.seq += 1;
+    with_dht.global.dht_nodes = Some(312);
+    app.set_snapshot(Arc::new(with_dht));
+    let terminal = render(&mut app, 200, 50);
+    let status = line(terminal.backend().buffer(), 49);
+    assert!(status.contains("DHT 312"), "{status}");
+    let mut without = (*app.snapshot().clone()).clone();
+    without.seq += 1;
+    without.global.dht_nodes = None;
+    app.set_snapshot(Arc::new(without));
+    let terminal = render(&mut app, 200, 50);
+    assert!(!line(terminal.backend().buffer(), 49).contains("DHT"));
+    // The error torrent's name (CJK + emoji) keeps the columns aligned.
+    assert_eq!(find_x(b, 2, "Downloading"), find_x(b, 5, "Error"));
+    let terminal = render(&mut app, 80, 24);
+    let b = terminal.backend().buffer();
+    assert!(find_x(b, 2, "Downloading").is_some());
+    assert_eq!(find_x(b, 2, "Downloading"), find_x(b, 5, "Error"));
+}
+
+/// The column where `needle` starts on line `y`.
+fn find_x(buffer: &Buffer, y: u16, needle: &str) -> Option<u16> {
+    let w = buffer.area.width;
+    (0..w).find(|&x| {
+        needle
+            .chars()
+            .enumerate()
+            .all(|(i, c)| x + (i as u16) < w && buffer[(x + i as u16, y)].symbol() == c.to_string())
+    })
 }
 
 #[test]
-fn selected_torrent_message_is_shown() {
-    let mut app = App::new(three());
-    app.handle_key(key('G'));
-    assert_eq!(app.selected(), Some(TorrentId(3)));
-    let terminal = render(&app, 100, 20);
-    let buffer = terminal.backend().buffer();
-    let detail = line(buffer, 18);
+fn no_color_keeps_the_selection_visible_and_sends_no_colour() {
+    let mut app = full_app(options(true, false));
+    let terminal = render(&mut app, 80, 24);
+    insta::assert_snapshot!("list_no_color_80x24", screen(&terminal));
+    let b = terminal.backend().buffer();
+    for y in 0..24 {
+        for x in 0..80 {
+            let c = &b[(x, y)];
+            assert!(
+                c.fg == Color::Reset && c.bg == Color::Reset,
+                "colour at {x},{y}"
+            );
+        }
+    }
+    for x in 0..80 {
+        assert!(b[(x, 2)].modifier.contains(Modifier::REVERSED));
+    }
+}
+
+fn assert_ascii(terminal: &Terminal<TestBackend>) {
+    let b = terminal.backend().buffer();
+    for y in 0..b.area.height {
+        for x in 0..b.area.width {
+            assert!(
+                b[(x, y)].symbol().is_ascii(),
+                "non-ASCII {:?} at {x},{y}: {}",
+                b[(x, y)].symbol(),
+                line(b, y)
+            );
+        }
+    }
+}
+
+#[test]
+fn ascii_mode_draws_only_ascii() {
+    let mut app = full_app(options(false, true));
+    let terminal = render(&mut app, 80, 24);
+    insta::assert_snapshot!("list_ascii_80x24", screen(&terminal));
+    assert_ascii(&terminal);
+    app.handle_key(code(KeyCode::Enter));
+    for tab in Tab::ALL {
+        let terminal = render(&mut app, 80, 24);
+        assert_ascii(&terminal);
+        if matches!(tab, Tab::General | Tab::Pieces | Tab::Speed | Tab::Files) {
+            insta::assert_snapshot!(
+                format!("detail_{}_ascii_80x24", tab.title().to_lowercase()),
+                screen(&terminal)
+            );
+        }
+        app.handle_key(code(KeyCode::Tab));
+    }
+    for k in ['?', 'q', 'a', 'q'] {
+        let _ = k;
+    }
+    app.handle_key(key('?'));
+    assert_ascii(&render(&mut app, 80, 24));
+    app.handle_key(code(KeyCode::Esc));
+    app.handle_key(key('D'));
+    assert_ascii(&render(&mut app, 80, 24));
+}
+
+#[test]
+fn every_detail_tab_at_both_sizes() {
+    let mut app = full_app(UiOptions::default());
+    let commands = app.handle_key(code(KeyCode::Enter));
     assert!(
-        detail.contains("tracker: connection refused"),
-        "message line: {detail}"
+        matches!(commands[..], [Command::Focus(Some(TorrentId(1)))]),
+        "{commands:?}"
     );
-    assert_eq!(buffer[(2, 18)].fg, Color::Yellow);
-    assert!(line(buffer, 3).starts_with('>'));
+    assert_eq!(app.screen(), Screen::Detail);
+    for tab in Tab::ALL {
+        assert_eq!(app.tab(), tab);
+        snap_both(&mut app, &format!("detail_{}", tab.title().to_lowercase()));
+        let text = screen(&render(&mut app, 200, 50));
+        match tab {
+            Tab::General => {
+                for part in [
+                    "Info hash",
+                    "/srv/torrents/linux",
+                    "2800 pieces of 256 KiB",
+                    "mktorrent 1.1",
+                    "Private",
+                ] {
+                    assert!(text.contains(part), "{part}\n{text}");
+                }
+            }
+            Tab::Peers => {
+                assert!(
+                    text.contains("10.0.0.2:51413") && text.contains("Transmission 4.0.5"),
+                    "{text}"
+                );
+                assert!(text.contains("D U I E"), "flags: {text}");
+            }
+            Tab::Files => {
+                assert!(
+                    text.contains("debian/")
+                        && text.contains("iso/")
+                        && text.contains("firmware.tar.gz"),
+                    "{text}"
+                );
+                assert!(text.contains("skip") && text.contains("high"), "{text}");
+            }
+            Tab::Trackers => {
+                assert!(
+                    text.contains("passkey=***") && text.contains("working"),
+                    "{text}"
+                );
+                assert!(
+                    text.contains("WebSocket trackers are not supported"),
+                    "{text}"
+                );
+            }
+            Tab::Pieces => assert!(
+                text.contains("have 1200") && text.contains("downloading 400"),
+                "{text}"
+            ),
+            Tab::Speed => {
+                for part in [
+                    "↓ torrent download",
+                    "↑ torrent upload",
+                    "↓ session download",
+                    "↑ session upload",
+                    "now",
+                    "-1m",
+                    "window 1 min",
+                ] {
+                    assert!(text.contains(part), "{part}\n{text}");
+                }
+                assert!(
+                    text.chars().any(|c| ('\u{2801}'..='\u{28ff}').contains(&c)),
+                    "braille plot\n{text}"
+                );
+            }
+            Tab::Log => {
+                assert!(text.contains("piece 117 failed its hash check"), "{text}");
+                assert!(
+                    !text.contains("connection refused"),
+                    "only this torrent's events: {text}"
+                );
+            }
+        }
+        app.handle_key(code(KeyCode::Tab));
+    }
+    assert_eq!(app.tab(), Tab::General, "tabs wrap");
+    app.handle_key(key('h'));
+    assert_eq!(app.tab(), Tab::Log);
+    app.handle_key(key('l'));
+    app.handle_key(code(KeyCode::BackTab));
+    assert_eq!(app.tab(), Tab::Log);
+    let commands = app.handle_key(code(KeyCode::Esc));
+    assert!(
+        matches!(commands[..], [Command::Focus(None)]),
+        "{commands:?}"
+    );
+    assert_eq!(app.screen(), Screen::List);
+}
+
+#[test]
+fn speed_window_cycles_and_graphs_draw_in_blocks() {
+    let mut opts = UiOptions::default();
+    opts.theme.graph = ratorrent::tui::theme::GraphStyle::Block;
+    let mut app = full_app(opts);
+    app.handle_key(code(KeyCode::Enter));
+    for _ in 0..5 {
+        app.handle_key(code(KeyCode::Tab));
+    }
+    assert_eq!(app.tab(), Tab::Speed);
+    let text = screen(&render(&mut app, 80, 24));
+    assert!(text.chars().any(|c| "▁▂▃▄▅▆▇█".contains(c)), "{text}");
+    app.handle_key(key('w'));
+    let text = screen(&render(&mut app, 80, 24));
+    assert!(
+        text.contains("window 10 min") && text.contains("-10m"),
+        "{text}"
+    );
+    app.handle_key(key('w'));
+    assert!(screen(&render(&mut app, 80, 24)).contains("-1h"));
+}
+
+#[test]
+fn session_log_at_both_sizes() {
+    let mut app = full_app(UiOptions::default());
+    app.handle_key(key('e'));
+    assert_eq!(app.screen(), Screen::Log);
+    snap_both(&mut app, "session_log");
+    let text = screen(&render(&mut app, 200, 50));
+    assert!(
+        text.contains("ERROR")
+            && text.contains("no space left")
+            && text.contains("banned 10.0.0.9"),
+        "{text}"
+    );
+    app.handle_key(code(KeyCode::Esc));
+    assert_eq!(app.screen(), Screen::List);
+}
+
+#[test]
+fn help_lists_every_action_scrolls_and_never_quits() {
+    let mut app = full_app(UiOptions::default());
+    app.handle_key(key('?'));
+    assert!(app.help_open());
+    snap_both(&mut app, "help");
+    // every action with its keys is somewhere in the (scrolled) help
+    let mut seen = String::new();
+    for _ in 0..40 {
+        seen.push_str(&screen(&render(&mut app, 200, 50)));
+        app.handle_key(code(KeyCode::PageDown));
+    }
+    for spec in ACTIONS {
+        assert!(seen.contains(spec.description), "help lacks {}", spec.name);
+        assert!(
+            seen.contains(&format!("[{}]", spec.name)),
+            "help lacks {}",
+            spec.name
+        );
+    }
+    assert!(seen.contains("Peer flags") && seen.contains("snubbed"));
+    // q and Esc close the help and never quit; list keys do nothing meanwhile
+    assert!(app.handle_key(key('p')).is_empty());
+    app.handle_key(key('q'));
+    assert!(!app.help_open() && !app.should_quit());
+    app.handle_key(key('?'));
+    app.handle_key(code(KeyCode::Esc));
+    assert!(!app.help_open() && !app.should_quit());
+    // scrolling moves the first line
+    app.handle_key(key('?'));
+    let top = screen(&render(&mut app, 80, 24));
+    app.handle_key(key('j'));
+    app.handle_key(key('j'));
+    let scrolled = screen(&render(&mut app, 80, 24));
+    assert_ne!(top, scrolled);
+    assert!(scrolled.contains("3-"), "position shown: {scrolled}");
+}
+
+#[test]
+fn help_follows_the_configured_keymap() {
+    let overrides: BTreeMap<String, Vec<String>> =
+        [("pause".to_owned(), vec!["x".to_owned(), "F2".to_owned()])].into();
+    let opts = UiOptions {
+        keymap: Keymap::new(&overrides).unwrap(),
+        ..UiOptions::default()
+    };
+    let mut app = full_app(opts);
+    let cmds = app.handle_key(key('x'));
+    assert!(
+        matches!(cmds[..], [Command::TogglePause(TorrentId(1))]),
+        "{cmds:?}"
+    );
+    assert!(app.handle_key(key('p')).is_empty());
+    app.handle_key(key('?'));
+    let text = screen(&render(&mut app, 200, 50));
+    assert!(text.contains("x, F2") && text.contains("[pause]"), "{text}");
+}
+
+#[test]
+fn dialogs_at_both_sizes() {
+    let mut app = full_app(UiOptions::default());
+    app.handle_key(key('a'));
+    snap_both(&mut app, "dialog_add");
+    app.handle_key(code(KeyCode::Esc));
+    assert!(app.dialog().is_none());
+    app.handle_key(key('d'));
+    snap_both(&mut app, "dialog_remove");
+    app.handle_key(key('n'));
+    app.handle_key(key('D'));
+    snap_both(&mut app, "dialog_delete");
+    let text = screen(&render(&mut app, 200, 50));
+    assert!(
+        text.contains("DELETE")
+            && text.contains("debian-12.5.0-amd64.iso (700 MiB) in /srv/torrents/linux"),
+        "{text}"
+    );
+    app.handle_key(key('q'));
+    assert!(
+        app.dialog().is_none() && !app.should_quit(),
+        "q closes a dialog, never quits"
+    );
+    app.handle_key(key('L'));
+    snap_both(&mut app, "dialog_limits");
+    app.handle_key(code(KeyCode::Esc));
+    app.handle_key(key('m'));
+    snap_both(&mut app, "dialog_move");
+    app.handle_key(code(KeyCode::Esc));
+    app.handle_key(key('q'));
+    snap_both(&mut app, "dialog_quit");
+    assert!(!app.should_quit());
+    app.handle_key(key('y'));
+    assert!(app.should_quit());
+}
+
+#[test]
+fn quit_asks_only_while_torrents_are_active() {
+    let mut app = App::new(snapshot(1, vec![paused_with_message()]));
+    app.handle_key(key('q'));
+    assert!(app.should_quit(), "nothing active: quits at once");
+    let mut app = full_app(UiOptions::default());
+    app.handle_key(KeyEvent::new(KeyCode::Char('c'), KeyModifiers::CONTROL));
+    assert!(matches!(app.dialog(), Some(Dialog::Confirm(_))));
+    app.handle_key(code(KeyCode::Esc));
+    assert!(app.dialog().is_none() && !app.should_quit());
+    app.handle_key(key('q'));
+    app.handle_key(code(KeyCode::Enter));
+    assert!(app.should_quit());
+}
+
+#[test]
+fn add_dialog_validates_sends_and_selects() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("new.torrent");
+    std::fs::write(&file, b"d4:infod4:name1:xee").unwrap();
+    let mut app = full_app(UiOptions::default());
+    app.handle_key(key('a'));
+    // empty: refused with a message
+    assert!(app.handle_key(code(KeyCode::Enter)).is_empty());
+    let text = screen(&render(&mut app, 80, 24));
+    assert!(text.contains("type the path of a .torrent file"), "{text}");
+    type_text(&mut app, "/nonexistent/x.torrent");
+    assert!(app.handle_key(code(KeyCode::Enter)).is_empty());
+    assert!(screen(&render(&mut app, 80, 24)).contains("no such file"));
+    // q types into the field instead of quitting
+    assert!(!app.should_quit());
+    app.handle_key(KeyEvent::new(KeyCode::Char('u'), KeyModifiers::CONTROL));
+    // Tab completes the path
+    let prefix = format!("{}/ne", dir.path().display());
+    type_text(&mut app, &prefix);
+    app.handle_key(code(KeyCode::Tab));
+    let Some(Dialog::Form(form)) = app.dialog() else {
+        panic!("form")
+    };
+    assert_eq!(form.fields[0].value(), file.display().to_string());
+    // to the "start paused" checkbox and on
+    app.handle_key(code(KeyCode::Down));
+    app.handle_key(code(KeyCode::Down));
+    app.handle_key(key(' '));
+    let cmds = app.handle_key(code(KeyCode::Enter));
+    match &cmds[..] {
+        [Command::Add(req, None)] => {
+            assert_eq!(req.source, AddSource::File(file.clone()));
+            assert!(req.paused && req.download_dir.is_none());
+        }
+        other => panic!("{other:?}"),
+    }
+    assert!(app.dialog().is_none());
+    // "already added" selects the existing torrent
+    app.add_result(Err(AddError::AlreadyAdded {
+        id: TorrentId(2),
+        name: "archlinux".to_owned(),
+        info_hash: "bb".repeat(20),
+    }));
+    assert_eq!(app.selected(), Some(TorrentId(2)));
+    assert!(app.notice().unwrap().contains("already added"));
+    // a new torrent is selected once it shows up
+    app.add_result(Ok(TorrentId(9)));
+    let mut rows = four();
+    rows.push(TorrentRow {
+        id: TorrentId(9),
+        name: "new".into(),
+        state: TorrentState::Paused,
+        ..TorrentRow::default()
+    });
+    app.set_snapshot(snapshot(500, rows));
+    assert_eq!(app.selected(), Some(TorrentId(9)));
+    // a malformed magnet link is reported in the dialog, which stays open
+    app.handle_key(key('a'));
+    type_text(&mut app, "magnet:?xt=urn:btih:aaaa");
+    assert!(app.handle_key(code(KeyCode::Enter)).is_empty());
+    let text = screen(&render(&mut app, 80, 24));
+    assert!(text.contains("malformed"), "{text}");
+    assert!(app.dialog().is_some());
+    // a typed magnet link is added as one
+    app.handle_key(KeyEvent::new(KeyCode::Char('u'), KeyModifiers::CONTROL));
+    let link = format!("magnet:?xt=urn:btih:{}&dn=debian", "c".repeat(40));
+    type_text(&mut app, &link);
+    match &app.handle_key(code(KeyCode::Enter))[..] {
+        [Command::Add(req, None)] => {
+            assert_eq!(req.source, AddSource::Magnet(link.clone()));
+            assert!(!req.paused && req.download_dir.is_none());
+        }
+        other => panic!("{other:?}"),
+    }
+    assert!(app.dialog().is_none());
+    // a pasted one too: the newline a paste carries neither submits nor ends up in the field
+    app.handle_key(key('a'));
+    assert!(app.handle_paste(&format!("{link}\n")).is_empty());
+    assert!(app.dialog().is_some());
+    match &app.handle_key(code(KeyCode::Enter))[..] {
+        [Command::Add(req, None)] => assert_eq!(req.source, AddSource::Magnet(link.clone())),
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn limits_dialog_parses_human_units() {
+    let mut app = full_app(UiOptions::default());
+    app.handle_key(key('L'));
+    app.handle_key(KeyEvent::new(KeyCode::Char('u'), KeyModifiers::CONTROL));
+    type_text(&mut app, "fast");
+    assert!(app.handle_key(code(KeyCode::Enter)).is_empty());
+    let text = screen(&render(&mut app, 80, 24));
+    assert!(text.contains("cannot read \"fast\""), "{text}");
+    app.handle_key(KeyEvent::new(KeyCode::Char('u'), KeyModifiers::CONTROL));
+    type_text(&mut app, "2.5 MiB/s");
+    app.handle_key(code(KeyCode::Down));
+    app.handle_key(KeyEvent::new(KeyCode::Char('u'), KeyModifiers::CONTROL));
+    type_text(&mut app, "500K");
+    app.handle_key(code(KeyCode::Down));
+    app.handle_key(KeyEvent::new(KeyCode::Char('u'), KeyModifiers::CONTROL));
+    type_text(&mut app, "1M");
+    let cmds = app.handle_key(code(KeyCode::Enter));
+    assert!(
+        matches!(
+            cmds[..],
+            [
+                Command::SetLimits {
+                    download: 2621440,
+                    upload: 512000
+                },
+                Command::SetTorrentLimits {
+                    id: TorrentId(1),
+                    download: 1048576,
+                    upload: 0
+                },
+            ]
+        ),
+        "{cmds:?}"
+    );
+}
+
+#[test]
+fn remove_confirms_and_bulk_actions_use_marks() {
+    let mut app = full_app(UiOptions::default());
+    // Space marks and moves down
+    app.handle_key(key(' '));
+    app.handle_key(key(' '));
+    assert_eq!(app.marks().len(), 2);
+    let cmds = app.handle_key(key('p'));
+    assert!(
+        matches!(
+            cmds[..],
+            [
+                Command::TogglePause(TorrentId(1)),
+                Command::TogglePause(TorrentId(2))
+            ]
+        ),
+        "{cmds:?}"
+    );
+    let cmds = app.handle_key(key('c'));
+    assert_eq!(cmds.len(), 2);
+    assert!(app.handle_key(key('d')).is_empty(), "asks first");
+    let text = screen(&render(&mut app, 80, 24));
+    assert!(
+        text.contains("Remove 2 torrents") && text.contains("data stays"),
+        "{text}"
+    );
+    let cmds = app.handle_key(key('y'));
+    assert!(
+        matches!(
+            cmds[..],
+            [
+                Command::Remove {
+                    id: TorrentId(1),
+                    delete_data: false
+                },
+                Command::Remove {
+                    id: TorrentId(2),
+                    delete_data: false
+                },
+            ]
+        ),
+        "{cmds:?}"
+    );
+    assert!(app.marks().is_empty());
+    // D deletes data, after naming it
+    app.handle_key(key('D'));
+    let cmds = app.handle_key(code(KeyCode::Enter));
+    assert!(
+        matches!(
+            cmds[..],
+            [Command::Remove {
+                delete_data: true,
+                ..
+            }]
+        ),
+        "{cmds:?}"
+    );
+    assert!(matches!(app.handle_key(key('P'))[..], [Command::PauseAll]));
+    assert!(matches!(app.handle_key(key('U'))[..], [Command::ResumeAll]));
+    assert!(matches!(
+        app.handle_key(key('r'))[..],
+        [Command::Reannounce(_)]
+    ));
+}
+
+#[test]
+fn sort_filter_search_and_paging() {
+    let mut rows: Vec<TorrentRow> = (0..60)
+        .map(|i| TorrentRow {
+            id: TorrentId(100 + i),
+            name: format!("torrent-{i:02}"),
+            size: (60 - i) * MIB,
+            state: if i % 3 == 0 {
+                TorrentState::Seeding
+            } else {
+                TorrentState::Paused
+            },
+            ..TorrentRow::default()
+        })
+        .collect();
+    rows.push(TorrentRow {
+        id: TorrentId(7),
+        name: "Ünïcode Ümlaut".into(),
+        state: TorrentState::Paused,
+        ..TorrentRow::default()
+    });
+    let mut app = App::new(snapshot(1, rows));
+    // paging: 24 lines = top bar + header + 20 rows + message + status
+    render(&mut app, 80, 24);
+    app.handle_key(code(KeyCode::PageDown));
+    assert_eq!(app.selected(), Some(TorrentId(120)));
+    app.handle_key(KeyEvent::new(KeyCode::Char('d'), KeyModifiers::CONTROL));
+    assert_eq!(app.selected(), Some(TorrentId(130)));
+    app.handle_key(KeyEvent::new(KeyCode::Char('u'), KeyModifiers::CONTROL));
+    app.handle_key(code(KeyCode::PageUp));
+    assert_eq!(app.selected(), Some(TorrentId(100)));
+    app.handle_key(code(KeyCode::End));
+    assert_eq!(app.selected(), Some(TorrentId(7)));
+    let text = screen(&render(&mut app, 80, 24));
+    assert!(
+        text.contains("Ünïcode") && !text.contains("torrent-00"),
+        "scrolled: {text}"
+    );
+    app.handle_key(code(KeyCode::Home));
+    // sort by name, then reverse
+    app.handle_key(key('s'));
+    app.handle_key(key('S'));
+    assert!(app.view().reverse);
+    app.handle_key(code(KeyCode::Home));
+    assert_eq!(
+        app.selected(),
+        Some(TorrentId(7)),
+        "Ü sorts last, first when reversed"
+    );
+    // filter: seeding only
+    app.handle_key(key('f'));
+    app.handle_key(key('f'));
+    assert_eq!(app.visible_len(), 20);
+    assert!(app.visible_rows().all(|r| r.state == TorrentState::Seeding));
+    app.handle_key(key('F'));
+    app.handle_key(key('F'));
+    assert_eq!(app.visible_len(), 61);
+    // incremental search, case-insensitive and Unicode-aware; Esc clears
+    app.handle_key(key('/'));
+    type_text(&mut app, "üml");
+    assert_eq!(app.visible_len(), 1);
+    assert_eq!(app.selected(), Some(TorrentId(7)));
+    let terminal = render(&mut app, 80, 24);
+    assert!(line(terminal.backend().buffer(), 22).contains("/üml"));
+    app.handle_key(code(KeyCode::Backspace));
+    app.handle_key(code(KeyCode::Backspace));
+    app.handle_key(code(KeyCode::Backspace));
+    type_text(&mut app, "TORRENT-5");
+    assert_eq!(app.visible_len(), 10);
+    app.handle_key(code(KeyCode::Enter));
+    assert!(!app.searching());
+    assert_eq!(app.visible_len(), 10, "Enter keeps the search");
+    insta::assert_snapshot!("list_searched_80x24", screen(&render(&mut app, 80, 24)));
+    app.handle_key(code(KeyCode::Esc));
+    assert_eq!(app.visible_len(), 61, "Esc clears it");
+}
+
+#[test]
+fn file_priorities_for_a_file_a_folder_and_marks() {
+    let mut app = full_app(UiOptions::default());
+    app.handle_key(code(KeyCode::Enter));
+    app.handle_key(code(KeyCode::Tab));
+    app.handle_key(code(KeyCode::Tab));
+    assert_eq!(app.tab(), Tab::Files);
+    // rows: debian/, iso/, netinst.iso, SHA256SUMS, extras/, firmware, README
+    let cmds = app.handle_key(key('-'));
+    assert!(
+        matches!(&cmds[..], [Command::SetFilePriority { id: TorrentId(1), files, priority: FilePriority::Low }] if files == &vec![1, 2, 3, 0]),
+        "folder: every file under it: {cmds:?}"
+    );
+    app.handle_key(key('j'));
+    app.handle_key(code(KeyCode::Enter)); // fold iso/
+    assert_eq!(app.files().visible_len(), 5);
+    app.handle_key(key('j'));
+    app.handle_key(key('j'));
+    // rows now: debian/, iso/ (folded), extras/, firmware, README; all were just set to
+    // low (shown until the engine agrees), so + makes firmware normal
+    let cmds = app.handle_key(key('+'));
+    assert!(
+        matches!(&cmds[..], [Command::SetFilePriority { files, priority: FilePriority::Normal, .. }] if files == &vec![3]),
+        "{cmds:?}"
+    );
+    app.handle_key(key(' '));
+    app.handle_key(key(' '));
+    let cmds = app.handle_key(key('-'));
+    assert!(
+        matches!(&cmds[..], [Command::SetFilePriority { files, priority: FilePriority::Skip, .. }] if files == &vec![0, 3]),
+        "marks: {cmds:?}"
+    );
+}
+
+#[test]
+fn error_torrent_says_what_to_do_and_resumes_with_the_pause_key() {
+    let mut app = full_app(UiOptions::default());
+    app.handle_key(code(KeyCode::End));
+    assert_eq!(app.selected(), Some(TorrentId(4)));
+    let terminal = render(&mut app, 200, 50);
+    let msg = line(terminal.backend().buffer(), 48);
+    assert!(
+        msg.contains("no space left")
+            && msg.contains("free some space")
+            && msg.contains("p resumes"),
+        "{msg}"
+    );
+    assert!(matches!(
+        app.handle_key(key('p'))[..],
+        [Command::TogglePause(TorrentId(4))]
+    ));
+    app.handle_key(code(KeyCode::Enter));
+    let text = screen(&render(&mut app, 80, 24));
+    assert!(text.contains("What to do"), "{text}");
 }
 
 #[test]
 fn empty_list_shows_how_to_add() {
-    let app = App::new(snapshot(1, Vec::new()));
+    let mut app = App::new(snapshot(1, Vec::new()));
     assert_eq!(app.selected(), None);
-    let terminal = render(&app, 100, 20);
-    insta::assert_snapshot!("empty_100x20", terminal.backend());
-    let screen = terminal.backend().to_string();
-    assert!(screen.contains("No torrents yet."));
-    assert!(screen.contains("ratorrent FILE.torrent"));
-    assert!(screen.contains("torrents 0"));
-}
-
-#[test]
-fn help_overlay_lists_every_action() {
-    let mut app = App::new(three());
-    assert!(app.handle_key(key('?')).is_empty());
-    assert!(app.help_open());
-    let terminal = render(&app, 100, 20);
-    insta::assert_snapshot!("help_100x20", terminal.backend());
-    let screen = terminal.backend().to_string();
-    for spec in ACTIONS {
-        assert!(
-            screen.contains(spec.description),
-            "help lacks {}",
-            spec.name
-        );
-        for key in spec.keys {
-            assert!(screen.contains(&key.to_string()), "help lacks key {key}");
-        }
-    }
-    // While help is open, list keys do nothing; Esc closes it, and so does `?`.
-    assert!(app.handle_key(key('p')).is_empty());
-    app.handle_key(key('j'));
-    assert_eq!(app.selected(), Some(TorrentId(1)));
-    app.handle_key(KeyEvent::new(KeyCode::Esc, KeyModifiers::NONE));
-    assert!(!app.help_open());
-    app.handle_key(key('?'));
-    app.handle_key(KeyEvent::new(KeyCode::Char('?'), KeyModifiers::SHIFT));
-    assert!(!app.help_open());
-}
-
-#[test]
-fn narrow_terminal_keeps_name_progress_and_state() {
-    let mut app = App::new(three());
-    let terminal = render(&app, 40, 10);
-    insta::assert_snapshot!("three_torrents_40x10", terminal.backend());
-    let buffer = terminal.backend().buffer();
-    assert!(line(buffer, 1).contains("42.0%"));
-    assert!(line(buffer, 1).contains("Downloading"));
-    // Any size, help open or not, renders without panicking.
-    for help in [false, true] {
-        if help {
-            app.handle_key(key('?'));
-        }
-        for (w, h) in [(40, 10), (20, 5), (10, 3), (1, 1), (100, 2), (3, 40)] {
-            render(&app, w, h);
-        }
-    }
-}
-
-#[test]
-fn selection_moves_and_follows_the_torrent_across_reorders() {
-    let mut app = App::new(three());
-    assert_eq!(app.selected(), Some(TorrentId(1)));
-    app.handle_key(key('j'));
-    assert_eq!(app.selected(), Some(TorrentId(2)));
-    app.handle_key(KeyEvent::new(KeyCode::Down, KeyModifiers::NONE));
-    assert_eq!(app.selected(), Some(TorrentId(3)));
-    app.handle_key(key('j')); // stays on the last row
-    assert_eq!(app.selected(), Some(TorrentId(3)));
-    app.handle_key(key('k'));
-    assert_eq!(app.selected(), Some(TorrentId(2)));
-    app.handle_key(KeyEvent::new(KeyCode::Home, KeyModifiers::NONE));
-    assert_eq!(app.selected(), Some(TorrentId(1)));
-    app.handle_key(key('k')); // stays on the first row
-    assert_eq!(app.selected(), Some(TorrentId(1)));
-    app.handle_key(KeyEvent::new(KeyCode::Char('G'), KeyModifiers::SHIFT));
-    assert_eq!(app.selected(), Some(TorrentId(3)));
-    app.handle_key(key('g'));
-    app.handle_key(key('j'));
-    assert_eq!(app.selected(), Some(TorrentId(2)));
-
-    // Rows reordered: the selection stays on torrent 2, now drawn first.
-    let reordered = snapshot(2, vec![seeding(), paused_with_error(), downloading()]);
-    assert!(app.set_snapshot(reordered));
-    assert_eq!(app.selected(), Some(TorrentId(2)));
-    let terminal = render(&app, 100, 20);
-    let first = line(terminal.backend().buffer(), 1);
+    snap_both(&mut app, "empty");
+    let text = screen(&render(&mut app, 80, 24));
     assert!(
-        first.starts_with('>') && first.contains("archlinux"),
-        "{first}"
-    );
-    // Moving works in the new order.
-    app.handle_key(key('j'));
-    assert_eq!(app.selected(), Some(TorrentId(3)));
-
-    // The selected torrent is removed: its successor in place is selected.
-    assert!(app.set_snapshot(snapshot(3, vec![seeding(), downloading()])));
-    assert_eq!(app.selected(), Some(TorrentId(1)));
-    // Same content again: nothing to redraw.
-    assert!(!app.set_snapshot(snapshot(3, vec![seeding(), downloading()])));
-    // Everything removed, then a torrent added.
-    app.set_snapshot(snapshot(4, Vec::new()));
-    assert_eq!(app.selected(), None);
-    app.handle_key(key('j'));
-    assert!(app.handle_key(key('p')).is_empty());
-    app.set_snapshot(snapshot(5, vec![seeding()]));
-    assert_eq!(app.selected(), Some(TorrentId(2)));
-}
-
-#[test]
-fn long_lists_scroll_to_keep_the_selection_visible() {
-    let rows: Vec<TorrentRow> = (0..50)
-        .map(|i| TorrentRow {
-            id: TorrentId(i),
-            name: format!("torrent-{i:02}"),
-            size: MIB,
-            ..TorrentRow::default()
-        })
-        .collect();
-    let mut app = App::new(snapshot(1, rows));
-    // 12 lines: header + 9 rows + detail + status.
-    let terminal = render(&app, 80, 12);
-    let screen = terminal.backend().to_string();
-    assert!(screen.contains("torrent-08") && !screen.contains("torrent-09"));
-    app.handle_key(key('G'));
-    let terminal = render(&app, 80, 12);
-    let buffer = terminal.backend().buffer();
-    assert!(
-        line(buffer, 9).starts_with(">torrent-49"),
-        "{}",
-        line(buffer, 9)
-    );
-    assert!(
-        line(buffer, 1).contains("torrent-41"),
-        "{}",
-        line(buffer, 1)
-    );
-    // Moving up inside the window does not scroll.
-    for _ in 0..8 {
-        app.handle_key(key('k'));
-    }
-    let terminal = render(&app, 80, 12);
-    let buffer = terminal.backend().buffer();
-    assert!(line(buffer, 1).contains("torrent-41"));
-    assert!(line(buffer, 1).starts_with('>'));
-    // One more scrolls by one.
-    app.handle_key(key('k'));
-    let terminal = render(&app, 80, 12);
-    let buffer = terminal.backend().buffer();
-    assert!(line(buffer, 1).starts_with('>') && line(buffer, 1).contains("torrent-40"));
-}
-
-#[test]
-fn p_toggles_pause_of_the_selected_torrent() {
-    let mut app = App::new(three());
-    app.handle_key(key('j'));
-    let commands = app.handle_key(key('p'));
-    assert_eq!(commands.len(), 1);
-    assert!(
-        matches!(commands.first(), Some(Command::TogglePause(TorrentId(2)))),
-        "{commands:?}"
-    );
-    assert!(
-        app.handle_key(key('x')).is_empty(),
-        "unbound key does nothing"
+        text.contains("No torrents yet.") && text.contains("Press a to add one"),
+        "{text}"
     );
 }
 
 #[test]
-fn q_and_ctrl_c_quit() {
-    let mut app = App::new(three());
-    assert!(!app.should_quit());
-    assert!(app.handle_key(key('q')).is_empty());
-    assert!(app.should_quit());
-
-    let mut app = App::new(three());
-    app.handle_key(KeyEvent::new(KeyCode::Char('c'), KeyModifiers::CONTROL));
-    assert!(app.should_quit());
-
-    // A plain `c` is not Ctrl-C.
-    let mut app = App::new(three());
-    app.handle_key(key('c'));
-    assert!(!app.should_quit());
-}
-
-#[test]
-fn notice_shows_in_the_status_bar_and_clears_on_a_key() {
-    let mut app = App::new(three());
-    app.set_notice(Some("shutting down…".to_owned()));
-    let terminal = render(&app, 100, 20);
-    assert!(line(terminal.backend().buffer(), 19).contains("shutting down…"));
-    app.handle_key(key('j'));
-    assert_eq!(app.notice(), None);
-}
-
-#[test]
-fn hostile_names_cannot_inject_escapes() {
+fn hostile_names_cannot_inject_escapes_and_any_size_renders() {
     let mut row = downloading();
     row.name = "evil\x1b]0;pwned\x07\nname".to_owned();
     row.message = Some("bad\r\x1b[2Jtracker".to_owned());
-    let app = App::new(snapshot(1, vec![row]));
-    let terminal = render(&app, 100, 20);
-    let screen = terminal.backend().to_string();
-    assert!(!screen.contains('\x1b') && !screen.contains('\x07'));
-    assert!(line(terminal.backend().buffer(), 1).contains("evil\u{fffd}]0;pwned"));
+    let mut d = detail();
+    d.files[0].path = "x/\x1b[31m\u{202e}evil".to_owned();
+    d.peers[0].client = "\x1b[5mblink".to_owned();
+    d.trackers[0].message = Some("\x07bell".to_owned());
+    let mut app = App::new(snapshot_with(1, vec![row], Some(d)));
+    app.push_events([EngineEvent {
+        seq: 1,
+        at: SystemTime::now(),
+        torrent: Some(TorrentId(1)),
+        level: EventLevel::Warn,
+        kind: EventKind::TrackerError,
+        message: "\x1b[2J".to_owned(),
+    }]);
+    app.handle_key(code(KeyCode::Enter));
+    for _ in 0..7 {
+        for (w, h) in [(80, 24), (200, 50), (20, 5), (1, 1), (3, 40), (100, 2)] {
+            let text = screen(&render(&mut app, w, h));
+            assert!(!text.contains('\x1b') && !text.contains('\x07') && !text.contains('\r'));
+        }
+        app.handle_key(code(KeyCode::Tab));
+    }
+    app.handle_key(code(KeyCode::Esc));
+    for k in ['?', 'a', 'L', 'D'] {
+        app.handle_key(key(k));
+        for (w, h) in [(20, 5), (1, 1), (3, 40), (100, 2), (80, 24)] {
+            render(&mut app, w, h);
+        }
+        app.handle_key(code(KeyCode::Esc));
+    }
+}
+
+#[test]
+fn selection_follows_the_torrent_and_unchanged_snapshots_skip_redraws() {
+    let mut app = App::new(snapshot(1, four()));
+    app.handle_key(key('j'));
+    assert_eq!(app.selected(), Some(TorrentId(2)));
+    let mut reordered = four();
+    reordered.rotate_left(2);
+    assert!(app.set_snapshot(snapshot(2, reordered)));
+    assert_eq!(app.selected(), Some(TorrentId(2)));
+    // The selected torrent is removed: its successor in place is selected.
+    let gone: Vec<TorrentRow> = four()
+        .into_iter()
+        .filter(|r| r.id != TorrentId(2))
+        .collect();
+    app.set_snapshot(snapshot(3, gone.clone()));
+    assert_eq!(
+        app.selected(),
+        Some(TorrentId(4)),
+        "the row that took its place"
+    );
+    assert!(
+        !app.set_snapshot(snapshot(3, gone)),
+        "same content: nothing to redraw"
+    );
+    app.set_snapshot(snapshot(4, Vec::new()));
+    assert_eq!(app.selected(), None);
+    assert!(app.handle_key(key('p')).is_empty());
+    // the detail view closes when its torrent goes away
+    let mut app = full_app(UiOptions::default());
+    app.handle_key(code(KeyCode::Enter));
+    let cmds = {
+        app.set_snapshot(snapshot(900, vec![seeding()]));
+        app.take_commands()
+    };
+    assert_eq!(app.screen(), Screen::List);
+    assert!(matches!(cmds[..], [Command::Focus(None)]), "{cmds:?}");
+}
+
+#[test]
+fn keymap_contexts_cover_every_screen() {
+    let app = full_app(UiOptions::default());
+    assert_eq!(app.context(), Context::List);
+    assert!(Keymap::default().conflicts().is_empty());
+}
+
+#[test]
+fn readme_lists_every_action_with_its_default_keys() {
+    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md"))
+        .expect("README.md");
+    let keys = &readme[readme.find("## Keys").expect("Keys section")..];
+    for spec in ACTIONS {
+        assert!(
+            keys.contains(&format!("`{}`", spec.name)),
+            "README lacks {}",
+            spec.name
+        );
+        for key in spec.keys {
+            assert!(
+                keys.contains(&format!("`{key}`")),
+                "README lacks key {key} of {}",
+                spec.name
+            );
+        }
+    }
+}
+
+#[test]
+fn esc_then_a_key_arriving_as_one_alt_chord_closes_the_dialog_first() {
+    // Over SSH/tmux, Esc followed quickly by `d` is read as Alt-d.
+    let alt = |c| KeyEvent::new(KeyCode::Char(c), KeyModifiers::ALT);
+    let mut app = full_app(UiOptions::default());
+    app.handle_key(key('a'));
+    type_text(&mut app, "/tmp/x");
+    let cmds = app.handle_key(alt('d'));
+    assert!(cmds.is_empty());
+    assert!(
+        matches!(app.dialog(), Some(Dialog::Confirm(_))),
+        "the add dialog closed and d opened the remove question"
+    );
+    app.handle_key(alt('q'));
+    assert!(
+        matches!(app.dialog(), Some(Dialog::Confirm(_))),
+        "Esc closed it, q asks to quit"
+    );
+    app.handle_key(key('n'));
+    // in a text field an Alt letter never types
+    app.handle_key(key('L'));
+    let Some(Dialog::Form(form)) = app.dialog() else {
+        panic!("limits")
+    };
+    let before = form.fields[0].value().to_owned();
+    app.handle_key(KeyEvent::new(KeyCode::Char('x'), KeyModifiers::ALT));
+    assert!(
+        app.dialog().is_none(),
+        "Alt-x: Esc (close), then x (unbound)"
+    );
+    assert_eq!(before, "4.00 MiB/s");
 }

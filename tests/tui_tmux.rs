@@ -6,93 +6,23 @@ mod common;
 use std::net::Ipv4Addr;
 use std::path::Path;
 use std::process::Command;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use common::payload::{self, FileSpec};
+use common::tmux::TmuxPane;
 use common::{
     Event, LtPeer, SeedArgs, TestTracker, free_port, free_port_on, make_torrent, temp_dir,
 };
 
 const SEEDER_IP: Ipv4Addr = Ipv4Addr::new(127, 0, 0, 2);
 
-/// A private tmux server (own socket), killed on drop.
-struct Tmux {
-    socket: String,
-}
-
-impl Tmux {
-    fn start(cmd: &str, env: &[(&str, &Path)]) -> Tmux {
-        let socket = format!("ratorrent-test-{}", std::process::id());
-        let mut c = Command::new("tmux");
-        c.args([
-            "-L",
-            &socket,
-            "new-session",
-            "-d",
-            "-s",
-            "t",
-            "-x",
-            "110",
-            "-y",
-            "24",
-        ]);
-        for (k, v) in env {
-            c.arg("-e").arg(format!("{k}={}", v.display()));
-        }
-        let st = c
-            .arg(cmd)
-            .status()
-            .expect("tmux is installed (apt-get install -y tmux)");
-        assert!(st.success(), "tmux new-session failed");
-        Tmux { socket }
-    }
-
-    fn capture(&self) -> String {
-        let out = Command::new("tmux")
-            .args(["-L", &self.socket, "capture-pane", "-p", "-t", "t"])
-            .output()
-            .expect("capture-pane");
-        String::from_utf8_lossy(&out.stdout).into_owned()
-    }
-
-    fn keys(&self, keys: &str) {
-        let st = Command::new("tmux")
-            .args(["-L", &self.socket, "send-keys", "-t", "t", keys])
-            .status()
-            .expect("send-keys");
-        assert!(st.success());
-    }
-
-    /// Wait until the screen contains `needle`; returns the screen.
-    fn wait_for(&self, needle: &str, timeout: Duration) -> String {
-        let start = Instant::now();
-        loop {
-            let screen = self.capture();
-            if screen.contains(needle) {
-                return screen;
-            }
-            assert!(
-                start.elapsed() < timeout,
-                "screen never showed {needle:?}; last screen:\n{screen}"
-            );
-            std::thread::sleep(Duration::from_millis(100));
-        }
-    }
-
-    fn alive(&self) -> bool {
-        Command::new("tmux")
-            .args(["-L", &self.socket, "has-session", "-t", "t"])
-            .status()
-            .is_ok_and(|s| s.success())
-    }
-}
-
-impl Drop for Tmux {
-    fn drop(&mut self) {
-        let _ = Command::new("tmux")
-            .args(["-L", &self.socket, "kill-server"])
-            .status();
-    }
+/// Starts `cmd` in a private tmux pane `width`×`height` with a UTF-8 locale, as on a
+/// user's terminal (without one the UI draws ASCII), and `env` over the pane's private
+/// config, data and state directories.
+fn start(tag: &str, cmd: &str, env: &[(&str, &Path)], width: u16, height: u16) -> TmuxPane {
+    let mut all = vec![("LANG", Path::new("C.UTF-8"))];
+    all.extend_from_slice(env);
+    TmuxPane::start(tag, cmd, &all, width, height)
 }
 
 #[test]
@@ -126,7 +56,7 @@ fn tui_downloads_pauses_resumes_and_quits_cleanly_under_tmux() {
     let dst = dir.path().join("dst");
     // a second, missing torrent must not keep the first from running
     let cmd = format!(
-        "{} --config {} -o {} {} /nonexistent.torrent",
+        "{} --no-dht --config {} -o {} {} /nonexistent.torrent",
         common::rat::bin(),
         config.display(),
         dst.display(),
@@ -134,12 +64,15 @@ fn tui_downloads_pauses_resumes_and_quits_cleanly_under_tmux() {
     );
     let state = dir.path().join("state");
     let data_home = dir.path().join("data-home");
-    let tmux = Tmux::start(
+    let tmux = start(
+        "main",
         &cmd,
         &[("XDG_STATE_HOME", &state), ("XDG_DATA_HOME", &data_home)],
+        110,
+        24,
     );
 
-    let screen = tmux.wait_for("Downloading", Duration::from_secs(20));
+    let screen = tmux.wait_row("movie.bin", "Downloading", Duration::from_secs(20));
     assert!(screen.contains("movie.bin"), "{screen}");
     assert!(screen.contains("24.0 MiB"), "size column: {screen}");
     assert!(
@@ -148,7 +81,7 @@ fn tui_downloads_pauses_resumes_and_quits_cleanly_under_tmux() {
     );
 
     tmux.keys("p");
-    let paused = tmux.wait_for("Paused", Duration::from_secs(5));
+    let paused = tmux.wait_row("movie.bin", "Paused", Duration::from_secs(5));
     // a key press clears the notice; the status bar shows the totals again
     assert!(
         paused.contains(&format!("port {port}")),
@@ -163,22 +96,32 @@ fn tui_downloads_pauses_resumes_and_quits_cleanly_under_tmux() {
     tmux.keys("?");
     let help = tmux.wait_for("Keys", Duration::from_secs(5));
     assert!(help.contains("Pause or resume"), "{help}");
-    tmux.keys("Escape");
+    // q closes the help, never quits
+    tmux.keys("q");
     std::thread::sleep(Duration::from_millis(300));
 
     tmux.keys("p");
-    tmux.wait_for("Downloading", Duration::from_secs(5));
-    let done = tmux.wait_for("Seeding", Duration::from_secs(60));
+    tmux.wait_row("movie.bin", "Downloading", Duration::from_secs(5));
+    let done = tmux.wait_row("movie.bin", "Seeding", Duration::from_secs(60));
     assert!(done.contains("100%"), "{done}");
     common::compare_files(&src.join("movie.bin"), &dst.join("movie.bin")).unwrap();
 
     let before = tracker.announces_for(&ih).len();
+    // a seeding torrent is active: q asks first, and q again only closes the question
     tmux.keys("q");
-    let start = Instant::now();
-    while tmux.alive() && start.elapsed() < Duration::from_secs(10) {
-        std::thread::sleep(Duration::from_millis(100));
-    }
-    assert!(!tmux.alive(), "ratorrent quits on q");
+    tmux.wait_for("Quit ratorrent?", Duration::from_secs(5));
+    tmux.keys("q");
+    tmux.wait_until("the question closed", Duration::from_secs(5), |s| {
+        !s.contains("Quit ratorrent?")
+    });
+    assert!(tmux.alive(), "q in a dialog never quits");
+    tmux.keys("q");
+    tmux.wait_for("Quit ratorrent?", Duration::from_secs(5));
+    tmux.keys("y");
+    assert!(
+        tmux.wait_exit(Duration::from_secs(10)),
+        "ratorrent quits on q, y"
+    );
     let stops: Vec<_> = tracker.announces_for(&ih)[before..]
         .iter()
         .filter(|a| a.addr.port() == port && a.event == Event::Stopped)
@@ -191,4 +134,357 @@ fn tui_downloads_pauses_resumes_and_quits_cleanly_under_tmux() {
         tracker.describe()
     );
     assert_eq!(stops[0].left, Some(0));
+}
+
+/// A multi-file torrent of three 1 MiB files (piece boundaries on file boundaries, so a
+/// skipped file shares no piece with the others) seeded by libtorrent on 127.0.0.2.
+struct Swarm {
+    tracker: TestTracker,
+    dir: tempfile::TempDir,
+    torrent: std::path::PathBuf,
+    src: std::path::PathBuf,
+    _seeder: LtPeer,
+    ih: ratorrent::metainfo::InfoHash,
+}
+
+fn swarm(upload_limit: Option<u64>) -> Swarm {
+    let tracker = TestTracker::start();
+    let dir = temp_dir();
+    let src = dir.path().join("src");
+    let files = [
+        FileSpec::new("album/a.bin", 4 << 20),
+        FileSpec::new("album/b.bin", 4 << 20),
+        FileSpec::new("album/c.bin", 4 << 20),
+    ];
+    payload::write_tree(&src, &files, 11).unwrap();
+    let torrent = dir.path().join("album.torrent");
+    let ih = make_torrent(
+        &src.join("album"),
+        &torrent,
+        &tracker.url(),
+        Some(256 * 1024),
+    );
+    let mut args = SeedArgs::new(&torrent, &src, SEEDER_IP, free_port_on(SEEDER_IP));
+    args.upload_limit = upload_limit;
+    let seeder = LtPeer::seed(&args);
+    Swarm {
+        tracker,
+        dir,
+        torrent,
+        src,
+        _seeder: seeder,
+        ih,
+    }
+}
+
+/// Starts ratorrent with an empty list in a tmux window `width`×`height`.
+fn start_empty(
+    sw: &Swarm,
+    width: u16,
+    height: u16,
+    tag: &str,
+) -> (TmuxPane, std::path::PathBuf, u16) {
+    let port = free_port();
+    let dst = sw.dir.path().join(format!("dst-{tag}"));
+    let config = sw.dir.path().join(format!("config-{tag}.toml"));
+    std::fs::write(
+        &config,
+        format!(
+            "listen_port = {port}\ndownload_dir = \"{}\"\n",
+            dst.display()
+        ),
+    )
+    .unwrap();
+    let cmd = format!("{} --config {}", common::rat::bin(), config.display());
+    let state = sw.dir.path().join(format!("state-{tag}"));
+    let home = sw.dir.path().join(format!("home-{tag}"));
+    std::fs::create_dir_all(&home).unwrap();
+    let data_home = sw.dir.path().join(format!("data-{tag}"));
+    let tmux = start(
+        tag,
+        &cmd,
+        &[
+            ("XDG_STATE_HOME", &state),
+            ("XDG_DATA_HOME", &data_home),
+            ("HOME", &home),
+            ("XDG_CONFIG_HOME", &home),
+        ],
+        width,
+        height,
+    );
+    tmux.wait_for("No torrents yet", Duration::from_secs(20));
+    (tmux, dst, port)
+}
+
+/// Adds the swarm's torrent through the add dialog: types the folder and the start of
+/// the name, completes it with Tab, optionally ticks "start paused", submits.
+fn add_through_dialog(tmux: &TmuxPane, sw: &Swarm, paused: bool) {
+    tmux.keys("a");
+    tmux.wait_for("Add a torrent", Duration::from_secs(5));
+    tmux.type_text(&format!("{}/alb", sw.dir.path().display()));
+    tmux.keys("Tab");
+    tmux.wait_for("album.torrent", Duration::from_secs(5));
+    if paused {
+        tmux.keys("Down");
+        tmux.keys("Down");
+        tmux.keys("Space");
+        tmux.wait_for("[x] Start paused", Duration::from_secs(5));
+    }
+    tmux.keys("Enter");
+    tmux.wait_for("torrent added", Duration::from_secs(10));
+}
+
+#[test]
+fn tui_add_download_tabs_limit_remove_under_tmux() {
+    let sw = swarm(None);
+    let (tmux, dst, port) = start_empty(&sw, 80, 24, "e2e");
+
+    // the add dialog validates: a missing file is refused with a message
+    tmux.keys("a");
+    tmux.wait_for("Add a torrent", Duration::from_secs(5));
+    tmux.type_text("/nonexistent.torrent");
+    tmux.keys("Enter");
+    tmux.wait_for("no such file", Duration::from_secs(5));
+    tmux.keys("Escape");
+    tmux.wait_for("No torrents yet", Duration::from_secs(5));
+
+    add_through_dialog(&tmux, &sw, false);
+    let seeding = tmux.wait_row("album", "Seeding", Duration::from_secs(60));
+    assert!(
+        seeding.contains("album") && seeding.contains("100%"),
+        "{seeding}"
+    );
+    for f in ["a.bin", "b.bin", "c.bin"] {
+        common::compare_files(&sw.src.join("album").join(f), &dst.join("album").join(f)).unwrap();
+    }
+    // adding it again selects the existing one and says so
+    add_through_dialog_again(&tmux, &sw);
+
+    // the detail view: Peers shows the seeder, Files the three files
+    tmux.keys("Enter");
+    tmux.wait_for("General", Duration::from_secs(5));
+    let general = tmux.wait_for("Info hash", Duration::from_secs(5));
+    assert!(general.contains(&sw.ih.to_hex()), "{general}");
+    tmux.keys("Tab");
+    let peers = tmux.wait_until("a peer list", Duration::from_secs(10), |s| {
+        s.contains("Address") && (s.contains("127.0.0.2:") || s.contains("no peers connected"))
+    });
+    assert!(peers.contains("Peers"), "{peers}");
+    tmux.keys("Tab");
+    let files = tmux.wait_for("c.bin", Duration::from_secs(5));
+    assert!(
+        files.contains("a.bin") && files.contains("b.bin") && files.contains("normal"),
+        "{files}"
+    );
+    tmux.keys("Escape");
+    tmux.wait_for("sort:", Duration::from_secs(5));
+
+    // a session limit set live, in human units, shows in the status bar
+    tmux.keys("L");
+    tmux.wait_for("Rate limits", Duration::from_secs(5));
+    tmux.keys("C-u");
+    tmux.type_text("1M");
+    tmux.keys("Enter");
+    tmux.wait_for("(max 1.00 MiB/s)", Duration::from_secs(5));
+
+    // remove with confirmation: the data stays
+    tmux.keys("d");
+    let ask = tmux.wait_for("Remove torrent", Duration::from_secs(5));
+    assert!(ask.contains("data stays"), "{ask}");
+    tmux.keys("n");
+    tmux.wait_until("the question closed", Duration::from_secs(5), |s| {
+        !s.contains("Remove torrent")
+    });
+    assert!(tmux.capture().contains("album"));
+    tmux.keys("d");
+    tmux.wait_for("Remove torrent", Duration::from_secs(5));
+    tmux.keys("y");
+    let empty = tmux.wait_for("No torrents yet", Duration::from_secs(10));
+    assert!(empty.contains("removed"), "{empty}");
+    assert!(
+        dst.join("album").join("a.bin").exists(),
+        "remove keeps the data"
+    );
+    sw.tracker
+        .wait_for_announce(Duration::from_secs(5), |a| {
+            a.info_hash == sw.ih && a.addr.port() == port && a.event == Event::Stopped
+        })
+        .expect("removing announces `stopped`");
+
+    // nothing active: q quits at once
+    tmux.keys("q");
+    assert!(tmux.wait_exit(Duration::from_secs(10)), "quit");
+}
+
+/// A magnet link pasted into the add dialog (bracketed paste, with the newline a copied line
+/// carries) is added as one: the metadata comes from libtorrent (BEP 9) and the payload
+/// follows.
+#[test]
+fn tui_magnet_link_pasted_into_the_add_dialog_downloads_under_tmux() {
+    let sw = swarm(None);
+    let (tmux, dst, _port) = start_empty(&sw, 100, 24, "magnet");
+    // no tracker: the link names the seeder (x.pe), so only the magnet path can find it
+    let link = format!(
+        "magnet:?xt=urn:btih:{}&dn=album&x.pe={}",
+        sw.ih.to_hex(),
+        sw._seeder.addr()
+    );
+    tmux.keys("a");
+    tmux.wait_for("Add a torrent", Duration::from_secs(5));
+    tmux.paste(&format!("{link}\n"));
+    // the field scrolls to its end: the link's tail shows
+    let tail = format!("&dn=album&x.pe={}", sw._seeder.addr());
+    let dialog = tmux.wait_for(&tail, Duration::from_secs(5));
+    assert!(
+        dialog.contains("Add a torrent"),
+        "the pasted newline does not submit:\n{dialog}"
+    );
+    tmux.keys("Enter");
+    tmux.wait_for("torrent added", Duration::from_secs(10));
+    let seeding = tmux.wait_row("album", "Seeding", Duration::from_secs(60));
+    assert!(seeding.contains("100%"), "{seeding}");
+    for f in ["a.bin", "b.bin", "c.bin"] {
+        common::compare_files(&sw.src.join("album").join(f), &dst.join("album").join(f)).unwrap();
+    }
+    tmux.keys("q");
+    tmux.wait_for("Quit ratorrent?", Duration::from_secs(5));
+    tmux.keys("y");
+    assert!(tmux.wait_exit(Duration::from_secs(10)));
+}
+
+fn add_through_dialog_again(tmux: &TmuxPane, sw: &Swarm) {
+    tmux.keys("a");
+    tmux.wait_for("Add a torrent", Duration::from_secs(5));
+    tmux.type_text(&sw.torrent.display().to_string());
+    tmux.keys("Enter");
+    tmux.wait_for("is already added: selected it", Duration::from_secs(10));
+}
+
+/// A file set to skip before the download starts is neither created nor fetched, and the
+/// other files complete (the engine's `SetFilePriority`).
+#[test]
+fn tui_skipped_file_is_not_created_nor_fetched_under_tmux() {
+    let sw = swarm(None);
+    let (tmux, dst, _port) = start_empty(&sw, 80, 24, "skip");
+    add_through_dialog(&tmux, &sw, true);
+    tmux.wait_row("album", "Paused", Duration::from_secs(10));
+    tmux.keys("Enter");
+    tmux.wait_for("Info hash", Duration::from_secs(5));
+    tmux.keys("Tab");
+    tmux.keys("Tab");
+    tmux.wait_for("c.bin", Duration::from_secs(5));
+    // the last row is c.bin, b.bin above it: normal → low → skip
+    tmux.keys("End");
+    tmux.keys("k");
+    tmux.keys("-");
+    tmux.keys("-");
+    let files = tmux.wait_until("b.bin set to skip", Duration::from_secs(10), |s| {
+        s.lines().any(|l| l.contains("b.bin") && l.contains("skip"))
+    });
+    assert!(
+        files
+            .lines()
+            .any(|l| l.contains("a.bin") && l.contains("normal")),
+        "{files}"
+    );
+    tmux.keys("p");
+    // a.bin and c.bin complete; b.bin stays at 0 % and is never created
+    let done = tmux.wait_until("a.bin and c.bin complete", Duration::from_secs(60), |s| {
+        ["a.bin", "c.bin"]
+            .iter()
+            .all(|f| s.lines().any(|l| l.contains(f) && l.contains("100%")))
+    });
+    assert!(
+        done.lines()
+            .any(|l| l.contains("b.bin") && l.contains("0.0%") && l.contains("skip")),
+        "{done}"
+    );
+    for f in ["a.bin", "c.bin"] {
+        common::compare_files(&sw.src.join("album").join(f), &dst.join("album").join(f)).unwrap();
+    }
+    assert!(
+        !dst.join("album").join("b.bin").exists(),
+        "a skipped file is not created"
+    );
+    tmux.keys("q");
+    tmux.wait_for("Quit ratorrent?", Duration::from_secs(5));
+    tmux.keys("y");
+    assert!(tmux.wait_exit(Duration::from_secs(10)));
+}
+
+#[test]
+fn without_a_terminal_it_points_to_download_and_creates_nothing() {
+    let dir = temp_dir();
+    let state = dir.path().join("state");
+    let data = dir.path().join("data");
+    let out = Command::new(common::rat::bin())
+        .env("XDG_STATE_HOME", &state)
+        .env("XDG_DATA_HOME", &data)
+        .env("XDG_CONFIG_HOME", dir.path().join("config"))
+        .stdin(std::process::Stdio::null())
+        .output()
+        .expect("run ratorrent");
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("needs a terminal") && err.contains("ratorrent download"),
+        "{err}"
+    );
+    assert!(!state.exists(), "no log file is created");
+    assert!(!data.exists(), "no session state is created");
+}
+
+#[test]
+fn resizing_redraws_the_whole_layout() {
+    let dir = temp_dir();
+    let config = dir.path().join("config.toml");
+    std::fs::write(&config, format!("listen_port = {}\n", free_port())).unwrap();
+    let state = dir.path().join("state");
+    let cmd = format!("{} --config {}", common::rat::bin(), config.display());
+    let data_home = dir.path().join("data-home");
+    let tmux = start(
+        "resize",
+        &cmd,
+        &[("XDG_STATE_HOME", &state), ("XDG_DATA_HOME", &data_home)],
+        80,
+        24,
+    );
+    tmux.wait_for("No torrents yet", Duration::from_secs(20));
+    for (w, h) in [(120u16, 40u16), (60, 15), (80, 24)] {
+        let st = Command::new("tmux")
+            .args([
+                "-L",
+                &tmux.socket,
+                "resize-window",
+                "-t",
+                "t",
+                "-x",
+                &w.to_string(),
+                "-y",
+                &h.to_string(),
+            ])
+            .status()
+            .expect("resize-window");
+        assert!(st.success());
+        let screen = tmux.wait_until(
+            &format!("the {w}x{h} layout"),
+            Duration::from_secs(5),
+            |s| {
+                let lines: Vec<&str> = s.lines().collect();
+                lines.len() >= usize::from(h)
+                    && lines[usize::from(h) - 1].contains("↓ 0 B/s")
+                    && lines[0].starts_with(" all 0")
+                    && lines
+                        .iter()
+                        .all(|l| unicode_width::UnicodeWidthStr::width(*l) <= usize::from(w))
+            },
+        );
+        assert_eq!(
+            screen.matches("No torrents yet").count(),
+            1,
+            "no leftovers:\n{screen}"
+        );
+    }
+    tmux.keys("q");
+    assert!(tmux.wait_exit(Duration::from_secs(10)));
 }

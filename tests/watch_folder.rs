@@ -25,6 +25,7 @@ async fn start_session(tmp: &Path) -> SessionHandle {
     let config = Config {
         listen_port: 0,
         download_dir: tmp.join("dl"),
+        dht: ratorrent::config::DhtConfig::off(),
         ..Config::default()
     };
     session::start(config).await.expect("session starts")

@@ -118,7 +118,7 @@ fn tui_with_watch_adds_what_is_dropped_and_renames_it() {
     std::fs::write(watch.join("first.torrent"), tiny_torrent("first-payload")).unwrap();
 
     let cmd = format!(
-        "exec {} --port 0 -o {} --watch {}",
+        "exec {} --no-dht --port 0 -o {} --watch {}",
         env!("CARGO_BIN_EXE_ratorrent"),
         tmp.path().join("dl").display(),
         watch.display()

@@ -15,7 +15,8 @@ pub use error::{AddError, TorrentError, TorrentErrorKind};
 pub use event::{EngineEvent, EventKind, EventLevel, EventReceiver};
 pub use snapshot::{
     FilePriority, FileRow, GlobalStats, PeerFlags, PeerRow, PeerSource, PieceState, Snapshot,
-    SnapshotReceiver, TorrentDetail, TorrentRow, TorrentState, TrackerRow, TrackerStatus,
+    SnapshotReceiver, SourceCount, TorrentDetail, TorrentRow, TorrentState, TrackerRow,
+    TrackerStatus,
 };
 
 /// Identifies one torrent inside a session; assigned by the engine, never reused.

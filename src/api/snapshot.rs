@@ -59,6 +59,9 @@ pub struct GlobalStats {
     pub listen_port: u16,
     /// Bytes free on the volume of the default download folder, when known.
     pub free_space: Option<u64>,
+    /// Nodes in the DHT routing table (BEP 5; IPv4 + IPv6); `None` while the session runs
+    /// no DHT (off in the config), and the status bar then shows no DHT figure.
+    pub dht_nodes: Option<usize>,
 }
 
 /// Life-cycle state of a torrent as shown to the user.
@@ -209,6 +212,20 @@ pub struct TorrentDetail {
     pub trackers: Vec<TrackerRow>,
     /// One entry per piece.
     pub pieces: Arc<[PieceState]>,
+    /// Where the torrent's peers came from: one entry per source that gave any, in the
+    /// order of [`PeerSource`].
+    pub peer_sources: Vec<SourceCount>,
+}
+
+/// How many peers one source gave a torrent (detail view).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SourceCount {
+    /// The source.
+    pub source: PeerSource,
+    /// Addresses known from it (the peer book: dialled, waiting or backed off).
+    pub known: u32,
+    /// Peers connected now that came from it.
+    pub connected: u32,
 }
 
 /// One connected peer (Peers panel).

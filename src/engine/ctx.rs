@@ -177,6 +177,8 @@ pub struct SessionCtx {
     pub events: mpsc::UnboundedSender<SessionEvent>,
     /// The session's monotonic clock.
     pub clock: Clock,
+    /// The DHT node (BEP 5), when enabled and started.
+    pub dht: Option<crate::dht::Dht>,
 }
 
 impl SessionCtx {
@@ -186,6 +188,16 @@ impl SessionCtx {
         config: Config,
         listen_port: u16,
         events: mpsc::UnboundedSender<SessionEvent>,
+    ) -> Arc<SessionCtx> {
+        SessionCtx::with_dht(config, listen_port, events, None)
+    }
+
+    /// [`SessionCtx::new`] with a running DHT node.
+    pub fn with_dht(
+        config: Config,
+        listen_port: u16,
+        events: mpsc::UnboundedSender<SessionEvent>,
+        dht: Option<crate::dht::Dht>,
     ) -> Arc<SessionCtx> {
         Arc::new(SessionCtx {
             peer_id: PeerId::generate(),
@@ -206,6 +218,7 @@ impl SessionCtx {
             events,
             clock: Clock::new(),
             config,
+            dht,
         })
     }
 
@@ -269,6 +282,15 @@ pub enum SessionEvent {
         disk_key: u64,
         /// The result.
         event: DiskEvent,
+    },
+    /// A scrape (BEP 48 / BEP 15) of `url` for `torrent` returned.
+    Scraped {
+        /// The torrent.
+        torrent: TorrentId,
+        /// The tracker's announce URL.
+        url: String,
+        /// Its counts, or why not.
+        result: Result<crate::tracker::ScrapeStats, crate::tracker::TrackerError>,
     },
     /// An announce returned.
     Announced {
@@ -344,6 +366,13 @@ pub enum SessionEvent {
         torrent: TorrentId,
         /// Where the files are now, or the error (they stayed where they were).
         result: Result<std::path::PathBuf, String>,
+    },
+    /// A DHT lookup of `torrent` found peers (filtered and deduplicated per lookup).
+    DhtPeers {
+        /// The torrent.
+        torrent: TorrentId,
+        /// The addresses.
+        peers: Vec<SocketAddr>,
     },
     /// Delete-data of a removed torrent finished.
     Deleted {

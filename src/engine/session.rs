@@ -83,7 +83,14 @@ pub async fn start(config: Config) -> anyhow::Result<SessionHandle> {
 /// # Errors
 /// Another ratorrent uses the same state ([`crate::state::StateError::Locked`]), the state
 /// folder cannot be written, or the listen port cannot be bound.
-pub async fn start_with_state(config: Config, state_dir: &Path) -> anyhow::Result<SessionHandle> {
+pub async fn start_with_state(
+    mut config: Config,
+    state_dir: &Path,
+) -> anyhow::Result<SessionHandle> {
+    // the DHT routing table lives beside the session state
+    if config.dht.state_file.is_none() {
+        config.dht.state_file = Some(state_dir.join(crate::dht::STATE_FILE_NAME));
+    }
     let dir = state_dir.to_path_buf();
     let opened = tokio::task::spawn_blocking(move || StateStore::open(&dir))
         .await
@@ -104,8 +111,9 @@ async fn start_session(
             )
         })?;
     let listen_port = listener.local_addr()?.port();
+    let dht = start_dht(&config, listen_port).await;
     let (ev_tx, ev_rx) = mpsc::unbounded_channel();
-    let ctx = SessionCtx::new(config, listen_port, ev_tx);
+    let ctx = SessionCtx::with_dht(config, listen_port, ev_tx, dht);
     let (cmd_tx, cmd_rx) = mpsc::channel(256);
     let (snap_tx, snap_rx) = watch::channel(Arc::new(Snapshot {
         seq: 0,
@@ -113,6 +121,7 @@ async fn start_session(
             listen_port,
             down_limit: ctx.limits.download.rate(),
             up_limit: ctx.limits.upload.rate(),
+            dht_nodes: ctx.dht.as_ref().map(crate::dht::Dht::node_count),
             ..GlobalStats::default()
         },
         rows: Arc::from(Vec::new()),
@@ -159,6 +168,34 @@ async fn start_session(
         task,
         events,
     })
+}
+
+/// Start the DHT node when the config asks for one: UDP on `[dht] port` (default: the TCP
+/// listen port), dual stack (`[::]`, BEP 32) where the host has IPv6, else IPv4 only. A
+/// node that cannot start is logged and the session runs without it.
+async fn start_dht(config: &Config, listen_port: u16) -> Option<crate::dht::Dht> {
+    use std::net::{Ipv4Addr, Ipv6Addr};
+    if !config.dht.enabled {
+        return None;
+    }
+    let port = config.dht.udp_port(listen_port);
+    let opts = |bind: SocketAddr| crate::dht::DhtOptions {
+        bind,
+        bootstrap: config.dht.bootstrap.clone(),
+        state_file: config.dht.state_file.clone(),
+    };
+    let dual = crate::dht::Dht::start(opts(SocketAddr::from((Ipv6Addr::UNSPECIFIED, port))));
+    match dual.await {
+        Ok(d) => return Some(d),
+        Err(e) => tracing::debug!("{e}; trying IPv4 only"),
+    }
+    match crate::dht::Dht::start(opts(SocketAddr::from((Ipv4Addr::UNSPECIFIED, port)))).await {
+        Ok(d) => Some(d),
+        Err(e) => {
+            tracing::warn!("{e}; running without the DHT");
+            None
+        }
+    }
 }
 
 type Registry = Arc<RwLock<HashMap<InfoHash, TorrentId>>>;
@@ -213,6 +250,9 @@ impl Session {
         mut events: mpsc::UnboundedReceiver<SessionEvent>,
         listener: TcpListener,
     ) {
+        // a changed DHT node count is published (the status bar shows it)
+        let mut dht_nodes = self.ctx.dht.as_ref().map(crate::dht::Dht::watch_nodes);
+        let mut had_nodes = false;
         loop {
             let deadline = self.timers.next_deadline();
             tokio::select! {
@@ -240,6 +280,23 @@ impl Session {
                     }
                 },
                 _ = sleep_until(deadline), if deadline.is_some() => self.timers_due(),
+                Some(Ok(())) = async {
+                    match dht_nodes.as_mut() {
+                        Some(rx) => Some(rx.changed().await),
+                        None => std::future::pending().await,
+                    }
+                } => {
+                    self.publish_now = true;
+                    let has = dht_nodes.as_ref().is_some_and(|rx| *rx.borrow() > 0);
+                    if has && !had_nodes {
+                        // lookups skipped for want of nodes go now
+                        let ids: Vec<TorrentId> = self.torrents.keys().copied().collect();
+                        for id in ids {
+                            self.with(id, |t, env| t.dht_kick(env));
+                        }
+                    }
+                    had_nodes = has;
+                }
             }
             self.grant_checks();
             self.after_input();
@@ -829,6 +886,13 @@ impl Session {
             } => {
                 self.with(torrent, |t, env| t.on_announced(job, result, env));
             }
+            SessionEvent::Scraped {
+                torrent,
+                url,
+                result,
+            } => {
+                self.with(torrent, |t, _env| t.on_scraped(&url, &result));
+            }
             SessionEvent::Checked {
                 torrent,
                 check_key,
@@ -852,6 +916,9 @@ impl Session {
                 if let Some(id) = id {
                     self.with(id, |t, env| t.admit(addr, outgoing, remote, stream, env));
                 }
+            }
+            SessionEvent::DhtPeers { torrent, peers } => {
+                self.with(torrent, |t, env| t.on_dht_peers(&peers, env));
             }
             SessionEvent::DialFailed {
                 torrent,
@@ -982,6 +1049,11 @@ impl Session {
                 }
             }
         }
+        if let Some(dht) = &self.ctx.dht
+            && let Err(e) = dht.shutdown().await
+        {
+            tracing::warn!("{e}");
+        }
         for id in ids {
             self.attention.insert(id);
         }
@@ -1042,6 +1114,7 @@ impl Session {
             down_limit: self.ctx.limits.download.rate(),
             up_limit: self.ctx.limits.upload.rate(),
             free_space: self.free_space,
+            dht_nodes: self.ctx.dht.as_ref().map(crate::dht::Dht::node_count),
             ..GlobalStats::default()
         };
         for r in &self.rows {
@@ -1113,7 +1186,9 @@ async fn route_incoming(
         tracing::debug!(%addr, %info_hash, "handshake names a torrent we do not serve; closing");
         return;
     }
-    let ours = Handshake::ours(info_hash, ctx.peer_id);
+    // BEP 5 reserved bit: the torrent is not known here, so private ones get it too
+    // (they neither send nor act on `port` messages)
+    let ours = Handshake::ours(info_hash, ctx.peer_id).with_dht(ctx.dht.is_some());
     match peer_conn::accept(&mut stream, reserved, ours).await {
         Ok(remote) => ctx.send(SessionEvent::Handshaken {
             info_hash,

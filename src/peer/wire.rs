@@ -23,6 +23,8 @@ pub const MIN_MESSAGE_CAP: u32 = 256 * 1024;
 
 /// Reserved bit (byte 5, 0x10) announcing the BEP 10 extension protocol.
 pub const RESERVED_EXTENSION: (usize, u8) = (5, 0x10);
+/// Reserved bit (byte 7, 0x01) announcing a DHT node (BEP 5): `port` messages welcome.
+pub const RESERVED_DHT: (usize, u8) = (7, 0x01);
 /// Reserved bit of the fast extension (BEP 6): byte 7, 0x04.
 pub const RESERVED_FAST: (usize, u8) = (7, 0x04);
 
@@ -371,6 +373,22 @@ impl Handshake {
         self.reserved[RESERVED_EXTENSION.0] & RESERVED_EXTENSION.1 != 0
     }
 
+    /// This handshake with the BEP 5 DHT bit set (`on`) or cleared.
+    #[must_use]
+    pub fn with_dht(mut self, on: bool) -> Handshake {
+        if on {
+            self.reserved[RESERVED_DHT.0] |= RESERVED_DHT.1;
+        } else {
+            self.reserved[RESERVED_DHT.0] &= !RESERVED_DHT.1;
+        }
+        self
+    }
+
+    /// Whether the sender runs a DHT node (BEP 5 reserved bit): it accepts our `port`.
+    pub fn supports_dht(&self) -> bool {
+        self.reserved[RESERVED_DHT.0] & RESERVED_DHT.1 != 0
+    }
+
     /// Whether the sender supports the BEP 6 fast extension (both sides must, for its
     /// messages to be used).
     pub fn supports_fast(&self) -> bool {
@@ -558,6 +576,13 @@ mod tests {
         let b = h.to_bytes();
         assert_eq!(Handshake::parse(&b).unwrap(), h);
         assert!(h.supports_extensions());
+        assert!(!h.supports_dht());
+        let d = h.with_dht(true);
+        assert!(d.supports_dht() && d.supports_extensions() && d.supports_fast());
+        // byte 7: the DHT bit (BEP 5) beside the fast bit (BEP 6)
+        assert_eq!(d.to_bytes()[20 + 7], 0x01 | 0x04);
+        assert_eq!(Handshake::parse(&d.to_bytes()).unwrap(), d);
+        assert_eq!(d.with_dht(false), h);
         let mut bad = b;
         bad[3] = b'X';
         assert_eq!(Handshake::parse(&bad), Err(WireError::NotBitTorrent));

@@ -85,6 +85,34 @@ impl TrackerClient {
     }
 }
 
+impl TrackerClient {
+    /// Scrape one torrent at the tracker behind announce URL `url` (BEP 48 over HTTP,
+    /// BEP 15 §scrape over UDP): its seeders, leechers and completed downloads.
+    ///
+    /// # Errors
+    /// [`TrackerError`] as for an announce; [`TrackerError::InvalidUrl`] when an HTTP
+    /// announce URL has no scrape counterpart; [`TrackerError::InvalidResponse`] when the
+    /// answer does not mention the torrent.
+    pub async fn scrape(
+        &self,
+        url: &str,
+        info_hash: InfoHash,
+    ) -> Result<ScrapeStats, TrackerError> {
+        let got = match Scheme::of(url) {
+            Scheme::Http => self.http.scrape(url, &[info_hash]).await?,
+            Scheme::Udp => self.udp.scrape(url, &[info_hash]).await?,
+            Scheme::Other => return Err(TrackerError::UnsupportedScheme(String::new())),
+        };
+        got.into_iter()
+            .find(|(h, _)| *h == info_hash)
+            .map(|(_, s)| s)
+            .ok_or_else(|| TrackerError::InvalidResponse {
+                reason: "tracker scrape response does not list this torrent".into(),
+                excerpt: String::new(),
+            })
+    }
+}
+
 /// `scheme://host:port` of a URL, without path or query (which may hold a passkey).
 pub fn host_of(url: &str) -> String {
     let (scheme, rest) = url.split_once("://").unwrap_or(("", url));

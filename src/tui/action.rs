@@ -1,7 +1,7 @@
-//! The one action registry: every user action with its context, default keys and
-//! description. The key dispatcher ([`super::keymap::lookup`]) and the help overlay both read
-//! [`ACTIONS`], so the help window never lies; a test checks that no key is bound twice in a
-//! context.
+//! The one action registry: every user action with the contexts it applies in, its default
+//! keys and its description. The key dispatcher ([`super::keymap::Keymap`]), the help overlay
+//! and the `[keys]` section of the config file all read [`ACTIONS`], so the help window never
+//! lies; a test checks that no key is bound twice where it is active.
 //!
 //! No action is bound only to Ctrl-S or Ctrl-Q: terminals may take those for XON/XOFF flow
 //! control.
@@ -10,50 +10,183 @@ use crossterm::event::KeyCode;
 
 use super::keymap::KeyBinding;
 
-/// Where an action applies.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+/// Where an action applies. A context also sees the actions of its parents
+/// ([`Context::parents`]); the most specific binding wins, and the registry test makes sure
+/// a key never means two things in one place.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Context {
-    /// Everywhere; a more specific context is looked up first.
+    /// Every screen (not inside the help window, a dialog or the search line).
     Global,
-    /// The torrent list (the main screen, no popup open).
+    /// The torrent list and the detail view: actions on the selected (or marked) torrents.
+    Torrents,
+    /// The torrent list (main screen).
     List,
-    /// While the help overlay is open.
+    /// The detail view of one torrent, any tab.
+    Detail,
+    /// The Files tab of the detail view.
+    Files,
+    /// The Speed tab of the detail view.
+    Speed,
+    /// The session log screen.
+    Log,
+    /// The help window.
     Help,
+    /// The search line at the bottom of the list (typing edits the query).
+    Search,
+    /// A yes/no dialog (remove, delete, quit).
+    Confirm,
+    /// A dialog with fields (add, limits, move); typing edits the focused field.
+    Form,
 }
 
 impl Context {
     /// Every context, in the order the help overlay lists them.
-    pub const ALL: [Context; 3] = [Context::Global, Context::List, Context::Help];
+    pub const ALL: [Context; 11] = [
+        Context::Global,
+        Context::Torrents,
+        Context::List,
+        Context::Detail,
+        Context::Files,
+        Context::Speed,
+        Context::Log,
+        Context::Help,
+        Context::Search,
+        Context::Confirm,
+        Context::Form,
+    ];
 
     /// Heading for the help overlay, e.g. `"Torrent list"`.
     pub fn title(self) -> &'static str {
         match self {
             Context::Global => "Everywhere",
+            Context::Torrents => "Selected torrent (list and detail; marked torrents if any)",
             Context::List => "Torrent list",
+            Context::Detail => "Detail view",
+            Context::Files => "Files tab",
+            Context::Speed => "Speed tab",
+            Context::Log => "Session log",
             Context::Help => "Help window",
+            Context::Search => "Search line",
+            Context::Confirm => "Yes/no dialogs",
+            Context::Form => "Dialogs with fields",
         }
+    }
+
+    /// The contexts whose bindings are also active here, most specific first.
+    pub fn parents(self) -> &'static [Context] {
+        match self {
+            Context::Global => &[],
+            Context::Torrents | Context::Log => &[Context::Global],
+            Context::List | Context::Detail => &[Context::Torrents, Context::Global],
+            Context::Files | Context::Speed => {
+                &[Context::Detail, Context::Torrents, Context::Global]
+            }
+            // Popups and text entry see only their own keys: `q` there never quits.
+            Context::Help | Context::Search | Context::Confirm | Context::Form => &[],
+        }
+    }
+
+    /// This context followed by its parents: every context whose keys are active here.
+    pub fn chain(self) -> impl Iterator<Item = Context> {
+        std::iter::once(self).chain(self.parents().iter().copied())
     }
 }
 
 /// A user action, independent of the key that triggers it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Action {
-    /// Select the next torrent.
-    MoveDown,
-    /// Select the previous torrent.
-    MoveUp,
-    /// Select the first torrent.
-    First,
-    /// Select the last torrent.
-    Last,
-    /// Pause the selected torrent if it runs, resume it if paused.
-    TogglePause,
-    /// Open or close the help overlay.
-    ToggleHelp,
-    /// Close the help overlay.
-    CloseHelp,
-    /// Leave: shut the engine down (trackers get `stopped`) and restore the terminal.
+    /// Open or close the help window.
+    Help,
+    /// Quit (asks first while torrents are active).
     Quit,
+    /// Next row / scroll down.
+    Down,
+    /// Previous row / scroll up.
+    Up,
+    /// One page down.
+    PageDown,
+    /// One page up.
+    PageUp,
+    /// Half a page down.
+    HalfPageDown,
+    /// Half a page up.
+    HalfPageUp,
+    /// First row.
+    Top,
+    /// Last row.
+    Bottom,
+    /// Open the detail view of the selected torrent.
+    OpenDetail,
+    /// Mark or unmark the row under the cursor (torrents or files).
+    ToggleMark,
+    /// Clear the marks and the search.
+    ClearMarks,
+    /// Sort by the next column.
+    SortNext,
+    /// Reverse the sort order.
+    SortReverse,
+    /// Show the next state filter.
+    FilterNext,
+    /// Show the previous state filter.
+    FilterPrev,
+    /// Start an incremental search.
+    Search,
+    /// Open the session log.
+    SessionLog,
+    /// Open the add-torrent dialog.
+    Add,
+    /// Pause every torrent.
+    PauseAll,
+    /// Resume every torrent.
+    ResumeAll,
+    /// Pause the selected torrent if it runs, resume it if paused or in error.
+    TogglePause,
+    /// Hash the data on disk again.
+    Recheck,
+    /// Announce to the trackers now.
+    Reannounce,
+    /// Remove (data kept), after confirmation.
+    Remove,
+    /// Remove and delete the data, after confirmation.
+    RemoveDelete,
+    /// Open the rate limits dialog.
+    Limits,
+    /// Open the move-storage dialog.
+    MoveStorage,
+    /// Back to the previous screen.
+    Back,
+    /// Next tab.
+    NextTab,
+    /// Previous tab.
+    PrevTab,
+    /// Fold or unfold the folder under the cursor.
+    ToggleFold,
+    /// Raise the priority of the file/folder under the cursor (or the marked files).
+    PriorityUp,
+    /// Lower the priority (the lowest is skip: not downloaded).
+    PriorityDown,
+    /// Next graph window (1 min, 10 min, 1 h).
+    SpeedWindow,
+    /// Close the help window.
+    CloseHelp,
+    /// Keep the search and go back to the list.
+    SearchAccept,
+    /// Clear the search and go back to the list.
+    SearchCancel,
+    /// Yes.
+    Confirm,
+    /// No (yes/no dialogs).
+    Deny,
+    /// Close a dialog with fields without applying it.
+    Cancel,
+    /// Submit the dialog.
+    Submit,
+    /// Complete the path, or go to the next field.
+    NextField,
+    /// Previous field.
+    PrevField,
+    /// Next field without completing.
+    FieldDown,
 }
 
 /// One registry entry.
@@ -61,166 +194,369 @@ pub enum Action {
 pub struct ActionSpec {
     /// The action dispatched.
     pub action: Action,
-    /// Stable short name (for a future keymap file), e.g. `"move_down"`.
+    /// Stable short name, used as the key of the config file's `[keys]` section.
     pub name: &'static str,
     /// Where the keys apply.
-    pub context: Context,
+    pub contexts: &'static [Context],
     /// Default keys, the first one shown first in the help.
     pub keys: &'static [KeyBinding],
     /// One-line description for the help overlay.
     pub description: &'static str,
 }
 
-/// The registry: every action, its context, default keys and description.
-pub static ACTIONS: &[ActionSpec] = &[
-    ActionSpec {
-        action: Action::ToggleHelp,
-        name: "help",
-        context: Context::Global,
-        keys: &[KeyBinding::char('?')],
-        description: "Show or hide this help",
-    },
-    ActionSpec {
-        action: Action::Quit,
-        name: "quit",
-        context: Context::Global,
-        keys: &[KeyBinding::char('q'), KeyBinding::ctrl('c')],
-        description: "Quit (tells trackers we stopped)",
-    },
-    ActionSpec {
-        action: Action::MoveDown,
-        name: "move_down",
-        context: Context::List,
-        keys: &[KeyBinding::char('j'), KeyBinding::key(KeyCode::Down)],
-        description: "Select the next torrent",
-    },
-    ActionSpec {
-        action: Action::MoveUp,
-        name: "move_up",
-        context: Context::List,
-        keys: &[KeyBinding::char('k'), KeyBinding::key(KeyCode::Up)],
-        description: "Select the previous torrent",
-    },
-    ActionSpec {
-        action: Action::First,
-        name: "first",
-        context: Context::List,
-        keys: &[KeyBinding::char('g'), KeyBinding::key(KeyCode::Home)],
-        description: "Select the first torrent",
-    },
-    ActionSpec {
-        action: Action::Last,
-        name: "last",
-        context: Context::List,
-        keys: &[KeyBinding::char('G'), KeyBinding::key(KeyCode::End)],
-        description: "Select the last torrent",
-    },
-    ActionSpec {
-        action: Action::TogglePause,
-        name: "toggle_pause",
-        context: Context::List,
-        keys: &[KeyBinding::char('p')],
-        description: "Pause or resume the selected torrent",
-    },
-    ActionSpec {
-        action: Action::CloseHelp,
-        name: "close_help",
-        context: Context::Help,
-        keys: &[KeyBinding::key(KeyCode::Esc)],
-        description: "Close this help",
-    },
-];
+use Context as C;
+use KeyBinding as K;
 
-/// The registry entries of `context`, in registry order.
-pub fn in_context(context: Context) -> impl Iterator<Item = &'static ActionSpec> {
-    ACTIONS.iter().filter(move |spec| spec.context == context)
+const NAV: &[Context] = &[C::List, C::Detail, C::Log, C::Help];
+
+macro_rules! spec {
+    ($action:ident, $name:literal, $ctx:expr, [$($key:expr),* $(,)?], $desc:literal) => {
+        ActionSpec {
+            action: Action::$action,
+            name: $name,
+            contexts: $ctx,
+            keys: &[$($key),*],
+            description: $desc,
+        }
+    };
 }
 
-#[cfg(test)]
-mod tests {
-    use std::collections::HashMap;
+/// The registry: every action, its contexts, default keys and description.
+pub static ACTIONS: &[ActionSpec] = &[
+    spec!(
+        Help,
+        "help",
+        &[C::Global, C::Help],
+        [K::char('?')],
+        "Show or hide this help"
+    ),
+    spec!(
+        Quit,
+        "quit",
+        &[C::Global],
+        [K::char('q'), K::ctrl('c')],
+        "Quit (asks first while torrents are active; trackers are told)"
+    ),
+    spec!(
+        Down,
+        "down",
+        NAV,
+        [K::char('j'), K::key(KeyCode::Down)],
+        "Next row / scroll down"
+    ),
+    spec!(
+        Up,
+        "up",
+        NAV,
+        [K::char('k'), K::key(KeyCode::Up)],
+        "Previous row / scroll up"
+    ),
+    spec!(
+        PageDown,
+        "page_down",
+        NAV,
+        [K::key(KeyCode::PageDown)],
+        "One page down"
+    ),
+    spec!(
+        PageUp,
+        "page_up",
+        NAV,
+        [K::key(KeyCode::PageUp)],
+        "One page up"
+    ),
+    spec!(
+        HalfPageDown,
+        "half_page_down",
+        NAV,
+        [K::ctrl('d')],
+        "Half a page down"
+    ),
+    spec!(
+        HalfPageUp,
+        "half_page_up",
+        NAV,
+        [K::ctrl('u')],
+        "Half a page up"
+    ),
+    spec!(
+        Top,
+        "top",
+        NAV,
+        [K::char('g'), K::key(KeyCode::Home)],
+        "First row"
+    ),
+    spec!(
+        Bottom,
+        "bottom",
+        NAV,
+        [K::char('G'), K::key(KeyCode::End)],
+        "Last row"
+    ),
+    spec!(
+        OpenDetail,
+        "open",
+        &[C::List],
+        [K::key(KeyCode::Enter), K::char('l'), K::key(KeyCode::Right)],
+        "Open the detail view of the selected torrent"
+    ),
+    spec!(
+        ToggleMark,
+        "mark",
+        &[C::List, C::Files],
+        [K::char(' ')],
+        "Mark or unmark the row (bulk actions apply to marked rows)"
+    ),
+    spec!(
+        ClearMarks,
+        "clear",
+        &[C::List],
+        [K::key(KeyCode::Esc)],
+        "Clear the marks and the search"
+    ),
+    spec!(
+        SortNext,
+        "sort",
+        &[C::List],
+        [K::char('s')],
+        "Sort by the next column"
+    ),
+    spec!(
+        SortReverse,
+        "sort_reverse",
+        &[C::List],
+        [K::char('S')],
+        "Reverse the sort order"
+    ),
+    spec!(
+        FilterNext,
+        "filter",
+        &[C::List],
+        [K::char('f')],
+        "Filter: all, downloading, seeding, paused, checking, error"
+    ),
+    spec!(
+        FilterPrev,
+        "filter_back",
+        &[C::List],
+        [K::char('F')],
+        "Previous filter"
+    ),
+    spec!(
+        Search,
+        "search",
+        &[C::List],
+        [K::char('/')],
+        "Search names (case-insensitive)"
+    ),
+    spec!(
+        SessionLog,
+        "log",
+        &[C::Torrents],
+        [K::char('e')],
+        "Session log (engine events)"
+    ),
+    spec!(
+        Add,
+        "add",
+        &[C::Torrents],
+        [K::char('a')],
+        "Add a torrent (file path or magnet link)"
+    ),
+    spec!(
+        PauseAll,
+        "pause_all",
+        &[C::Torrents],
+        [K::char('P')],
+        "Pause every torrent"
+    ),
+    spec!(
+        ResumeAll,
+        "resume_all",
+        &[C::Torrents],
+        [K::char('U')],
+        "Resume every torrent"
+    ),
+    spec!(
+        TogglePause,
+        "pause",
+        &[C::Torrents],
+        [K::char('p')],
+        "Pause or resume (an errored torrent resumes)"
+    ),
+    spec!(
+        Recheck,
+        "recheck",
+        &[C::Torrents],
+        [K::char('c')],
+        "Recheck the data on disk"
+    ),
+    spec!(
+        Reannounce,
+        "reannounce",
+        &[C::Torrents],
+        [K::char('r')],
+        "Re-announce to the trackers now"
+    ),
+    spec!(
+        Remove,
+        "remove",
+        &[C::Torrents],
+        [K::char('d'), K::key(KeyCode::Delete)],
+        "Remove (asks first; the data is kept)"
+    ),
+    spec!(
+        RemoveDelete,
+        "remove_delete",
+        &[C::Torrents],
+        [K::char('D')],
+        "Remove and delete the data (asks first)"
+    ),
+    spec!(
+        Limits,
+        "limits",
+        &[C::Torrents],
+        [K::char('L')],
+        "Rate limits of the session and the torrent (1M, 500K, 0 = none)"
+    ),
+    spec!(
+        MoveStorage,
+        "move",
+        &[C::Torrents],
+        [K::char('m')],
+        "Move the data to another folder"
+    ),
+    spec!(
+        Back,
+        "back",
+        &[C::Detail, C::Log],
+        [K::key(KeyCode::Esc), K::key(KeyCode::Backspace)],
+        "Back to the torrent list"
+    ),
+    spec!(
+        NextTab,
+        "next_tab",
+        &[C::Detail],
+        [K::key(KeyCode::Tab), K::char('l'), K::key(KeyCode::Right)],
+        "Next tab"
+    ),
+    spec!(
+        PrevTab,
+        "prev_tab",
+        &[C::Detail],
+        [
+            K::key(KeyCode::BackTab),
+            K::char('h'),
+            K::key(KeyCode::Left)
+        ],
+        "Previous tab"
+    ),
+    spec!(
+        ToggleFold,
+        "fold",
+        &[C::Files],
+        [K::key(KeyCode::Enter), K::char('o')],
+        "Fold or unfold the folder"
+    ),
+    spec!(
+        PriorityUp,
+        "priority_up",
+        &[C::Files],
+        [K::char('+'), K::char('=')],
+        "Raise the priority (file, folder or marked files)"
+    ),
+    spec!(
+        PriorityDown,
+        "priority_down",
+        &[C::Files],
+        [K::char('-')],
+        "Lower the priority; the lowest, skip, is not downloaded"
+    ),
+    spec!(
+        SpeedWindow,
+        "graph_window",
+        &[C::Speed],
+        [K::char('w')],
+        "Graph window: 1 min, 10 min, 1 h"
+    ),
+    spec!(
+        CloseHelp,
+        "close_help",
+        &[C::Help],
+        [K::key(KeyCode::Esc), K::char('q'), K::ctrl('c')],
+        "Close this help"
+    ),
+    spec!(
+        SearchAccept,
+        "search_accept",
+        &[C::Search],
+        [K::key(KeyCode::Enter)],
+        "Keep the search, back to the list"
+    ),
+    spec!(
+        SearchCancel,
+        "search_cancel",
+        &[C::Search],
+        [K::key(KeyCode::Esc), K::ctrl('c')],
+        "Clear the search"
+    ),
+    spec!(
+        Confirm,
+        "yes",
+        &[C::Confirm],
+        [K::char('y'), K::key(KeyCode::Enter)],
+        "Yes, do it"
+    ),
+    spec!(
+        Deny,
+        "no",
+        &[C::Confirm],
+        [
+            K::char('n'),
+            K::key(KeyCode::Esc),
+            K::char('q'),
+            K::ctrl('c')
+        ],
+        "No, close the dialog"
+    ),
+    spec!(
+        Cancel,
+        "cancel",
+        &[C::Form],
+        [K::key(KeyCode::Esc), K::ctrl('c')],
+        "Cancel the dialog (letters type into the field)"
+    ),
+    spec!(
+        Submit,
+        "submit",
+        &[C::Form],
+        [K::key(KeyCode::Enter)],
+        "Apply the dialog"
+    ),
+    spec!(
+        NextField,
+        "next_field",
+        &[C::Form],
+        [K::key(KeyCode::Tab)],
+        "Complete the path, or go to the next field"
+    ),
+    spec!(
+        FieldDown,
+        "field_down",
+        &[C::Form],
+        [K::key(KeyCode::Down)],
+        "Next field"
+    ),
+    spec!(
+        PrevField,
+        "prev_field",
+        &[C::Form],
+        [K::key(KeyCode::BackTab), K::key(KeyCode::Up)],
+        "Previous field"
+    ),
+];
 
-    use crossterm::event::KeyModifiers;
-
-    use super::*;
-
-    #[test]
-    fn no_key_is_bound_twice_where_it_is_active() {
-        // Global bindings are active in every context, so they share each context's key space.
-        for context in Context::ALL {
-            let mut seen: HashMap<KeyBinding, &str> = HashMap::new();
-            let active = ACTIONS
-                .iter()
-                .filter(|s| s.context == context || s.context == Context::Global);
-            for spec in active {
-                for key in spec.keys {
-                    if let Some(other) = seen.insert(*key, spec.name) {
-                        panic!(
-                            "{key} bound to both {other} and {} in {context:?}",
-                            spec.name
-                        );
-                    }
-                }
-            }
-        }
-    }
-
-    #[test]
-    fn every_action_has_one_entry_with_keys_and_text() {
-        let mut names = HashMap::new();
-        for spec in ACTIONS {
-            assert!(!spec.keys.is_empty(), "{} has no key", spec.name);
-            assert!(
-                !spec.description.is_empty(),
-                "{} has no description",
-                spec.name
-            );
-            assert!(
-                names.insert(spec.name, spec.action).is_none(),
-                "duplicate name {}",
-                spec.name
-            );
-        }
-        let actions: Vec<Action> = ACTIONS.iter().map(|s| s.action).collect();
-        for action in [
-            Action::MoveDown,
-            Action::MoveUp,
-            Action::First,
-            Action::Last,
-            Action::TogglePause,
-            Action::ToggleHelp,
-            Action::CloseHelp,
-            Action::Quit,
-        ] {
-            assert_eq!(
-                actions.iter().filter(|a| **a == action).count(),
-                1,
-                "{action:?} must have exactly one registry entry"
-            );
-        }
-    }
-
-    #[test]
-    fn nothing_depends_on_flow_control_keys_alone() {
-        let xon_xoff = [KeyBinding::ctrl('s'), KeyBinding::ctrl('q')];
-        for spec in ACTIONS {
-            assert!(
-                spec.keys.iter().any(|k| !xon_xoff.contains(k)),
-                "{} is reachable only through Ctrl-S/Ctrl-Q",
-                spec.name
-            );
-        }
-        // Keys are stored normalised: no Shift on character keys (see KeyBinding::from_event).
-        for spec in ACTIONS {
-            for key in spec.keys {
-                if matches!(key.code, KeyCode::Char(_)) {
-                    assert!(
-                        !key.modifiers.contains(KeyModifiers::SHIFT),
-                        "{}",
-                        spec.name
-                    );
-                }
-            }
-        }
-    }
+/// The registry entry named `name` (the `[keys]` config key), if any.
+pub fn by_name(name: &str) -> Option<&'static ActionSpec> {
+    ACTIONS.iter().find(|spec| spec.name == name)
 }

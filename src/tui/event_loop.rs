@@ -1,64 +1,100 @@
-//! The UI event loop: waits on terminal input, new snapshots and termination signals, and
-//! draws only when something changed (no fixed frame rate: an idle screen costs nothing).
-//! On the way out it asks the engine to shut down (so trackers get `stopped`, BEP 3) and
-//! restores the terminal.
+//! The UI event loop: waits on terminal input, new snapshots, engine events, answers to
+//! adds and termination signals, and draws only when something changed (no fixed frame
+//! rate: an idle screen costs nothing, and a frame whose cells did not change writes
+//! nothing). On the way out it asks the engine to shut down (so trackers get `stopped`,
+//! BEP 3) and restores the terminal.
 
 use std::time::Duration;
 
 use anyhow::{Context as _, anyhow};
 use crossterm::event::{Event, EventStream, KeyEventKind};
 use futures::StreamExt;
+use tokio::sync::broadcast::error::RecvError;
 use tokio::sync::mpsc::error::TrySendError;
-use tokio::sync::oneshot;
+use tokio::sync::{mpsc, oneshot};
 
-use crate::api::{Command, CommandSender, SnapshotReceiver};
+use crate::api::{
+    AddError, Command, CommandSender, EngineEvent, EventReceiver, SnapshotReceiver, TorrentId,
+};
 
 use super::action::{Action, Context};
-use super::app::App;
-use super::keymap;
+use super::app::{App, UiOptions};
 use super::terminal::{self, TerminalGuard};
 
 /// How long to wait for the engine to confirm a shutdown (tracker `stopped` announces)
 /// before restoring the terminal anyway.
 pub const SHUTDOWN_TIMEOUT: Duration = Duration::from_secs(5);
 
+/// What the UI runs with.
+#[derive(Debug)]
+pub struct RunOptions {
+    /// Where commands go.
+    pub commands: CommandSender,
+    /// Snapshots from the engine.
+    pub snapshots: SnapshotReceiver,
+    /// Engine events (the session log); `None`: no log.
+    pub events: Option<EventReceiver>,
+    /// Shown in the message line until the first key press (e.g. a torrent from the
+    /// command line that could not be added).
+    pub notice: Option<String>,
+    /// Keys, theme and the other settings.
+    pub ui: UiOptions,
+}
+
+/// Answers the loop waits for without blocking.
+enum Reply {
+    Added(Result<TorrentId, AddError>),
+    History(Vec<EngineEvent>),
+}
+
 /// Runs the terminal UI until the user quits, a termination signal arrives or the engine
 /// goes away.
 ///
-/// Shows the snapshots published on `snapshots` (latest value wins) and sends the user's
-/// commands on `commands` (never blocking: when the engine's queue is full the command is
-/// dropped and the status bar says so). On quit (`q`, Ctrl-C), SIGTERM, SIGINT, SIGHUP or
+/// Shows the snapshots published on `snapshots` (latest value wins), the engine's events,
+/// and sends the user's commands (never blocking: when the engine's queue is full the
+/// command is dropped and the message line says so). On quit, SIGTERM, SIGINT, SIGHUP or
 /// closed terminal input it sends [`Command::Shutdown`] and waits up to
-/// [`SHUTDOWN_TIMEOUT`] for the reply, showing "shutting down…" (a second `q` or signal
-/// stops waiting). The terminal is restored on every exit path, panics included.
+/// [`SHUTDOWN_TIMEOUT`] for the reply, showing "shutting down…" (a second quit key or
+/// signal stops waiting). The terminal is restored on every exit path, panics included.
 ///
 /// Must run inside a tokio runtime with the `signal` and `time` drivers enabled.
 ///
 /// Errors: the terminal cannot be set up, read or drawn; signal handlers cannot be
 /// installed; the engine went away (snapshot or command channel closed) while the UI ran.
-pub async fn run(commands: CommandSender, snapshots: SnapshotReceiver) -> anyhow::Result<()> {
-    run_with_notice(commands, snapshots, None).await
-}
-
-/// [`run`], showing `notice` in the status bar until the first key press (e.g. a torrent
-/// from the command line that could not be added).
-///
-/// Errors: as [`run`].
-pub async fn run_with_notice(
-    commands: CommandSender,
-    mut snapshots: SnapshotReceiver,
-    notice: Option<String>,
-) -> anyhow::Result<()> {
+pub async fn run(opts: RunOptions) -> anyhow::Result<()> {
+    let RunOptions {
+        commands,
+        mut snapshots,
+        events,
+        notice,
+        ui,
+    } = opts;
     let signals = Signals::new().context("installing SIGTERM/SIGHUP/SIGINT handlers")?;
-    let mut app = App::new(snapshots.borrow_and_update().clone());
+    let mouse = ui.mouse;
+    let mut app = App::with_options(snapshots.borrow_and_update().clone(), ui);
     app.set_notice(notice);
-    let guard = TerminalGuard::enter().context("setting up the terminal")?;
+    let (replies_tx, replies) = mpsc::unbounded_channel();
+    if events.is_some() {
+        let (tx, rx) = oneshot::channel();
+        if commands.try_send(Command::RecentEvents(tx)).is_ok() {
+            let replies_tx = replies_tx.clone();
+            tokio::spawn(async move {
+                if let Ok(history) = rx.await {
+                    let _ = replies_tx.send(Reply::History(history));
+                }
+            });
+        }
+    }
+    let guard = TerminalGuard::enter(mouse).context("setting up the terminal")?;
     let mut ui = Ui {
         guard,
         app,
         events: EventStream::new(),
         commands,
         snapshots,
+        engine_events: events,
+        replies,
+        replies_tx,
         signals,
         can_draw: true,
     };
@@ -113,6 +149,9 @@ struct Ui {
     events: EventStream,
     commands: CommandSender,
     snapshots: SnapshotReceiver,
+    engine_events: Option<EventReceiver>,
+    replies: mpsc::UnboundedReceiver<Reply>,
+    replies_tx: mpsc::UnboundedSender<Reply>,
     signals: Signals,
     /// `false` once the terminal is gone (hang-up, write error, restored by a panic).
     can_draw: bool,
@@ -126,8 +165,11 @@ impl Ui {
                 self.can_draw = false;
                 return Exit::Failed(anyhow!("the terminal was restored after a panic"));
             }
+            if let Err(exit) = self.flush_commands() {
+                return exit;
+            }
             if dirty {
-                let app = &self.app;
+                let app = &mut self.app;
                 if let Err(err) = self.guard.draw(|frame| app.draw(frame)) {
                     self.can_draw = false;
                     return Exit::Failed(anyhow::Error::new(err).context("drawing the screen"));
@@ -141,7 +183,24 @@ impl Ui {
                 event = self.events.next() => match event {
                     Some(Ok(Event::Key(key))) if key.kind != KeyEventKind::Release => {
                         dirty = true;
-                        for command in self.app.handle_key(key) {
+                        let commands = self.app.handle_key(key);
+                        for command in commands {
+                            if let Err(exit) = self.send(command) {
+                                return exit;
+                            }
+                        }
+                    }
+                    Some(Ok(Event::Mouse(mouse))) => {
+                        dirty = true;
+                        for command in self.app.handle_mouse(mouse) {
+                            if let Err(exit) = self.send(command) {
+                                return exit;
+                            }
+                        }
+                    }
+                    Some(Ok(Event::Paste(text))) => {
+                        dirty = true;
+                        for command in self.app.handle_paste(&text) {
                             if let Err(exit) = self.send(command) {
                                 return exit;
                             }
@@ -168,6 +227,20 @@ impl Ui {
                     }
                     Err(_) => return Exit::EngineGone,
                 },
+                event = recv_event(&mut self.engine_events) => match event {
+                    Ok(event) => dirty |= self.app.push_events([event]),
+                    Err(RecvError::Lagged(n)) => self.app.events_lagged(n),
+                    Err(RecvError::Closed) => self.engine_events = None,
+                },
+                Some(reply) = self.replies.recv() => {
+                    dirty = true;
+                    match reply {
+                        Reply::Added(result) => self.app.add_result(result),
+                        Reply::History(history) => {
+                            self.app.push_events(history);
+                        }
+                    }
+                },
                 signal = self.signals.recv() => {
                     if signal == TermSignal::Hangup {
                         self.can_draw = false;
@@ -178,8 +251,30 @@ impl Ui {
         }
     }
 
-    /// Queues `command` for the engine without waiting.
+    /// Sends the commands the app queued outside a key press (e.g. focus changes).
+    fn flush_commands(&mut self) -> Result<(), Exit> {
+        for command in self.app.take_commands() {
+            self.send(command)?;
+        }
+        Ok(())
+    }
+
+    /// Queues `command` for the engine without waiting. An add from the dialog gets a reply
+    /// channel whose answer comes back to the loop.
     fn send(&mut self, command: Command) -> Result<(), Exit> {
+        let command = match command {
+            Command::Add(request, None) => {
+                let (tx, rx) = oneshot::channel();
+                let replies = self.replies_tx.clone();
+                tokio::spawn(async move {
+                    if let Ok(result) = rx.await {
+                        let _ = replies.send(Reply::Added(result));
+                    }
+                });
+                Command::Add(request, Some(tx))
+            }
+            other => other,
+        };
         match self.commands.try_send(command) {
             Ok(()) => Ok(()),
             Err(TrySendError::Full(_)) => {
@@ -194,7 +289,7 @@ impl Ui {
     /// Draws if the terminal is still there; a failure means it is not.
     fn try_draw(&mut self) {
         if self.can_draw && terminal::is_active() {
-            let app = &self.app;
+            let app = &mut self.app;
             if self.guard.draw(|frame| app.draw(frame)).is_err() {
                 self.can_draw = false;
             }
@@ -228,7 +323,8 @@ impl Ui {
                 _ = self.signals.recv() => break Shutdown::Forced,
                 event = self.events.next(), if self.can_draw => match event {
                     Some(Ok(Event::Key(key))) => {
-                        if keymap::lookup(Context::Global, &key) == Some(Action::Quit) {
+                        let keymap = &self.app.options().keymap;
+                        if keymap.lookup(Context::Global, &key) == Some(Action::Quit) {
                             break Shutdown::Forced;
                         }
                     }
@@ -253,6 +349,14 @@ impl Ui {
             ref other => tracing::warn!("engine shutdown not confirmed: {other:?}"),
         }
         outcome
+    }
+}
+
+/// The next engine event; never resolves without a receiver.
+async fn recv_event(events: &mut Option<EventReceiver>) -> Result<EngineEvent, RecvError> {
+    match events {
+        Some(rx) => rx.recv().await,
+        None => std::future::pending().await,
     }
 }
 
@@ -317,6 +421,7 @@ mod tests {
     use std::sync::Arc;
 
     use crate::api::Snapshot;
+    use crate::tui::UiOptions;
 
     use super::*;
 
@@ -327,7 +432,13 @@ mod tests {
         fn assert_send<T: Send>(_: &T) {}
         let (commands, _engine_side) = tokio::sync::mpsc::channel(1);
         let (_publisher, snapshots) = tokio::sync::watch::channel(Arc::new(Snapshot::default()));
-        let future = run(commands, snapshots);
+        let future = run(RunOptions {
+            commands,
+            snapshots,
+            events: None,
+            notice: None,
+            ui: UiOptions::default(),
+        });
         assert_send(&future);
     }
 }

@@ -123,6 +123,162 @@ pub fn fit(text: &str, max_width: usize) -> String {
     out
 }
 
+/// Makes untrusted text safe to draw: control characters become `'\u{fffd}'` (or `'?'`), and
+/// with `ascii` every non-ASCII character becomes `'?'`.
+pub fn clean(text: &str, ascii: bool) -> String {
+    text.chars()
+        .map(|c| {
+            if c.is_control() {
+                if ascii { '?' } else { '\u{fffd}' }
+            } else if ascii && !c.is_ascii() {
+                '?'
+            } else {
+                c
+            }
+        })
+        .collect()
+}
+
+/// [`fit`] for the symbol set in use: cleans `text` (see [`clean`]) and cuts it to
+/// `max_width` cells with `ellipsis`.
+pub fn fit_with(text: &str, max_width: usize, ascii: bool, ellipsis: char) -> String {
+    let clean = clean(text, ascii);
+    if width(&clean) <= max_width {
+        return clean;
+    }
+    if max_width == 0 {
+        return String::new();
+    }
+    let budget = max_width - 1;
+    let mut out = String::new();
+    let mut used = 0;
+    for c in clean.chars() {
+        let w = c.width().unwrap_or(0);
+        if used + w > budget {
+            break;
+        }
+        used += w;
+        out.push(c);
+    }
+    // a wide character that did not fit leaves a gap: fill it so columns stay aligned
+    while used < budget {
+        out.push(' ');
+        used += 1;
+    }
+    out.push(ellipsis);
+    out
+}
+
+/// `text` padded with spaces on the right to `cells` terminal cells (never cut).
+pub fn pad(text: &str, cells: usize) -> String {
+    let w = width(text);
+    let mut out = text.to_owned();
+    out.extend(std::iter::repeat_n(' ', cells.saturating_sub(w)));
+    out
+}
+
+/// A share ratio: `"-"` when unknown, `"0.52"`, `"12.3"`, `"123"`, `"9999+"`.
+pub fn ratio(ratio: Option<f64>) -> String {
+    match ratio {
+        None => "-".to_owned(),
+        Some(r) if !r.is_finite() || r >= 9999.5 => "9999+".to_owned(),
+        Some(r) if r < 9.995 => format!("{r:.2}"),
+        Some(r) if r < 99.95 => format!("{r:.1}"),
+        Some(r) => format!("{r:.0}"),
+    }
+}
+
+/// Broken-down local time (year, month, day, hour, minute, second) of Unix second `secs`,
+/// from the C library (`localtime_r`, so `TZ` applies); UTC when that fails.
+fn local_time(secs: i64) -> (i64, u32, u32, u32, u32, u32) {
+    #[cfg(unix)]
+    {
+        #[allow(irrefutable_let_patterns, clippy::useless_conversion)]
+        if let Ok(t) = libc::time_t::try_from(secs) {
+            // SAFETY: localtime_r only writes into the `tm` we own and reads `t`.
+            let mut tm: libc::tm = unsafe { std::mem::zeroed() };
+            let ok = unsafe { !libc::localtime_r(&t, &mut tm).is_null() };
+            if ok {
+                return (
+                    i64::from(tm.tm_year) + 1900,
+                    (tm.tm_mon + 1).clamp(1, 12) as u32,
+                    tm.tm_mday.clamp(1, 31) as u32,
+                    tm.tm_hour.clamp(0, 23) as u32,
+                    tm.tm_min.clamp(0, 59) as u32,
+                    tm.tm_sec.clamp(0, 60) as u32,
+                );
+            }
+        }
+    }
+    utc(secs)
+}
+
+/// Civil UTC date and time of Unix second `secs` (proleptic Gregorian calendar).
+fn utc(secs: i64) -> (i64, u32, u32, u32, u32, u32) {
+    let days = secs.div_euclid(86_400);
+    let rem = secs.rem_euclid(86_400);
+    // Howard Hinnant's days-to-civil algorithm.
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = (doy - (153 * mp + 2) / 5 + 1) as u32;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    (
+        year,
+        month,
+        day,
+        (rem / 3600) as u32,
+        (rem % 3600 / 60) as u32,
+        (rem % 60) as u32,
+    )
+}
+
+/// A Unix time as a local date, `"2026-12-01"`; `"-"` for 0 (unknown).
+pub fn date(unix_secs: i64) -> String {
+    if unix_secs == 0 {
+        return "-".to_owned();
+    }
+    let (y, m, d, ..) = local_time(unix_secs);
+    format!("{y:04}-{m:02}-{d:02}")
+}
+
+/// A Unix time as local date and time, `"2026-12-01 14:03"`; `"-"` for 0 (unknown).
+pub fn date_time(unix_secs: i64) -> String {
+    if unix_secs == 0 {
+        return "-".to_owned();
+    }
+    let (y, mo, d, h, mi, _) = local_time(unix_secs);
+    format!("{y:04}-{mo:02}-{d:02} {h:02}:{mi:02}")
+}
+
+/// A point in time as local `"HH:MM:SS"` (log lines).
+pub fn clock(at: std::time::SystemTime) -> String {
+    let secs = at
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX));
+    let (_, _, _, h, m, s) = local_time(secs);
+    format!("{h:02}:{m:02}:{s:02}")
+}
+
+/// How far `at` is from `now`: `"in 5m 02s"`, `"3m 10s ago"`, `"now"`; `"-"` for `None`.
+pub fn relative(at: Option<std::time::SystemTime>, now: std::time::SystemTime) -> String {
+    let Some(at) = at else {
+        return "-".to_owned();
+    };
+    match at.duration_since(now) {
+        Ok(d) if d.as_secs() > 0 => format!("in {}", eta(d.as_secs())),
+        Ok(_) => "now".to_owned(),
+        Err(e) => match e.duration().as_secs() {
+            0 => "now".to_owned(),
+            s => format!("{} ago", eta(s)),
+        },
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -199,6 +355,38 @@ mod tests {
         let cut = fit("日本語のファイル名", 7);
         assert_eq!(cut, "日本語…");
         assert!(width(&cut) <= 7);
+    }
+
+    #[test]
+    fn fit_with_keeps_columns_aligned_for_wide_characters() {
+        // A wide character that would straddle the cut leaves a space, never a short cell.
+        let cut = fit_with("日本語のファイル名", 8, false, '…');
+        assert_eq!(width(&cut), 8);
+        assert_eq!(fit_with("a\u{1b}[31mb", 20, true, '~'), "a?[31mb");
+        assert_eq!(fit_with("café 🎬 film", 20, true, '~'), "caf? ? film");
+        assert_eq!(fit_with("abcdef", 4, true, '~'), "abc~");
+        for w in 0..12 {
+            assert!(width(&fit_with("🎬🎬🎬🎬🎬x", w, false, '…')) <= w);
+        }
+    }
+
+    #[test]
+    fn ratios_dates_and_relative_times() {
+        assert_eq!(ratio(None), "-");
+        assert_eq!(ratio(Some(0.5)), "0.50");
+        assert_eq!(ratio(Some(12.34)), "12.3");
+        assert_eq!(ratio(Some(1234.0)), "1234");
+        assert_eq!(ratio(Some(f64::INFINITY)), "9999+");
+        assert_eq!(utc(0), (1970, 1, 1, 0, 0, 0));
+        assert_eq!(utc(1_764_547_200), (2025, 12, 1, 0, 0, 0));
+        assert_eq!(utc(951_782_400), (2000, 2, 29, 0, 0, 0));
+        assert_eq!(date(0), "-");
+        assert!(date(i64::MAX).len() >= 10);
+        let now = std::time::SystemTime::UNIX_EPOCH + std::time::Duration::from_secs(1000);
+        let later = now + std::time::Duration::from_secs(65);
+        assert_eq!(relative(Some(later), now), "in 1m 05s");
+        assert_eq!(relative(Some(now), later), "1m 05s ago");
+        assert_eq!(relative(None, now), "-");
     }
 
     #[test]

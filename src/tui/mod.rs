@@ -1,23 +1,33 @@
 //! Terminal UI (ratatui + crossterm).
 //!
-//! The UI reads [`Snapshot`](crate::api::Snapshot)s from the engine's watch channel and sends
+//! The UI reads [`Snapshot`](crate::api::Snapshot)s from the engine's watch channel and
+//! [`EngineEvent`](crate::api::EngineEvent)s from its broadcast channel, and sends
 //! [`Command`](crate::api::Command)s back; it never touches engine internals.
 //!
 //! - [`run`]: the event loop (terminal set-up, drawing on change, shutdown handshake).
-//! - [`App`]: the pure state machine (selection, help, quit), testable without a terminal.
-//! - [`action`]: the one action registry read by both the key dispatcher ([`keymap`]) and the
-//!   help overlay.
-//! - [`format`](mod@format): human sizes, rates, ETAs.
-//! - [`terminal`]: the guard that restores the terminal on every exit path.
+//! - [`App`]: the pure state machine (screens, tabs, list view, dialogs, help), testable
+//!   without a terminal.
+//! - [`action`]: the one action registry read by the keymap, the help and the config's
+//!   `[keys]` section; [`keymap`]: key chords and the active bindings.
+//! - [`list`]: sort, filter and search of the torrent list, cached per snapshot.
+//! - [`history`]: speed samples for the graphs.
+//! - [`theme`]: the 16 ANSI colours, `NO_COLOR`, ASCII mode.
+//! - [`format`](mod@format): human sizes, rates, ETAs, dates; text made safe to draw.
+//! - [`terminal`]: the guard that restores the terminal on every exit path, and the filters
+//!   that keep idle frames silent and colours in classic SGR.
 
 pub mod action;
 mod app;
+pub mod dialog;
 mod event_loop;
 pub mod format;
+pub mod history;
+pub mod input;
 pub mod keymap;
+pub mod list;
 pub mod terminal;
-mod theme;
-mod widgets;
+pub mod theme;
+pub mod widgets;
 
-pub use app::App;
-pub use event_loop::{SHUTDOWN_TIMEOUT, run, run_with_notice};
+pub use app::{App, NoticeLevel, Screen, Tab, UiOptions, priority_label};
+pub use event_loop::{RunOptions, SHUTDOWN_TIMEOUT, run};

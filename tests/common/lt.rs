@@ -134,6 +134,10 @@ pub struct SeedArgs {
     pub connect: Vec<SocketAddr>,
     /// Encryption policy.
     pub encryption: Encryption,
+    /// DHT node on UDP ip:port, torrent announced there (see [`LtPeer::dht_node`]).
+    pub dht: bool,
+    /// DHT nodes to join through (with `dht`).
+    pub dht_bootstrap: Vec<SocketAddr>,
     /// More `lt_peer.py` flags, e.g. `--pex`, `--report-peers`.
     pub extra: Vec<String>,
 }
@@ -151,6 +155,8 @@ impl SeedArgs {
             seed_mode: false,
             connect: Vec::new(),
             encryption: Encryption::Plain,
+            dht: false,
+            dht_bootstrap: Vec::new(),
             extra: Vec::new(),
         }
     }
@@ -179,6 +185,10 @@ pub struct LeechArgs {
     pub keep_seeding: bool,
     /// Encryption policy.
     pub encryption: Encryption,
+    /// DHT node on UDP ip:port, peers also looked up there.
+    pub dht: bool,
+    /// DHT nodes to join through (with `dht`).
+    pub dht_bootstrap: Vec<SocketAddr>,
     /// More `lt_peer.py` flags, e.g. `--pex`, `--report-peers`.
     pub extra: Vec<String>,
 }
@@ -198,6 +208,8 @@ impl LeechArgs {
             connect: Vec::new(),
             keep_seeding: false,
             encryption: Encryption::Plain,
+            dht: false,
+            dht_bootstrap: Vec::new(),
             extra: Vec::new(),
         }
     }
@@ -251,6 +263,7 @@ impl LtPeer {
         if args.seed_mode {
             a.push("--seed-mode".into());
         }
+        dht_args(&mut a, args.dht, &args.dht_bootstrap);
         a.extend(args.extra.iter().cloned());
         Self::spawn(
             "seeder",
@@ -284,6 +297,7 @@ impl LtPeer {
         if args.keep_seeding {
             a.push("--keep-seeding".into());
         }
+        dht_args(&mut a, args.dht, &args.dht_bootstrap);
         a.extend(args.extra.iter().cloned());
         let mut peer = Self::spawn(
             "leecher",
@@ -295,6 +309,42 @@ impl LtPeer {
         );
         peer.keep_seeding = args.keep_seeding;
         peer
+    }
+
+    /// Start a DHT-only libtorrent node on UDP `ip:port` that joins through `bootstrap`
+    /// (as ordinary routing-table nodes), and wait for its `READY` (listening). It then
+    /// prints `NODES <n>` every second (see [`LtPeer::wait_nodes`]).
+    ///
+    /// # Panics
+    /// When libtorrent is missing, the process cannot start or does not get ready.
+    pub fn dht_node(ip: Ipv4Addr, port: u16, bootstrap: &[SocketAddr]) -> LtPeer {
+        let mut a: Vec<String> = vec!["dht-node".into()];
+        dht_args(&mut a, false, bootstrap);
+        let mut peer = Self::spawn("DHT node", a, ip, port, &[], Encryption::Plain);
+        if let Err(e) = peer.wait_line("READY", READY_TIMEOUT) {
+            panic!("{e}");
+        }
+        peer
+    }
+
+    /// Wait until a DHT node (seed/leech with `dht`, or [`LtPeer::dht_node`]) reports at
+    /// least `min` routing-table nodes; returns the count seen.
+    ///
+    /// # Errors
+    /// On timeout or exit (the message holds the last count and stderr).
+    pub fn wait_nodes(&mut self, min: usize, timeout: Duration) -> Result<usize, HarnessError> {
+        let end = Instant::now() + timeout;
+        let mut last = 0;
+        while Instant::now() < end {
+            let line = self.wait_line("NODES", end.saturating_duration_since(Instant::now()))?;
+            last = line.trim_start_matches("NODES").trim().parse().unwrap_or(0);
+            if last >= min {
+                return Ok(last);
+            }
+        }
+        Err(self.failure(&format!(
+            "{last} DHT nodes, wanted {min}, within {timeout:?}"
+        )))
     }
 
     fn spawn(
@@ -505,6 +555,16 @@ impl Drop for LtPeer {
             let _ = self.child.kill();
             let _ = self.child.wait();
         }
+    }
+}
+
+/// `--dht` (when `on`) and one `--dht-bootstrap` per node.
+fn dht_args(a: &mut Vec<String>, on: bool, bootstrap: &[SocketAddr]) {
+    if on {
+        a.push("--dht".into());
+    }
+    for b in bootstrap {
+        a.extend(["--dht-bootstrap".into(), b.to_string()]);
     }
 }
 

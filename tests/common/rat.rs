@@ -20,16 +20,35 @@ pub fn bin() -> &'static str {
     env!("CARGO_BIN_EXE_ratorrent")
 }
 
+/// `ratorrent ARGS...` as a [`Command`] whose config, data (state store) and state (logs)
+/// directories are `dir`, so a one-shot run (`info`, `check`) never reads the user's config
+/// nor writes under the user's home.
+pub fn command(dir: &Path) -> Command {
+    let mut c = Command::new(bin());
+    c.env("XDG_CONFIG_HOME", dir)
+        .env("XDG_DATA_HOME", dir)
+        .env("XDG_STATE_HOME", dir);
+    c
+}
+
 impl Rat {
     /// Start `ratorrent ARGS...` with an empty config file (hermetic: the user's config is
-    /// never read) plus `extra_config` TOML appended.
+    /// never read) plus `extra_config` TOML appended; config, data (state store) and state
+    /// (logs) directories are a temporary one of its own. The DHT is off unless
+    /// `extra_config` has a `[dht]` table (tests never reach public DHT nodes).
     pub fn spawn(args: &[&str], extra_config: &str) -> Rat {
         let dir = tempfile::Builder::new()
             .prefix("ratorrent-proc-")
             .tempdir()
             .expect("tempdir");
         let config = dir.path().join("config.toml");
-        std::fs::write(&config, extra_config).expect("write config");
+        let text = if extra_config.contains("[dht]") {
+            extra_config.to_string()
+        } else {
+            // a table last, so it cannot capture the caller's top-level keys
+            format!("{extra_config}\n[dht]\nenabled = false\n")
+        };
+        std::fs::write(&config, text).expect("write config");
         let out = dir.path().join("stdout");
         let err = dir.path().join("stderr");
         let child = Command::new(bin())
@@ -41,6 +60,8 @@ impl Rat {
                 std::env::var("RATORRENT_TEST_LOG").unwrap_or_else(|_| "info".into()),
             )
             .env("XDG_STATE_HOME", dir.path())
+            .env("XDG_DATA_HOME", dir.path())
+            .env("XDG_CONFIG_HOME", dir.path())
             .stdin(Stdio::null())
             .stdout(std::fs::File::create(&out).expect("stdout file"))
             .stderr(std::fs::File::create(&err).expect("stderr file"))

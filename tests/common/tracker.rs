@@ -115,6 +115,8 @@ struct State {
     announces: Vec<Announce>,
     /// Requests rejected before they could be decoded as an announce (reason, raw target).
     rejected: Vec<(String, String)>,
+    /// Scrape requests answered.
+    scrapes: u32,
 }
 
 /// A running test tracker. See the module docs.
@@ -144,6 +146,7 @@ impl TestTracker {
             swarms: HashMap::new(),
             announces: Vec::new(),
             rejected: Vec::new(),
+            scrapes: 0,
         }));
         let stop = Arc::new(AtomicBool::new(false));
         let thread = {
@@ -201,6 +204,11 @@ impl TestTracker {
             .filter(|a| a.info_hash == *info_hash)
             .cloned()
             .collect()
+    }
+
+    /// Scrape requests answered so far (BEP 48).
+    pub fn scrapes(&self) -> u32 {
+        lock(&self.state).scrapes
     }
 
     /// Requests that could not be decoded as an announce or scrape: `(reason, request target)`.
@@ -595,7 +603,8 @@ fn announce(
 }
 
 fn scrape(params: &Params, state: &Mutex<State>) -> (u16, Vec<u8>) {
-    let st = lock(state);
+    let mut st = lock(state);
+    st.scrapes += 1;
     let mut wanted: Vec<InfoHash> = Vec::new();
     for (k, v) in params {
         if k == b"info_hash" {

@@ -6,9 +6,13 @@ Standard library + libtorrent only.
 
 Subcommands:
 
-  make-torrent --data PATH --out FILE.torrent --tracker URL [--piece-length BYTES]
-      Write a v1-only .torrent (BEP 3) of a file or a directory. Prints the info hash
-      (40 hex digits) on stdout.
+  make-torrent --data PATH --out FILE.torrent [--tracker URL] [--piece-length BYTES]
+      Write a v1-only .torrent (BEP 3) of a file or a directory (no --tracker: a
+      tracker-less torrent, for the DHT). Prints the info hash (40 hex digits) on stdout.
+
+  dht-node --ip 127.0.0.X --port P [--dht-bootstrap HOST:PORT ...]
+      A DHT node only (no torrent), on UDP ip:port. Prints `READY` once listening, then
+      `NODES <n>` (its routing table size) every second, until SIGTERM.
 
   seed --torrent T --data-dir D --ip 127.0.0.X --port P [--upload-limit BYTES_PER_S]
        [--seed-mode] [--connect HOST:PORT ...] [--encryption plain|prefer|forced]
@@ -26,8 +30,15 @@ Subcommands:
       `DONE` and exits 0 (or, with --keep-seeding, keeps seeding until SIGTERM). Exit 1 with
       a message on stderr on timeout.
 
+DHT (seed, leech): off unless --dht is given. With --dht the session runs a DHT node on
+UDP ip:port, bootstrapped to the --dht-bootstrap nodes only (none: it waits to be found),
+with libtorrent's filters for loopback and same-subnet nodes off (every test node lives in
+127.0.0.0/8), no rate blocking of chatty loopback nodes, and announces every 5 s; the
+torrent is announced to the DHT. A seeder of a torrent without trackers prints READY once
+it is seeding and has sent an announce_peer (BEP 5) to a DHT node.
+
 Every session: listens on ip:port only, dials and announces from ip (outgoing_interfaces,
-announce_ip, so the tracker sees ip through `&ip=`), TCP only (uTP off), DHT/LSD/UPnP/NAT-PMP
+announce_ip, so the tracker sees ip through `&ip=`), TCP only (uTP off), LSD/UPnP/NAT-PMP
 and PEX off, several connections per IP allowed (all test peers share 127.0.0.0/8), reconnect
 after 1 s, tracker intervals honoured down to 1 s. `--connect` dials a peer directly (once a
 second while the torrent has no peer), for a peer the tracker cannot announce (same IP).
@@ -104,7 +115,7 @@ def session_settings(a, upload_limit=0, download_limit=0):
         | lt.alert.category_t.peer_notification
         | lt.alert.category_t.connect_notification
     )
-    return {
+    settings = {
         "listen_interfaces": f"{a.ip}:{a.port}",
         "outgoing_interfaces": a.ip,
         "announce_ip": a.ip,
@@ -132,10 +143,49 @@ def session_settings(a, upload_limit=0, download_limit=0):
         "download_rate_limit": download_limit,
         "alert_mask": int(mask),
     }
+    if getattr(a, "dht", False):
+        settings.update(dht_settings(a))
+        # dht_log_notification: dht_pkt_alert, which shows our own announce_peer going out
+        settings["alert_mask"] = int(
+            mask
+            | lt.alert.category_t.dht_notification
+            | lt.alert.category_t.dht_log_notification
+        )
+    return settings
+
+
+def dht_settings(a):
+    """A DHT node for a loopback test network (see the module docs)."""
+    return {
+        "enable_dht": True,
+        # no routers: libtorrent never keeps a router in its routing table; the
+        # --dht-bootstrap nodes are added as ordinary nodes instead (add_dht_nodes)
+        "dht_bootstrap_nodes": "",
+        # every test node is in 127.0.0.0/8: libtorrent would keep one per /24, refuse
+        # "dark" and unverified ids, and block an IP that sends many queries a second
+        "dht_restrict_routing_ips": False,
+        "dht_restrict_search_ips": False,
+        "dht_prefer_verified_node_ids": False,
+        "dht_enforce_node_id": False,
+        "dht_ignore_dark_internet": False,
+        "dht_block_ratelimit": 100000,
+        "dht_block_timeout": 1,
+        "dht_upload_rate_limit": 1 << 20,
+        "dht_announce_interval": 5,
+        "dht_read_only": False,
+    }
+
+
+def add_dht_nodes(ses, a):
+    """Ping each --dht-bootstrap node; those that answer enter the routing table."""
+    for host, port in getattr(a, "dht_bootstrap", []):
+        ses.add_dht_node((host, port))
 
 
 def make_session(a, upload_limit=0, download_limit=0):
     ses = lt.session(session_settings(a, upload_limit, download_limit))
+    if getattr(a, "dht", False):
+        add_dht_nodes(ses, a)
     if upload_limit or download_limit:
         # Loopback peers are in the unthrottled "local" peer class by default; map every
         # IPv4 address to the global class instead, which the rate limits apply to.
@@ -145,7 +195,7 @@ def make_session(a, upload_limit=0, download_limit=0):
     return ses
 
 
-def add_torrent(ses, torrent, save_path, seed_mode=False, magnet=None, pex=False):
+def add_torrent(ses, torrent, save_path, seed_mode=False, magnet=None, pex=False, dht=False):
     if magnet:
         try:
             params = lt.parse_magnet_uri(magnet)
@@ -161,7 +211,9 @@ def add_torrent(ses, torrent, save_path, seed_mode=False, magnet=None, pex=False
         params.ti = ti
         ih = str(ti.info_hashes().v1)
     params.save_path = save_path
-    flags = lt.torrent_flags.disable_dht | lt.torrent_flags.disable_lsd
+    flags = lt.torrent_flags.disable_lsd
+    if not dht:
+        flags |= lt.torrent_flags.disable_dht
     if not pex:
         flags |= lt.torrent_flags.disable_pex
     if seed_mode:
@@ -183,6 +235,10 @@ class Events:
         self.last_reply_seeding = False  # the torrent was seeding when the last reply came
         self.finished = False
         self.fatal = None
+        self.dht_replies = 0  # DHT lookups (with announce) of our torrent completed
+        self.dht_replies_seeding = 0  # ... completed while seeding
+        self.dht_announces = 0  # announce_peer queries sent (to a node that gave a token)
+        self.dht_announces_seeding = 0  # ... sent while seeding
 
     def pump(self, ses, h, wait_ms=200):
         ses.wait_for_alert(wait_ms)
@@ -203,6 +259,17 @@ class Events:
             self.replies += 1
             self.answers += 1
             self.last_reply_seeding = h.status().is_seeding
+            log(al.message())
+        elif isinstance(al, lt.dht_pkt_alert):
+            # an announce_peer query we send (BEP 5): the torrent is listed at that node
+            if b"13:announce_peer" in bytes(al.pkt_buf) and "==>" in al.message():
+                self.dht_announces += 1
+                if h is not None and h.status().is_seeding:
+                    self.dht_announces_seeding += 1
+        elif isinstance(al, lt.dht_reply_alert):
+            self.dht_replies += 1
+            if h is not None and h.status().is_seeding:
+                self.dht_replies_seeding += 1
             log(al.message())
         elif isinstance(al, lt.torrent_finished_alert):
             self.finished = True
@@ -293,7 +360,8 @@ def cmd_make_torrent(a):
     if fs.num_files() == 0:
         fail(f"{data} holds no file", 2)
     ct = lt.create_torrent(fs, a.piece_length, flags=lt.create_torrent.v1_only)
-    ct.add_tracker(a.tracker)
+    if a.tracker:
+        ct.add_tracker(a.tracker)
     ct.set_creator("ratorrent tests lt_peer.py")
     lt.set_piece_hashes(ct, os.path.dirname(data))
     blob = lt.bencode(ct.generate())
@@ -303,14 +371,42 @@ def cmd_make_torrent(a):
     print(str(ti.info_hashes().v1), flush=True)
 
 
+def dht_node_count(ses):
+    """Nodes in the session's DHT routing table."""
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        return ses.status().dht_nodes
+
+
+def cmd_dht_node(a):
+    ses = make_session(a)
+    ev = Events(a.port)
+    wait_listening(ses, None, ev)
+    print("READY", flush=True)
+    last = 0.0
+    while not should_stop():
+        ev.pump(ses, None)
+        now = time.monotonic()
+        if now - last >= 1.0:
+            print(f"NODES {dht_node_count(ses)}", flush=True)
+            last = now
+    log("stopping")
+    del ses
+    return 0
+
+
 def cmd_seed(a):
     ses = make_session(a, upload_limit=a.upload_limit)
-    h, ih = add_torrent(ses, a.torrent, a.data_dir, seed_mode=a.seed_mode, pex=a.pex)
+    h, ih = add_torrent(ses, a.torrent, a.data_dir, seed_mode=a.seed_mode, pex=a.pex, dht=a.dht)
+    trackerless = len(h.trackers()) == 0
     seen = set()
     ev = Events(a.port)
     wait_listening(ses, h, ev)
     ready = False
     reannounced = False
+    last_dht = 0.0
     last_dial = 0.0
     last_status = time.monotonic()
     start = time.monotonic()
@@ -327,7 +423,17 @@ def cmd_seed(a):
                     f"({st.progress * 100:.1f}% verified): cannot seed",
                     2,
                 )
-            if st.is_seeding:
+            if st.is_seeding and trackerless and a.dht:
+                # no tracker: ready once an announce_peer went out while seeding (the
+                # torrent is listed on the DHT; a dht_reply_alert only comes when the
+                # lookup found peers); ask for a lookup every 2 s until then
+                if ev.dht_announces_seeding:
+                    ready = True
+                    print(f"READY {ih}", flush=True)
+                elif now - last_dht >= 2.0:
+                    h.force_dht_announce()
+                    last_dht = now
+            elif st.is_seeding:
                 if ev.replies and ev.last_reply_seeding:
                     ready = True
                     print(f"READY {ih}", flush=True)
@@ -354,7 +460,7 @@ def cmd_leech(a):
     ses = make_session(a, download_limit=a.download_limit)
     if bool(a.torrent) == bool(a.magnet):
         fail("leech needs exactly one of --torrent and --magnet", 2)
-    h, _ih = add_torrent(ses, a.torrent, a.save_dir, magnet=a.magnet, pex=a.pex)
+    h, _ih = add_torrent(ses, a.torrent, a.save_dir, magnet=a.magnet, pex=a.pex, dht=a.dht)
     seen = set()
     ev = Events(a.port)
     wait_listening(ses, h, ev)
@@ -407,7 +513,7 @@ def main():
     mk = sub.add_parser("make-torrent", help="write a v1-only .torrent, print its info hash")
     mk.add_argument("--data", required=True, help="file or directory to describe")
     mk.add_argument("--out", required=True, help=".torrent file to write")
-    mk.add_argument("--tracker", required=True, help="announce URL")
+    mk.add_argument("--tracker", default=None, help="announce URL (none: tracker-less)")
     mk.add_argument("--piece-length", type=int, default=0, help="bytes, power of two (0: auto)")
 
     def peer_args(sp):
@@ -422,6 +528,21 @@ def main():
         sp.add_argument("--encryption", choices=["plain", "prefer", "forced"], default="plain",
                         help="plain: dial plaintext, accept both (default); prefer: MSE first; "
                         "forced: MSE only")
+        dht_args(sp)
+
+    def dht_args(sp):
+        sp.add_argument("--dht", action="store_true",
+                        help="run a DHT node on UDP ip:port and use it for the torrent")
+        sp.add_argument("--dht-bootstrap", type=parse_hostport, action="append", default=[],
+                        metavar="HOST:PORT", help="DHT node to join through (repeatable)")
+
+    dn = sub.add_parser("dht-node", help="a DHT node only; prints READY, then NODES <n>")
+    dn.add_argument("--ip", required=True, help="127.0.0.X to bind")
+    dn.add_argument("--port", type=int, required=True)
+    dn.add_argument("--encryption", choices=["plain", "prefer", "forced"], default="plain",
+                    help="accepted for symmetry with seed/leech (no torrent, no effect)")
+    dht_args(dn)
+    dn.set_defaults(dht=True)
 
     sd = sub.add_parser("seed", help="seed until SIGTERM; prints READY <info hash>")
     peer_args(sd)
@@ -446,6 +567,8 @@ def main():
         return 0
     if a.cmd == "seed":
         return cmd_seed(a)
+    if a.cmd == "dht-node":
+        return cmd_dht_node(a)
     return cmd_leech(a)
 
 

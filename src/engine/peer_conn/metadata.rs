@@ -52,6 +52,13 @@ pub async fn run<T: Transport>(
         payload: extension::encode_handshake(&ours),
     }
     .encode(&mut out);
+    // BEP 5: a peer that runs a DHT node learns where ours listens (a magnet link is
+    // public until its info dictionary says otherwise)
+    if remote.supports_dht()
+        && let Some(dht) = &fetch.ctx.dht
+    {
+        Message::Port(dht.local_addr().port()).encode(&mut out);
+    }
     wr.write_all(&out).await?;
     info.last_send
         .store(fetch.ctx.clock.now_ms(), Ordering::Relaxed);
@@ -73,8 +80,16 @@ pub async fn run<T: Transport>(
                     info.last_recv.store(fetch.ctx.clock.now_ms(), Ordering::Relaxed);
                     while let Some(msg) = wire::decode(&mut buf, MESSAGE_CAP)? {
                         info.messages.fetch_add(1, Ordering::Relaxed);
-                        let Message::Extended { ext_id, payload } = msg else {
-                            continue;
+                        let (ext_id, payload) = match msg {
+                            Message::Extended { ext_id, payload } => (ext_id, payload),
+                            // BEP 5: the peer's DHT node, at its IP
+                            Message::Port(p) => {
+                                if let Some(dht) = &fetch.ctx.dht {
+                                    dht.add_node(std::net::SocketAddr::new(info.addr.ip(), p));
+                                }
+                                continue;
+                            }
+                            _ => continue,
                         };
                         if ext_id == 0 {
                             let Ok(h) = extension::parse_handshake(&payload) else {

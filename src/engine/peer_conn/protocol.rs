@@ -173,6 +173,12 @@ impl Conn {
             });
         }
         self.fast = remote.supports_fast();
+        // BEP 5: tell a peer that runs a DHT node where ours listens
+        if remote.supports_dht()
+            && let Some(dht) = self.t.dht()
+        {
+            self.send(Message::Port(dht.local_addr().port()));
+        }
         let have = self.t.have.to_bitfield();
         if self.fast {
             // BEP 6: have-all / have-none stand for the bitfield
@@ -292,10 +298,13 @@ impl Conn {
             tracing::trace!(peer = %self.info.addr, ?msg, "message");
         }
         match msg {
-            Message::KeepAlive
-            | Message::Port(_)
-            | Message::Unknown { .. }
-            | Message::Suggest(_) => {}
+            // BEP 5: the peer's DHT node, at its IP (bad ports are ignored, never fatal)
+            Message::Port(p) => {
+                if let Some(dht) = self.t.dht() {
+                    dht.add_node(std::net::SocketAddr::new(self.info.addr.ip(), p));
+                }
+            }
+            Message::KeepAlive | Message::Unknown { .. } | Message::Suggest(_) => {}
             Message::Choke => {
                 self.info.peer_choking.store(true, Ordering::Relaxed);
                 // BEP 6: with the fast extension the peer rejects what it will not serve

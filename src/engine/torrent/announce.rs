@@ -12,7 +12,11 @@
 use std::time::{Duration, Instant, SystemTime};
 
 use crate::api::{TrackerRow, TrackerStatus};
-use crate::tracker::{AnnounceEvent, AnnounceResponse, TrackerError};
+use crate::tracker::{AnnounceEvent, AnnounceResponse, ScrapeStats, TrackerError};
+
+/// How often a tracker that answers announces is scraped for its seeder, leecher and
+/// completed-download counts (qBittorrent and Transmission scrape about every 30 min).
+pub const SCRAPE_INTERVAL: Duration = Duration::from_secs(30 * 60);
 
 /// First retry delay after every tracker of a tier failed; doubles per failure.
 pub const FIRST_RETRY: Duration = Duration::from_secs(15);
@@ -46,6 +50,10 @@ struct Tracker {
     min_interval: Option<Duration>,
     last_ok: Option<Instant>,
     tracker_id: Option<String>,
+    /// When we last asked it for a scrape (BEP 48 / BEP 15), answered or not.
+    last_scrape: Option<Instant>,
+    /// Its scrape failed for a reason that will not change (no scrape URL): never again.
+    no_scrape: bool,
 }
 
 #[derive(Debug, Clone, Default)]
@@ -106,6 +114,8 @@ impl TrackerSet {
                     seeds: None,
                     leechers: None,
                     downloaded: None,
+                    last_scrape: None,
+                    no_scrape: false,
                     peers: 0,
                     min_interval: None,
                     last_ok: None,
@@ -412,6 +422,47 @@ impl TrackerSet {
         None
     }
 
+    /// The trackers to scrape now (BEP 48, BEP 15 §scrape): those that answered an announce
+    /// and were not asked in the last [`SCRAPE_INTERVAL`]. They are marked as asked.
+    pub fn scrape_due(&mut self, now: Instant) -> Vec<String> {
+        let mut due = Vec::new();
+        for t in self.tiers.iter_mut().flat_map(|t| t.trackers.iter_mut()) {
+            if t.supported
+                && !t.no_scrape
+                && t.last_ok.is_some()
+                && t.last_scrape
+                    .is_none_or(|at| now.saturating_duration_since(at) >= SCRAPE_INTERVAL)
+            {
+                t.last_scrape = Some(now);
+                due.push(t.url.clone());
+            }
+        }
+        due
+    }
+
+    /// A scrape of `url` returned: its counts replace what announces said (a scrape's are
+    /// the tracker's own totals). Errors are not shown over the announce's status; a
+    /// tracker without a scrape URL is not asked again.
+    pub fn scraped(&mut self, url: &str, result: &Result<ScrapeStats, TrackerError>) {
+        let Some(t) = self
+            .tiers
+            .iter_mut()
+            .flat_map(|t| t.trackers.iter_mut())
+            .find(|t| t.url == url)
+        else {
+            return;
+        };
+        match result {
+            Ok(s) => {
+                t.seeds = s.complete.or(t.seeds);
+                t.leechers = s.incomplete.or(t.leechers);
+                t.downloaded = s.downloaded.or(t.downloaded);
+            }
+            Err(TrackerError::InvalidUrl(_)) => t.no_scrape = true,
+            Err(_) => {}
+        }
+    }
+
     /// Rows for the Trackers panel; `next` times are turned into wall-clock times with
     /// `now` / `wall_now`.
     pub fn rows(&self, now: Instant, wall_now: SystemTime) -> Vec<TrackerRow> {
@@ -532,6 +583,44 @@ mod tests {
         assert_eq!(stopped.event, Some(AnnounceEvent::Stopped));
         assert_eq!(s.next_deadline(), None, "nothing after stopped");
         assert!(s.stop().is_empty(), "stopped sent once");
+    }
+
+    #[test]
+    fn scrapes_follow_a_first_answer_then_every_half_hour_and_fill_the_row() {
+        let t0 = Instant::now();
+        let mut s = set(&[&["http://a/announce"], &["http://b/announce"]]);
+        assert!(s.scrape_due(t0).is_empty(), "nobody answered yet");
+        s.start(t0);
+        let jobs = s.due(t0);
+        let a = jobs.iter().find(|j| j.url == "http://a/announce").unwrap();
+        s.finished(a, &ok(1800), t0);
+        assert_eq!(s.scrape_due(t0), vec!["http://a/announce".to_string()]);
+        assert!(s.scrape_due(t0).is_empty(), "asked once");
+        s.scraped(
+            "http://a/announce",
+            &Ok(ScrapeStats {
+                complete: Some(7),
+                downloaded: Some(42),
+                incomplete: Some(3),
+            }),
+        );
+        let row = s
+            .rows(t0, SystemTime::now())
+            .into_iter()
+            .find(|r| r.url == "http://a/announce")
+            .unwrap();
+        assert_eq!(
+            (row.seeds, row.leechers, row.downloaded),
+            (Some(7), Some(3), Some(42))
+        );
+        assert!(s.scrape_due(t0 + SCRAPE_INTERVAL / 2).is_empty());
+        assert_eq!(s.scrape_due(t0 + SCRAPE_INTERVAL).len(), 1);
+        // a tracker with no scrape URL is not asked again
+        s.scraped(
+            "http://a/announce",
+            &Err(TrackerError::InvalidUrl("no scrape".into())),
+        );
+        assert!(s.scrape_due(t0 + SCRAPE_INTERVAL * 3).is_empty());
     }
 
     #[test]

@@ -9,6 +9,7 @@
 
 pub mod announce;
 pub mod choke;
+mod dht;
 pub mod metadata;
 pub mod peer_book;
 pub mod peers;
@@ -69,6 +70,8 @@ pub enum TorrentTimer {
     Reclaim,
     /// No peer for a while: let go of the storage and the metainfo.
     Quiet,
+    /// A DHT lookup and announce is due (see `torrent/dht.rs`).
+    Dht,
 }
 
 /// A key on the session's deadline queue.
@@ -224,6 +227,8 @@ pub struct Torrent {
     dirty: bool,
     cached_row: Option<Arc<TorrentRow>>,
     lost_pieces_logged: bool,
+    /// DHT lookups (BEP 5).
+    dht: dht::DhtLookups,
 }
 
 impl Torrent {
@@ -290,6 +295,7 @@ impl Torrent {
             dirty: true,
             cached_row: None,
             lost_pieces_logged: false,
+            dht: dht::DhtLookups::default(),
             sum,
         }
     }
@@ -929,6 +935,7 @@ impl Torrent {
         }
         self.trackers.start(env.now);
         self.schedule_announce(env);
+        self.dht_start(env);
         self.connect_more(env);
     }
 
@@ -973,6 +980,7 @@ impl Torrent {
             self.limits.clone(),
         ));
         s.set_accepting(self.life.is_running());
+        s.set_dht(self.dht_allowed(env));
         if let Some(m) = &self.meta {
             s.set_metadata(Arc::from(m.info_bytes.as_slice()));
         }
@@ -1027,6 +1035,7 @@ impl Torrent {
         self.dialing.clear();
         self.book.clear();
         self.hash_fails.clear();
+        self.dht_stop(env);
         for t in [
             TorrentTimer::Announce,
             TorrentTimer::Sweep,
@@ -1165,6 +1174,37 @@ impl Torrent {
         });
     }
 
+    /// Scrape the trackers that are due (see [`TrackerSet::scrape_due`]); the answers come
+    /// back as [`SessionEvent::Scraped`].
+    fn spawn_scrapes(&mut self, env: &mut Env<'_>) {
+        for url in self.trackers.scrape_due(env.now) {
+            let ctx = env.ctx.clone();
+            let (torrent, info_hash) = (self.id, self.sum.info_hash);
+            tokio::spawn(async move {
+                let _slot = ctx.announce_slots.clone().acquire_owned().await.ok();
+                let result = ctx.trackers.scrape(&url, info_hash).await;
+                ctx.send(SessionEvent::Scraped {
+                    torrent,
+                    url,
+                    result,
+                });
+            });
+        }
+    }
+
+    /// A scrape returned.
+    pub fn on_scraped(
+        &mut self,
+        url: &str,
+        result: &Result<crate::tracker::ScrapeStats, crate::tracker::TrackerError>,
+    ) {
+        if let Err(e) = result {
+            tracing::debug!(torrent = %self.sum.name, tracker = %crate::tracker::host_of(url), "scrape: {e}");
+        }
+        self.trackers.scraped(url, result);
+        self.dirty = true;
+    }
+
     fn schedule_announce(&mut self, env: &mut Env<'_>) {
         let key = TimerKey::Torrent(self.id, TorrentTimer::Announce);
         match self.trackers.next_deadline() {
@@ -1222,6 +1262,10 @@ impl Torrent {
             }
         }
         if self.life.is_running() {
+            // right after a tracker answers, and then at most every 30 min
+            if result.is_ok() && job.event != Some(AnnounceEvent::Stopped) {
+                self.spawn_scrapes(env);
+            }
             self.schedule_announce(env);
         }
     }
@@ -1243,6 +1287,7 @@ impl Torrent {
             TorrentTimer::Dial => self.connect_more(env),
             TorrentTimer::Reclaim => self.fill_slots(env),
             TorrentTimer::Quiet => self.go_quiet(env),
+            TorrentTimer::Dht => self.dht_due(env),
         }
     }
 
@@ -1358,7 +1403,8 @@ impl Torrent {
             self.dialing.insert(addr);
             let ctx = env.ctx.clone();
             let id = self.id;
-            let ours = Handshake::ours(self.sum.info_hash, ctx.peer_id);
+            let ours =
+                Handshake::ours(self.sum.info_hash, ctx.peer_id).with_dht(self.dht_allowed(env));
             tokio::spawn(async move {
                 let _slot = slot;
                 match peer_conn::connect(addr, ours).await {
@@ -1598,6 +1644,10 @@ impl Torrent {
             }
         }
         self.sum = Summary::of(&meta);
+        if self.sum.private {
+            // BEP 27: the info dictionary says private; the DHT is not used from now on
+            self.dht_stop(env);
+        }
         let n = self.sum.piece_count();
         self.have = Bitfield::new(n);
         self.file_prio = vec![FilePriority::Normal; self.sum.files.len()];
@@ -2076,7 +2126,25 @@ impl Torrent {
             None => Vec::new(),
         };
         let (_, _, wasted) = self.totals();
+        let known = self.book.source_counts();
+        let peer_sources = [
+            PeerSource::Tracker,
+            PeerSource::Incoming,
+            PeerSource::Dht,
+            PeerSource::Pex,
+            PeerSource::Magnet,
+            PeerSource::Manual,
+        ]
+        .into_iter()
+        .map(|source| crate::api::SourceCount {
+            source,
+            known: known.get(&source).copied().unwrap_or(0),
+            connected: peers.iter().filter(|p| p.source == source).count() as u32,
+        })
+        .filter(|c| c.known > 0 || c.connected > 0)
+        .collect();
         TorrentDetail {
+            peer_sources,
             id: self.id,
             info_hash: self.sum.info_hash.to_hex(),
             save_path: self.save_dir.clone(),

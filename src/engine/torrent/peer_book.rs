@@ -81,6 +81,15 @@ impl PeerBook {
         true
     }
 
+    /// Addresses known per source, in no particular order.
+    pub fn source_counts(&self) -> std::collections::HashMap<PeerSource, u32> {
+        let mut m = std::collections::HashMap::new();
+        for e in self.entries.values() {
+            *m.entry(e.source).or_insert(0) += 1;
+        }
+        m
+    }
+
     /// Addresses known.
     pub fn len(&self) -> usize {
         self.entries.len()

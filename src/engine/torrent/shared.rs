@@ -96,6 +96,9 @@ pub struct TorrentShared {
     pub limits: Arc<Limits>,
     picker: Mutex<Picker>,
     accepting: AtomicBool,
+    /// The torrent may use the DHT (DHT on, not private): BEP 5 `port` messages are sent
+    /// and acted upon.
+    dht: AtomicBool,
     metadata: OnceLock<Arc<[u8]>>,
     private: AtomicBool,
 }
@@ -124,6 +127,7 @@ impl TorrentShared {
             accepting: AtomicBool::new(false),
             metadata: OnceLock::new(),
             private: AtomicBool::new(false),
+            dht: AtomicBool::new(false),
         }
     }
 
@@ -145,6 +149,21 @@ impl TorrentShared {
     /// The torrent is private (BEP 27).
     pub fn is_private(&self) -> bool {
         self.private.load(Ordering::Relaxed)
+    }
+
+    /// The DHT node, when this torrent may use it (see [`TorrentShared::set_dht`]).
+    pub fn dht(&self) -> Option<&crate::dht::Dht> {
+        if self.dht.load(Ordering::Relaxed) {
+            self.ctx.dht.as_ref()
+        } else {
+            None
+        }
+    }
+
+    /// Allow (a public torrent with the DHT on) or forbid (BEP 27 private) DHT use by
+    /// its connections.
+    pub fn set_dht(&self, yes: bool) {
+        self.dht.store(yes, Ordering::Relaxed);
     }
 
     /// Number of pieces.

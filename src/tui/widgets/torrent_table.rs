@@ -1,135 +1,272 @@
-//! The torrent list: one row per torrent with name, size, progress bar, rates, ETA, peers
-//! and state. Only the rows that fit on screen are built; the scroll offset follows the
-//! selection. Columns that do not fit are dropped by priority, so a narrow terminal keeps
-//! Name, Progress and State.
-
-use std::cell::Cell;
+//! The torrent list: one row per torrent shown (after filter and search, in the sort
+//! order), only the rows that fit are built. Columns that do not fit are dropped by
+//! priority, so a narrow terminal keeps Name, Progress and State; names are cut by display
+//! width, so CJK and emoji names keep the columns aligned.
 
 use ratatui::Frame;
+use ratatui::buffer::Buffer;
 use ratatui::layout::{Constraint, Rect};
+use ratatui::style::Style;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{HighlightSpacing, Paragraph, Row, Table, TableState};
+use ratatui::widgets::{Paragraph, Row, Table};
 
 use crate::api::{TorrentRow, TorrentState};
-use crate::tui::{format, theme};
+use crate::tui::action::Action;
+use crate::tui::app::App;
+use crate::tui::format;
+use crate::tui::list::SortColumn;
+use crate::tui::theme::{Role, Theme};
 
 /// A column of the list.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Column {
+pub(crate) enum Column {
     Name,
     Size,
     Progress,
+    State,
     Down,
     Up,
     Eta,
+    Ratio,
+    Seeds,
     Peers,
-    State,
+    Added,
 }
 
-/// Every column in display order: header and fixed width in cells (Name takes the rest).
-const COLUMNS: [(Column, &str, u16); 8] = [
-    (Column::Name, "Name", 0),
-    (Column::Size, "Size", 8),
-    (Column::Progress, "Progress", 14),
-    (Column::Down, "↓ Rate", 10),
-    (Column::Up, "↑ Rate", 10),
-    (Column::Eta, "ETA", 7),
-    (Column::Peers, "Peers", 9),
-    (Column::State, "State", 11),
+/// Every column in display order: header, fixed width in cells (Name takes the rest), the
+/// sort column it stands for.
+const COLUMNS: [(Column, &str, u16, SortColumn); 11] = [
+    (Column::Name, "Name", 0, SortColumn::Name),
+    (Column::Size, "Size", 9, SortColumn::Size),
+    (Column::Progress, "Progress", 13, SortColumn::Progress),
+    (Column::State, "State", 11, SortColumn::State),
+    (Column::Down, "DOWN", 11, SortColumn::Down),
+    (Column::Up, "UP", 11, SortColumn::Up),
+    (Column::Eta, "ETA", 8, SortColumn::Eta),
+    (Column::Ratio, "Ratio", 6, SortColumn::Ratio),
+    (Column::Seeds, "Seeds", 10, SortColumn::Seeds),
+    (Column::Peers, "Peers", 10, SortColumn::Peers),
+    (Column::Added, "Added", 10, SortColumn::Added),
 ];
 
 /// Columns given up, first to last, while Name would be narrower than [`MIN_NAME`].
-const DROP_ORDER: [Column; 7] = [
+const DROP_ORDER: [Column; 10] = [
+    Column::Added,
+    Column::Ratio,
+    Column::Seeds,
     Column::Peers,
     Column::Up,
-    Column::Size,
     Column::Eta,
+    Column::Size,
     Column::Down,
     Column::Progress,
     Column::State,
 ];
 
 /// Narrowest Name column worth keeping other columns for, in cells.
-const MIN_NAME: u16 = 12;
+const MIN_NAME: u16 = 20;
 /// Blank cells between columns.
 const SPACING: u16 = 1;
-/// Cells of a progress cell taken by the percentage: a space and up to `"99.9%"`.
-const PERCENT_CELLS: u16 = 6;
+/// Cells before the first column: selection marker and mark.
+const GUTTER: u16 = 2;
 
 /// Draws the list (or, with no torrents, a hint on how to add one) into `area`.
-///
-/// `selected` is an index into `rows`; `offset` is the first visible row, kept across frames
-/// and moved just enough to keep the selection visible.
-pub(crate) fn render(
-    frame: &mut Frame,
-    area: Rect,
-    rows: &[std::sync::Arc<TorrentRow>],
-    selected: Option<usize>,
-    offset: &Cell<usize>,
-) {
-    if rows.is_empty() {
-        offset.set(0);
-        render_empty(frame, area);
+pub(crate) fn render(frame: &mut Frame, area: Rect, app: &App) {
+    let theme = &app.options().theme;
+    let scrolls = app.scrolls();
+    let len = app.visible_len();
+    if len == 0 {
+        scrolls.list.offset.set(0);
+        render_empty(frame, area, app);
         return;
     }
-    let visible = usize::from(area.height.saturating_sub(1)); // minus the header row
-    let first = scroll_offset(offset.get(), selected, rows.len(), visible);
-    offset.set(first);
+    let visible = usize::from(area.height.saturating_sub(1));
+    let selected = app.selected_pos();
+    let first = super::scroll_offset(scrolls.list.offset.get(), selected, len, visible);
+    scrolls.list.offset.set(first);
+    scrolls.list.height.set(visible);
+    scrolls.list_top.set(area.y + 1);
 
     let columns = columns(area.width);
-    let header = Row::new(columns.iter().map(|&(column, width)| {
-        let title = COLUMNS
-            .iter()
-            .find(|(c, _, _)| *c == column)
-            .map_or("", |(_, t, _)| *t);
-        align(column, Line::from(format::fit(title, usize::from(width))))
-    }))
-    .style(theme::HEADER);
-    let body = rows
-        .iter()
-        .skip(first)
-        .take(visible)
-        .map(|row| torrent_row(row, &columns));
-    let table = Table::new(body, columns.iter().map(|&(_, w)| Constraint::Length(w)))
-        .header(header)
-        .column_spacing(SPACING)
-        .row_highlight_style(theme::SELECTED)
-        .highlight_symbol(theme::SELECTED_SYMBOL)
-        .highlight_spacing(HighlightSpacing::Always);
-    let mut state = TableState::new().with_selected(
-        selected
-            .and_then(|s| s.checked_sub(first))
-            .filter(|s| *s < visible),
+    let view = app.view();
+    let sym = theme.sym;
+    let header = Row::new(std::iter::once(Line::from("")).chain(columns.iter().map(
+        |&(column, width)| {
+            let (_, title, _, sort) = COLUMNS
+                .iter()
+                .find(|c| c.0 == column)
+                .copied()
+                .unwrap_or(COLUMNS[0]);
+            let title = match column {
+                Column::Down => format!("{} Rate", sym.down),
+                Column::Up => format!("{} Rate", sym.up),
+                _ => title.to_owned(),
+            };
+            let marker =
+                if sort == view.sort && !(sort == SortColumn::Added && column != Column::Added) {
+                    if view.reverse { sym.sort.1 } else { sym.sort.0 }
+                } else {
+                    ""
+                };
+            let text = format::fit_with(
+                &format!("{title}{marker}"),
+                usize::from(width),
+                sym.ascii,
+                sym.ellipsis,
+            );
+            align(column, Line::from(text))
+        },
+    )))
+    .style(theme.header());
+    let marks = app.marks();
+    let header_area = Rect { height: 1, ..area };
+    let widths = std::iter::once(Constraint::Length(GUTTER - SPACING))
+        .chain(columns.iter().map(|&(_, w)| Constraint::Length(w)));
+    frame.render_widget(
+        Table::new(Vec::<Row>::new(), widths)
+            .header(header)
+            .column_spacing(SPACING),
+        header_area,
     );
-    frame.render_stateful_widget(table, area, &mut state);
-}
-
-/// First row to show so that `selected` is visible, moving as little as possible from
-/// `previous`, and never leaving blank lines at the bottom while rows are hidden above.
-pub(crate) fn scroll_offset(
-    previous: usize,
-    selected: Option<usize>,
-    len: usize,
-    visible: usize,
-) -> usize {
-    let mut first = previous;
-    if let Some(sel) = selected {
-        if sel < first {
-            first = sel;
-        } else if visible > 0 && sel >= first + visible {
-            first = sel + 1 - visible;
+    // The body is written straight into the buffer: only the visible rows, no per-cell
+    // widgets (this is the hot path with thousands of torrents).
+    let buf = frame.buffer_mut();
+    for (i, row) in app.visible_range(first, visible).enumerate() {
+        let pos = first + i;
+        let y = area.y + 1 + i as u16;
+        if y >= area.bottom() {
+            break;
+        }
+        let row_area = Rect {
+            y,
+            height: 1,
+            ..area
+        };
+        let is_sel = Some(pos) == selected;
+        put(
+            buf,
+            area.x,
+            y,
+            1,
+            if is_sel { ">" } else { " " },
+            Style::new(),
+            false,
+        );
+        if marks.contains(&row.id) {
+            put(buf, area.x + 1, y, 1, sym.mark, theme.fg(Role::Mark), false);
+        }
+        let mut x = area.x + GUTTER;
+        for &(column, width) in &columns {
+            if x >= area.right() {
+                break;
+            }
+            let w = width.min(area.right() - x);
+            draw_cell(buf, x, y, w, column, row, theme);
+            x = x.saturating_add(width + SPACING);
+        }
+        if is_sel {
+            buf.set_style(row_area, theme.selected());
         }
     }
-    first.min(len.saturating_sub(visible))
+}
+
+/// Writes `text` (already clean and fitted) at `x`,`y` within `width` cells, right-aligned
+/// when `right`. ASCII text is written cell by cell; anything else goes through ratatui's
+/// grapheme-aware writer (wide characters take two cells).
+fn put(buf: &mut Buffer, x: u16, y: u16, width: u16, text: &str, style: Style, right: bool) {
+    if width == 0 {
+        return;
+    }
+    if text.is_ascii() {
+        let len = text.len().min(usize::from(width)) as u16;
+        let start = if right { x + width - len } else { x };
+        for (i, b) in text.bytes().take(usize::from(len)).enumerate() {
+            let cell = &mut buf[(start + i as u16, y)];
+            cell.set_char(char::from(b));
+            cell.set_style(style);
+        }
+    } else {
+        let w = (format::width(text) as u16).min(width);
+        let start = if right { x + width - w } else { x };
+        buf.set_stringn(start, y, text, usize::from(width), style);
+    }
+}
+
+fn draw_cell(
+    buf: &mut Buffer,
+    x: u16,
+    y: u16,
+    width: u16,
+    column: Column,
+    row: &TorrentRow,
+    theme: &Theme,
+) {
+    let sym = theme.sym;
+    let plain = Style::new();
+    let right = align_right(column);
+    match column {
+        Column::Progress => {
+            let line = super::progress_line(row.done, row.size, width, theme);
+            buf.set_line(x, y, &line, width);
+        }
+        Column::Name => {
+            let name = format::fit_with(&row.name, usize::from(width), sym.ascii, sym.ellipsis);
+            put(buf, x, y, width, &name, plain, false);
+        }
+        Column::State => put(buf, x, y, width, row.state.label(), theme.state(row), false),
+        Column::Down => put(
+            buf,
+            x,
+            y,
+            width,
+            &rate(row.down_rate, row.down_limit),
+            theme.fg(Role::Down),
+            right,
+        ),
+        Column::Up => put(
+            buf,
+            x,
+            y,
+            width,
+            &rate(row.up_rate, row.up_limit),
+            theme.fg(Role::Up),
+            right,
+        ),
+        other => {
+            let text = match other {
+                Column::Size => format::size(row.size),
+                Column::Eta => eta(row, theme),
+                Column::Ratio => format::ratio(row.ratio()),
+                Column::Seeds => swarm(row.seeds, row.swarm_seeds),
+                Column::Peers => swarm(row.peers.saturating_sub(row.seeds), row.swarm_leechers),
+                _ => format::date(i64::try_from(row.added_at).unwrap_or(0)),
+            };
+            put(buf, x, y, width, &text, plain, right);
+        }
+    }
+}
+
+fn align_right(column: Column) -> bool {
+    matches!(
+        column,
+        Column::Size
+            | Column::Down
+            | Column::Up
+            | Column::Eta
+            | Column::Ratio
+            | Column::Seeds
+            | Column::Peers
+    )
 }
 
 /// The columns shown at `width` cells, with their widths; Name gets what the others leave.
-fn columns(width: u16) -> Vec<(Column, u16)> {
-    let symbol = format::width(theme::SELECTED_SYMBOL) as u16;
-    let available = width.saturating_sub(symbol);
-    let mut shown: Vec<Column> = COLUMNS.iter().map(|(c, _, _)| *c).collect();
+pub(crate) fn columns(width: u16) -> Vec<(Column, u16)> {
+    let available = width.saturating_sub(GUTTER);
+    let mut shown: Vec<Column> = COLUMNS.iter().map(|c| c.0).collect();
+    // names matter most: keep them at least 30 % of the width (and MIN_NAME cells)
+    let want = MIN_NAME.max(width.saturating_mul(3) / 10);
     for drop in DROP_ORDER {
-        if name_width(&shown, available) >= MIN_NAME {
+        if name_width(&shown, available) >= want {
             break;
         }
         shown.retain(|c| *c != drop);
@@ -142,10 +279,7 @@ fn columns(width: u16) -> Vec<(Column, u16)> {
 }
 
 fn fixed(column: Column) -> u16 {
-    COLUMNS
-        .iter()
-        .find(|(c, _, _)| *c == column)
-        .map_or(0, |(_, _, w)| *w)
+    COLUMNS.iter().find(|c| c.0 == column).map_or(0, |c| c.2)
 }
 
 fn name_width(shown: &[Column], available: u16) -> u16 {
@@ -154,83 +288,71 @@ fn name_width(shown: &[Column], available: u16) -> u16 {
     available.saturating_sub(others).saturating_sub(gaps)
 }
 
-fn torrent_row<'a>(row: &TorrentRow, columns: &[(Column, u16)]) -> Row<'a> {
-    Row::new(columns.iter().map(|&(column, width)| {
-        let line = match column {
-            Column::Name => Line::from(format::fit(&row.name, usize::from(width))),
-            Column::Size => Line::from(format::size(row.size)),
-            Column::Progress => progress(row, width),
-            Column::Down => Line::styled(format::rate_or_dash(row.down_rate), theme::DOWN),
-            Column::Up => Line::styled(format::rate_or_dash(row.up_rate), theme::UP),
-            Column::Eta => Line::from(eta(row)),
-            Column::Peers => Line::from(peers(row)),
-            Column::State => Line::styled(row.state.label(), theme::state(row)),
-        };
-        align(column, line)
-    }))
+/// A rate, `"-"` for zero, with `*` when the torrent has its own limit.
+fn rate(rate: u64, limit: u64) -> String {
+    let mut s = format::rate_or_dash(rate);
+    if limit > 0 {
+        s.push('*');
+    }
+    s
 }
 
 /// Right-aligns numeric columns.
 fn align(column: Column, line: Line<'_>) -> Line<'_> {
-    match column {
-        Column::Size | Column::Down | Column::Up | Column::Eta | Column::Peers => {
-            line.right_aligned()
-        }
-        Column::Name | Column::Progress | Column::State => line,
-    }
-}
-
-/// A bar (`━` done, `─` to do) followed by the percentage, `width` cells in all.
-fn progress(row: &TorrentRow, width: u16) -> Line<'static> {
-    let percent = format::percent(row.done, row.size);
-    let bar = usize::from(width.saturating_sub(PERCENT_CELLS));
-    if bar == 0 {
-        return Line::from(percent);
-    }
-    let filled = if row.done >= row.size {
-        bar
+    if align_right(column) {
+        line.right_aligned()
     } else {
-        // u128: done * bar cannot overflow; done < size so the result is < bar.
-        (u128::from(row.done) * bar as u128 / u128::from(row.size)) as usize
-    };
-    Line::from(vec![
-        Span::styled("━".repeat(filled), theme::BAR_FILLED),
-        Span::styled("─".repeat(bar - filled), theme::BAR_EMPTY),
-        Span::raw(format!(" {percent:>5}")),
-    ])
+        line
+    }
 }
 
-/// Estimated time left: the engine's estimate, `"∞"` while downloading without one (no
+/// Estimated time left: the engine's estimate, infinity while downloading without one (no
 /// rate), `"-"` otherwise.
-fn eta(row: &TorrentRow) -> String {
+fn eta(row: &TorrentRow, theme: &Theme) -> String {
     match (row.eta_secs, row.state) {
-        (Some(secs), _) => format::eta(secs),
-        (None, TorrentState::Downloading) => "∞".to_owned(),
+        (Some(secs), _) if secs < 100 * 86_400 => format::eta(secs),
+        (Some(_), _) | (None, TorrentState::Downloading) => theme.sym.infinity.to_owned(),
         (None, _) => "-".to_owned(),
     }
 }
 
-/// Connected peers: `"3 (1)"` = 3 connected of which 1 seeder; once a tracker reported the
-/// swarm size, `"3/10"` = 3 connected of 10 in the swarm (seeders + leechers).
-fn peers(row: &TorrentRow) -> String {
-    match (row.swarm_seeds, row.swarm_leechers) {
-        (None, None) => format!("{} ({})", row.peers, row.seeds),
-        (seeds, leechers) => {
-            let swarm = seeds.unwrap_or(0).saturating_add(leechers.unwrap_or(0));
-            format!("{}/{}", row.peers, swarm)
-        }
+/// Connected and, once a tracker reported it, in the swarm: `"5 (120)"` or `"5"`.
+pub(crate) fn swarm(connected: u32, swarm: Option<u32>) -> String {
+    match swarm {
+        Some(n) => format!("{connected} ({n})"),
+        None => connected.to_string(),
     }
 }
 
-fn render_empty(frame: &mut Frame, area: Rect) {
-    let lines = vec![
-        Line::styled("No torrents yet.", theme::TITLE),
-        Line::from(""),
-        Line::from(vec![
-            Span::raw("Add one with  "),
-            Span::styled("ratorrent FILE.torrent", theme::KEY),
-        ]),
-    ];
+fn render_empty(frame: &mut Frame, area: Rect, app: &App) {
+    let theme = &app.options().theme;
+    let keymap = &app.options().keymap;
+    let lines = if app.snapshot().rows.is_empty() {
+        vec![
+            Line::styled("No torrents yet.", theme.title()),
+            Line::from(""),
+            Line::from(vec![
+                Span::raw("Press "),
+                Span::styled(keymap.hint(Action::Add), theme.key()),
+                Span::raw(" to add one, or start with  "),
+                Span::styled("ratorrent FILE.torrent", theme.key()),
+            ]),
+            Line::from(vec![
+                Span::styled(keymap.hint(Action::Help), theme.key()),
+                Span::raw(" lists every key."),
+            ]),
+        ]
+    } else {
+        vec![
+            Line::styled("No torrent matches the filter or search.", theme.title()),
+            Line::from(vec![
+                Span::styled(keymap.hint(Action::FilterNext), theme.key()),
+                Span::raw(" changes the filter, "),
+                Span::styled(keymap.hint(Action::ClearMarks), theme.key()),
+                Span::raw(" clears the search."),
+            ]),
+        ]
+    };
     let height = lines.len() as u16;
     let hint = Paragraph::new(lines).centered();
     frame.render_widget(hint, area.centered_vertically(Constraint::Length(height)));
@@ -239,20 +361,17 @@ fn render_empty(frame: &mut Frame, area: Rect) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::tui::widgets::scroll_offset;
 
     #[test]
     fn offset_moves_only_to_keep_the_selection_visible() {
-        // 10 rows, 4 visible.
         assert_eq!(scroll_offset(0, Some(3), 10, 4), 0);
         assert_eq!(scroll_offset(0, Some(4), 10, 4), 1);
         assert_eq!(scroll_offset(0, Some(9), 10, 4), 6);
-        // Moving up inside the window keeps the window.
         assert_eq!(scroll_offset(6, Some(7), 10, 4), 6);
         assert_eq!(scroll_offset(6, Some(5), 10, 4), 5);
-        // Rows removed: no blank lines at the bottom.
         assert_eq!(scroll_offset(6, Some(2), 5, 4), 1);
         assert_eq!(scroll_offset(6, None, 3, 4), 0);
-        // Zero-height area does not panic or move.
         assert_eq!(scroll_offset(2, Some(5), 10, 0), 2);
     }
 
@@ -260,52 +379,51 @@ mod tests {
     fn columns_fill_the_width_and_drop_by_priority() {
         for width in [0u16, 1, 10, 20, 40, 60, 80, 100, 200, 500] {
             let cols = columns(width);
-            let used: u16 =
-                cols.iter().map(|(_, w)| *w).sum::<u16>() + SPACING * (cols.len() as u16 - 1) + 1;
+            let used: u16 = cols.iter().map(|(_, w)| *w).sum::<u16>()
+                + SPACING * (cols.len() as u16 - 1)
+                + GUTTER;
             if width >= 40 {
                 assert_eq!(used, width, "width {width}");
             }
-            assert_eq!(cols.first().map(|c| c.0), Some(Column::Name));
+            assert!(cols.iter().any(|c| c.0 == Column::Name));
         }
-        let at_100: Vec<Column> = columns(100).iter().map(|c| c.0).collect();
-        assert_eq!(at_100.len(), 8);
+        assert_eq!(columns(200).len(), 11);
+        let at_120: Vec<Column> = columns(120).iter().map(|c| c.0).collect();
+        assert!(
+            columns(120)
+                .iter()
+                .any(|c| c.0 == Column::Name && c.1 >= 36),
+            "{at_120:?}"
+        );
         let at_40: Vec<Column> = columns(40).iter().map(|c| c.0).collect();
-        assert_eq!(
-            at_40,
-            vec![Column::Name, Column::Progress, Column::State],
-            "narrow terminals keep name, progress and state"
+        assert_eq!(at_40, vec![Column::Name, Column::State]);
+        let at_80: Vec<Column> = columns(80).iter().map(|c| c.0).collect();
+        assert!(
+            at_80.contains(&Column::Progress) && at_80.contains(&Column::Down),
+            "{at_80:?}"
         );
     }
 
     #[test]
     fn progress_bar_is_proportional() {
-        let row = TorrentRow {
-            size: 100,
-            done: 50,
-            ..TorrentRow::default()
-        };
-        let line = progress(&row, 14);
+        let theme = Theme::default();
+        let line = crate::tui::widgets::progress_line(50, 100, 14, &theme);
         assert_eq!(line.to_string(), "━━━━──── 50.0%");
         assert_eq!(line.width(), 14);
-        let done = TorrentRow {
-            size: 100,
-            done: 100,
-            ..TorrentRow::default()
-        };
-        assert_eq!(progress(&done, 14).to_string(), "━━━━━━━━  100%");
-        assert_eq!(progress(&done, 5).to_string(), "100%");
+        assert_eq!(
+            crate::tui::widgets::progress_line(100, 100, 14, &theme).to_string(),
+            "━━━━━━━━  100%"
+        );
+        let ascii = Theme::new(&Default::default(), false, true);
+        assert_eq!(
+            crate::tui::widgets::progress_line(50, 100, 14, &ascii).to_string(),
+            "####---- 50.0%"
+        );
     }
 
     #[test]
-    fn peers_show_seeds_or_swarm() {
-        let mut row = TorrentRow {
-            peers: 3,
-            seeds: 1,
-            ..TorrentRow::default()
-        };
-        assert_eq!(peers(&row), "3 (1)");
-        row.swarm_seeds = Some(4);
-        row.swarm_leechers = Some(6);
-        assert_eq!(peers(&row), "3/10");
+    fn swarm_counts() {
+        assert_eq!(swarm(3, None), "3");
+        assert_eq!(swarm(3, Some(120)), "3 (120)");
     }
 }

@@ -1,0 +1,419 @@
+//! The torrent list's view: which rows show (state filter, search) in which order (sort
+//! column and direction). The result is an index into the snapshot's rows, cached and
+//! rebuilt only when the snapshot (by `seq`) or the view changes.
+
+use std::cmp::Ordering;
+
+use crate::api::{Snapshot, TorrentRow, TorrentState};
+
+/// A sortable column of the list.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum SortColumn {
+    /// The engine's order (the order torrents were added).
+    #[default]
+    Added,
+    /// Name, case-insensitive.
+    Name,
+    /// Payload size.
+    Size,
+    /// Fraction done.
+    Progress,
+    /// State.
+    State,
+    /// Download rate.
+    Down,
+    /// Upload rate.
+    Up,
+    /// Time left (unknown last).
+    Eta,
+    /// Share ratio.
+    Ratio,
+    /// Connected seeds.
+    Seeds,
+    /// Connected peers.
+    Peers,
+}
+
+impl SortColumn {
+    /// Every column in the order `s` cycles through.
+    pub const ALL: [SortColumn; 11] = [
+        SortColumn::Added,
+        SortColumn::Name,
+        SortColumn::Size,
+        SortColumn::Progress,
+        SortColumn::State,
+        SortColumn::Down,
+        SortColumn::Up,
+        SortColumn::Eta,
+        SortColumn::Ratio,
+        SortColumn::Seeds,
+        SortColumn::Peers,
+    ];
+
+    /// Label for the filter bar, e.g. `"name"`.
+    pub fn label(self) -> &'static str {
+        match self {
+            SortColumn::Added => "added",
+            SortColumn::Name => "name",
+            SortColumn::Size => "size",
+            SortColumn::Progress => "progress",
+            SortColumn::State => "state",
+            SortColumn::Down => "down rate",
+            SortColumn::Up => "up rate",
+            SortColumn::Eta => "ETA",
+            SortColumn::Ratio => "ratio",
+            SortColumn::Seeds => "seeds",
+            SortColumn::Peers => "peers",
+        }
+    }
+
+    /// The next column (wrapping).
+    pub fn next(self) -> SortColumn {
+        let i = Self::ALL.iter().position(|c| *c == self).unwrap_or(0);
+        Self::ALL[(i + 1) % Self::ALL.len()]
+    }
+
+    /// Whether the natural order of this column is biggest first (rates, sizes).
+    fn descending_by_default(self) -> bool {
+        matches!(
+            self,
+            SortColumn::Size
+                | SortColumn::Down
+                | SortColumn::Up
+                | SortColumn::Ratio
+                | SortColumn::Seeds
+                | SortColumn::Peers
+        )
+    }
+}
+
+/// Which states the list shows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum StateFilter {
+    /// Every torrent.
+    #[default]
+    All,
+    /// Downloading or fetching metadata.
+    Downloading,
+    /// Seeding or completed.
+    Seeding,
+    /// Paused.
+    Paused,
+    /// Checking, waiting to check, or moving its files.
+    Checking,
+    /// In error.
+    Error,
+}
+
+impl StateFilter {
+    /// Every filter in the order `f` cycles through.
+    pub const ALL: [StateFilter; 6] = [
+        StateFilter::All,
+        StateFilter::Downloading,
+        StateFilter::Seeding,
+        StateFilter::Paused,
+        StateFilter::Checking,
+        StateFilter::Error,
+    ];
+
+    /// Label, e.g. `"Seeding"`.
+    pub fn label(self) -> &'static str {
+        match self {
+            StateFilter::All => "All",
+            StateFilter::Downloading => "Downloading",
+            StateFilter::Seeding => "Seeding",
+            StateFilter::Paused => "Paused",
+            StateFilter::Checking => "Checking",
+            StateFilter::Error => "Error",
+        }
+    }
+
+    /// Whether `state` passes.
+    pub fn accepts(self, state: TorrentState) -> bool {
+        use TorrentState as S;
+        match self {
+            StateFilter::All => true,
+            StateFilter::Downloading => matches!(state, S::Downloading | S::FetchingMetadata),
+            StateFilter::Seeding => matches!(state, S::Seeding | S::Completed),
+            StateFilter::Paused => state == S::Paused,
+            StateFilter::Checking => matches!(state, S::Checking | S::Queued | S::Moving),
+            StateFilter::Error => state == S::Error,
+        }
+    }
+
+    /// The next (`forward`) or previous filter, wrapping.
+    pub fn step(self, forward: bool) -> StateFilter {
+        let n = Self::ALL.len();
+        let i = Self::ALL.iter().position(|c| *c == self).unwrap_or(0);
+        Self::ALL[if forward {
+            (i + 1) % n
+        } else {
+            (i + n - 1) % n
+        }]
+    }
+}
+
+/// How the list is filtered and ordered.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct View {
+    /// Sort column.
+    pub sort: SortColumn,
+    /// Reverse the column's natural order.
+    pub reverse: bool,
+    /// State filter.
+    pub filter: StateFilter,
+    /// Search text (matched case-insensitively anywhere in the name); empty: no search.
+    pub query: String,
+}
+
+/// Case-insensitive, Unicode-aware substring match (`query_lower` already lower-cased).
+pub fn matches(name: &str, query_lower: &str) -> bool {
+    query_lower.is_empty() || name.to_lowercase().contains(query_lower)
+}
+
+fn state_rank(s: TorrentState) -> u8 {
+    use TorrentState as S;
+    match s {
+        S::Error => 0,
+        S::Downloading => 1,
+        S::FetchingMetadata => 2,
+        S::Checking => 3,
+        S::Moving => 4,
+        S::Queued => 5,
+        S::Seeding => 6,
+        S::Completed => 7,
+        S::Paused => 8,
+    }
+}
+
+fn compare(a: &TorrentRow, b: &TorrentRow, column: SortColumn) -> Ordering {
+    match column {
+        SortColumn::Added => Ordering::Equal,
+        SortColumn::Name => a.name.to_lowercase().cmp(&b.name.to_lowercase()),
+        SortColumn::Size => a.size.cmp(&b.size),
+        SortColumn::Progress => a.progress().total_cmp(&b.progress()),
+        SortColumn::State => state_rank(a.state).cmp(&state_rank(b.state)),
+        SortColumn::Down => a.down_rate.cmp(&b.down_rate),
+        SortColumn::Up => a.up_rate.cmp(&b.up_rate),
+        // unknown ETAs go last
+        SortColumn::Eta => a
+            .eta_secs
+            .unwrap_or(u64::MAX)
+            .cmp(&b.eta_secs.unwrap_or(u64::MAX)),
+        SortColumn::Ratio => a
+            .ratio()
+            .unwrap_or(-1.0)
+            .total_cmp(&b.ratio().unwrap_or(-1.0)),
+        SortColumn::Seeds => a.seeds.cmp(&b.seeds),
+        SortColumn::Peers => a.peers.cmp(&b.peers),
+    }
+}
+
+/// The indices of `rows` that pass `view`'s filter and search, in its order. Ties keep the
+/// engine's order (stable sort), so rows with equal keys do not jump between snapshots.
+pub fn build(rows: &[std::sync::Arc<TorrentRow>], view: &View) -> Vec<usize> {
+    let query = view.query.to_lowercase();
+    let mut index: Vec<usize> = rows
+        .iter()
+        .enumerate()
+        .filter(|(_, r)| view.filter.accepts(r.state) && matches(&r.name, &query))
+        .map(|(i, _)| i)
+        .collect();
+    let descending = view.sort.descending_by_default() != view.reverse;
+    if view.sort == SortColumn::Name {
+        // lower-case each name once, not once per comparison
+        let mut keyed: Vec<(String, usize)> = index
+            .iter()
+            .map(|&i| (rows[i].name.to_lowercase(), i))
+            .collect();
+        keyed.sort_by(|a, b| a.0.cmp(&b.0));
+        if descending {
+            keyed.reverse();
+        }
+        return keyed.into_iter().map(|(_, i)| i).collect();
+    }
+    if view.sort != SortColumn::Added {
+        index.sort_by(|&a, &b| {
+            let o = compare(&rows[a], &rows[b], view.sort);
+            if descending { o.reverse() } else { o }
+        });
+    } else if view.reverse {
+        index.reverse();
+    }
+    index
+}
+
+/// The cached index for one snapshot and one view.
+#[derive(Debug, Default)]
+pub struct Cache {
+    key: Option<(u64, View)>,
+    index: Vec<usize>,
+}
+
+impl Cache {
+    /// The index for `snapshot` and `view`, rebuilt only when either changed.
+    pub fn get(&mut self, snapshot: &Snapshot, view: &View) -> &[usize] {
+        let fresh = matches!(&self.key, Some((seq, v)) if *seq == snapshot.seq && v == view);
+        if !fresh {
+            self.index = build(&snapshot.rows, view);
+            self.key = Some((snapshot.seq, view.clone()));
+        }
+        &self.index
+    }
+
+    /// Drops the cached index (e.g. a snapshot replaced without a new `seq`, in tests).
+    pub fn invalidate(&mut self) {
+        self.key = None;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use super::*;
+    use crate::api::TorrentId;
+
+    fn row(id: u64, name: &str, state: TorrentState, size: u64, down: u64) -> Arc<TorrentRow> {
+        Arc::new(TorrentRow {
+            id: TorrentId(id),
+            name: name.to_owned(),
+            state,
+            size,
+            down_rate: down,
+            ..TorrentRow::default()
+        })
+    }
+
+    fn rows() -> Vec<Arc<TorrentRow>> {
+        vec![
+            row(1, "Ubuntu 24.04", TorrentState::Downloading, 5, 300),
+            row(2, "débian", TorrentState::Seeding, 9, 0),
+            row(3, "ÉCOLE Ünïcode", TorrentState::Paused, 1, 0),
+            row(4, "arch", TorrentState::Error, 7, 0),
+            row(5, "日本語 ファイル", TorrentState::Checking, 3, 50),
+            row(6, "Fedora", TorrentState::Downloading, 5, 300),
+        ]
+    }
+
+    fn ids(rows: &[Arc<TorrentRow>], index: &[usize]) -> Vec<u64> {
+        index.iter().map(|&i| rows[i].id.0).collect()
+    }
+
+    #[test]
+    fn sorting_by_columns_and_reverse() {
+        let r = rows();
+        let mut v = View::default();
+        assert_eq!(ids(&r, &build(&r, &v)), [1, 2, 3, 4, 5, 6]);
+        v.reverse = true;
+        assert_eq!(ids(&r, &build(&r, &v)), [6, 5, 4, 3, 2, 1]);
+        v = View {
+            sort: SortColumn::Name,
+            ..View::default()
+        };
+        assert_eq!(
+            ids(&r, &build(&r, &v)),
+            [4, 2, 6, 1, 3, 5],
+            "case-insensitive"
+        );
+        v.sort = SortColumn::Size;
+        // biggest first; ties keep the engine's order
+        assert_eq!(ids(&r, &build(&r, &v)), [2, 4, 1, 6, 5, 3]);
+        v.reverse = true;
+        assert_eq!(ids(&r, &build(&r, &v)), [3, 5, 1, 6, 4, 2]);
+        v = View {
+            sort: SortColumn::Down,
+            ..View::default()
+        };
+        assert_eq!(ids(&r, &build(&r, &v))[..3], [1, 6, 5]);
+        v.sort = SortColumn::State;
+        assert_eq!(ids(&r, &build(&r, &v))[0], 4, "errors first");
+        let mut c = SortColumn::Added;
+        for _ in 0..SortColumn::ALL.len() {
+            c = c.next();
+        }
+        assert_eq!(c, SortColumn::Added);
+    }
+
+    #[test]
+    fn filtering_by_state() {
+        let r = rows();
+        let ids_for = |f| {
+            ids(
+                &r,
+                &build(
+                    &r,
+                    &View {
+                        filter: f,
+                        ..View::default()
+                    },
+                ),
+            )
+        };
+        assert_eq!(ids_for(StateFilter::Downloading), [1, 6]);
+        assert_eq!(ids_for(StateFilter::Seeding), [2]);
+        assert_eq!(ids_for(StateFilter::Paused), [3]);
+        assert_eq!(ids_for(StateFilter::Checking), [5]);
+        assert_eq!(ids_for(StateFilter::Error), [4]);
+        assert_eq!(StateFilter::All.step(false), StateFilter::Error);
+        assert_eq!(StateFilter::Error.step(true), StateFilter::All);
+    }
+
+    #[test]
+    fn search_is_case_insensitive_and_unicode_aware() {
+        let r = rows();
+        let find = |q: &str| {
+            ids(
+                &r,
+                &build(
+                    &r,
+                    &View {
+                        query: q.to_owned(),
+                        ..View::default()
+                    },
+                ),
+            )
+        };
+        assert_eq!(find("UBUNTU"), [1]);
+        assert_eq!(find("DÉB"), [2]);
+        assert_eq!(find("école"), [3]);
+        assert_eq!(find("ünï"), [3]);
+        assert_eq!(find("ファイル"), [5]);
+        assert_eq!(find("A"), [2, 4, 6]);
+        assert_eq!(find(""), [1, 2, 3, 4, 5, 6]);
+        assert!(find("zzz").is_empty());
+        // search and filter combine
+        let v = View {
+            query: "e".to_owned(),
+            filter: StateFilter::Downloading,
+            ..View::default()
+        };
+        assert_eq!(ids(&r, &build(&r, &v)), [6]);
+    }
+
+    #[test]
+    fn cache_rebuilds_only_on_change() {
+        let r = rows();
+        let snap = Snapshot {
+            seq: 1,
+            rows: r.clone().into(),
+            ..Snapshot::default()
+        };
+        let mut cache = Cache::default();
+        let v = View::default();
+        assert_eq!(cache.get(&snap, &v).len(), 6);
+        let fewer = Snapshot {
+            seq: 1,
+            rows: r[..2].to_vec().into(),
+            ..Snapshot::default()
+        };
+        assert_eq!(cache.get(&fewer, &v).len(), 6, "same seq and view: cached");
+        let newer = Snapshot { seq: 2, ..fewer };
+        assert_eq!(cache.get(&newer, &v).len(), 2);
+        let v2 = View {
+            filter: StateFilter::Seeding,
+            ..View::default()
+        };
+        assert_eq!(cache.get(&newer, &v2).len(), 1);
+    }
+}

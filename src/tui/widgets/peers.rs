@@ -1,0 +1,182 @@
+//! The Peers tab: one row per connected peer with its address, client, flags (letters as in
+//! qBittorrent, explained in the help), progress, rates and totals.
+
+use ratatui::Frame;
+use ratatui::layout::{Constraint, Rect};
+use ratatui::text::Line;
+use ratatui::widgets::{Row, Table};
+
+use crate::api::{PeerRow, PeerSource, TorrentDetail};
+use crate::tui::app::Scroll;
+use crate::tui::format;
+use crate::tui::theme::{Role, Theme};
+
+/// The flag letters of a peer, e.g. `"D U I E"`: see [`super::help::PEER_FLAGS`].
+pub fn flags(peer: &PeerRow) -> String {
+    let f = peer.flags;
+    let mut out = Vec::new();
+    if f.am_interested {
+        out.push(if f.peer_choking { 'd' } else { 'D' });
+    } else if !f.peer_choking {
+        out.push('K');
+    }
+    if f.peer_interested {
+        out.push(if f.am_choking { 'u' } else { 'U' });
+    } else if !f.am_choking {
+        out.push('?');
+    }
+    if f.optimistic {
+        out.push('O');
+    }
+    if f.snubbed {
+        out.push('S');
+    }
+    if f.incoming {
+        out.push('I');
+    }
+    if f.encrypted {
+        out.push('E');
+    }
+    if f.utp {
+        out.push('P');
+    }
+    match peer.source {
+        PeerSource::Pex => out.push('X'),
+        PeerSource::Dht => out.push('H'),
+        _ => {}
+    }
+    out.into_iter()
+        .map(String::from)
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// Draws the peers of `detail` into `area`.
+pub(crate) fn render(
+    frame: &mut Frame,
+    area: Rect,
+    detail: Option<&TorrentDetail>,
+    scroll: &Scroll,
+    theme: &Theme,
+) {
+    let Some(d) = detail else { return };
+    let sym = theme.sym;
+    if d.peers.is_empty() {
+        frame.render_widget(Line::styled(" no peers connected", theme.dim()), area);
+        return;
+    }
+    let visible = usize::from(area.height.saturating_sub(1));
+    let first = scroll.window(d.peers.len(), visible);
+    let wide = area.width >= 120;
+    let mut widths = vec![
+        Constraint::Length(22),
+        Constraint::Fill(1),
+        Constraint::Length(12),
+        Constraint::Length(6),
+        Constraint::Length(11),
+        Constraint::Length(11),
+    ];
+    let mut header = vec![
+        "Address".to_owned(),
+        "Client".to_owned(),
+        "Flags".to_owned(),
+        "Done".to_owned(),
+        format!("{} Rate", sym.down),
+        format!("{} Rate", sym.up),
+    ];
+    if wide {
+        widths.extend([
+            Constraint::Length(9),
+            Constraint::Length(9),
+            Constraint::Length(8),
+        ]);
+        header.extend([
+            format!("{} Total", sym.down),
+            format!("{} Total", sym.up),
+            "Source".to_owned(),
+        ]);
+    }
+    let header = Row::new(header.into_iter().map(Line::from)).style(theme.header());
+    let rows = d
+        .peers
+        .iter()
+        .enumerate()
+        .skip(first)
+        .take(visible)
+        .map(|(i, p)| {
+            let mut cells = vec![
+                Line::from(p.addr.to_string()),
+                Line::from(format::fit_with(&p.client, 30, sym.ascii, sym.ellipsis)),
+                Line::from(flags(p)),
+                Line::from(format!(
+                    "{:.0}%",
+                    (p.progress.clamp(0.0, 1.0) * 100.0).floor()
+                ))
+                .right_aligned(),
+                Line::styled(format::rate_or_dash(p.down_rate), theme.fg(Role::Down))
+                    .right_aligned(),
+                Line::styled(format::rate_or_dash(p.up_rate), theme.fg(Role::Up)).right_aligned(),
+            ];
+            if wide {
+                cells.extend([
+                    Line::from(format::size(p.downloaded)).right_aligned(),
+                    Line::from(format::size(p.uploaded)).right_aligned(),
+                    Line::from(p.source.label()),
+                ]);
+            }
+            let row = Row::new(cells);
+            if i == scroll.cursor {
+                row.style(theme.selected())
+            } else {
+                row
+            }
+        });
+    frame.render_widget(
+        Table::new(rows, widths).header(header).column_spacing(1),
+        area,
+    );
+    super::highlight_row(
+        frame,
+        area,
+        scroll.cursor.checked_sub(first).map(|r| r + 1),
+        visible,
+        theme,
+    );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::api::PeerFlags;
+
+    #[test]
+    fn flag_letters() {
+        let mut p = PeerRow {
+            addr: "127.0.0.1:1".parse().unwrap(),
+            client: String::new(),
+            flags: PeerFlags {
+                am_choking: true,
+                peer_choking: true,
+                ..PeerFlags::default()
+            },
+            progress: 0.0,
+            down_rate: 0,
+            up_rate: 0,
+            downloaded: 0,
+            uploaded: 0,
+            source: PeerSource::Tracker,
+        };
+        assert_eq!(flags(&p), "");
+        p.flags.am_interested = true;
+        assert_eq!(flags(&p), "d");
+        p.flags.peer_choking = false;
+        p.flags.peer_interested = true;
+        p.flags.am_choking = false;
+        p.flags.incoming = true;
+        p.flags.encrypted = true;
+        assert_eq!(flags(&p), "D U I E");
+        p.source = PeerSource::Pex;
+        p.flags.snubbed = true;
+        assert_eq!(flags(&p), "D U S I E X");
+    }
+}

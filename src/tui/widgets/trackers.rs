@@ -1,0 +1,90 @@
+//! The Trackers tab: one block per tracker: tier, status, swarm counts and announce times
+//! on the first line, the URL (passkeys masked by the engine) on the second, its last error
+//! or warning (or the peers of its last answer) on the third.
+
+use std::time::SystemTime;
+
+use ratatui::Frame;
+use ratatui::layout::Rect;
+use ratatui::text::{Line, Span};
+
+use crate::api::{TorrentDetail, TrackerStatus};
+use crate::tui::app::Scroll;
+use crate::tui::format;
+use crate::tui::theme::{Role, Theme};
+
+/// Lines per tracker.
+const BLOCK: usize = 3;
+
+/// Draws the trackers of `detail` into `area`.
+pub(crate) fn render(
+    frame: &mut Frame,
+    area: Rect,
+    detail: Option<&TorrentDetail>,
+    scroll: &Scroll,
+    theme: &Theme,
+) {
+    let Some(d) = detail else { return };
+    let sym = theme.sym;
+    if d.trackers.is_empty() {
+        frame.render_widget(
+            Line::styled(" no trackers (DHT and PEX only)", theme.dim()),
+            area,
+        );
+        return;
+    }
+    let now = SystemTime::now();
+    let visible = (usize::from(area.height) / BLOCK).max(1);
+    let first = scroll.window(d.trackers.len(), visible);
+    let width = usize::from(area.width);
+    let n = |v: Option<u32>| v.map_or("-".to_owned(), |v| v.to_string());
+    for (i, t) in d.trackers.iter().enumerate().skip(first).take(visible) {
+        let y = area.y + ((i - first) * BLOCK) as u16;
+        let status_style = match t.status {
+            TrackerStatus::Working => theme.fg(Role::Good),
+            TrackerStatus::Error => theme.error(),
+            TrackerStatus::Unsupported => theme.warning(),
+            _ => theme.dim(),
+        };
+        let head = Line::from(vec![
+            Span::styled(format!(" tier {:<3}", t.tier + 1), theme.title()),
+            Span::styled(format!("{:<12}", t.status.label()), status_style),
+            Span::raw(format!(
+                "seeds {}  leechers {}  downloaded {}",
+                n(t.seeds),
+                n(t.leechers),
+                n(t.downloaded),
+            )),
+        ]);
+        let times = format!(
+            "   last {}, next {}: ",
+            format::relative(t.last_announce, now),
+            format::relative(t.next_announce, now),
+        );
+        let url = format::fit_with(&format!("   {}", t.url), width, sym.ascii, sym.ellipsis);
+        let (message, style) = match &t.message {
+            Some(m) => (format!("{times}{m}"), theme.warning()),
+            None => (
+                format!("{times}{} peers in its last answer", t.peers),
+                theme.dim(),
+            ),
+        };
+        let message = format::fit_with(&message, width, sym.ascii, sym.ellipsis);
+        let lines = [head, Line::from(url), Line::styled(message, style)];
+        for (k, line) in lines.into_iter().enumerate() {
+            let line_y = y + k as u16;
+            if line_y >= area.bottom() {
+                break;
+            }
+            let rect = Rect {
+                y: line_y,
+                height: 1,
+                ..area
+            };
+            frame.render_widget(line, rect);
+            if i == scroll.cursor && k == 0 {
+                frame.buffer_mut().set_style(rect, theme.selected());
+            }
+        }
+    }
+}
