@@ -491,7 +491,7 @@ pub fn check_extension(data: &[u8]) {
 
 /// Operations [`check_metadata_assembly`] runs at most on one input (each may copy a 16 KiB
 /// piece; more would only slow the fuzzer down).
-pub const MAX_ASSEMBLY_OPS: usize = 64;
+pub const MAX_ASSEMBLY_OPS: usize = 48;
 // ---------------------------------------------------------------------------------------
 
 /// One `ut_metadata` payload: requests and rejects re-encode and parse back; a data
@@ -516,7 +516,7 @@ pub fn check_metadata_msg(data: &[u8]) {
 }
 
 /// A BEP 9 assembly fed hostile pieces. The first two bytes give the info dictionary's size
-/// (1 ..= 65536 bytes, up to 4 pieces); the info bytes are the input itself repeated. The
+/// (1 ..= 49152 bytes, up to 3 pieces); the info bytes are the input itself repeated. The
 /// rest is a list of operations: deliver a correct piece, deliver a piece with a wrong
 /// index / total size / length / content, or parse the following bytes as a `ut_metadata`
 /// message and deliver it. Invariants: `have` never exceeds the piece count, the assembly
@@ -527,7 +527,8 @@ pub fn check_metadata_assembly(data: &[u8]) {
     if data.len() < 2 {
         return;
     }
-    let size = u32::from(u16::from_le_bytes([data[0], data[1]])) + 1;
+    let size =
+        u32::from(u16::from_le_bytes([data[0], data[1]])) % (3 * metadata::METADATA_PIECE) + 1;
     let ops = &data[2..];
     let info: Vec<u8> = (0..size as usize)
         .map(|i| {
@@ -632,10 +633,7 @@ pub fn check_metadata_assembly(data: &[u8]) {
             Ok(metadata::Progress::HashMismatch) => {
                 held[piece as usize] = Some(right);
                 assert!(held.iter().all(Option::is_some));
-                assert!(
-                    held.contains(&Some(false)),
-                    "good pieces refused"
-                );
+                assert!(held.contains(&Some(false)), "good pieces refused");
                 assert_eq!(a.have(), 0);
                 held.iter_mut().for_each(|h| *h = None);
             }
