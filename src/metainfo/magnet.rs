@@ -545,7 +545,7 @@ mod tests {
             "1,0-18446744073709551615",
             "0-18446744073709551615",
             "5,6,18446744073709551614-18446744073709551615,0-18446744073709551615",
-            "0-99999",
+            "0-100000",
         ] {
             let e = Magnet::parse(&format!("magnet:?xt=urn:btih:{hash}&so={so}")).unwrap_err();
             assert!(matches!(e, MagnetError::BadSelectOnly(_)), "{so}: {e}");
