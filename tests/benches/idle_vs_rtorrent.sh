@@ -75,7 +75,8 @@ for n in "$@"; do
   d="$WORK/n$n"; make_torrents "$n" "$d"
   port() { /usr/bin/python3 -c 'import socket;s=socket.socket();s.bind(("127.0.0.1",0));print(s.getsockname()[1])'; }
   rport=$(port)
-  printf 'listen_port = %s\nseed_after_download = true\n' "$rport" > "$d/ratorrent.toml"
+  # the DHT off on both sides (rtorrent: dht.mode.set=disable below)
+  printf 'listen_port = %s\nseed_after_download = true\n[dht]\nenabled = false\n' "$rport" > "$d/ratorrent.toml"
   mkdir -p "$d/state"
   measure "ratorrent-$n" "env XDG_STATE_HOME=$d/state XDG_DATA_HOME=$d/data-home $BIN --config $d/ratorrent.toml -o $d/data $d/torrents/*.torrent"
   mkdir -p "$d/rtsession"
