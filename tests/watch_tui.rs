@@ -153,9 +153,17 @@ fn tui_with_watch_adds_what_is_dropped_and_renames_it() {
     tmux.keys("q");
     let start = Instant::now();
     while tmux.alive() && start.elapsed() < Duration::from_secs(10) {
+        // q asks for confirmation while torrents are active (downloading from nobody here)
+        if tmux.capture().contains("Quit") {
+            tmux.keys("y");
+        }
         std::thread::sleep(Duration::from_millis(100));
     }
-    assert!(!tmux.alive(), "ratorrent quits on q");
+    assert!(
+        !tmux.alive(),
+        "ratorrent quits on q (confirmed with y)\n{}",
+        tmux.capture()
+    );
 
     let log = std::fs::read_to_string(state.join("ratorrent").join("ratorrent.log")).unwrap();
     assert!(log.contains("watch folder: watching"), "{log}");
