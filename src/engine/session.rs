@@ -682,6 +682,9 @@ impl Session {
             .unwrap_or_else(|| self.ctx.config.download_dir.clone());
         let info_hash = meta.info_hash;
         let name = meta.name.clone();
+        // removed a moment ago and added again: the pending delete of its record and its
+        // .torrent copy must not reach the store after this add
+        self.deleted.retain(|h| *h != info_hash);
         if let Some(store) = &self.store {
             store.put_metainfo(&info_hash, &bytes).map_err(|e| {
                 AddError::Storage(format!(
@@ -742,6 +745,7 @@ impl Session {
             .download_dir
             .unwrap_or_else(|| self.ctx.config.download_dir.clone());
         let info_hash = m.info_hash;
+        self.deleted.retain(|h| *h != info_hash);
         let name = m.display_name();
         let notes = m.notes.clone();
         let t = Torrent::new_magnet(
@@ -1103,6 +1107,12 @@ impl Session {
             && (focus_touched || self.detail.is_none())
             && let Some(t) = self.torrents.get_mut(&f)
         {
+            // a quiet or paused torrent lets go of its metainfo; the detail view needs it
+            // (files, dates, comment): load it again while the torrent is looked at
+            {
+                let env = env!(self, now);
+                let _ = t.metainfo(&env);
+            }
             let d = t.detail(now);
             if self.detail.as_deref() != Some(&d) {
                 self.detail = Some(Arc::new(d));

@@ -327,8 +327,9 @@ impl StateStore {
         Ok(m)
     }
 
-    /// Write `updates` in one transaction (durable when this returns). Deleted torrents
-    /// also lose their .torrent copy.
+    /// Write `updates` in one transaction (durable when this returns). Deletes apply before
+    /// puts, so a torrent removed and added again in one batch keeps its record; deleted
+    /// torrents also lose their .torrent copy, unless the batch puts them back.
     ///
     /// # Errors
     /// The database could not be written (disk full, permissions).
@@ -345,16 +346,20 @@ impl StateStore {
             let mut meta = tx.open_table(META).map_err(|e| io(dir, e))?;
             meta.insert("format", FORMAT).map_err(|e| io(dir, e))?;
             let mut t = tx.open_table(TORRENTS).map_err(|e| io(dir, e))?;
-            for u in updates {
-                match u {
-                    Update::Put(ih, r) => {
-                        t.insert(&ih.0, r.encode().as_slice())
-                            .map_err(|e| io(dir, e))?;
-                    }
-                    Update::Delete(ih) => {
-                        t.remove(&ih.0).map_err(|e| io(dir, e))?;
-                        deleted.push(ih);
-                    }
+            let (puts, deletes): (Vec<_>, Vec<_>) = updates
+                .into_iter()
+                .partition(|u| matches!(u, Update::Put(..)));
+            for u in deletes {
+                if let Update::Delete(ih) = u {
+                    t.remove(&ih.0).map_err(|e| io(dir, e))?;
+                    deleted.push(ih);
+                }
+            }
+            for u in puts {
+                if let Update::Put(ih, r) = u {
+                    t.insert(&ih.0, r.encode().as_slice())
+                        .map_err(|e| io(dir, e))?;
+                    deleted.retain(|d| *d != ih);
                 }
             }
         }

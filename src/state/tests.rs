@@ -173,3 +173,30 @@ fn truncated_database_is_reported_not_fatal() {
     let (_store, loaded) = StateStore::open(dir.path()).unwrap();
     assert!(loaded.torrents.len() <= 50);
 }
+
+#[test]
+fn a_torrent_removed_and_added_again_in_one_batch_keeps_its_record_and_torrent_copy() {
+    let dir = tempfile::tempdir().unwrap();
+    let (store, _) = StateStore::open(dir.path()).unwrap();
+    store
+        .write(vec![Update::Put(ih(1), Box::new(record("a", 1)))])
+        .unwrap();
+    store.put_metainfo(&ih(1), b"d4:infod4:name1:aee").unwrap();
+    // removed, then added again before the checkpoint: the batch holds both, put last
+    store
+        .write(vec![
+            Update::Put(ih(1), Box::new(record("a again", 2))),
+            Update::Delete(ih(1)),
+        ])
+        .unwrap();
+    assert!(
+        store.torrent_path(&ih(1)).exists(),
+        "the re-added torrent's .torrent copy is kept"
+    );
+    drop(store);
+    let (_store, loaded) = StateStore::open(dir.path()).unwrap();
+    assert!(matches!(
+        loaded.torrents.as_slice(),
+        [Stored::Record(h, r)] if *h == ih(1) && r.name == "a again"
+    ));
+}
