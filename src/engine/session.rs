@@ -419,6 +419,9 @@ impl Session {
     }
 
     fn insert(&mut self, id: TorrentId, ih: InfoHash, t: Torrent) {
+        // removed a moment ago and added again: the pending delete of its record and its
+        // .torrent copy must not reach the store after this add
+        self.deleted.retain(|h| *h != ih);
         self.registry
             .write()
             .unwrap_or_else(|e| e.into_inner())
@@ -682,9 +685,6 @@ impl Session {
             .unwrap_or_else(|| self.ctx.config.download_dir.clone());
         let info_hash = meta.info_hash;
         let name = meta.name.clone();
-        // removed a moment ago and added again: the pending delete of its record and its
-        // .torrent copy must not reach the store after this add
-        self.deleted.retain(|h| *h != info_hash);
         if let Some(store) = &self.store {
             store.put_metainfo(&info_hash, &bytes).map_err(|e| {
                 AddError::Storage(format!(
@@ -709,7 +709,13 @@ impl Session {
             EventKind::Added,
             format!("{name}: added (info hash {info_hash})"),
         );
-        if !req.paused {
+        self.added(id, req.paused);
+        Ok(id)
+    }
+
+    /// After an add: start it unless asked paused, publish, and record it soon.
+    fn added(&mut self, id: TorrentId, paused: bool) {
+        if !paused {
             self.with(id, |t, env| t.input(Input::Resume, env));
         }
         self.publish_now = true;
@@ -717,7 +723,6 @@ impl Session {
             self.timers
                 .schedule_no_later(TimerKey::Checkpoint, Instant::now() + CHECKPOINT_SOON);
         }
-        Ok(id)
     }
 
     /// Add a magnet link: listed at once, its metadata fetched from peers when it runs.
@@ -745,7 +750,6 @@ impl Session {
             .download_dir
             .unwrap_or_else(|| self.ctx.config.download_dir.clone());
         let info_hash = m.info_hash;
-        self.deleted.retain(|h| *h != info_hash);
         let name = m.display_name();
         let notes = m.notes.clone();
         let t = Torrent::new_magnet(
@@ -771,14 +775,7 @@ impl Session {
                 format!("{name}: {n}"),
             );
         }
-        if !req.paused {
-            self.with(id, |t, env| t.input(Input::Resume, env));
-        }
-        self.publish_now = true;
-        if self.store.is_some() {
-            self.timers
-                .schedule_no_later(TimerKey::Checkpoint, Instant::now() + CHECKPOINT_SOON);
-        }
+        self.added(id, req.paused);
         Ok(id)
     }
 
