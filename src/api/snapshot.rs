@@ -286,6 +286,8 @@ pub enum PeerSource {
     Dht,
     /// Peer exchange (BEP 11).
     Pex,
+    /// Local Service Discovery (BEP 14): announced on the local network.
+    Lsd,
     /// A magnet link's `x.pe` parameter.
     Magnet,
     /// Added by the user.
@@ -300,6 +302,7 @@ impl PeerSource {
             PeerSource::Incoming => "incoming",
             PeerSource::Dht => "DHT",
             PeerSource::Pex => "PEX",
+            PeerSource::Lsd => "LSD",
             PeerSource::Magnet => "magnet",
             PeerSource::Manual => "manual",
         }

@@ -30,6 +30,13 @@ Subcommands:
       `DONE` and exits 0 (or, with --keep-seeding, keeps seeding until SIGTERM). Exit 1 with
       a message on stderr on timeout.
 
+LSD (seed, leech): off unless --lsd is given. With --lsd the session runs Local Service
+Discovery (BEP 14, multicast 239.192.152.143:6771 on the interface of ip) and announces the
+torrent there every 2 s (libtorrent's default is 5 min); a seeder of a torrent without
+trackers (and without --dht) prints READY once it is seeding. --no-outgoing (no TCP dials)
+and --no-incoming (no accepted TCP connections) make a test prove which side found the
+other.
+
 DHT (seed, leech): off unless --dht is given. With --dht the session runs a DHT node on
 UDP ip:port, bootstrapped to the --dht-bootstrap nodes only (none: it waits to be found),
 with libtorrent's filters for loopback and same-subnet nodes off (every test node lives in
@@ -143,6 +150,13 @@ def session_settings(a, upload_limit=0, download_limit=0):
         "download_rate_limit": download_limit,
         "alert_mask": int(mask),
     }
+    if getattr(a, "lsd", False):
+        settings["enable_lsd"] = True
+        settings["local_service_announce_interval"] = 2
+    if getattr(a, "no_outgoing", False):
+        settings["enable_outgoing_tcp"] = False
+    if getattr(a, "no_incoming", False):
+        settings["enable_incoming_tcp"] = False
     if getattr(a, "dht", False):
         settings.update(dht_settings(a))
         # dht_log_notification: dht_pkt_alert, which shows our own announce_peer going out
@@ -195,7 +209,8 @@ def make_session(a, upload_limit=0, download_limit=0):
     return ses
 
 
-def add_torrent(ses, torrent, save_path, seed_mode=False, magnet=None, pex=False, dht=False):
+def add_torrent(ses, torrent, save_path, seed_mode=False, magnet=None, pex=False, dht=False,
+                lsd=False):
     if magnet:
         try:
             params = lt.parse_magnet_uri(magnet)
@@ -211,7 +226,7 @@ def add_torrent(ses, torrent, save_path, seed_mode=False, magnet=None, pex=False
         params.ti = ti
         ih = str(ti.info_hashes().v1)
     params.save_path = save_path
-    flags = lt.torrent_flags.disable_lsd
+    flags = 0 if lsd else lt.torrent_flags.disable_lsd
     if not dht:
         flags |= lt.torrent_flags.disable_dht
     if not pex:
@@ -399,7 +414,8 @@ def cmd_dht_node(a):
 
 def cmd_seed(a):
     ses = make_session(a, upload_limit=a.upload_limit)
-    h, ih = add_torrent(ses, a.torrent, a.data_dir, seed_mode=a.seed_mode, pex=a.pex, dht=a.dht)
+    h, ih = add_torrent(ses, a.torrent, a.data_dir, seed_mode=a.seed_mode, pex=a.pex, dht=a.dht,
+                        lsd=a.lsd)
     trackerless = len(h.trackers()) == 0
     seen = set()
     ev = Events(a.port)
@@ -433,6 +449,10 @@ def cmd_seed(a):
                 elif now - last_dht >= 2.0:
                     h.force_dht_announce()
                     last_dht = now
+            elif st.is_seeding and trackerless and a.lsd:
+                # no tracker, LSD only: announced on the local network every 2 s from now
+                ready = True
+                print(f"READY {ih}", flush=True)
             elif st.is_seeding:
                 if ev.replies and ev.last_reply_seeding:
                     ready = True
@@ -460,7 +480,8 @@ def cmd_leech(a):
     ses = make_session(a, download_limit=a.download_limit)
     if bool(a.torrent) == bool(a.magnet):
         fail("leech needs exactly one of --torrent and --magnet", 2)
-    h, _ih = add_torrent(ses, a.torrent, a.save_dir, magnet=a.magnet, pex=a.pex, dht=a.dht)
+    h, _ih = add_torrent(ses, a.torrent, a.save_dir, magnet=a.magnet, pex=a.pex, dht=a.dht,
+                         lsd=a.lsd)
     seen = set()
     ev = Events(a.port)
     wait_listening(ses, h, ev)
@@ -523,6 +544,11 @@ def main():
         sp.add_argument("--connect", type=parse_hostport, action="append", default=[],
                         metavar="HOST:PORT", help="also dial this peer (repeatable)")
         sp.add_argument("--pex", action="store_true", help="exchange peers (BEP 11)")
+        sp.add_argument("--lsd", action="store_true",
+                        help="Local Service Discovery (BEP 14), announcing every 2 s")
+        sp.add_argument("--no-outgoing", action="store_true", help="never dial a peer (TCP)")
+        sp.add_argument("--no-incoming", action="store_true",
+                        help="accept no TCP connection")
         sp.add_argument("--report-peers", action="store_true",
                         help="print PEER <ip>:<port> <sources> for each new peer")
         sp.add_argument("--encryption", choices=["plain", "prefer", "forced"], default="plain",
