@@ -21,6 +21,11 @@
 //! - [`lsd_off_by_default_sends_nothing_and_binds_nothing`]: with the default config no
 //!   datagram reaches the group and ratorrent owns no socket on UDP 6771; the same run
 //!   with `[lsd] enabled = true` sends its info hash there (so the check can fail).
+//! - [`lsd_peers_only_from_the_local_network_and_only_for_public_torrents`]: with a
+//!   public and a private (BEP 27) torrent running, only the public info hash is
+//!   announced; forged announcements naming both make ratorrent dial the loopback sender
+//!   for the public torrent only, one from a global address (8.8.8.8 on the namespace's
+//!   `lo`) is never dialled, and port 0, garbage and oversized datagrams change nothing.
 //! - [`lsd_that_cannot_start_is_one_warning_and_not_fatal`]: no multicast route, or port
 //!   6771 taken without `SO_REUSEADDR`: one log line each, the download runs on.
 
@@ -83,10 +88,17 @@ fn ip(args: &[&str]) {
 
 /// A tracker-less v1 torrent of `data` written by libtorrent; its info hash.
 fn trackerless_torrent(data: &Path, out: &Path) -> InfoHash {
+    make_torrent_file(data, out, false)
+}
+
+/// [`trackerless_torrent`], `private = 1` (BEP 27) when `private`.
+fn make_torrent_file(data: &Path, out: &Path, private: bool) -> InfoHash {
     require_libtorrent();
     let o = Command::new(PYTHON)
         .arg(lt_peer_script())
-        .args(["make-torrent", "--piece-length", "65536", "--data"])
+        .args(["make-torrent", "--piece-length", "65536"])
+        .args(private.then_some("--private"))
+        .arg("--data")
         .arg(data)
         .arg("--out")
         .arg(out)
@@ -327,7 +339,15 @@ fn two_ratorrents_find_each_other_through_lsd() {
         // no [lsd] interface: the kernel's choice, through a multicast route on lo (with a
         // source address: lo's 127.0.0.1 is host-scoped and would not be picked, and a
         // datagram from 0.0.0.0 is refused)
-        ip(&["route", "add", "224.0.0.0/4", "dev", "lo", "src", "127.0.0.1"]);
+        ip(&[
+            "route",
+            "add",
+            "224.0.0.0/4",
+            "dev",
+            "lo",
+            "src",
+            "127.0.0.1",
+        ]);
         let dir = temp_dir();
         let seed_dir = dir.path().join("seed");
         let (file, torrent, _ih) = payload_and_torrent(&seed_dir, "lsd-c.bin", 2 * MIB, 16);
@@ -526,5 +546,145 @@ fn lsd_that_cannot_start_is_one_warning_and_not_fatal() {
             "{}",
             lines[0]
         );
+    });
+}
+
+/// Send `datagram` to the LSD group from `from` (port 0: any), on `lo`.
+fn send_to_group(from: Ipv4Addr, datagram: &[u8]) {
+    use socket2::{Domain, Protocol, Socket, Type};
+    let sock = Socket::new(Domain::IPV4, Type::DGRAM, Some(Protocol::UDP)).expect("socket");
+    sock.bind(&SocketAddr::from((from, 0)).into())
+        .expect("bind the sender");
+    sock.set_multicast_if_v4(&from).expect("IP_MULTICAST_IF");
+    sock.set_multicast_loop_v4(true).expect("IP_MULTICAST_LOOP");
+    let to = SocketAddr::from((GROUP_V4, PORT));
+    sock.send_to(datagram, &to.into())
+        .expect("send to the group");
+}
+
+/// Info hashes in the BitTorrent handshakes of connections accepted on `l` during `d`.
+fn dialled_for(l: &std::net::TcpListener, d: Duration) -> Vec<InfoHash> {
+    use std::io::Read;
+    l.set_nonblocking(true).expect("nonblocking");
+    let end = Instant::now() + d;
+    let mut out = Vec::new();
+    while Instant::now() < end {
+        match l.accept() {
+            Ok((mut c, _)) => {
+                c.set_nonblocking(false).expect("blocking");
+                c.set_read_timeout(Some(Duration::from_secs(2)))
+                    .expect("timeout");
+                let mut hs = [0u8; 68];
+                if c.read_exact(&mut hs).is_ok() && &hs[..20] == b"\x13BitTorrent protocol" {
+                    out.push(InfoHash(hs[28..48].try_into().expect("20 bytes")));
+                }
+            }
+            Err(_) => std::thread::sleep(Duration::from_millis(20)),
+        }
+    }
+    out
+}
+
+#[test]
+fn lsd_peers_only_from_the_local_network_and_only_for_public_torrents() {
+    in_netns(true, || {
+        // a global address inside the namespace, to send from and to be dialled on
+        let global = Ipv4Addr::new(8, 8, 8, 8);
+        ip(&["addr", "add", "8.8.8.8/32", "dev", "lo"]);
+        let dir = temp_dir();
+        let src = dir.path().join("src");
+        std::fs::create_dir_all(&src).unwrap();
+        let public = src.join("public.bin");
+        let private = src.join("private.bin");
+        payload::write_file(&public, MIB, 19).unwrap();
+        payload::write_file(&private, MIB, 20).unwrap();
+        let (pt, qt) = (src.join("public.torrent"), src.join("private.torrent"));
+        let pub_ih = make_torrent_file(&public, &pt, false);
+        let priv_ih = make_torrent_file(&private, &qt, true);
+        let group = group_listener();
+        let p = free_port().to_string();
+        let out = dir.path().join("out");
+        let mut rat = Rat::spawn_logging(
+            &[
+                "download",
+                s(&pt),
+                s(&qt),
+                "-o",
+                s(&out),
+                "--port",
+                &p,
+                "--no-dht",
+                "--lsd",
+                "--timeout",
+                "60",
+            ],
+            LSD_LOOPBACK,
+            LOG,
+        );
+        // only the public torrent is announced
+        let mut heard = Vec::new();
+        assert!(
+            wait_until(Duration::from_secs(10), || {
+                heard.extend(hear(&group, Duration::from_millis(200)));
+                heard.iter().any(|(_, t)| t.contains(&pub_ih.to_hex()))
+            }),
+            "public torrent not announced\n{}",
+            rat.output()
+        );
+        heard.extend(hear(&group, Duration::from_secs(2)));
+        assert!(
+            heard.iter().all(|(_, t)| !t.contains(&priv_ih.to_hex())),
+            "a private torrent was announced: {heard:?}"
+        );
+        // forged announcements: a loopback sender naming both torrents, a global one
+        let local_trap = std::net::TcpListener::bind((Ipv4Addr::LOCALHOST, 0)).unwrap();
+        let global_trap = std::net::TcpListener::bind((global, 0)).unwrap();
+        let (lp, gp) = (
+            local_trap.local_addr().unwrap().port(),
+            global_trap.local_addr().unwrap().port(),
+        );
+        let announce = |port: u16, cookie: &str| {
+            format!(
+                "BT-SEARCH * HTTP/1.1\r\nHost: 239.192.152.143:6771\r\nPort: {port}\r\n\
+                 Infohash: {}\r\nInfohash: {}\r\ncookie: {cookie}\r\n\r\n\r\n",
+                pub_ih.to_hex(),
+                priv_ih.to_hex()
+            )
+        };
+        let global_trap_thread =
+            std::thread::spawn(move || dialled_for(&global_trap, Duration::from_secs(6)));
+        // hostile datagrams first: none may stop the task
+        send_to_group(Ipv4Addr::LOCALHOST, announce(0, "zero").as_bytes());
+        send_to_group(Ipv4Addr::LOCALHOST, &[b'x'; 1400]);
+        let mut big = announce(lp, "big").into_bytes();
+        big.resize(ratorrent::lsd::MAX_RECEIVE + 100, b' ');
+        send_to_group(Ipv4Addr::LOCALHOST, &big);
+        send_to_group(global, announce(gp, "global").as_bytes());
+        send_to_group(Ipv4Addr::LOCALHOST, announce(lp, "local").as_bytes());
+        let dialled = dialled_for(&local_trap, Duration::from_secs(6));
+        let from_global = global_trap_thread.join().unwrap();
+        assert!(
+            dialled.contains(&pub_ih),
+            "the loopback sender was not dialled for the public torrent: {dialled:?}\n{}",
+            rat.output()
+        );
+        assert!(
+            !dialled.contains(&priv_ih),
+            "dialled for a private torrent: {dialled:?}"
+        );
+        assert!(
+            from_global.is_empty(),
+            "dialled a global address learnt from LSD: {from_global:?}"
+        );
+        let err = rat.stderr();
+        assert!(!err.contains("panicked"), "{err}");
+        // the oversized one named the local trap too: it was not the one that got through
+        let peers: Vec<&str> = err.lines().filter(|l| l.contains("LSD: peer")).collect();
+        assert_eq!(peers.len(), 1, "{peers:?}");
+        assert!(
+            peers[0].contains(&format!("peer=127.0.0.1:{lp}")),
+            "{peers:?}"
+        );
+        rat.terminate();
     });
 }

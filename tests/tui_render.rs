@@ -172,6 +172,11 @@ fn detail() -> TorrentDetail {
                 known: 12,
                 connected: 1,
             },
+            SourceCount {
+                source: PeerSource::Lsd,
+                known: 1,
+                connected: 1,
+            },
         ],
         peers: vec![
             peer(
@@ -190,14 +195,18 @@ fn detail() -> TorrentDetail {
                 512 * 1024,
                 128 * 1024,
             ),
-            peer(
-                "192.168.1.20:6881",
-                "qBittorrent 4.6.2",
-                PeerFlags::default(),
-                0.0,
-                0,
-                0,
-            ),
+            PeerRow {
+                // found on the local network (BEP 14)
+                source: PeerSource::Lsd,
+                ..peer(
+                    "192.168.1.20:6881",
+                    "qBittorrent 4.6.2",
+                    PeerFlags::default(),
+                    0.0,
+                    0,
+                    0,
+                )
+            },
         ],
         files: vec![
             file("debian/README.txt", 4096, 4096, FilePriority::High),

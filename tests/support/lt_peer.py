@@ -7,8 +7,10 @@ Standard library + libtorrent only.
 Subcommands:
 
   make-torrent --data PATH --out FILE.torrent [--tracker URL] [--piece-length BYTES]
+               [--private]
       Write a v1-only .torrent (BEP 3) of a file or a directory (no --tracker: a
-      tracker-less torrent, for the DHT). Prints the info hash (40 hex digits) on stdout.
+      tracker-less torrent, for the DHT or LSD; --private: private=1, BEP 27). Prints the
+      info hash (40 hex digits) on stdout.
 
   dht-node --ip 127.0.0.X --port P [--dht-bootstrap HOST:PORT ...]
       A DHT node only (no torrent), on UDP ip:port. Prints `READY` once listening, then
@@ -377,6 +379,8 @@ def cmd_make_torrent(a):
     ct = lt.create_torrent(fs, a.piece_length, flags=lt.create_torrent.v1_only)
     if a.tracker:
         ct.add_tracker(a.tracker)
+    if a.private:
+        ct.set_priv(True)
     ct.set_creator("ratorrent tests lt_peer.py")
     lt.set_piece_hashes(ct, os.path.dirname(data))
     blob = lt.bencode(ct.generate())
@@ -536,6 +540,7 @@ def main():
     mk.add_argument("--out", required=True, help=".torrent file to write")
     mk.add_argument("--tracker", default=None, help="announce URL (none: tracker-less)")
     mk.add_argument("--piece-length", type=int, default=0, help="bytes, power of two (0: auto)")
+    mk.add_argument("--private", action="store_true", help="private=1 in the info dict (BEP 27)")
 
     def peer_args(sp):
         sp.add_argument("--torrent", required=(sp.prog.split()[-1] == "seed"))
