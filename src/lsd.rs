@@ -26,9 +26,9 @@
 //! A torrent that starts (or resumes) is announced within a second, then again every
 //! [`ANNOUNCE_INTERVAL`]. Datagrams go out at most one per [`SEND_GAP`], each carrying
 //! up to [`hashes_per_datagram`] info hashes (25 with a 5-digit port), so 10,000
-//! torrents cost one 1.3 KB datagram a second (a round then takes about 400 s, longer
-//! than the interval: the next round begins when the last ends). There are no
-//! per-torrent timers: one task with one queue and one wake-up ([`Schedule`]).
+//! torrents cost one 1.3 KB datagram a second, and each of them is announced every
+//! 400 s instead (the queue turns as fast as the rate allows). There are no per-torrent
+//! timers: one task with one queue and one wake-up ([`Schedule`]).
 //! Multicast TTL is 1 (the datagrams never leave the link) and loop-back is on, so
 //! two clients on one host find each other.
 //!

@@ -161,12 +161,12 @@ fn udp_ports_of(pid: u32) -> HashSet<u16> {
     let mut ports = HashSet::new();
     for line in table.lines().skip(1) {
         let cols: Vec<&str> = line.split_whitespace().collect();
-        if cols.len() > 9 && inodes.contains(cols[9]) {
-            if let Some((_, port)) = cols[1].split_once(':') {
-                if let Ok(p) = u16::from_str_radix(port, 16) {
-                    ports.insert(p);
-                }
-            }
+        if cols.len() > 9
+            && inodes.contains(cols[9])
+            && let Some((_, port)) = cols[1].split_once(':')
+            && let Ok(p) = u16::from_str_radix(port, 16)
+        {
+            ports.insert(p);
         }
     }
     ports
