@@ -798,6 +798,13 @@ fn quit_asks_only_while_torrents_are_active() {
     app.handle_key(key('q'));
     app.handle_key(code(KeyCode::Enter));
     assert!(app.should_quit());
+    // `confirm_quit = false`: active torrents or not, q quits at once
+    let mut app = full_app(UiOptions {
+        confirm_quit: false,
+        ..UiOptions::default()
+    });
+    app.handle_key(key('q'));
+    assert!(app.dialog().is_none() && app.should_quit());
 }
 
 #[test]
