@@ -798,6 +798,16 @@ fn dialogs_at_both_sizes() {
     );
     app.handle_key(key('L'));
     snap_both(&mut app, "dialog_limits");
+    // a refused value's message is read whole at 80x24, wrapped, not cut to one line
+    for c in "12 parsecs".chars() {
+        app.handle_key(key(c));
+    }
+    app.handle_key(code(KeyCode::Enter));
+    let small = screen(&render(&mut app, 80, 24));
+    assert!(
+        small.contains("cannot read") && small.contains("1 MiB/s), or 0 for"),
+        "{small}"
+    );
     app.handle_key(code(KeyCode::Esc));
     app.handle_key(key('m'));
     snap_both(&mut app, "dialog_move");
