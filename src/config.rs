@@ -82,6 +82,10 @@ pub struct Config {
     /// TUI: take mouse events (wheel scrolls, click selects). Off by default, so the
     /// terminal's (and tmux's) own selection and copy mode keep working.
     pub mouse: bool,
+    /// TUI: `q` asks "Quit ratorrent?" while torrents are active (downloading, seeding,
+    /// checking or moving), as qBittorrent's "confirm on exit" does. `false` quits at once
+    /// (the session is saved either way; scripts driving the TUI want this).
+    pub confirm_quit: bool,
     /// TUI key bindings: action name → key or list of keys, replacing that action's
     /// defaults (see the help window, `?`, for the names).
     pub keys: BTreeMap<String, KeyList>,
@@ -309,6 +313,7 @@ impl Default for Config {
             max_open_files: crate::storage::DEFAULT_MAX_OPEN_FILES as u32,
             ascii: false,
             mouse: false,
+            confirm_quit: true,
             keys: BTreeMap::new(),
             colors: BTreeMap::new(),
             min_free_space: 1 << 30,
@@ -611,6 +616,7 @@ mod tests {
             "max_open_files",
             "ascii",
             "mouse",
+            "confirm_quit",
             "min_free_space",
             "enabled",
             "port",
@@ -722,11 +728,12 @@ mod tests {
     #[test]
     fn keys_and_colours_sections() {
         let c = Config::from_toml(
-            "ascii = true\nmouse = true\n[keys]\npause = \"x\"\nrecheck = [\"C\", \"F5\"]\n[colors]\ndown = \"bright_cyan\"\n",
+            "ascii = true\nmouse = true\nconfirm_quit = false\n[keys]\npause = \"x\"\nrecheck = [\"C\", \"F5\"]\n[colors]\ndown = \"bright_cyan\"\n",
             Path::new("x"),
         )
         .unwrap();
-        assert!(c.ascii && c.mouse);
+        assert!(c.ascii && c.mouse && !c.confirm_quit);
+        assert!(Config::default().confirm_quit);
         assert_eq!(c.key_overrides()["recheck"], vec!["C", "F5"]);
         assert_eq!(c.color_overrides().unwrap().len(), 1);
         let e = Config::from_toml("[keys]\npause = \"c\"\n", Path::new("/c.toml"))

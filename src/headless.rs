@@ -82,6 +82,30 @@ pub fn summary_line(rows: &[&TorrentRow]) -> String {
     )
 }
 
+/// The line printed every [`SEED_STATUS_EVERY`] while `download --seed` seeds, e.g.
+/// `seeding 1 torrent  ↑ 12.5 MiB/s  uploaded 3.20 GiB  ratio 3.20  peers 4`. The ratio is
+/// all-time uploaded over the payload size (what a seeder from existing data has).
+pub fn seeding_line(rows: &[&TorrentRow]) -> String {
+    let size: u64 = rows.iter().map(|r| r.size).sum();
+    let uploaded: u64 = rows.iter().map(|r| r.uploaded).sum();
+    let ratio = if size == 0 {
+        0.0
+    } else {
+        uploaded as f64 / size as f64
+    };
+    format!(
+        "seeding {} torrent{}  ↑ {}  uploaded {}  ratio {ratio:.2}  peers {}",
+        rows.len(),
+        if rows.len() == 1 { "" } else { "s" },
+        format::rate(rows.iter().map(|r| r.up_rate).sum()),
+        format::size(uploaded),
+        rows.iter().map(|r| r.peers).sum::<u32>(),
+    )
+}
+
+/// How often `download --seed` prints [`seeding_line`] once everything is complete.
+pub const SEED_STATUS_EVERY: Duration = Duration::from_secs(60);
+
 fn is_done(r: &TorrentRow) -> bool {
     r.pieces_total > 0
         && r.pieces_have == r.pieces_total
@@ -136,6 +160,11 @@ pub async fn download(mut config: Config, opts: DownloadOptions) -> anyhow::Resu
     ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     let deadline = opts.timeout.map(|t| tokio::time::Instant::now() + t);
     let mut last_print = Instant::now() - Duration::from_secs(10);
+    let mut seed_status = tokio::time::interval_at(
+        tokio::time::Instant::now() + SEED_STATUS_EVERY,
+        SEED_STATUS_EVERY,
+    );
+    seed_status.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     let mut all_done = false;
     let outcome: anyhow::Result<()> = loop {
         let snap = snapshots.borrow_and_update().clone();
@@ -194,6 +223,10 @@ pub async fn download(mut config: Config, opts: DownloadOptions) -> anyhow::Resu
         tokio::select! {
             c = snapshots.changed() => if c.is_err() { break Err(anyhow::anyhow!("engine stopped unexpectedly")); },
             _ = ticker.tick(), if !all_done => {}
+            _ = seed_status.tick(), if all_done && !opts.quiet => {
+                println!("{}", seeding_line(&rows));
+                let _ = std::io::stdout().flush();
+            }
             _ = sigint.recv() => break if all_done { Ok(()) } else { Err(anyhow::anyhow!("interrupted")) },
             _ = sigterm.recv() => break if all_done { Ok(()) } else { Err(anyhow::anyhow!("terminated")) },
             _ = tokio::time::sleep_until(sleep_until), if deadline.is_some() && !all_done => {
@@ -277,4 +310,33 @@ pub fn check_with(
         &AtomicBool::new(false),
     );
     Ok((have.count(), n))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn seeding_line_sums_rates_totals_and_gives_the_all_time_ratio() {
+        let a = TorrentRow {
+            size: 1 << 30,
+            uploaded: 3 << 29,
+            up_rate: 2 << 20,
+            peers: 3,
+            ..TorrentRow::default()
+        };
+        let b = TorrentRow {
+            size: 1 << 30,
+            uploaded: 1 << 29,
+            up_rate: 1 << 20,
+            peers: 1,
+            ..TorrentRow::default()
+        };
+        let line = seeding_line(&[&a, &b]);
+        assert!(line.starts_with("seeding 2 torrents"), "{line}");
+        assert!(line.contains("ratio 1.00") && line.contains("peers 4"), "{line}");
+        assert!(line.contains("3.00 MiB/s") && line.contains("2.00 GiB"), "{line}");
+        let one = seeding_line(&[&TorrentRow::default()]);
+        assert!(one.starts_with("seeding 1 torrent ") && one.contains("ratio 0.00"), "{one}");
+    }
 }

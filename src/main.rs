@@ -110,6 +110,7 @@ fn ui_options(cli: &Cli, config: &Config) -> anyhow::Result<tui::UiOptions> {
         seed_after_download: config.seed_after_download,
         log_path: None,
         mouse: config.mouse,
+        confirm_quit: config.confirm_quit,
     })
 }
 

@@ -237,3 +237,37 @@ async fn damaged_state_is_reported_and_the_torrents_come_back_rechecked() {
         shutdown(h).await;
     }
 }
+
+/// Session rate limits set live (the TUI's `L`) come back after a restart; once the config
+/// file's own limits change, the config wins (an edited file is not silently overridden).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn session_limits_set_live_come_back_until_the_config_changes() {
+    let dir = temp_dir();
+    let (data, state) = (dir.path().join("data"), dir.path().join("state"));
+    let limits = |h: &SessionHandle| {
+        let g = h.snapshots.borrow().global.clone();
+        (g.down_limit, g.up_limit)
+    };
+    let h = session::start_with_state(config(&data), &state).await.unwrap();
+    assert_eq!(limits(&h), (0, 0));
+    h.commands
+        .send(Command::SetLimits {
+            download: 3 << 20,
+            upload: 512 << 10,
+        })
+        .await
+        .unwrap();
+    shutdown(h).await;
+
+    let h = session::start_with_state(config(&data), &state).await.unwrap();
+    assert_eq!(limits(&h), (3 << 20, 512 << 10), "live limits restored");
+    shutdown(h).await;
+
+    let edited = ratorrent::config::Config {
+        download_rate_limit: 1 << 20,
+        ..config(&data)
+    };
+    let h = session::start_with_state(edited, &state).await.unwrap();
+    assert_eq!(limits(&h), (1 << 20, 0), "the edited config wins");
+    shutdown(h).await;
+}

@@ -565,6 +565,30 @@ fn ascii_mode_draws_only_ascii() {
     assert_ascii(&render(&mut app, 80, 24));
 }
 
+/// A torrent without trackers says where its peers come from, as the session runs: the DHT
+/// only when it is on, incoming peers only for a private torrent.
+#[test]
+fn trackers_tab_without_trackers_names_the_sources_in_effect() {
+    for (private, dht_nodes, want, not) in [
+        (false, Some(120), "peers come from the DHT, PEX and incoming", "DHT off"),
+        (false, None, "peers come from PEX and incoming connections (DHT off)", "the DHT,"),
+        (true, Some(120), "a private torrent (BEP 27) only takes incoming peers", "PEX"),
+    ] {
+        let mut d = detail();
+        d.trackers.clear();
+        d.private = private;
+        let mut snap = (*snapshot_with(1, four(), Some(d))).clone();
+        snap.global.dht_nodes = dht_nodes;
+        let mut app = App::new(Arc::new(snap));
+        app.handle_key(code(KeyCode::Enter));
+        while app.tab() != Tab::Trackers {
+            app.handle_key(code(KeyCode::Tab));
+        }
+        let text = screen(&render(&mut app, 120, 30));
+        assert!(text.contains(want) && !text.contains(not), "{want}\n{text}");
+    }
+}
+
 #[test]
 fn every_detail_tab_at_both_sizes() {
     let mut app = full_app(UiOptions::default());
@@ -783,6 +807,16 @@ fn dialogs_at_both_sizes() {
     );
     app.handle_key(key('L'));
     snap_both(&mut app, "dialog_limits");
+    // a refused value's message is read whole at 80x24, wrapped, not cut to one line
+    for c in "12 parsecs".chars() {
+        app.handle_key(key(c));
+    }
+    app.handle_key(code(KeyCode::Enter));
+    let small = screen(&render(&mut app, 80, 24));
+    assert!(
+        small.contains("cannot read") && small.contains("1 MiB/s), or 0 for"),
+        "{small}"
+    );
     app.handle_key(code(KeyCode::Esc));
     app.handle_key(key('m'));
     snap_both(&mut app, "dialog_move");
@@ -807,6 +841,13 @@ fn quit_asks_only_while_torrents_are_active() {
     app.handle_key(key('q'));
     app.handle_key(code(KeyCode::Enter));
     assert!(app.should_quit());
+    // `confirm_quit = false`: active torrents or not, q quits at once
+    let mut app = full_app(UiOptions {
+        confirm_quit: false,
+        ..UiOptions::default()
+    });
+    app.handle_key(key('q'));
+    assert!(app.dialog().is_none() && app.should_quit());
 }
 
 #[test]

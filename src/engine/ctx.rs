@@ -373,6 +373,8 @@ pub enum SessionEvent {
         stats: Vec<(TorrentId, Vec<crate::state::FileStat>)>,
         /// Torrents whose records were in it.
         ids: Vec<TorrentId>,
+        /// The session rate limits were in it.
+        limits: bool,
     },
     /// Moving a torrent's files ended: the new folder, or why it failed.
     Moved {

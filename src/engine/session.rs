@@ -149,6 +149,7 @@ async fn start_session(
         store: None,
         deleted: Vec::new(),
         checkpointing: false,
+        limits_dirty: false,
         free_space: None,
     };
     let mut session = session;
@@ -260,6 +261,8 @@ struct Session {
     deleted: Vec<InfoHash>,
     /// A checkpoint is being written.
     checkpointing: bool,
+    /// The session rate limits were set live and are not yet in the store.
+    limits_dirty: bool,
     /// Free space of the default download folder's volume at the last measurement.
     free_space: Option<u64>,
 }
@@ -370,6 +373,14 @@ impl Session {
     /// List the torrents of the last run at once; check their resume data against their
     /// files in the background (stat only), then start them.
     fn restore(&mut self, loaded: crate::state::Loaded) {
+        let (down, up) = crate::state::SessionLimits::effective(
+            loaded.session_limits,
+            self.ctx.config.download_rate_limit,
+            self.ctx.config.upload_rate_limit,
+        );
+        self.ctx.limits.download.set_rate(down);
+        self.ctx.limits.upload.set_rate(up);
+        self.publish_now = true;
         for w in loaded.warnings {
             self.log
                 .push(None, EventLevel::Error, EventKind::DiskError, w);
@@ -484,7 +495,13 @@ impl Session {
             }
         }
         let deleted = std::mem::take(&mut self.deleted);
-        if jobs.is_empty() && deleted.is_empty() {
+        let limits = std::mem::take(&mut self.limits_dirty).then(|| crate::state::SessionLimits {
+            download: self.ctx.limits.download.rate(),
+            upload: self.ctx.limits.upload.rate(),
+            config_download: self.ctx.config.download_rate_limit,
+            config_upload: self.ctx.config.upload_rate_limit,
+        });
+        if jobs.is_empty() && deleted.is_empty() && limits.is_none() {
             return None;
         }
         self.checkpointing = true;
@@ -505,8 +522,14 @@ impl Session {
                 updates.push(Update::Put(ih, Box::new(record)));
             }
             updates.extend(deleted.into_iter().map(Update::Delete));
+            updates.extend(limits.map(Update::SessionLimits));
             let result = store.write(updates).map_err(|e| e.to_string());
-            ctx.send(SessionEvent::Checkpointed { result, stats, ids });
+            ctx.send(SessionEvent::Checkpointed {
+                result,
+                stats,
+                ids,
+                limits: limits.is_some(),
+            });
         }))
     }
 
@@ -667,6 +690,12 @@ impl Session {
                 self.ctx.limits.download.set_rate(download);
                 self.ctx.limits.upload.set_rate(upload);
                 self.publish_now = true;
+                if self.store.is_some() {
+                    // kept across restarts, like a torrent's own limits
+                    self.limits_dirty = true;
+                    self.timers
+                        .schedule_no_later(TimerKey::Checkpoint, Instant::now() + CHECKPOINT_SOON);
+                }
             }
             Command::SetTorrentLimits {
                 id,
@@ -986,8 +1015,16 @@ impl Session {
             } => {
                 self.with(torrent, |t, env| t.resume_checked(trusted, &why, env));
             }
-            SessionEvent::Checkpointed { result, stats, ids } => {
+            SessionEvent::Checkpointed {
+                result,
+                stats,
+                ids,
+                limits,
+            } => {
                 self.checkpointing = false;
+                if limits && result.is_err() {
+                    self.limits_dirty = true;
+                }
                 for (id, st) in stats {
                     if let Some(t) = self.torrents.get_mut(&id) {
                         t.set_file_stats(st);

@@ -28,7 +28,8 @@ use crate::metainfo::{InfoHash, Metainfo};
 
 /// Torrent records by info hash.
 const TORRENTS: TableDefinition<&[u8; 20], &[u8]> = TableDefinition::new("torrents");
-/// Store-wide values ("format").
+/// Store-wide values: "format", and the session rate limits set live (`limit.*`, see
+/// [`SessionLimits`]).
 const META: TableDefinition<&str, u64> = TableDefinition::new("meta");
 /// The store format this build writes.
 pub const FORMAT: u64 = 1;
@@ -69,11 +70,49 @@ pub enum Stored {
     },
 }
 
+/// The session-wide rate limits last set live (TUI `L`), in bytes/s (0 = unlimited), with
+/// the config file's limits at that time: at the next start the live values win only while
+/// the config still says what it said then (an edited config file wins over an old live
+/// change).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct SessionLimits {
+    /// Download limit set live, bytes/s.
+    pub download: u64,
+    /// Upload limit set live, bytes/s.
+    pub upload: u64,
+    /// The config's `download_rate_limit` when it was set, bytes/s.
+    pub config_download: u64,
+    /// The config's `upload_rate_limit` when it was set, bytes/s.
+    pub config_upload: u64,
+}
+
+impl SessionLimits {
+    /// The limits to start with (download, upload, bytes/s) under a config that says
+    /// `config_download` / `config_upload`.
+    pub fn effective(saved: Option<SessionLimits>, config_download: u64, config_upload: u64) -> (u64, u64) {
+        match saved {
+            Some(s) if s.config_download == config_download && s.config_upload == config_upload => {
+                (s.download, s.upload)
+            }
+            _ => (config_download, config_upload),
+        }
+    }
+}
+
+const LIMIT_KEYS: [&str; 4] = [
+    "limit.down",
+    "limit.up",
+    "limit.config_down",
+    "limit.config_up",
+];
+
 /// What opening the store found.
 #[derive(Debug, Default)]
 pub struct Loaded {
     /// Every torrent, in the order they were added.
     pub torrents: Vec<Stored>,
+    /// The session rate limits last set live, if any were.
+    pub session_limits: Option<SessionLimits>,
     /// Problems worth telling the user (a damaged database moved aside, ...).
     pub warnings: Vec<String>,
 }
@@ -99,6 +138,8 @@ pub enum Update {
     Put(InfoHash, Box<TorrentRecord>),
     /// Forget a torrent (and its .torrent copy).
     Delete(InfoHash),
+    /// The session rate limits set live.
+    SessionLimits(SessionLimits),
 }
 
 fn io(dir: &Path, e: impl std::fmt::Display) -> StateError {
@@ -183,6 +224,17 @@ impl StateStore {
                     .filter(|&v| v > FORMAT),
                 Err(_) => None,
             };
+            if let Ok(t) = tx.open_table(META) {
+                let get = |k: &str| t.get(k).ok().flatten().map(|v| v.value());
+                if let [Some(d), Some(u), Some(cd), Some(cu)] = LIMIT_KEYS.map(get) {
+                    loaded.session_limits = Some(SessionLimits {
+                        download: d,
+                        upload: u,
+                        config_download: cd,
+                        config_upload: cu,
+                    });
+                }
+            }
             if let Some(v) = newer {
                 loaded.warnings.push(format!(
                     "the session state was written by a newer ratorrent (format {v}, this one reads {FORMAT}); torrents whose records it cannot read are rechecked"
@@ -345,6 +397,14 @@ impl StateStore {
         {
             let mut meta = tx.open_table(META).map_err(|e| io(dir, e))?;
             meta.insert("format", FORMAT).map_err(|e| io(dir, e))?;
+            for u in &updates {
+                if let Update::SessionLimits(l) = u {
+                    let values = [l.download, l.upload, l.config_download, l.config_upload];
+                    for (k, v) in LIMIT_KEYS.iter().zip(values) {
+                        meta.insert(*k, v).map_err(|e| io(dir, e))?;
+                    }
+                }
+            }
             let mut t = tx.open_table(TORRENTS).map_err(|e| io(dir, e))?;
             let (puts, deletes): (Vec<_>, Vec<_>) = updates
                 .into_iter()

@@ -8,8 +8,11 @@
 //!   announce by the URL's scheme; any other scheme (e.g. `wss://`) yields
 //!   [`TrackerError::UnsupportedScheme`].
 
+use std::collections::HashMap;
 use std::fmt;
 use std::net::SocketAddr;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use crate::metainfo::InfoHash;
 use crate::peer::PeerId;
@@ -18,10 +21,38 @@ pub mod http;
 pub mod udp;
 
 /// The session's tracker client: announces go to the protocol the URL's scheme names.
+///
+/// It also remembers which tracker endpoints (`scheme://host:port`) could not be reached
+/// ([`TrackerError::Transport`]: DNS, connect refused, reset, timeout): while one is
+/// marked down, announces and scrapes to it fail at once with the same error instead of
+/// opening a connection. A seedbox with 10,000 torrents on one tracker that is down thus
+/// costs one connection attempt per back-off period ([`ENDPOINT_FIRST_BACKOFF`], doubling
+/// up to [`ENDPOINT_MAX_BACKOFF`]), not 10,000; the first answer of any kind clears the
+/// mark. Each torrent still keeps its own retry schedule (BEP 12 tiers) on top.
 #[derive(Debug, Clone, Default)]
 pub struct TrackerClient {
     http: http::HttpTracker,
     udp: udp::UdpTracker,
+    down: Arc<Mutex<HashMap<String, Down>>>,
+}
+
+/// How long a tracker endpoint that could not be reached is skipped after its first
+/// failure; doubles with each further failure.
+pub const ENDPOINT_FIRST_BACKOFF: Duration = Duration::from_secs(15);
+/// Longest time an unreachable tracker endpoint is skipped before it is tried again.
+pub const ENDPOINT_MAX_BACKOFF: Duration = Duration::from_secs(30 * 60);
+/// Most endpoints remembered as down (a hostile .torrent can name many trackers); when
+/// full, the oldest marks are dropped (those endpoints are simply tried again).
+pub const MAX_DOWN_ENDPOINTS: usize = 4096;
+
+#[derive(Debug, Clone)]
+struct Down {
+    /// Skipped until then.
+    until: Instant,
+    /// Consecutive failures.
+    fails: u32,
+    /// The error the last real attempt ended in (without the URL).
+    error: String,
 }
 
 /// The protocol an announce URL speaks, by its scheme (case-insensitive).
@@ -55,6 +86,7 @@ impl TrackerClient {
         TrackerClient {
             http: http::HttpTracker::new(),
             udp: udp::UdpTracker::new(),
+            down: Arc::default(),
         }
     }
 
@@ -67,22 +99,81 @@ impl TrackerClient {
     ///
     /// # Errors
     /// [`TrackerError`]; [`TrackerError::UnsupportedScheme`] for a scheme we do not speak.
+    /// [`TrackerError::Transport`] at once (no connection) while the endpoint is marked down.
     pub async fn announce(
         &self,
         url: &str,
         req: &AnnounceRequest,
     ) -> Result<AnnounceResponse, TrackerError> {
-        match Scheme::of(url) {
+        if let Some(e) = self.down_error(url, Instant::now()) {
+            return Err(e);
+        }
+        let result = match Scheme::of(url) {
             Scheme::Http => self.http.announce(url, req).await,
             Scheme::Udp => self.udp.announce(url, req).await,
-            Scheme::Other => Err(TrackerError::UnsupportedScheme(
-                url.trim()
-                    .split_once("://")
-                    .map_or("", |(s, _)| s)
-                    .to_ascii_lowercase(),
-            )),
+            Scheme::Other => return Err(unsupported(url)),
+        };
+        self.record(url, &result, Instant::now());
+        result
+    }
+
+    /// The error an announce or scrape to `url` ends in at once when its endpoint
+    /// (`scheme://host:port`) is marked down at `now` ([`TrackerError::Transport`], the
+    /// same text as the last real attempt's); `None` when it may be tried.
+    pub fn down_error(&self, url: &str, now: Instant) -> Option<TrackerError> {
+        let down = self.down.lock().unwrap_or_else(|p| p.into_inner());
+        let d = down.get(&host_of(url))?;
+        (now < d.until).then(|| TrackerError::Transport(d.error.clone()))
+    }
+
+    /// Mark `url`'s endpoint down after a transport failure, clear it after any answer.
+    fn record<T>(&self, url: &str, result: &Result<T, TrackerError>, now: Instant) {
+        let key = host_of(url);
+        let mut down = self.down.lock().unwrap_or_else(|p| p.into_inner());
+        match result {
+            Err(TrackerError::Transport(msg)) => {
+                if !down.contains_key(&key) && down.len() >= MAX_DOWN_ENDPOINTS {
+                    if let Some(oldest) = down
+                        .iter()
+                        .min_by_key(|(_, d)| d.until)
+                        .map(|(k, _)| k.clone())
+                    {
+                        down.remove(&oldest);
+                    }
+                }
+                let d = down.entry(key).or_insert(Down {
+                    until: now,
+                    fails: 0,
+                    error: String::new(),
+                });
+                let backoff = ENDPOINT_FIRST_BACKOFF
+                    .saturating_mul(1 << d.fails.min(10))
+                    .min(ENDPOINT_MAX_BACKOFF);
+                d.fails += 1;
+                d.until = now + backoff;
+                d.error.clone_from(msg);
+            }
+            Err(TrackerError::InvalidUrl(_) | TrackerError::UnsupportedScheme(_)) => {}
+            _ => {
+                down.remove(&key);
+            }
         }
     }
+
+    /// Endpoints currently marked down at `now` (for tests and the log).
+    pub fn endpoints_down(&self, now: Instant) -> usize {
+        let down = self.down.lock().unwrap_or_else(|p| p.into_inner());
+        down.values().filter(|d| now < d.until).count()
+    }
+}
+
+fn unsupported(url: &str) -> TrackerError {
+    TrackerError::UnsupportedScheme(
+        url.trim()
+            .split_once("://")
+            .map_or("", |(s, _)| s)
+            .to_ascii_lowercase(),
+    )
 }
 
 impl TrackerClient {
@@ -98,12 +189,16 @@ impl TrackerClient {
         url: &str,
         info_hash: InfoHash,
     ) -> Result<ScrapeStats, TrackerError> {
+        if let Some(e) = self.down_error(url, Instant::now()) {
+            return Err(e);
+        }
         let got = match Scheme::of(url) {
-            Scheme::Http => self.http.scrape(url, &[info_hash]).await?,
-            Scheme::Udp => self.udp.scrape(url, &[info_hash]).await?,
+            Scheme::Http => self.http.scrape(url, &[info_hash]).await,
+            Scheme::Udp => self.udp.scrape(url, &[info_hash]).await,
             Scheme::Other => return Err(TrackerError::UnsupportedScheme(String::new())),
         };
-        got.into_iter()
+        self.record(url, &got, Instant::now());
+        got?.into_iter()
             .find(|(h, _)| *h == info_hash)
             .map(|(_, s)| s)
             .ok_or_else(|| TrackerError::InvalidResponse {
@@ -388,6 +483,70 @@ pub fn sanitize_message(text: &[u8]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn request() -> AnnounceRequest {
+        AnnounceRequest {
+            info_hash: InfoHash([7; 20]),
+            peer_id: PeerId([1; 20]),
+            port: 6881,
+            uploaded: 0,
+            downloaded: 0,
+            left: 1,
+            event: None,
+            numwant: None,
+            key: 0,
+            tracker_id: None,
+        }
+    }
+
+    /// A tracker endpoint that refused a connection is skipped (no connection at all) by
+    /// later announces and scrapes of any torrent, until its back-off ends; any answer
+    /// clears the mark; other endpoints are not affected.
+    #[tokio::test]
+    async fn unreachable_endpoint_is_skipped_until_its_backoff_ends() {
+        let port = {
+            let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+            l.local_addr().unwrap().port()
+        };
+        let c = TrackerClient::new();
+        let url = format!("http://127.0.0.1:{port}/announce");
+        let first = c.announce(&url, &request()).await.unwrap_err();
+        assert!(matches!(first, TrackerError::Transport(_)), "{first}");
+        assert_eq!(c.endpoints_down(Instant::now()), 1);
+        // now something listens there: a skipped announce must not even connect
+        let listener = tokio::net::TcpListener::bind(("127.0.0.1", port)).await.unwrap();
+        let other_path = format!("http://127.0.0.1:{port}/other/announce?pk=x");
+        for u in [&url, &other_path] {
+            let e = c.announce(u, &request()).await.unwrap_err();
+            assert_eq!(e, first, "same error, shown the same way");
+        }
+        let e = c.scrape(&url, InfoHash([7; 20])).await.unwrap_err();
+        assert_eq!(e, first);
+        let accepted =
+            tokio::time::timeout(Duration::from_millis(200), listener.accept()).await;
+        assert!(accepted.is_err(), "a skipped announce opened a connection");
+        // the back-off doubles per failure, capped
+        let now = Instant::now();
+        let key = host_of(&url);
+        let until = |c: &TrackerClient| c.down.lock().unwrap()[&key].until;
+        c.record::<()>(&url, &Err(TrackerError::Transport("x".into())), now);
+        assert_eq!(until(&c), now + ENDPOINT_FIRST_BACKOFF * 2);
+        for _ in 0..20 {
+            c.record::<()>(&url, &Err(TrackerError::Transport("x".into())), now);
+        }
+        assert_eq!(until(&c), now + ENDPOINT_MAX_BACKOFF);
+        assert!(c.down_error(&url, now + ENDPOINT_MAX_BACKOFF).is_none(), "tried again after");
+        // a tracker's refusal is an answer: the endpoint is up
+        c.record::<()>(&url, &Err(TrackerError::Failure("unregistered".into())), now);
+        assert!(c.down_error(&url, now).is_none());
+        assert_eq!(c.endpoints_down(now), 0);
+        // bounded: a .torrent naming many dead trackers cannot grow the table
+        for i in 0..(MAX_DOWN_ENDPOINTS + 10) {
+            let u = format!("http://10.0.{}.{}:80/a", i / 256, i % 256);
+            c.record::<()>(&u, &Err(TrackerError::Transport("x".into())), now);
+        }
+        assert!(c.down.lock().unwrap().len() <= MAX_DOWN_ENDPOINTS);
+    }
 
     #[test]
     fn host_hides_passkeys() {

@@ -122,6 +122,8 @@ pub struct UiOptions {
     pub log_path: Option<PathBuf>,
     /// Mouse events are captured.
     pub mouse: bool,
+    /// `q` asks first while torrents are active (config `confirm_quit`).
+    pub confirm_quit: bool,
 }
 
 impl Default for UiOptions {
@@ -132,6 +134,7 @@ impl Default for UiOptions {
             seed_after_download: true,
             log_path: None,
             mouse: false,
+            confirm_quit: true,
         }
     }
 }
@@ -908,7 +911,7 @@ impl App {
                     || matches!(r.state, TorrentState::Checking | TorrentState::Moving)
             })
             .count();
-        if active == 0 {
+        if active == 0 || !self.opts.confirm_quit {
             self.quit = true;
             return;
         }

@@ -169,6 +169,55 @@ pub fn fit_with(text: &str, max_width: usize, ascii: bool, ellipsis: char) -> St
     out
 }
 
+/// `text` cleaned (see [`clean`]) and wrapped at spaces into at most `max_lines` lines of
+/// at most `max_width` cells each (a word wider than a line is cut there); what does not fit
+/// in the last line ends with `ellipsis`. For messages that must be read whole (a dialog's
+/// error).
+pub fn wrap_with(
+    text: &str,
+    max_width: usize,
+    max_lines: usize,
+    ascii: bool,
+    ellipsis: char,
+) -> Vec<String> {
+    let clean = clean(text, ascii);
+    let mut lines: Vec<String> = Vec::new();
+    let mut cur = String::new();
+    let mut rest = clean.split(' ').filter(|w| !w.is_empty()).peekable();
+    while let Some(word) = rest.next() {
+        let sep = usize::from(!cur.is_empty());
+        if width(&cur) + sep + width(word) <= max_width {
+            if sep == 1 {
+                cur.push(' ');
+            }
+            cur.push_str(word);
+            continue;
+        }
+        if !cur.is_empty() {
+            lines.push(std::mem::take(&mut cur));
+        }
+        if lines.len() + 1 >= max_lines.max(1) {
+            // the last line: whatever is left, cut with the ellipsis
+            let mut last = word.to_owned();
+            for w in rest.by_ref() {
+                last.push(' ');
+                last.push_str(w);
+            }
+            lines.push(fit_with(&last, max_width, ascii, ellipsis));
+            return lines;
+        }
+        if width(word) <= max_width {
+            cur.push_str(word);
+        } else {
+            lines.push(fit_with(word, max_width, ascii, ellipsis));
+        }
+    }
+    if !cur.is_empty() || lines.is_empty() {
+        lines.push(cur);
+    }
+    lines
+}
+
 /// `text` padded with spaces on the right to `cells` terminal cells (never cut).
 pub fn pad(text: &str, cells: usize) -> String {
     let w = width(text);
@@ -281,6 +330,21 @@ pub fn relative(at: Option<std::time::SystemTime>, now: std::time::SystemTime) -
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn wrap_keeps_every_word_until_the_last_line() {
+        use super::{width, wrap_with};
+        let msg = "rate limit \"12 parsecs\" is not understood: use a number of bytes/s or 500K, 1M, 2.5 MiB/s";
+        let lines = wrap_with(msg, 30, 4, false, '…');
+        assert!(lines.iter().all(|l| width(l) <= 30), "{lines:?}");
+        assert_eq!(lines.join(" "), msg, "nothing lost when it fits in 4 lines");
+        let cut = wrap_with(msg, 30, 2, false, '…');
+        assert_eq!(cut.len(), 2);
+        assert!(cut[1].ends_with('…') && width(&cut[1]) <= 30, "{cut:?}");
+        assert_eq!(wrap_with("", 10, 3, false, '…'), vec![String::new()]);
+        let long = wrap_with("aaaaaaaaaaaaaaaaaaaa b", 8, 3, false, '…');
+        assert!(long.iter().all(|l| width(l) <= 8), "{long:?}");
+    }
+
     use super::*;
 
     #[test]

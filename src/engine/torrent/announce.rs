@@ -23,6 +23,31 @@ pub const FIRST_RETRY: Duration = Duration::from_secs(15);
 /// Longest retry delay.
 pub const MAX_RETRY: Duration = Duration::from_secs(30 * 60);
 
+/// Deadlines further than this from now are rounded up to a whole [`COALESCE_STEP`].
+pub const COALESCE_AFTER: Duration = Duration::from_secs(2);
+/// The grid later announces are rounded up to, so that thousands of torrents whose retries
+/// were spread by jitter wake the session a few times a second at most, not once each.
+pub const COALESCE_STEP: Duration = Duration::from_millis(500);
+
+/// `at` rounded up to the next multiple of [`COALESCE_STEP`] since the process started,
+/// when it is more than [`COALESCE_AFTER`] after `now` (regular announces and retries);
+/// sooner deadlines (a first announce, the next tracker of a tier) are kept as they are.
+pub fn coalesce(at: Instant, now: Instant) -> Instant {
+    static BASE: std::sync::OnceLock<Instant> = std::sync::OnceLock::new();
+    if at <= now + COALESCE_AFTER {
+        return at;
+    }
+    let base = *BASE.get_or_init(|| now);
+    let Some(since) = at.checked_duration_since(base) else {
+        return at;
+    };
+    let step = COALESCE_STEP.as_nanos();
+    let slots = since.as_nanos().div_ceil(step);
+    u64::try_from(slots * step)
+        .map(|n| base + Duration::from_nanos(n))
+        .unwrap_or(at)
+}
+
 /// One announce to send: to `url` of tier `tier`, with `event`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct AnnounceJob {
@@ -264,6 +289,14 @@ impl TrackerSet {
             });
         }
         jobs
+    }
+
+    /// Whether the tracker `url` shows a message (an error or a warning) now.
+    pub fn has_message(&self, url: &str) -> bool {
+        self.tiers
+            .iter()
+            .flat_map(|t| &t.trackers)
+            .any(|t| t.url == url && t.message.is_some())
     }
 
     /// An announce is in flight (a `stopped` may still follow it).
@@ -709,6 +742,24 @@ mod tests {
                 .count(),
             1
         );
+    }
+
+    #[test]
+    fn later_deadlines_land_on_a_coarse_grid_sooner_ones_do_not_move() {
+        let now = Instant::now();
+        for ms in [0u64, 10, 1999] {
+            let at = now + Duration::from_millis(ms);
+            assert_eq!(coalesce(at, now), at, "{ms} ms must not be delayed");
+        }
+        let mut slots = std::collections::HashSet::new();
+        for ms in (2_001..12_000u64).step_by(7) {
+            let at = now + Duration::from_millis(ms);
+            let c = coalesce(at, now);
+            assert!(c >= at && c < at + COALESCE_STEP, "{ms} ms: moved by {:?}", c - at);
+            slots.insert(c);
+        }
+        // ~1,400 spread deadlines over 10 s share about 20 wake-ups
+        assert!(slots.len() <= 21, "{} distinct wake-ups", slots.len());
     }
 
     #[test]

@@ -129,10 +129,10 @@ fn render_form(frame: &mut Frame, area: Rect, form: &Form, theme: &Theme) {
         ));
     }
     if let Some(e) = &form.error {
-        lines.push(Line::styled(
-            format::fit_with(e, inner_w, sym.ascii, sym.ellipsis),
-            theme.error(),
-        ));
+        // an error is read whole: wrapped, not cut to one line
+        for l in format::wrap_with(e, inner_w, 4, sym.ascii, sym.ellipsis) {
+            lines.push(Line::styled(l, theme.error()));
+        }
     }
     let height = (lines.len() as u16 + 2).min(area.height);
     let popup = area.centered(Constraint::Length(width), Constraint::Length(height));

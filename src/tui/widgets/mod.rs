@@ -275,7 +275,10 @@ fn detail(frame: &mut Frame, area: Rect, app: &App, speed: Option<&SpeedPoints>)
         Tab::General => general::render(frame, body, app, d, scrolls.general),
         Tab::Peers => peers::render(frame, body, d, scrolls.peers, theme),
         Tab::Files => files::render(frame, body, app.files(), scrolls.files, theme),
-        Tab::Trackers => trackers::render(frame, body, d, scrolls.trackers, theme),
+        Tab::Trackers => {
+            let dht_on = app.snapshot().global.dht_nodes.is_some();
+            trackers::render(frame, body, d, scrolls.trackers, dht_on, theme);
+        }
         Tab::Pieces => pieces::render(frame, body, d, theme),
         Tab::Speed => speed::render(frame, body, app, speed),
         Tab::Log => log::render(
