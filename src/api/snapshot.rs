@@ -62,6 +62,8 @@ pub struct GlobalStats {
     /// Nodes in the DHT routing table (BEP 5; IPv4 + IPv6); `None` while the session runs
     /// no DHT (off in the config), and the status bar then shows no DHT figure.
     pub dht_nodes: Option<usize>,
+    /// Local Service Discovery (BEP 14) runs (on in the config and its socket joined).
+    pub lsd: bool,
 }
 
 /// Life-cycle state of a torrent as shown to the user.

@@ -123,6 +123,7 @@ async fn start_session(
             down_limit: ctx.limits.download.rate(),
             up_limit: ctx.limits.upload.rate(),
             dht_nodes: ctx.dht.as_ref().map(crate::dht::Dht::node_count),
+            lsd: ctx.lsd.is_some(),
             ..GlobalStats::default()
         },
         rows: Arc::from(Vec::new()),
@@ -1209,6 +1210,7 @@ impl Session {
             up_limit: self.ctx.limits.upload.rate(),
             free_space: self.free_space,
             dht_nodes: self.ctx.dht.as_ref().map(crate::dht::Dht::node_count),
+            lsd: self.ctx.lsd.is_some(),
             ..GlobalStats::default()
         };
         for r in &self.rows {
