@@ -26,6 +26,11 @@ pub struct Cli {
     /// Run without the DHT (overrides `[dht] enabled`).
     #[arg(long = "no-dht", global = true)]
     pub no_dht: bool,
+
+    /// Find peers on the local network with Local Service Discovery, BEP 14 (overrides
+    /// `[lsd] enabled`, which is off by default).
+    #[arg(long = "lsd", global = true)]
+    pub lsd: bool,
     /// How payload bytes reach the files: `file` (positioned I/O) or `mmap` (memory maps);
     /// overrides `storage` in the config.
     #[arg(long, global = true, value_name = "file|mmap")]

@@ -93,6 +93,8 @@ pub struct Config {
     pub colors: BTreeMap<String, String>,
     /// The DHT (BEP 5), the `[dht]` table.
     pub dht: DhtConfig,
+    /// Local Service Discovery (BEP 14), the `[lsd]` table.
+    pub lsd: LsdConfig,
 }
 
 /// The keys of one action in the `[keys]` section: one key (`"x"`) or a list (`["x", "F2"]`).
@@ -156,6 +158,28 @@ impl Default for DhtConfig {
                 .collect(),
             state_file: None,
         }
+    }
+}
+
+/// The `[lsd]` table: Local Service Discovery (BEP 14), IPv4 multicast on the local
+/// network (see [`crate::lsd`]).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct LsdConfig {
+    /// Announce public torrents to, and take peers from, the local network (group
+    /// 239.192.152.143:6771). Default: false (a seedbox rarely has a LAN to find peers on,
+    /// and LSD tells the whole link what runs here). Private torrents (BEP 27) never use it.
+    pub enabled: bool,
+    /// IPv4 address of the interface to join the group on and send from; `None` (or
+    /// `"0.0.0.0"`) = the kernel's choice (the interface of the multicast or default
+    /// route). Must be a unicast address.
+    pub interface: Option<std::net::Ipv4Addr>,
+}
+
+impl LsdConfig {
+    /// The interface address to use, `0.0.0.0` for the kernel's choice.
+    pub fn interface_addr(&self) -> std::net::Ipv4Addr {
+        self.interface.unwrap_or(std::net::Ipv4Addr::UNSPECIFIED)
     }
 }
 
@@ -294,6 +318,7 @@ impl Default for Config {
             colors: BTreeMap::new(),
             min_free_space: 1 << 30,
             dht: DhtConfig::default(),
+            lsd: LsdConfig::default(),
             max_metadata_size: 32 << 20,
             pex: true,
             watch_dir: None,
@@ -455,6 +480,17 @@ impl Config {
         }
         for b in &c.dht.bootstrap {
             check_host_port(b).map_err(|p| bad("dht.bootstrap", &format!("entry {p}")))?;
+        }
+        if let Some(ip) = c.lsd.interface
+            && (ip.is_multicast() || ip.is_broadcast())
+        {
+            return Err(bad(
+                "lsd.interface",
+                &format!(
+                    "must be the IPv4 address of one of this host's interfaces, not {ip} \
+                     (leave it out for the kernel's choice)"
+                ),
+            ));
         }
         Ok(c)
     }
@@ -856,6 +892,47 @@ mod tests {
             .to_string();
         assert!(e.contains("port"), "{e}");
         assert!(!DhtConfig::off().enabled && DhtConfig::off().bootstrap.is_empty());
+    }
+
+    #[test]
+    fn lsd_table_is_off_by_default_and_validates() {
+        let d = Config::default().lsd;
+        assert!(!d.enabled && d.interface.is_none());
+        assert_eq!(d.interface_addr(), std::net::Ipv4Addr::UNSPECIFIED);
+        let shipped = Config::from_toml(DEFAULT_TOML, Path::new("default.toml")).unwrap();
+        assert_eq!(shipped.lsd, d, "the shipped file keeps LSD off");
+        let c = Config::from_toml(
+            "[lsd]\nenabled = true\ninterface = \"127.0.0.1\"\n",
+            Path::new("x"),
+        )
+        .unwrap();
+        assert!(c.lsd.enabled);
+        assert_eq!(c.lsd.interface_addr(), std::net::Ipv4Addr::LOCALHOST);
+        for (text, want) in [
+            ("[lsd]\ninterface = \"239.192.152.143\"\n", "lsd.interface"),
+            ("[lsd]\ninterface = \"255.255.255.255\"\n", "lsd.interface"),
+            ("[lsd]\ninterface = \"eth0\"\n", "interface"),
+            ("[lsd]\ninterface = \"::1\"\n", "interface"),
+            ("[lsd]\nenabled = \"yes\"\n", "enabled"),
+            ("[lsd]\nport = 6771\n", "port"),
+        ] {
+            let e = Config::from_toml(text, Path::new("/c.toml"))
+                .unwrap_err()
+                .to_string();
+            assert!(e.contains(want) && e.contains("/c.toml"), "{text}: {e}");
+        }
+        let e = Config::from_toml("[lsd]\ninterface = \"224.0.0.1\"\n", Path::new("/c.toml"))
+            .unwrap_err();
+        assert!(
+            matches!(
+                e,
+                ConfigError::Value {
+                    key: "lsd.interface",
+                    ..
+                }
+            ),
+            "{e}"
+        );
     }
 
     #[test]

@@ -334,9 +334,18 @@ mod tests {
         };
         let line = seeding_line(&[&a, &b]);
         assert!(line.starts_with("seeding 2 torrents"), "{line}");
-        assert!(line.contains("ratio 1.00") && line.contains("peers 4"), "{line}");
-        assert!(line.contains("3.00 MiB/s") && line.contains("2.00 GiB"), "{line}");
+        assert!(
+            line.contains("ratio 1.00") && line.contains("peers 4"),
+            "{line}"
+        );
+        assert!(
+            line.contains("3.00 MiB/s") && line.contains("2.00 GiB"),
+            "{line}"
+        );
         let one = seeding_line(&[&TorrentRow::default()]);
-        assert!(one.starts_with("seeding 1 torrent ") && one.contains("ratio 0.00"), "{one}");
+        assert!(
+            one.starts_with("seeding 1 torrent ") && one.contains("ratio 0.00"),
+            "{one}"
+        );
     }
 }

@@ -6,7 +6,7 @@
 //! - [`tui`]: the ratatui front end, which reads snapshots and sends commands.
 //! - the domain's units: [`piece`] (geometry, blocks, bitfields), below everything else.
 //! - protocol and storage building blocks: [`bencode`], [`metainfo`], [`tracker`], [`dht`],
-//!   [`peer`], [`storage`].
+//!   [`lsd`], [`peer`], [`storage`].
 //! - [`watch`]: the watch folder (adds dropped .torrent files through the command channel).
 
 #![warn(missing_docs)]
@@ -18,6 +18,7 @@ pub mod config;
 pub mod dht;
 pub mod engine;
 pub mod headless;
+pub mod lsd;
 pub mod metainfo;
 pub mod peer;
 pub mod piece;

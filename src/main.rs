@@ -33,6 +33,9 @@ fn load_config(cli: &Cli) -> anyhow::Result<Config> {
     if cli.no_dht {
         config.dht.enabled = false;
     }
+    if cli.lsd {
+        config.lsd.enabled = true;
+    }
     if let Some(s) = cli.storage {
         config.storage = s;
     }

@@ -352,6 +352,20 @@ fn metadata_mutations() {
 }
 
 #[test]
+fn lsd_mutations() {
+    let mut s = seeds(&[&format!("{SEEDS}/lsd")]);
+    let hashes: Vec<ratorrent::metainfo::InfoHash> = (0..25u8)
+        .map(|i| ratorrent::metainfo::InfoHash([i; 20]))
+        .collect();
+    s.push((
+        "encoded".into(),
+        ratorrent::lsd::encode(6881, "0123456789abcdef", &hashes),
+    ));
+    let n = run("LSD", &s, false, checks::check_lsd);
+    assert!(n > 1000, "{n}");
+}
+
+#[test]
 fn pex_mutations() {
     let mut s = seeds(&[&format!("{SEEDS}/pex")]);
     let added: Vec<pex::PexPeer> = (0..60u8)

@@ -248,7 +248,9 @@ async fn session_limits_set_live_come_back_until_the_config_changes() {
         let g = h.snapshots.borrow().global.clone();
         (g.down_limit, g.up_limit)
     };
-    let h = session::start_with_state(config(&data), &state).await.unwrap();
+    let h = session::start_with_state(config(&data), &state)
+        .await
+        .unwrap();
     assert_eq!(limits(&h), (0, 0));
     h.commands
         .send(Command::SetLimits {
@@ -259,7 +261,9 @@ async fn session_limits_set_live_come_back_until_the_config_changes() {
         .unwrap();
     shutdown(h).await;
 
-    let h = session::start_with_state(config(&data), &state).await.unwrap();
+    let h = session::start_with_state(config(&data), &state)
+        .await
+        .unwrap();
     assert_eq!(limits(&h), (3 << 20, 512 << 10), "live limits restored");
     shutdown(h).await;
 

@@ -172,6 +172,11 @@ fn detail() -> TorrentDetail {
                 known: 12,
                 connected: 1,
             },
+            SourceCount {
+                source: PeerSource::Lsd,
+                known: 1,
+                connected: 1,
+            },
         ],
         peers: vec![
             peer(
@@ -190,14 +195,18 @@ fn detail() -> TorrentDetail {
                 512 * 1024,
                 128 * 1024,
             ),
-            peer(
-                "192.168.1.20:6881",
-                "qBittorrent 4.6.2",
-                PeerFlags::default(),
-                0.0,
-                0,
-                0,
-            ),
+            PeerRow {
+                // found on the local network (BEP 14)
+                source: PeerSource::Lsd,
+                ..peer(
+                    "192.168.1.20:6881",
+                    "qBittorrent 4.6.2",
+                    PeerFlags::default(),
+                    0.0,
+                    0,
+                    0,
+                )
+            },
         ],
         files: vec![
             file("debian/README.txt", 4096, 4096, FilePriority::High),
@@ -557,19 +566,52 @@ fn ascii_mode_draws_only_ascii() {
 }
 
 /// A torrent without trackers says where its peers come from, as the session runs: the DHT
-/// only when it is on, incoming peers only for a private torrent.
+/// and LSD only when they are on, incoming peers only for a private torrent.
 #[test]
 fn trackers_tab_without_trackers_names_the_sources_in_effect() {
-    for (private, dht_nodes, want, not) in [
-        (false, Some(120), "peers come from the DHT, PEX and incoming", "DHT off"),
-        (false, None, "peers come from PEX and incoming connections (DHT off)", "the DHT,"),
-        (true, Some(120), "a private torrent (BEP 27) only takes incoming peers", "PEX"),
+    for (private, dht_nodes, lsd, want, not) in [
+        (
+            false,
+            Some(120),
+            false,
+            "peers come from the DHT, PEX and incoming",
+            "DHT off",
+        ),
+        (
+            false,
+            None,
+            false,
+            "peers come from PEX and incoming connections (DHT off)",
+            "the DHT,",
+        ),
+        (
+            true,
+            Some(120),
+            true,
+            "a private torrent (BEP 27) only takes incoming peers",
+            "PEX",
+        ),
+        (
+            false,
+            Some(120),
+            true,
+            "peers come from the DHT, LSD, PEX and incoming",
+            "DHT off",
+        ),
+        (
+            false,
+            None,
+            true,
+            "peers come from LSD, PEX and incoming connections (DHT off)",
+            "the DHT,",
+        ),
     ] {
         let mut d = detail();
         d.trackers.clear();
         d.private = private;
         let mut snap = (*snapshot_with(1, four(), Some(d))).clone();
         snap.global.dht_nodes = dht_nodes;
+        snap.global.lsd = lsd;
         let mut app = App::new(Arc::new(snap));
         app.handle_key(code(KeyCode::Enter));
         while app.tab() != Tab::Trackers {

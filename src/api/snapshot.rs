@@ -62,6 +62,8 @@ pub struct GlobalStats {
     /// Nodes in the DHT routing table (BEP 5; IPv4 + IPv6); `None` while the session runs
     /// no DHT (off in the config), and the status bar then shows no DHT figure.
     pub dht_nodes: Option<usize>,
+    /// Local Service Discovery (BEP 14) runs (on in the config and its socket joined).
+    pub lsd: bool,
 }
 
 /// Life-cycle state of a torrent as shown to the user.
@@ -286,6 +288,8 @@ pub enum PeerSource {
     Dht,
     /// Peer exchange (BEP 11).
     Pex,
+    /// Local Service Discovery (BEP 14): announced on the local network.
+    Lsd,
     /// A magnet link's `x.pe` parameter.
     Magnet,
     /// Added by the user.
@@ -300,6 +304,7 @@ impl PeerSource {
             PeerSource::Incoming => "incoming",
             PeerSource::Dht => "DHT",
             PeerSource::Pex => "PEX",
+            PeerSource::Lsd => "LSD",
             PeerSource::Magnet => "magnet",
             PeerSource::Manual => "manual",
         }

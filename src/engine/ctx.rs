@@ -179,6 +179,8 @@ pub struct SessionCtx {
     pub clock: Clock,
     /// The DHT node (BEP 5), when enabled and started.
     pub dht: Option<crate::dht::Dht>,
+    /// Local Service Discovery (BEP 14), when enabled and started.
+    pub lsd: Option<crate::lsd::Lsd>,
 }
 
 impl SessionCtx {
@@ -198,6 +200,17 @@ impl SessionCtx {
         listen_port: u16,
         events: mpsc::UnboundedSender<SessionEvent>,
         dht: Option<crate::dht::Dht>,
+    ) -> Arc<SessionCtx> {
+        SessionCtx::with_peer_sources(config, listen_port, events, dht, None)
+    }
+
+    /// [`SessionCtx::new`] with a running DHT node and LSD task.
+    pub fn with_peer_sources(
+        config: Config,
+        listen_port: u16,
+        events: mpsc::UnboundedSender<SessionEvent>,
+        dht: Option<crate::dht::Dht>,
+        lsd: Option<crate::lsd::Lsd>,
     ) -> Arc<SessionCtx> {
         Arc::new(SessionCtx {
             peer_id: PeerId::generate(),
@@ -219,6 +232,7 @@ impl SessionCtx {
             clock: Clock::new(),
             config,
             dht,
+            lsd,
         })
     }
 
@@ -375,6 +389,14 @@ pub enum SessionEvent {
         torrent: TorrentId,
         /// The addresses.
         peers: Vec<SocketAddr>,
+    },
+    /// Local Service Discovery (BEP 14) heard `peer` announce `info_hash`, one of the
+    /// info hashes we announce (sender on the local network, port not 0).
+    LsdPeer {
+        /// The torrent's info hash.
+        info_hash: InfoHash,
+        /// The sender's IP with the announced TCP port.
+        peer: SocketAddr,
     },
     /// Delete-data of a removed torrent finished.
     Deleted {

@@ -113,7 +113,8 @@ async fn start_session(
     let listen_port = listener.local_addr()?.port();
     let dht = start_dht(&config, listen_port).await;
     let (ev_tx, ev_rx) = mpsc::unbounded_channel();
-    let ctx = SessionCtx::with_dht(config, listen_port, ev_tx, dht);
+    let lsd = start_lsd(&config, listen_port, ev_tx.clone());
+    let ctx = SessionCtx::with_peer_sources(config, listen_port, ev_tx, dht, lsd);
     let (cmd_tx, cmd_rx) = mpsc::channel(256);
     let (snap_tx, snap_rx) = watch::channel(Arc::new(Snapshot {
         seq: 0,
@@ -122,6 +123,7 @@ async fn start_session(
             down_limit: ctx.limits.download.rate(),
             up_limit: ctx.limits.upload.rate(),
             dht_nodes: ctx.dht.as_ref().map(crate::dht::Dht::node_count),
+            lsd: ctx.lsd.is_some(),
             ..GlobalStats::default()
         },
         rows: Arc::from(Vec::new()),
@@ -194,6 +196,41 @@ async fn start_dht(config: &Config, listen_port: u16) -> Option<crate::dht::Dht>
         Ok(d) => Some(d),
         Err(e) => {
             tracing::warn!("{e}; running without the DHT");
+            None
+        }
+    }
+}
+
+/// Start Local Service Discovery (BEP 14) when `[lsd] enabled` (off by default): peers
+/// heard for our torrents come back as [`SessionEvent::LsdPeer`]. A socket that cannot
+/// be bound or joined is one log line and the session runs without LSD.
+fn start_lsd(
+    config: &Config,
+    listen_port: u16,
+    events: mpsc::UnboundedSender<SessionEvent>,
+) -> Option<crate::lsd::Lsd> {
+    if !config.lsd.enabled {
+        return None;
+    }
+    let opts = crate::lsd::LsdOptions {
+        interface: config.lsd.interface_addr(),
+        listen_port,
+    };
+    let on_peer = move |info_hash, peer| {
+        let _ = events.send(SessionEvent::LsdPeer { info_hash, peer });
+    };
+    match crate::lsd::Lsd::start(opts, on_peer) {
+        Ok(l) => {
+            tracing::info!(
+                "LSD (BEP 14) on: {}:{} joined on interface {}",
+                crate::lsd::GROUP_V4,
+                crate::lsd::PORT,
+                opts.interface
+            );
+            Some(l)
+        }
+        Err(e) => {
+            tracing::warn!("{e}");
             None
         }
     }
@@ -950,6 +987,17 @@ impl Session {
             SessionEvent::DhtPeers { torrent, peers } => {
                 self.with(torrent, |t, env| t.on_dht_peers(&peers, env));
             }
+            SessionEvent::LsdPeer { info_hash, peer } => {
+                let id = self
+                    .registry
+                    .read()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .get(&info_hash)
+                    .copied();
+                if let Some(id) = id {
+                    self.with(id, |t, env| t.on_lsd_peer(peer, env));
+                }
+            }
             SessionEvent::DialFailed {
                 torrent,
                 addr,
@@ -1092,6 +1140,9 @@ impl Session {
         {
             tracing::warn!("{e}");
         }
+        if let Some(lsd) = &self.ctx.lsd {
+            lsd.shutdown();
+        }
         for id in ids {
             self.attention.insert(id);
         }
@@ -1159,6 +1210,7 @@ impl Session {
             up_limit: self.ctx.limits.upload.rate(),
             free_space: self.free_space,
             dht_nodes: self.ctx.dht.as_ref().map(crate::dht::Dht::node_count),
+            lsd: self.ctx.lsd.is_some(),
             ..GlobalStats::default()
         };
         for r in &self.rows {

@@ -89,7 +89,11 @@ pub struct SessionLimits {
 impl SessionLimits {
     /// The limits to start with (download, upload, bytes/s) under a config that says
     /// `config_download` / `config_upload`.
-    pub fn effective(saved: Option<SessionLimits>, config_download: u64, config_upload: u64) -> (u64, u64) {
+    pub fn effective(
+        saved: Option<SessionLimits>,
+        config_download: u64,
+        config_upload: u64,
+    ) -> (u64, u64) {
         match saved {
             Some(s) if s.config_download == config_download && s.config_upload == config_upload => {
                 (s.download, s.upload)

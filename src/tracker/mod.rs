@@ -132,14 +132,14 @@ impl TrackerClient {
         let mut down = self.down.lock().unwrap_or_else(|p| p.into_inner());
         match result {
             Err(TrackerError::Transport(msg)) => {
-                if !down.contains_key(&key) && down.len() >= MAX_DOWN_ENDPOINTS {
-                    if let Some(oldest) = down
+                if !down.contains_key(&key)
+                    && down.len() >= MAX_DOWN_ENDPOINTS
+                    && let Some(oldest) = down
                         .iter()
                         .min_by_key(|(_, d)| d.until)
                         .map(|(k, _)| k.clone())
-                    {
-                        down.remove(&oldest);
-                    }
+                {
+                    down.remove(&oldest);
                 }
                 let d = down.entry(key).or_insert(Down {
                     until: now,
@@ -514,7 +514,9 @@ mod tests {
         assert!(matches!(first, TrackerError::Transport(_)), "{first}");
         assert_eq!(c.endpoints_down(Instant::now()), 1);
         // now something listens there: a skipped announce must not even connect
-        let listener = tokio::net::TcpListener::bind(("127.0.0.1", port)).await.unwrap();
+        let listener = tokio::net::TcpListener::bind(("127.0.0.1", port))
+            .await
+            .unwrap();
         let other_path = format!("http://127.0.0.1:{port}/other/announce?pk=x");
         for u in [&url, &other_path] {
             let e = c.announce(u, &request()).await.unwrap_err();
@@ -522,8 +524,7 @@ mod tests {
         }
         let e = c.scrape(&url, InfoHash([7; 20])).await.unwrap_err();
         assert_eq!(e, first);
-        let accepted =
-            tokio::time::timeout(Duration::from_millis(200), listener.accept()).await;
+        let accepted = tokio::time::timeout(Duration::from_millis(200), listener.accept()).await;
         assert!(accepted.is_err(), "a skipped announce opened a connection");
         // the back-off doubles per failure, capped
         let now = Instant::now();
@@ -535,9 +536,16 @@ mod tests {
             c.record::<()>(&url, &Err(TrackerError::Transport("x".into())), now);
         }
         assert_eq!(until(&c), now + ENDPOINT_MAX_BACKOFF);
-        assert!(c.down_error(&url, now + ENDPOINT_MAX_BACKOFF).is_none(), "tried again after");
+        assert!(
+            c.down_error(&url, now + ENDPOINT_MAX_BACKOFF).is_none(),
+            "tried again after"
+        );
         // a tracker's refusal is an answer: the endpoint is up
-        c.record::<()>(&url, &Err(TrackerError::Failure("unregistered".into())), now);
+        c.record::<()>(
+            &url,
+            &Err(TrackerError::Failure("unregistered".into())),
+            now,
+        );
         assert!(c.down_error(&url, now).is_none());
         assert_eq!(c.endpoints_down(now), 0);
         // bounded: a .torrent naming many dead trackers cannot grow the table

@@ -37,6 +37,12 @@ impl Rat {
     /// (logs) directories are a temporary one of its own. The DHT is off unless
     /// `extra_config` has a `[dht]` table (tests never reach public DHT nodes).
     pub fn spawn(args: &[&str], extra_config: &str) -> Rat {
+        let log = std::env::var("RATORRENT_TEST_LOG").unwrap_or_else(|_| "info".into());
+        Rat::spawn_logging(args, extra_config, &log)
+    }
+
+    /// [`Rat::spawn`] with `RUST_LOG` set to `rust_log` (e.g. to read debug lines).
+    pub fn spawn_logging(args: &[&str], extra_config: &str, rust_log: &str) -> Rat {
         let dir = tempfile::Builder::new()
             .prefix("ratorrent-proc-")
             .tempdir()
@@ -55,10 +61,7 @@ impl Rat {
             .arg("--config")
             .arg(&config)
             .args(args)
-            .env(
-                "RUST_LOG",
-                std::env::var("RATORRENT_TEST_LOG").unwrap_or_else(|_| "info".into()),
-            )
+            .env("RUST_LOG", rust_log)
             .env("XDG_STATE_HOME", dir.path())
             .env("XDG_DATA_HOME", dir.path())
             .env("XDG_CONFIG_HOME", dir.path())

@@ -23,7 +23,7 @@ export CARGO_TARGET_DIR="${FUZZ_TARGET_DIR:-$here/target}"
 # one libFuzzer job per target; RSS cap well below the machine's memory
 rss_mb="${FUZZ_RSS_MB:-2048}"
 
-all=(bencode metainfo magnet peer_wire extension metadata pex tracker_udp tracker_http)
+all=(bencode metainfo magnet peer_wire extension metadata pex tracker_udp tracker_http lsd)
 targets=("$@")
 [ ${#targets[@]} -eq 0 ] && targets=("${all[@]}")
 
@@ -39,6 +39,7 @@ seed_dirs() {
     pex) echo "$seeds/pex" ;;
     tracker_udp) echo "$fx/tracker_udp $seeds/tracker_udp" ;;
     tracker_http) echo "$fx/tracker_http $seeds/tracker_http" ;;
+    lsd) echo "$seeds/lsd" ;;
   esac
 }
 

@@ -7,8 +7,10 @@ Standard library + libtorrent only.
 Subcommands:
 
   make-torrent --data PATH --out FILE.torrent [--tracker URL] [--piece-length BYTES]
+               [--private]
       Write a v1-only .torrent (BEP 3) of a file or a directory (no --tracker: a
-      tracker-less torrent, for the DHT). Prints the info hash (40 hex digits) on stdout.
+      tracker-less torrent, for the DHT or LSD; --private: private=1, BEP 27). Prints the
+      info hash (40 hex digits) on stdout.
 
   dht-node --ip 127.0.0.X --port P [--dht-bootstrap HOST:PORT ...]
       A DHT node only (no torrent), on UDP ip:port. Prints `READY` once listening, then
@@ -29,6 +31,13 @@ Subcommands:
       complete, waits (up to 5 s) for the tracker to answer the `completed` announce, prints
       `DONE` and exits 0 (or, with --keep-seeding, keeps seeding until SIGTERM). Exit 1 with
       a message on stderr on timeout.
+
+LSD (seed, leech): off unless --lsd is given. With --lsd the session runs Local Service
+Discovery (BEP 14, multicast 239.192.152.143:6771 on the interface of ip) and announces the
+torrent there every 2 s (libtorrent's default is 5 min); a seeder of a torrent without
+trackers (and without --dht) prints READY once it is seeding. --no-outgoing (no TCP dials)
+and --no-incoming (no accepted TCP connections) make a test prove which side found the
+other.
 
 DHT (seed, leech): off unless --dht is given. With --dht the session runs a DHT node on
 UDP ip:port, bootstrapped to the --dht-bootstrap nodes only (none: it waits to be found),
@@ -143,6 +152,13 @@ def session_settings(a, upload_limit=0, download_limit=0):
         "download_rate_limit": download_limit,
         "alert_mask": int(mask),
     }
+    if getattr(a, "lsd", False):
+        settings["enable_lsd"] = True
+        settings["local_service_announce_interval"] = 2
+    if getattr(a, "no_outgoing", False):
+        settings["enable_outgoing_tcp"] = False
+    if getattr(a, "no_incoming", False):
+        settings["enable_incoming_tcp"] = False
     if getattr(a, "dht", False):
         settings.update(dht_settings(a))
         # dht_log_notification: dht_pkt_alert, which shows our own announce_peer going out
@@ -195,7 +211,8 @@ def make_session(a, upload_limit=0, download_limit=0):
     return ses
 
 
-def add_torrent(ses, torrent, save_path, seed_mode=False, magnet=None, pex=False, dht=False):
+def add_torrent(ses, torrent, save_path, seed_mode=False, magnet=None, pex=False, dht=False,
+                lsd=False):
     if magnet:
         try:
             params = lt.parse_magnet_uri(magnet)
@@ -211,7 +228,7 @@ def add_torrent(ses, torrent, save_path, seed_mode=False, magnet=None, pex=False
         params.ti = ti
         ih = str(ti.info_hashes().v1)
     params.save_path = save_path
-    flags = lt.torrent_flags.disable_lsd
+    flags = 0 if lsd else lt.torrent_flags.disable_lsd
     if not dht:
         flags |= lt.torrent_flags.disable_dht
     if not pex:
@@ -362,6 +379,8 @@ def cmd_make_torrent(a):
     ct = lt.create_torrent(fs, a.piece_length, flags=lt.create_torrent.v1_only)
     if a.tracker:
         ct.add_tracker(a.tracker)
+    if a.private:
+        ct.set_priv(True)
     ct.set_creator("ratorrent tests lt_peer.py")
     lt.set_piece_hashes(ct, os.path.dirname(data))
     blob = lt.bencode(ct.generate())
@@ -399,7 +418,8 @@ def cmd_dht_node(a):
 
 def cmd_seed(a):
     ses = make_session(a, upload_limit=a.upload_limit)
-    h, ih = add_torrent(ses, a.torrent, a.data_dir, seed_mode=a.seed_mode, pex=a.pex, dht=a.dht)
+    h, ih = add_torrent(ses, a.torrent, a.data_dir, seed_mode=a.seed_mode, pex=a.pex, dht=a.dht,
+                        lsd=a.lsd)
     trackerless = len(h.trackers()) == 0
     seen = set()
     ev = Events(a.port)
@@ -433,6 +453,10 @@ def cmd_seed(a):
                 elif now - last_dht >= 2.0:
                     h.force_dht_announce()
                     last_dht = now
+            elif st.is_seeding and trackerless and a.lsd:
+                # no tracker, LSD only: announced on the local network every 2 s from now
+                ready = True
+                print(f"READY {ih}", flush=True)
             elif st.is_seeding:
                 if ev.replies and ev.last_reply_seeding:
                     ready = True
@@ -460,7 +484,8 @@ def cmd_leech(a):
     ses = make_session(a, download_limit=a.download_limit)
     if bool(a.torrent) == bool(a.magnet):
         fail("leech needs exactly one of --torrent and --magnet", 2)
-    h, _ih = add_torrent(ses, a.torrent, a.save_dir, magnet=a.magnet, pex=a.pex, dht=a.dht)
+    h, _ih = add_torrent(ses, a.torrent, a.save_dir, magnet=a.magnet, pex=a.pex, dht=a.dht,
+                         lsd=a.lsd)
     seen = set()
     ev = Events(a.port)
     wait_listening(ses, h, ev)
@@ -515,6 +540,7 @@ def main():
     mk.add_argument("--out", required=True, help=".torrent file to write")
     mk.add_argument("--tracker", default=None, help="announce URL (none: tracker-less)")
     mk.add_argument("--piece-length", type=int, default=0, help="bytes, power of two (0: auto)")
+    mk.add_argument("--private", action="store_true", help="private=1 in the info dict (BEP 27)")
 
     def peer_args(sp):
         sp.add_argument("--torrent", required=(sp.prog.split()[-1] == "seed"))
@@ -523,6 +549,11 @@ def main():
         sp.add_argument("--connect", type=parse_hostport, action="append", default=[],
                         metavar="HOST:PORT", help="also dial this peer (repeatable)")
         sp.add_argument("--pex", action="store_true", help="exchange peers (BEP 11)")
+        sp.add_argument("--lsd", action="store_true",
+                        help="Local Service Discovery (BEP 14), announcing every 2 s")
+        sp.add_argument("--no-outgoing", action="store_true", help="never dial a peer (TCP)")
+        sp.add_argument("--no-incoming", action="store_true",
+                        help="accept no TCP connection")
         sp.add_argument("--report-peers", action="store_true",
                         help="print PEER <ip>:<port> <sources> for each new peer")
         sp.add_argument("--encryption", choices=["plain", "prefer", "forced"], default="plain",

@@ -755,7 +755,11 @@ mod tests {
         for ms in (2_001..12_000u64).step_by(7) {
             let at = now + Duration::from_millis(ms);
             let c = coalesce(at, now);
-            assert!(c >= at && c < at + COALESCE_STEP, "{ms} ms: moved by {:?}", c - at);
+            assert!(
+                c >= at && c < at + COALESCE_STEP,
+                "{ms} ms: moved by {:?}",
+                c - at
+            );
             slots.insert(c);
         }
         // ~1,400 spread deadlines over 10 s share about 20 wake-ups

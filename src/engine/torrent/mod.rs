@@ -10,6 +10,7 @@
 pub mod announce;
 pub mod choke;
 mod dht;
+mod lsd;
 pub mod metadata;
 pub mod peer_book;
 pub mod peers;
@@ -936,6 +937,7 @@ impl Torrent {
         self.trackers.start(env.now);
         self.schedule_announce(env);
         self.dht_start(env);
+        self.lsd_start(env);
         self.connect_more(env);
     }
 
@@ -1036,6 +1038,7 @@ impl Torrent {
         self.book.clear();
         self.hash_fails.clear();
         self.dht_stop(env);
+        self.lsd_stop(env);
         for t in [
             TorrentTimer::Announce,
             TorrentTimer::Sweep,
@@ -1548,7 +1551,7 @@ impl Torrent {
         let (ctrl_tx, ctrl_rx) = mpsc::unbounded_channel();
         self.peers
             .insert(key, PeerHandle::new(info.clone(), ctrl_tx, now_ms));
-        tracing::debug!(torrent = %self.sum.name, %addr, outgoing, "peer connected");
+        tracing::debug!(torrent = %self.sum.name, %addr, outgoing, source = source.label(), "peer connected");
         match (shared, fetch) {
             (Some(t), _) => {
                 tokio::spawn(async move {
@@ -1651,8 +1654,10 @@ impl Torrent {
         }
         self.sum = Summary::of(&meta);
         if self.sum.private {
-            // BEP 27: the info dictionary says private; the DHT is not used from now on
+            // BEP 27: the info dictionary says private; neither the DHT nor LSD is used
+            // from now on
             self.dht_stop(env);
+            self.lsd_stop(env);
         }
         let n = self.sum.piece_count();
         self.have = Bitfield::new(n);
@@ -2138,6 +2143,7 @@ impl Torrent {
             PeerSource::Incoming,
             PeerSource::Dht,
             PeerSource::Pex,
+            PeerSource::Lsd,
             PeerSource::Magnet,
             PeerSource::Manual,
         ]

@@ -35,7 +35,7 @@ pub const PEER_FLAGS: [(&str, &str); 12] = [
     ("I", "incoming connection"),
     ("E", "encrypted"),
     ("P", "uTP"),
-    ("X/H", "learnt through PEX / DHT"),
+    ("X/H/L", "learnt through PEX / DHT / LSD (local network)"),
 ];
 
 /// Splits `text` into pieces of at most `width` cells at spaces (a word longer than the

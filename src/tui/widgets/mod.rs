@@ -276,8 +276,9 @@ fn detail(frame: &mut Frame, area: Rect, app: &App, speed: Option<&SpeedPoints>)
         Tab::Peers => peers::render(frame, body, d, scrolls.peers, theme),
         Tab::Files => files::render(frame, body, app.files(), scrolls.files, theme),
         Tab::Trackers => {
-            let dht_on = app.snapshot().global.dht_nodes.is_some();
-            trackers::render(frame, body, d, scrolls.trackers, dht_on, theme);
+            let g = &app.snapshot().global;
+            let on = (g.dht_nodes.is_some(), g.lsd);
+            trackers::render(frame, body, d, scrolls.trackers, on, theme);
         }
         Tab::Pieces => pieces::render(frame, body, d, theme),
         Tab::Speed => speed::render(frame, body, app, speed),

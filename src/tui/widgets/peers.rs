@@ -43,6 +43,7 @@ pub fn flags(peer: &PeerRow) -> String {
     match peer.source {
         PeerSource::Pex => out.push('X'),
         PeerSource::Dht => out.push('H'),
+        PeerSource::Lsd => out.push('L'),
         _ => {}
     }
     out.into_iter()

@@ -13,33 +13,44 @@ use crate::tui::app::Scroll;
 use crate::tui::format;
 use crate::tui::theme::{Role, Theme};
 
-/// What a torrent without trackers gets its peers from.
-fn no_trackers_line(private: bool, dht_on: bool) -> &'static str {
-    match (private, dht_on) {
-        (true, _) => " no trackers: a private torrent (BEP 27) only takes incoming peers",
-        (false, true) => " no trackers: peers come from the DHT, PEX and incoming connections",
-        (false, false) => " no trackers: peers come from PEX and incoming connections (DHT off)",
+/// What a torrent without trackers gets its peers from, given whether the DHT and LSD
+/// run.
+fn no_trackers_line(private: bool, (dht_on, lsd_on): (bool, bool)) -> &'static str {
+    match (private, dht_on, lsd_on) {
+        (true, _, _) => " no trackers: a private torrent (BEP 27) only takes incoming peers",
+        (false, true, false) => {
+            " no trackers: peers come from the DHT, PEX and incoming connections"
+        }
+        (false, true, true) => {
+            " no trackers: peers come from the DHT, LSD, PEX and incoming connections"
+        }
+        (false, false, false) => {
+            " no trackers: peers come from PEX and incoming connections (DHT off)"
+        }
+        (false, false, true) => {
+            " no trackers: peers come from LSD, PEX and incoming connections (DHT off)"
+        }
     }
 }
 
 /// Lines per tracker.
 const BLOCK: usize = 3;
 
-/// Draws the trackers of `detail` into `area`; `dht_on` says whether the session runs a
-/// DHT node (for what a torrent without trackers relies on).
+/// Draws the trackers of `detail` into `area`; `on` says whether the session runs a DHT
+/// node and LSD (for what a torrent without trackers relies on).
 pub(crate) fn render(
     frame: &mut Frame,
     area: Rect,
     detail: Option<&TorrentDetail>,
     scroll: &Scroll,
-    dht_on: bool,
+    on: (bool, bool),
     theme: &Theme,
 ) {
     let Some(d) = detail else { return };
     let sym = theme.sym;
     if d.trackers.is_empty() {
         frame.render_widget(
-            Line::styled(no_trackers_line(d.private, dht_on), theme.dim()),
+            Line::styled(no_trackers_line(d.private, on), theme.dim()),
             area,
         );
         return;

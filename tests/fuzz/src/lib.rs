@@ -17,6 +17,7 @@ use std::path::{Component, Path};
 
 use bytes::{Bytes, BytesMut};
 use ratorrent::bencode::{self, DecodeError, Value};
+use ratorrent::lsd;
 use ratorrent::metainfo::{InfoHash, Magnet, Metainfo, magnet, path::is_contained};
 use ratorrent::peer::{extension, metadata, pex, wire};
 use ratorrent::tracker::{
@@ -818,4 +819,52 @@ pub fn check_tracker_http(data: &[u8]) {
     assert!(ex.chars().count() <= tracker::EXCERPT_MAX_CHARS);
     let msg = tracker::sanitize_message(data);
     assert!(msg.chars().count() <= MESSAGE_MAX_CHARS + 1 && !msg.chars().any(char::is_control));
+}
+
+// ---------------------------------------------------------------------------------------
+// BEP 14 Local Service Discovery
+// ---------------------------------------------------------------------------------------
+
+/// An LSD datagram (BEP 14): longer than [`lsd::MAX_RECEIVE`] is refused unread; an
+/// accepted one has a port 1..=65535 and 1..=30 distinct info hashes, each written in the
+/// input (either case); what we would send for it, in datagrams of at most
+/// [`lsd::MAX_DATAGRAM`] bytes, parses back to the same port, cookie and info hashes.
+pub fn check_lsd(data: &[u8]) {
+    let a = match lsd::parse(data) {
+        Ok(a) => a,
+        Err(e) => {
+            if data.len() > lsd::MAX_RECEIVE {
+                assert_eq!(e, lsd::ParseError::TooLong(data.len()));
+            }
+            return check_error(&e);
+        }
+    };
+    assert!(data.len() <= lsd::MAX_RECEIVE);
+    assert!(a.port != 0);
+    assert!(
+        (1..=30).contains(&a.info_hashes.len()),
+        "{} info hashes",
+        a.info_hashes.len()
+    );
+    let distinct: HashSet<&InfoHash> = a.info_hashes.iter().collect();
+    assert_eq!(distinct.len(), a.info_hashes.len(), "duplicates kept");
+    let text = std::str::from_utf8(data)
+        .expect("accepted datagrams are text")
+        .to_ascii_lowercase();
+    for ih in &a.info_hashes {
+        assert!(text.contains(&ih.to_hex()), "{ih} is not in the datagram");
+    }
+    let cookie = a.cookie.clone().unwrap_or_default();
+    if cookie.len() > 64 || cookie.contains(['\r', '\n']) {
+        return; // not a cookie we would send
+    }
+    let per = lsd::hashes_per_datagram(a.port, &cookie);
+    for chunk in a.info_hashes.chunks(per) {
+        let enc = lsd::encode(a.port, &cookie, chunk);
+        assert!(enc.len() <= lsd::MAX_DATAGRAM, "{} bytes", enc.len());
+        let back = lsd::parse(&enc).expect("our own LSD datagram");
+        assert_eq!(back.port, a.port);
+        assert_eq!(back.cookie.as_deref(), Some(cookie.as_str()));
+        assert_eq!(back.info_hashes, chunk);
+    }
 }
