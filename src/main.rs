@@ -13,6 +13,9 @@ fn main() -> ExitCode {
     // sockets, the file-handle cache (max_open_files) and part files share one limit;
     // distributions often start processes with a soft limit of 1024 under a far higher hard one
     ratorrent::storage::raise_fd_limit();
+    if cli.command.is_none() {
+        limit_malloc_arenas();
+    }
     match run(cli) {
         Ok(code) => code,
         Err(e) => {
@@ -21,6 +24,25 @@ fn main() -> ExitCode {
         }
     }
 }
+
+/// Most glibc malloc arenas for the TUI session ([`MALLOC_ARENAS`]), unless the user set
+/// `MALLOC_ARENA_MAX`. glibc gives busy threads arenas of their own (up to 8 per core) and
+/// keeps each one's freed memory; a session that runs for months with thousands of
+/// torrents pays for that in RSS: 99 MiB vs 83 MiB after a restart with 10,000 torrents
+/// (measured 2026-12-01). Headless transfers keep glibc's default (their hot path spreads
+/// over the disk threads).
+fn limit_malloc_arenas() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    if std::env::var_os("MALLOC_ARENA_MAX").is_none() {
+        // SAFETY: mallopt only sets a glibc tunable; called before any thread is started.
+        unsafe {
+            libc::mallopt(libc::M_ARENA_MAX, MALLOC_ARENAS);
+        }
+    }
+}
+
+/// glibc malloc arenas of the TUI session (see [`limit_malloc_arenas`]).
+const MALLOC_ARENAS: i32 = 2;
 
 fn load_config(cli: &Cli) -> anyhow::Result<Config> {
     let mut config = Config::load(cli.config.as_deref())?;

@@ -181,7 +181,19 @@ fn torrent(info: B) -> Vec<u8> {
 }
 
 fn parse(info: B) -> Result<Metainfo, MetainfoError> {
-    Metainfo::from_bytes(&torrent(info))
+    let bytes = torrent(info);
+    let full = Metainfo::from_bytes(&bytes);
+    // the file-list-only parse (resume validation at start-up) resolves every accepted
+    // torrent's paths exactly as the full parse does
+    if let Ok(m) = &full {
+        let files = ratorrent::metainfo::files_from_bytes(&bytes);
+        assert_eq!(
+            files.as_ref().ok(),
+            Some(&m.files),
+            "files_from_bytes differs"
+        );
+    }
+    full
 }
 
 fn hex(bytes: &[u8]) -> String {

@@ -647,6 +647,13 @@ fn libtorrent_2_0_8_itself_on_every_file() {
     for file in &files {
         let name = file.file_name().unwrap().to_str().unwrap().to_owned();
         let ours = Metainfo::from_file(file);
+        if let Ok(m) = &ours {
+            assert_eq!(
+                Metainfo::load_files(file).as_ref(),
+                Ok(&m.files),
+                "{name}: the file-list-only parse differs"
+            );
+        }
         let diff = match (&views[file], &ours) {
             (LtView::Refused(_), Err(_)) => {
                 same_outcome += 1;

@@ -22,7 +22,7 @@ pub use describe::human_size;
 pub use magnet::{Magnet, MagnetError};
 pub use parse::{
     BLOCK_SIZE, FileInfo, MAX_PIECE_LENGTH, MAX_SYMLINK_HOPS, MAX_TORRENT_FILE_BYTES, Metainfo,
-    MetainfoError,
+    MetainfoError, files_from_bytes,
 };
 
 /// A v1 info hash: SHA-1 of the bencoded `info` dictionary exactly as it appears in the

@@ -352,45 +352,13 @@ impl Metainfo {
     /// an editor or a download tool) is accepted, as other clients do; other trailing bytes
     /// are an error.
     pub fn from_bytes(data: &[u8]) -> Result<Metainfo, MetainfoError> {
-        let (root, used) = bencode::decode_prefix(data)?;
-        let rest = &data[used..];
-        if !rest.iter().all(|b| b.is_ascii_whitespace() || *b == 0) {
-            return Err(MetainfoError::Bencode(
-                bencode::DecodeError::TrailingBytes {
-                    count: rest.len(),
-                    offset: used,
-                },
-            ));
-        }
-        let top = match &root {
-            Value::Dict(d) => d,
-            other => {
-                return Err(MetainfoError::NotADict {
-                    found: other.kind(),
-                });
-            }
-        };
-        let info = match top.get(b"info") {
-            None => {
-                return Err(MetainfoError::Missing {
-                    field: "info".into(),
-                });
-            }
-            Some(Value::Dict(d)) => d,
-            Some(v) => return Err(wrong_type("info", "a dictionary", v)),
-        };
+        let root = decode_whole(data)?;
+        let (top, info) = top_and_info(&root)?;
         let meta_version = info.get_int(b"meta version");
 
         let info_hash = InfoHash::of_info_bytes(info.raw);
 
-        // name
-        let name_raw =
-            utf8_preferred(info, "name", "name")?.ok_or_else(|| MetainfoError::Missing {
-                field: "name".into(),
-            })?;
-        let name = text(name_raw).0;
-        // nothing usable left: the info hash, as libtorrent names it
-        let name_disk = sanitize_component(name_raw).unwrap_or_else(|| info_hash.to_hex());
+        let (name, name_disk) = names(info, || info_hash)?;
 
         // piece length
         let piece_length = match info.get(b"piece length") {
@@ -423,26 +391,7 @@ impl Metainfo {
             return Err(MetainfoError::PiecesNotMultipleOf20 { len: pieces.len() });
         }
 
-        // files
-        let (files, multi_file) = match (info.get(b"length"), info.get(b"files")) {
-            (Some(_), Some(_)) => return Err(MetainfoError::LengthAndFiles),
-            (None, None) => return Err(MetainfoError::NoLengthNorFiles),
-            (Some(_), None) => {
-                let length = length(info, b"length", "length")?;
-                let file = FileInfo {
-                    path: PathBuf::from(&name_disk),
-                    display_path: vec![name.clone()],
-                    length,
-                    offset: 0,
-                    pad: false,
-                    symlink: false,
-                    symlink_target: None,
-                };
-                (vec![file], false)
-            }
-            (None, Some(Value::List(list))) => (multi_files(list, &name_disk)?, true),
-            (None, Some(v)) => return Err(wrong_type("files", "a list", v)),
-        };
+        let (files, multi_file) = file_list(info, &name, &name_disk)?;
         let total_length = match files.last() {
             Some(f) => f
                 .offset
@@ -526,6 +475,27 @@ impl Metainfo {
     }
 
     fn from_file_inner(path: &Path) -> Result<Metainfo, MetainfoError> {
+        Metainfo::from_bytes(&read_torrent_file(path)?)
+    }
+
+    /// The file list of the .torrent at `path` ([`files_from_bytes`]), with errors as
+    /// sentences like [`Metainfo::load`]'s.
+    ///
+    /// # Errors
+    /// The sentence.
+    pub fn load_files(path: &Path) -> Result<Vec<FileInfo>, String> {
+        read_torrent_file(path)
+            .and_then(|data| files_from_bytes(&data))
+            .map_err(|e| match e {
+                MetainfoError::Io { .. } | MetainfoError::FileTooLarge { .. } => e.to_string(),
+                e => format!("{}: not a valid torrent: {e}", path.display()),
+            })
+    }
+}
+
+/// The bytes of the file at `path`, at most [`MAX_TORRENT_FILE_BYTES`].
+fn read_torrent_file(path: &Path) -> Result<Vec<u8>, MetainfoError> {
+    {
         let io = |source| MetainfoError::Io {
             path: path.to_owned(),
             source,
@@ -547,9 +517,11 @@ impl Metainfo {
         if data.len() as u64 > MAX_TORRENT_FILE_BYTES {
             return Err(too_large());
         }
-        Metainfo::from_bytes(&data)
+        Ok(data)
     }
+}
 
+impl Metainfo {
     /// Piece and block geometry of the payload (padding included).
     pub fn geometry(&self) -> crate::piece::Geometry {
         // from_bytes checked piece length > 0 and the piece count against the length
@@ -604,6 +576,101 @@ impl Metainfo {
 }
 
 /// Parse the multi-file `files` list (BEP 3), with disk paths under `name_disk`.
+/// The whole of `data` as one bencoded value (only whitespace or NUL may follow it).
+fn decode_whole(data: &[u8]) -> Result<Value<'_>, MetainfoError> {
+    let (root, used) = bencode::decode_prefix(data)?;
+    let rest = &data[used..];
+    if !rest.iter().all(|b| b.is_ascii_whitespace() || *b == 0) {
+        return Err(MetainfoError::Bencode(
+            bencode::DecodeError::TrailingBytes {
+                count: rest.len(),
+                offset: used,
+            },
+        ));
+    }
+    Ok(root)
+}
+
+/// The top-level dictionary and its `info` dictionary.
+fn top_and_info<'r, 'a>(
+    root: &'r Value<'a>,
+) -> Result<(&'r Dict<'a>, &'r Dict<'a>), MetainfoError> {
+    let top = match root {
+        Value::Dict(d) => d,
+        other => {
+            return Err(MetainfoError::NotADict {
+                found: other.kind(),
+            });
+        }
+    };
+    let info = match top.get(b"info") {
+        None => {
+            return Err(MetainfoError::Missing {
+                field: "info".into(),
+            });
+        }
+        Some(Value::Dict(d)) => d,
+        Some(v) => return Err(wrong_type("info", "a dictionary", v)),
+    };
+    Ok((top, info))
+}
+
+/// The torrent's name as shown, and as the folder or file on disk (sanitised; when nothing
+/// usable is left, the info hash in hex, as libtorrent names it).
+fn names(
+    info: &Dict<'_>,
+    info_hash: impl FnOnce() -> InfoHash,
+) -> Result<(String, String), MetainfoError> {
+    let name_raw = utf8_preferred(info, "name", "name")?.ok_or_else(|| MetainfoError::Missing {
+        field: "name".into(),
+    })?;
+    let name = text(name_raw).0;
+    let name_disk = sanitize_component(name_raw).unwrap_or_else(|| info_hash().to_hex());
+    Ok((name, name_disk))
+}
+
+/// The files of `info` (single-file `length` or multi-file `files`), paths sanitised under
+/// `name_disk`; and whether it is a multi-file torrent.
+fn file_list(
+    info: &Dict<'_>,
+    name: &str,
+    name_disk: &str,
+) -> Result<(Vec<FileInfo>, bool), MetainfoError> {
+    match (info.get(b"length"), info.get(b"files")) {
+        (Some(_), Some(_)) => Err(MetainfoError::LengthAndFiles),
+        (None, None) => Err(MetainfoError::NoLengthNorFiles),
+        (Some(_), None) => {
+            let length = length(info, b"length", "length")?;
+            let file = FileInfo {
+                path: PathBuf::from(name_disk),
+                display_path: vec![name.to_owned()],
+                length,
+                offset: 0,
+                pad: false,
+                symlink: false,
+                symlink_target: None,
+            };
+            Ok((vec![file], false))
+        }
+        (None, Some(Value::List(list))) => Ok((multi_files(list, name_disk)?, true)),
+        (None, Some(v)) => Err(wrong_type("files", "a list", v)),
+    }
+}
+
+/// The file list of a .torrent (paths exactly as [`Metainfo::from_bytes`] resolves them),
+/// without hashing the info dictionary or copying the piece hashes: what comparing a
+/// restored torrent's files with its resume data needs (10,000 of them at start-up).
+///
+/// # Errors
+/// The bytes are not a .torrent with a usable file list ([`MetainfoError`]); the piece
+/// hashes are not checked here.
+pub fn files_from_bytes(data: &[u8]) -> Result<Vec<FileInfo>, MetainfoError> {
+    let root = decode_whole(data)?;
+    let (_, info) = top_and_info(&root)?;
+    let (name, name_disk) = names(info, || InfoHash::of_info_bytes(info.raw))?;
+    Ok(file_list(info, &name, &name_disk)?.0)
+}
+
 fn multi_files(list: &[Value<'_>], name_disk: &str) -> Result<Vec<FileInfo>, MetainfoError> {
     if list.is_empty() {
         return Err(MetainfoError::NoFiles);

@@ -367,6 +367,17 @@ impl StateStore {
         dir.sync_all()
     }
 
+    /// The file list of a kept torrent's metainfo, without hashing it or keeping its piece
+    /// hashes (for comparing its files with its resume data; the full
+    /// [`StateStore::load_metainfo`], which checks the info hash, follows when the torrent
+    /// needs its pieces).
+    ///
+    /// # Errors
+    /// The copy is missing or not a valid torrent (the text says which).
+    pub fn load_files(&self, ih: &InfoHash) -> Result<Vec<crate::metainfo::FileInfo>, String> {
+        Metainfo::load_files(&self.torrent_path(ih))
+    }
+
     /// Load a kept torrent's metainfo.
     ///
     /// # Errors
