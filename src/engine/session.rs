@@ -354,6 +354,15 @@ impl Session {
     }
 
     /// Run `f` on torrent `id` with the session's parts; note it for the next publish.
+    /// The torrent with `info_hash`, if the session has it.
+    fn torrent_by_hash(&self, info_hash: &InfoHash) -> Option<TorrentId> {
+        self.registry
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(info_hash)
+            .copied()
+    }
+
     fn with<R>(
         &mut self,
         id: TorrentId,
@@ -403,12 +412,7 @@ impl Session {
             let id = TorrentId(self.next_id);
             match stored {
                 Stored::Record(ih, r) => {
-                    if self
-                        .registry
-                        .read()
-                        .unwrap_or_else(|e| e.into_inner())
-                        .contains_key(&ih)
-                    {
+                    if self.torrent_by_hash(&ih).is_some() {
                         continue;
                     }
                     self.next_id += 1;
@@ -749,12 +753,7 @@ impl Session {
             }
         };
         let (meta, bytes) = read_torrent(&path).map_err(AddError::Invalid)?;
-        let existing = self
-            .registry
-            .read()
-            .unwrap_or_else(|e| e.into_inner())
-            .get(&meta.info_hash)
-            .copied();
+        let existing = self.torrent_by_hash(&meta.info_hash);
         if let Some(id) = existing {
             return Err(AddError::AlreadyAdded {
                 id,
@@ -811,12 +810,7 @@ impl Session {
 
     /// Add a magnet link: listed at once, its metadata fetched from peers when it runs.
     fn add_magnet(&mut self, m: Magnet, req: AddRequest) -> Result<TorrentId, AddError> {
-        let existing = self
-            .registry
-            .read()
-            .unwrap_or_else(|e| e.into_inner())
-            .get(&m.info_hash)
-            .copied();
+        let existing = self.torrent_by_hash(&m.info_hash);
         if let Some(id) = existing {
             let name = self
                 .torrents
@@ -992,13 +986,7 @@ impl Session {
                 remote,
                 stream,
             } => {
-                let id = self
-                    .registry
-                    .read()
-                    .unwrap_or_else(|e| e.into_inner())
-                    .get(&info_hash)
-                    .copied();
-                if let Some(id) = id {
+                if let Some(id) = self.torrent_by_hash(&info_hash) {
                     self.with(id, |t, env| t.admit(addr, outgoing, remote, stream, env));
                 }
             }
@@ -1006,13 +994,7 @@ impl Session {
                 self.with(torrent, |t, env| t.on_dht_peers(&peers, env));
             }
             SessionEvent::LsdPeer { info_hash, peer } => {
-                let id = self
-                    .registry
-                    .read()
-                    .unwrap_or_else(|e| e.into_inner())
-                    .get(&info_hash)
-                    .copied();
-                if let Some(id) = id {
+                if let Some(id) = self.torrent_by_hash(&info_hash) {
                     self.with(id, |t, env| t.on_lsd_peer(peer, env));
                 }
             }
