@@ -7,48 +7,15 @@
 //! class (also in the `path.utf-8` / `name.utf-8` fields, which are preferred).
 
 mod common;
+mod path_support;
 
 use std::path::Path;
 use std::time::Duration;
 
 use common::tmux::TmuxPane;
+use path_support::B;
 
 const PIECE: u64 = 16 * 1024;
-
-/// A bencoded value, written in canonical form (dictionary keys sorted).
-enum B {
-    I(i64),
-    S(Vec<u8>),
-    L(Vec<B>),
-    D(Vec<(&'static str, B)>),
-}
-
-impl B {
-    fn encode(&self, out: &mut Vec<u8>) {
-        match self {
-            B::I(i) => out.extend_from_slice(format!("i{i}e").as_bytes()),
-            B::S(s) => {
-                out.extend_from_slice(format!("{}:", s.len()).as_bytes());
-                out.extend_from_slice(s);
-            }
-            B::L(l) => {
-                out.push(b'l');
-                l.iter().for_each(|v| v.encode(out));
-                out.push(b'e');
-            }
-            B::D(d) => {
-                let mut d: Vec<_> = d.iter().collect();
-                d.sort_by_key(|(k, _)| *k);
-                out.push(b'd');
-                for (k, v) in d {
-                    B::S(k.as_bytes().to_vec()).encode(out);
-                    v.encode(out);
-                }
-                out.push(b'e');
-            }
-        }
-    }
-}
 
 fn s(b: &[u8]) -> B {
     B::S(b.to_vec())
@@ -56,6 +23,11 @@ fn s(b: &[u8]) -> B {
 
 fn path(parts: &[&[u8]]) -> B {
     B::L(parts.iter().map(|p| s(p)).collect())
+}
+
+/// A dictionary (written with its keys sorted).
+fn d(pairs: Vec<(&str, B)>) -> B {
+    B::D(pairs.into_iter().map(|(k, v)| (k.into(), v)).collect())
 }
 
 /// One file of a built torrent: path components and length in bytes.
@@ -69,14 +41,14 @@ fn multi(name: &[u8], files: &[FileEntry], utf8: bool) -> Vec<u8> {
     let entries = files
         .iter()
         .map(|(p, l)| {
-            let mut d = vec![("length", B::I(*l as i64))];
+            let mut entry = vec![("length", B::I(*l as i64))];
             if utf8 {
-                d.push(("path", path(&[b"legacy"])));
-                d.push(("path.utf-8", path(p)));
+                entry.push(("path", path(&[b"legacy"])));
+                entry.push(("path.utf-8", path(p)));
             } else {
-                d.push(("path", path(p)));
+                entry.push(("path", path(p)));
             }
-            B::D(d)
+            d(entry)
         })
         .collect();
     let mut info = vec![
@@ -90,9 +62,7 @@ fn multi(name: &[u8], files: &[FileEntry], utf8: bool) -> Vec<u8> {
     } else {
         info.push(("name", s(name)));
     }
-    let mut out = Vec::new();
-    B::D(vec![("info", B::D(info))]).encode(&mut out);
-    out
+    d(vec![("info", d(info))]).encode()
 }
 
 /// A single-file torrent named `name`, 1000 bytes.
@@ -103,9 +73,7 @@ fn single(name: &[u8]) -> Vec<u8> {
         ("piece length", B::I(PIECE as i64)),
         ("pieces", B::S(vec![7; 20])),
     ];
-    let mut out = Vec::new();
-    B::D(vec![("info", B::D(info))]).encode(&mut out);
-    out
+    d(vec![("info", d(info))]).encode()
 }
 
 /// `ratorrent info` of `torrent` (written to a file first): its standard output.
