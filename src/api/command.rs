@@ -64,6 +64,37 @@ pub struct AddRequest {
     pub seed: bool,
 }
 
+impl AddRequest {
+    /// Add `source` into the session's default folder, started at once, seeding once
+    /// complete; the builder methods below change one of these.
+    pub fn new(source: impl Into<AddSource>) -> AddRequest {
+        AddRequest {
+            source: source.into(),
+            download_dir: None,
+            paused: false,
+            seed: true,
+        }
+    }
+
+    /// Store the payload in `dir` (`None`: the session default).
+    pub fn download_dir(mut self, dir: Option<PathBuf>) -> AddRequest {
+        self.download_dir = dir;
+        self
+    }
+
+    /// Add in the paused state (`true`) or start at once (`false`).
+    pub fn paused(mut self, paused: bool) -> AddRequest {
+        self.paused = paused;
+        self
+    }
+
+    /// Keep seeding once complete (`true`) or stop at completion (`false`).
+    pub fn seed(mut self, seed: bool) -> AddRequest {
+        self.seed = seed;
+        self
+    }
+}
+
 /// A request to the engine. Commands that can fail carry a oneshot for the answer, so a
 /// front end can show the error (e.g. "already added" and select the existing torrent).
 /// Commands naming a torrent that is gone are ignored.
