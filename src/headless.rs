@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Context as _, bail};
 use tokio::signal::unix::{SignalKind, signal};
 
-use crate::api::{AddRequest, AddSource, Client, ClientError, TorrentRow, TorrentState};
+use crate::api::{AddRequest, Client, ClientError, TorrentRow, TorrentState};
 use crate::config::Config;
 use crate::engine::session;
 use crate::metainfo::Metainfo;
@@ -131,7 +131,7 @@ pub async fn download(mut config: Config, opts: DownloadOptions) -> anyhow::Resu
     let client = &handle.client;
     let mut ids = Vec::new();
     for t in &opts.torrents {
-        let request = AddRequest::new(AddSource::from_user(t)).seed(opts.seed);
+        let request = AddRequest::new(crate::cli::add_source(t)).seed(opts.seed);
         match client.add(request).await {
             Ok(id) => ids.push(id),
             Err(ClientError::Refused(e)) => {

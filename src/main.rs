@@ -3,8 +3,8 @@
 use std::process::ExitCode;
 
 use clap::Parser;
-use ratorrent::api::{AddRequest, AddSource, ClientError};
-use ratorrent::cli::{Cli, Cmd};
+use ratorrent::api::{AddRequest, ClientError};
+use ratorrent::cli::{self, Cli, Cmd};
 use ratorrent::config::{self, Config};
 use ratorrent::{engine, headless, tui, watch};
 
@@ -209,7 +209,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 let client = &handle.client;
                 let mut errors = Vec::new();
                 for t in &cli.torrents {
-                    let request = AddRequest::new(AddSource::from_user(t)).seed(seed);
+                    let request = AddRequest::new(cli::add_source(t)).seed(seed);
                     match client.add(request).await {
                         Ok(_) => {}
                         Err(ClientError::Refused(e)) => {

@@ -21,22 +21,9 @@ pub enum AddSource {
     Magnet(String),
 }
 
-impl AddSource {
-    /// What a user typed or passed on the command line: a magnet link when it starts with
-    /// `magnet:` (any case), else a file path.
-    pub fn from_user(s: impl AsRef<std::ffi::OsStr>) -> AddSource {
-        let s = s.as_ref();
-        match s.to_str() {
-            Some(t) if crate::metainfo::magnet::is_magnet(t) => {
-                AddSource::Magnet(t.trim().to_string())
-            }
-            _ => AddSource::File(PathBuf::from(s)),
-        }
-    }
-}
-
 impl From<PathBuf> for AddSource {
-    /// A .torrent file (see [`AddSource::from_user`] to accept magnet links too).
+    /// A .torrent file (a front end tells magnet links from paths, e.g.
+    /// `cli::add_source`).
     fn from(p: PathBuf) -> AddSource {
         AddSource::File(p)
     }
