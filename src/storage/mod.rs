@@ -48,6 +48,7 @@ pub mod backend;
 pub mod check;
 pub mod disk;
 mod error;
+mod handle;
 pub mod handles;
 pub mod mover;
 pub mod part_file;
@@ -67,7 +68,8 @@ use std::sync::{Arc, PoisonError};
 use serde::Deserialize;
 
 use error::{clone_io, io_err};
-use handles::{FileId, Handle, HandleCell};
+use handle::{FileId, Handle};
+use handles::HandleCell;
 
 /// How payload bytes reach the files (config `storage`, command line `--storage`).
 ///
