@@ -48,6 +48,11 @@ impl PartFile {
         &self.path
     }
 
+    /// Bytes per slot: the torrent's piece length.
+    pub fn piece_length(&self) -> u32 {
+        self.piece_length
+    }
+
     fn header_len(&self) -> u64 {
         (16 + 4 * u64::from(self.piece_count)).div_ceil(4096) * 4096
     }
