@@ -58,6 +58,7 @@ pub use options::{Preallocate, StorageMode, StorageOptions};
 
 use std::path::Path;
 
+use crate::metainfo::Metainfo;
 use layout::Files;
 use open::{Opener, advise};
 use part_file::PartFile;
@@ -122,6 +123,30 @@ impl Storage {
             preallocate: opts.preallocate,
             part: PartRoute::default(),
         })
+    }
+
+    /// The storage of `meta`'s payload under `save_dir`, with `opts`, its skipped files'
+    /// bytes going to the torrent's part file (`.INFOHASH.parts` in `save_dir`, see
+    /// [`part_file::file_name`]). Nothing is touched on disk.
+    ///
+    /// # Errors
+    /// As [`Storage::new`] (a metainfo from the parser always lays out).
+    pub fn for_torrent(
+        meta: &Metainfo,
+        save_dir: &Path,
+        opts: StorageOptions,
+    ) -> Result<Storage, StorageError> {
+        let files = meta
+            .files
+            .iter()
+            .map(|f| (f.path.clone(), f.offset, f.length, f.pad));
+        Ok(
+            Storage::with_options(save_dir, files, meta.total_length, opts)?.with_part_file(
+                save_dir.join(part_file::file_name(&meta.info_hash)),
+                meta.piece_length,
+                meta.piece_count(),
+            ),
+        )
     }
 
     /// Keep skipped files' bytes in a part file at `path` (inside the download folder), in

@@ -2228,9 +2228,8 @@ impl Torrent {
             .filter(|f| !f.pad)
             .map(|f| f.path.clone())
             .collect();
-        rel.push(PathBuf::from(format!(
-            ".{}.parts",
-            self.sum.info_hash.to_hex()
+        rel.push(PathBuf::from(crate::storage::part_file::file_name(
+            &self.sum.info_hash,
         )));
         let from = self.save_dir.clone();
         let progress = Arc::new(std::sync::atomic::AtomicU64::new(0));
@@ -2355,7 +2354,7 @@ impl Torrent {
             .collect();
         files.push(
             self.save_dir
-                .join(format!(".{}.parts", self.sum.info_hash.to_hex())),
+                .join(crate::storage::part_file::file_name(&self.sum.info_hash)),
         );
         let top = meta
             .multi_file
