@@ -15,6 +15,7 @@
 //! - `files`: lazy creation (nothing is created by [`Storage::new`], checking or reading;
 //!   a file is created by its first write, sparse or fully allocated), zero-length files,
 //!   cutting a file longer than the torrent says on its first write.
+//! - [`delete`]: deleting a removed torrent's payload.
 //! - [`handle`](self) / [`handles`] / [`backend`]: an open file, the session's bounded cache
 //!   of them, and the two ways bytes reach a file: positioned I/O (`pread`/`pwrite`, so
 //!   concurrent workers never race on a file cursor) or memory maps (see [`backend`] for
@@ -37,6 +38,7 @@
 
 pub mod backend;
 pub mod check;
+pub mod delete;
 pub mod disk;
 mod error;
 mod files;
@@ -50,6 +52,7 @@ pub mod part_file;
 mod skip;
 pub mod space;
 
+pub use delete::{DeleteError, PayloadFiles};
 pub use error::{StorageError, StorageErrorKind};
 pub use handles::{DEFAULT_MAX_OPEN_FILES, HandleCache, raise_fd_limit};
 pub use layout::{FileSlot, FileSpec};
