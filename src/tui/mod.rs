@@ -7,8 +7,9 @@
 //! - [`run`]: the event loop (terminal set-up, drawing on change, shutdown handshake).
 //! - [`App`]: the pure state machine (screens, tabs, list view, dialogs, help), testable
 //!   without a terminal.
-//! - [`action`]: the one action registry read by the keymap, the help and the config's
-//!   `[keys]` section; [`keymap`]: key chords and the active bindings.
+//! - [`key`]: key chords and their text form; [`action`]: the one action registry read by
+//!   the keymap, the help and the config's `[keys]` section; [`keymap`]: the active
+//!   bindings (registry defaults plus the config's overrides).
 //! - [`list`]: sort, filter and search of the torrent list, cached per snapshot.
 //! - [`history`]: speed samples for the graphs.
 //! - [`theme`]: the 16 ANSI colours, `NO_COLOR`, ASCII mode.
@@ -23,6 +24,7 @@ mod event_loop;
 pub mod format;
 pub mod history;
 pub mod input;
+pub mod key;
 pub mod keymap;
 pub mod list;
 pub mod terminal;
