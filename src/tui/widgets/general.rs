@@ -9,8 +9,9 @@ use ratatui::widgets::Paragraph;
 
 use crate::api::TorrentDetail;
 use crate::tui::action::Action;
-use crate::tui::app::{App, Scroll};
+use crate::tui::app::App;
 use crate::tui::format;
+use crate::tui::scroll::Scroll;
 
 fn lines(app: &App, detail: Option<&TorrentDetail>) -> Vec<Line<'static>> {
     let theme = &app.options().theme;

@@ -9,9 +9,9 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Clear, Paragraph};
 
 use crate::tui::action::{Action, Context};
-use crate::tui::app::Scroll;
 use crate::tui::format;
 use crate::tui::keymap::Keymap;
+use crate::tui::scroll::Scroll;
 use crate::tui::theme::Theme;
 
 /// Width of the key column, in cells.

@@ -5,7 +5,7 @@
 //! (session rates and limits, peers, free space, port, DHT).
 
 pub(crate) mod dialog;
-pub mod files;
+pub(crate) mod files;
 pub(crate) mod general;
 pub(crate) mod help;
 pub(crate) mod log;
@@ -24,9 +24,11 @@ use ratatui::widgets::Paragraph;
 use crate::api::TorrentState;
 
 use super::action::Action;
-use super::app::{App, NoticeLevel, Screen, Tab};
+use super::app::App;
 use super::format;
 use super::list::StateFilter;
+use super::notice::NoticeLevel;
+use super::screen::{Screen, Tab};
 use super::theme::{Role, Theme};
 
 /// Speed points handed to the Speed tab: (session, torrent).
@@ -80,26 +82,6 @@ pub(crate) fn draw(app: &App, frame: &mut Frame, speed: Option<&SpeedPoints>) {
     if let Some(scroll) = app.scrolls().help {
         help::render(frame, area, &app.options().keymap, scroll, theme);
     }
-}
-
-/// First row to show so that `selected` is visible, moving as little as possible from
-/// `previous`, and never leaving blank lines at the bottom while rows are hidden above.
-pub(crate) fn scroll_offset(
-    previous: usize,
-    selected: Option<usize>,
-    len: usize,
-    visible: usize,
-) -> usize {
-    let mut first = previous;
-    if let Some(sel) = selected {
-        let sel = sel.min(len.saturating_sub(1));
-        if sel < first {
-            first = sel;
-        } else if visible > 0 && sel >= first + visible {
-            first = sel + 1 - visible;
-        }
-    }
-    first.min(len.saturating_sub(visible))
 }
 
 /// Paints the selection over table row `row` (below a header line counted in `row`), when

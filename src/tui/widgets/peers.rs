@@ -7,8 +7,8 @@ use ratatui::text::Line;
 use ratatui::widgets::{Row, Table};
 
 use crate::api::{PeerRow, PeerSource, TorrentDetail};
-use crate::tui::app::Scroll;
 use crate::tui::format;
+use crate::tui::scroll::Scroll;
 use crate::tui::theme::{Role, Theme};
 
 /// The flag letters of a peer, e.g. `"D U I E"`: see [`super::help::PEER_FLAGS`].

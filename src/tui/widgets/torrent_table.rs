@@ -15,6 +15,7 @@ use crate::tui::action::Action;
 use crate::tui::app::App;
 use crate::tui::format;
 use crate::tui::list::SortColumn;
+use crate::tui::scroll::scroll_offset;
 use crate::tui::theme::{Role, Theme};
 
 /// A column of the list.
@@ -82,7 +83,7 @@ pub(crate) fn render(frame: &mut Frame, area: Rect, app: &App) {
     }
     let visible = usize::from(area.height.saturating_sub(1));
     let selected = app.selected_pos();
-    let first = super::scroll_offset(scrolls.list.offset.get(), selected, len, visible);
+    let first = scroll_offset(scrolls.list.offset.get(), selected, len, visible);
     scrolls.list.offset.set(first);
     scrolls.list.height.set(visible);
     scrolls.list_top.set(area.y + 1);
@@ -361,19 +362,6 @@ fn render_empty(frame: &mut Frame, area: Rect, app: &App) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::tui::widgets::scroll_offset;
-
-    #[test]
-    fn offset_moves_only_to_keep_the_selection_visible() {
-        assert_eq!(scroll_offset(0, Some(3), 10, 4), 0);
-        assert_eq!(scroll_offset(0, Some(4), 10, 4), 1);
-        assert_eq!(scroll_offset(0, Some(9), 10, 4), 6);
-        assert_eq!(scroll_offset(6, Some(7), 10, 4), 6);
-        assert_eq!(scroll_offset(6, Some(5), 10, 4), 5);
-        assert_eq!(scroll_offset(6, Some(2), 5, 4), 1);
-        assert_eq!(scroll_offset(6, None, 3, 4), 0);
-        assert_eq!(scroll_offset(2, Some(5), 10, 0), 2);
-    }
 
     #[test]
     fn columns_fill_the_width_and_drop_by_priority() {
