@@ -19,8 +19,8 @@ use ratorrent::api::{
     TorrentError, TorrentErrorKind, TorrentId, TorrentRow, TorrentState, TrackerRow, TrackerStatus,
 };
 use ratorrent::tui::action::{ACTIONS, Context};
-use ratorrent::tui::dialog::Dialog;
 use ratorrent::tui::keymap::Keymap;
+use ratorrent::tui::popups::Dialog;
 use ratorrent::tui::theme::Theme;
 use ratorrent::tui::{App, Screen, Tab, UiOptions};
 

@@ -14,22 +14,21 @@ use crossterm::event::{KeyCode, KeyEvent, KeyModifiers, MouseButton, MouseEvent,
 use ratatui::Frame;
 
 use crate::api::{
-    AddError, AddRequest, AddSource, Command, EngineEvent, EventLevel, Snapshot, TorrentDetail,
-    TorrentId, TorrentRow, TorrentState,
+    AddError, Command, EngineEvent, EventLevel, Snapshot, TorrentDetail, TorrentId, TorrentRow,
 };
-use crate::config::parse_rate;
-use crate::metainfo::magnet::{Magnet, is_magnet};
 
 use super::action::{Action, Context};
-use super::dialog::{Confirm, ConfirmKind, Dialog, Field, Form, FormKind};
 use super::events::EventLog;
 use super::file_tree::{FileTree, priority_label, step_priority};
 use super::format;
 use super::history::{History, Window};
-use super::input::{TextField, expand_home};
+use super::input::TextField;
 use super::keymap::Keymap;
 use super::list::{self, StateFilter, View};
 use super::notice::{Notice, NoticeLevel};
+use super::popups::confirm::ConfirmKind;
+use super::popups::form::{FormKind, Outcome};
+use super::popups::{self, Dialog};
 use super::screen::{Screen, Tab, TabScrolls};
 use super::scroll::Scroll;
 use super::selection::Selection;
@@ -533,11 +532,8 @@ impl App {
 
     /// The key context in effect.
     pub fn context(&self) -> Context {
-        if self.dialog.is_some() {
-            return match self.dialog {
-                Some(Dialog::Confirm(_)) => Context::Confirm,
-                _ => Context::Form,
-            };
+        if let Some(dialog) = &self.dialog {
+            return dialog.context();
         }
         if self.help.is_some() {
             return Context::Help;
@@ -708,38 +704,6 @@ impl App {
         self.events.of_torrent(self.selection.selected())
     }
 
-    fn request_quit(&mut self) {
-        let active = self
-            .snapshot
-            .rows
-            .iter()
-            .filter(|r| {
-                r.state.is_active()
-                    || matches!(r.state, TorrentState::Checking | TorrentState::Moving)
-            })
-            .count();
-        if active == 0 || !self.opts.confirm_quit {
-            self.quit = true;
-            return;
-        }
-        let yes = self.opts.keymap.hint(Action::Confirm);
-        let no = self.opts.keymap.hint(Action::Deny);
-        self.dialog = Some(Dialog::Confirm(Confirm {
-            kind: ConfirmKind::Quit,
-            title: "Quit ratorrent?".to_owned(),
-            lines: vec![
-                format!(
-                    "{active} torrent{} {} running: {} stop and the trackers are told.",
-                    if active == 1 { "" } else { "s" },
-                    if active == 1 { "is" } else { "are" },
-                    if active == 1 { "it will" } else { "they" },
-                ),
-                String::new(),
-                format!("{yes}: quit    {no}: stay"),
-            ],
-        }));
-    }
-
     /// The torrents an action applies to: the marked ones, else the selected one.
     fn targets(&self) -> Vec<TorrentId> {
         if self.marks.is_empty() {
@@ -820,19 +784,7 @@ impl App {
     }
 
     fn open_add(&mut self) {
-        let mut form = Form::new(
-            FormKind::Add,
-            "Add a torrent",
-            vec![
-                Field::path("Torrent file or magnet link", "", false),
-                Field::path("Save in (empty: the default folder)", "", true),
-                Field::check("Start paused", false),
-            ],
-        );
-        let tab = self.opts.keymap.hint(Action::NextField);
-        form.intro = vec![format!(
-            "{tab} completes a path or moves to the next field."
-        )];
+        let form = popups::add::open(&self.opts.keymap);
         self.dialog = Some(Dialog::Form(form));
     }
 
@@ -841,84 +793,16 @@ impl App {
         if ids.is_empty() {
             return;
         }
-        let mut lines = Vec::new();
         let what = self.describe(&ids);
-        if delete_data {
-            lines.push(format!("Remove {what} and DELETE its data from disk:"));
-            let detail = self.snapshot.detail.as_ref();
-            for id in ids.iter().take(5) {
-                if let Some(row) = self.snapshot.row(*id) {
-                    let place = detail
-                        .filter(|d| d.id == *id)
-                        .map(|d| format!(" in {}", d.save_path.display()))
-                        .unwrap_or_default();
-                    lines.push(format!(
-                        "  {} ({}){place}",
-                        format::clean(&row.name, false),
-                        format::size(row.size)
-                    ));
-                }
-            }
-            if ids.len() > 5 {
-                lines.push(format!("  … and {} more", ids.len() - 5));
-            }
-            lines.push("The files cannot be recovered.".to_owned());
-        } else {
-            lines.push(format!("Remove {what} from the list?"));
-            lines.push("The downloaded data stays on disk.".to_owned());
-        }
-        lines.push(String::new());
-        let yes = self.opts.keymap.hint(Action::Confirm);
-        let no = self.opts.keymap.hint(Action::Deny);
-        lines.push(format!("{yes}: remove    {no}: keep"));
-        self.dialog = Some(Dialog::Confirm(Confirm {
-            kind: ConfirmKind::Remove { ids, delete_data },
-            title: if delete_data {
-                "Remove and delete data".to_owned()
-            } else {
-                "Remove torrent".to_owned()
-            },
-            lines,
-        }));
+        let question =
+            popups::remove::open(ids, delete_data, &what, &self.snapshot, &self.opts.keymap);
+        self.dialog = Some(Dialog::Confirm(question));
     }
 
     fn open_limits(&mut self) {
-        let g = &self.snapshot.global;
-        let human = |v: u64| {
-            if v == 0 {
-                "unlimited".to_owned()
-            } else {
-                format::rate(v)
-            }
-        };
-        let sym = self.opts.theme.sym;
-        let mut fields = vec![
-            Field::text(
-                format!("Session {} download", sym.down),
-                human(g.down_limit),
-            ),
-            Field::text(format!("Session {} upload", sym.up), human(g.up_limit)),
-        ];
         let torrents = self.targets();
-        if !torrents.is_empty() {
-            let what = self.describe(&torrents);
-            let (d, u) = match torrents.as_slice() {
-                [id] => self
-                    .snapshot
-                    .row(*id)
-                    .map_or((0, 0), |r| (r.down_limit, r.up_limit)),
-                _ => (0, 0),
-            };
-            let what = format::fit_with(&what, 30, sym.ascii, sym.ellipsis);
-            fields.push(Field::text(
-                format!("{what} {} download", sym.down),
-                human(d),
-            ));
-            fields.push(Field::text(format!("{what} {} upload", sym.up), human(u)));
-        }
-        let mut form = Form::new(FormKind::Limits { torrents }, "Rate limits", fields);
-        form.intro =
-            vec!["Bytes per second: 500K, 2.5M, 1 MiB/s; 0 or unlimited for none.".to_owned()];
+        let what = self.describe(&torrents);
+        let form = popups::limits::open(&self.snapshot, torrents, &what, &self.opts.theme.sym);
         self.dialog = Some(Dialog::Form(form));
     }
 
@@ -927,27 +811,21 @@ impl App {
         if torrents.is_empty() {
             return;
         }
-        let current = self
-            .snapshot
-            .detail
-            .as_ref()
-            .filter(|d| torrents.first() == Some(&d.id))
-            .map(|d| d.save_path.display().to_string())
-            .unwrap_or_default();
         let what = self.describe(&torrents);
-        let mut form = Form::new(
-            FormKind::Move { torrents },
-            "Move storage",
-            vec![
-                Field::path("New folder", current, true),
-                Field::check(
-                    "Move the files (off: only set the location, then recheck)",
-                    true,
-                ),
-            ],
-        );
-        form.intro = vec![format!("Where should {what} be stored?")];
+        let form = popups::move_storage::open(&self.snapshot, torrents, &what);
         self.dialog = Some(Dialog::Form(form));
+    }
+
+    fn request_quit(&mut self) {
+        let running = popups::quit::running(&self.snapshot);
+        if running == 0 || !self.opts.confirm_quit {
+            self.quit = true;
+            return;
+        }
+        self.dialog = Some(Dialog::Confirm(popups::quit::open(
+            running,
+            &self.opts.keymap,
+        )));
     }
 
     fn confirm(&mut self) {
@@ -960,16 +838,9 @@ impl App {
                 let what = self.describe(&ids);
                 for id in &ids {
                     self.marks.remove(id);
-                    self.outbox.push(Command::Remove {
-                        id: *id,
-                        delete_data,
-                    });
                 }
-                self.set_info(if delete_data {
-                    format!("removed {what} and deleted its data")
-                } else {
-                    format!("removed {what} (data kept)")
-                });
+                let outcome = popups::remove::confirmed(&ids, delete_data, &what);
+                self.apply_outcome(outcome);
             }
         }
     }
@@ -979,19 +850,24 @@ impl App {
             return;
         };
         let result = match &form.kind {
-            FormKind::Add => submit_add(form, self.opts.seed_after_download),
-            FormKind::Limits { torrents } => submit_limits(form, torrents, &self.snapshot),
-            FormKind::Move { torrents } => submit_move(form, torrents),
+            FormKind::Add => popups::add::submit(form, self.opts.seed_after_download),
+            FormKind::Limits { torrents } => popups::limits::submit(form, torrents, &self.snapshot),
+            FormKind::Move { torrents } => popups::move_storage::submit(form, torrents),
         };
         match result {
-            Ok((commands, message)) => {
+            Ok(outcome) => {
                 self.dialog = None;
-                self.outbox.extend(commands);
-                if let Some(m) = message {
-                    self.set_info(m);
-                }
+                self.apply_outcome(outcome);
             }
             Err(e) => form.error = Some(e),
+        }
+    }
+
+    /// Queues what a dialog asked for and shows its message.
+    fn apply_outcome(&mut self, outcome: Outcome) {
+        self.outbox.extend(outcome.commands);
+        if let Some(m) = outcome.notice {
+            self.set_info(m);
         }
     }
 
@@ -1059,137 +935,4 @@ pub(crate) struct Scrolls<'a> {
     pub tab_log: &'a Scroll,
     pub general: &'a Scroll,
     pub help: Option<&'a Scroll>,
-}
-
-type Submitted = Result<(Vec<Command>, Option<String>), String>;
-
-fn submit_add(form: &Form, seed: bool) -> Submitted {
-    let text = form.fields.first().map_or("", |f| f.value()).trim();
-    let save = form.fields.get(1).map_or("", |f| f.value()).trim();
-    let paused = form.fields.get(2).is_some_and(Field::checked);
-    if text.is_empty() {
-        return Err("type the path of a .torrent file (Tab completes) or a magnet link".to_owned());
-    }
-    let source = if is_magnet(text) {
-        // Checked here so a typo is reported in the dialog, not as a failed add.
-        Magnet::parse(text).map_err(|e| e.to_string())?;
-        AddSource::from_user(text)
-    } else {
-        let path = expand_home(text);
-        if !path.exists() {
-            return Err(format!("no such file: {}", path.display()));
-        }
-        if !path.is_file() {
-            return Err(format!(
-                "{} is a folder: give a .torrent file",
-                path.display()
-            ));
-        }
-        AddSource::File(path)
-    };
-    let download_dir = if save.is_empty() {
-        None
-    } else {
-        let dir = expand_home(save);
-        if dir.exists() && !dir.is_dir() {
-            return Err(format!("{} is a file, not a folder", dir.display()));
-        }
-        Some(dir)
-    };
-    Ok((
-        vec![Command::Add(
-            AddRequest {
-                source,
-                download_dir,
-                paused,
-                seed,
-            },
-            None,
-        )],
-        Some("adding…".to_owned()),
-    ))
-}
-
-fn submit_limits(form: &Form, torrents: &[TorrentId], snapshot: &Snapshot) -> Submitted {
-    let mut values = Vec::new();
-    for field in &form.fields {
-        let v = parse_rate(field.value()).map_err(|e| format!("{}: {e}", field.label))?;
-        values.push(v);
-    }
-    let mut commands = Vec::new();
-    let g = &snapshot.global;
-    if let [down, up, ..] = values[..]
-        && (down != g.down_limit || up != g.up_limit)
-    {
-        commands.push(Command::SetLimits {
-            download: down,
-            upload: up,
-        });
-    }
-    if let [_, _, down, up] = values[..] {
-        for id in torrents {
-            let same = snapshot
-                .row(*id)
-                .is_some_and(|r| r.down_limit == down && r.up_limit == up);
-            if !same {
-                commands.push(Command::SetTorrentLimits {
-                    id: *id,
-                    download: down,
-                    upload: up,
-                });
-            }
-        }
-    }
-    let message = if commands.is_empty() {
-        "limits unchanged".to_owned()
-    } else {
-        let show = |v: u64| {
-            if v == 0 {
-                "unlimited".to_owned()
-            } else {
-                format::rate(v)
-            }
-        };
-        let mut parts = vec![format!(
-            "session down {} up {}",
-            show(values[0]),
-            show(values[1])
-        )];
-        if values.len() == 4 {
-            parts.push(format!(
-                "torrent down {} up {}",
-                show(values[2]),
-                show(values[3])
-            ));
-        }
-        format!("limits: {}", parts.join(", "))
-    };
-    Ok((commands, Some(message)))
-}
-
-fn submit_move(form: &Form, torrents: &[TorrentId]) -> Submitted {
-    let to = form.fields.first().map_or("", |f| f.value()).trim();
-    let move_data = form.fields.get(1).is_some_and(Field::checked);
-    if to.is_empty() {
-        return Err("type the folder to move to".to_owned());
-    }
-    let to = expand_home(to);
-    if to.exists() && !to.is_dir() {
-        return Err(format!("{} is a file, not a folder", to.display()));
-    }
-    if !move_data && !to.is_dir() {
-        return Err(format!(
-            "{} does not exist: with \"move the files\" off the data must already be there",
-            to.display()
-        ));
-    }
-    let commands = torrents
-        .iter()
-        .map(|id| Command::MoveStorage {
-            id: *id,
-            to: to.clone(),
-            move_data,
-        })
-        .collect();
-    Ok((commands, Some(format!("moving to {}", to.display()))))
 }

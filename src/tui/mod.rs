@@ -19,7 +19,6 @@
 
 pub mod action;
 mod app;
-pub mod dialog;
 mod event_loop;
 pub mod events;
 pub mod file_tree;
@@ -30,6 +29,7 @@ pub mod key;
 pub mod keymap;
 pub mod list;
 pub mod notice;
+pub mod popups;
 pub mod screen;
 pub mod scroll;
 pub mod selection;
