@@ -370,7 +370,9 @@ fn options(no_color: bool, ascii: bool) -> UiOptions {
 
 fn render(app: &mut App, width: u16, height: u16) -> Terminal<TestBackend> {
     let mut terminal = Terminal::new(TestBackend::new(width, height)).expect("test backend");
-    terminal.draw(|frame| app.draw(frame)).expect("draw");
+    terminal
+        .draw(|frame| ratorrent::tui::draw(frame, app))
+        .expect("draw");
     terminal
 }
 

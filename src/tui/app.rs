@@ -1,8 +1,9 @@
-//! The UI state machine: screens, tabs, selection, marks, the list view, dialogs, help, the
-//! event log and the speed history. Pure data, testable without a terminal: feed it
-//! snapshots, engine events and key events, take the commands it wants sent
-//! ([`App::handle_key`], [`App::take_commands`]) and draw it on any ratatui backend (tests use
-//! `TestBackend`).
+//! The UI's model: screens, tabs, selection, marks, the list view, the open dialog, help,
+//! the event log and the speed history. Pure data, testable without a terminal: feed it
+//! snapshots, engine events and key events, and take the commands it wants sent
+//! ([`App::handle_key`], [`App::take_commands`]). It never draws and imports no widget: the
+//! event loop draws it ([`super::draw`]) on any ratatui backend (tests use `TestBackend`),
+//! and the dialogs are rooms of their own ([`super::popups`]).
 
 use std::cell::Cell;
 use std::collections::{HashSet, VecDeque};
@@ -11,7 +12,6 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers, MouseButton, MouseEvent, MouseEventKind};
-use ratatui::Frame;
 
 use crate::api::{
     AddError, Command, EngineEvent, EventLevel, Snapshot, TorrentDetail, TorrentId, TorrentRow,
@@ -21,7 +21,9 @@ use super::action::{Action, Context};
 use super::events::EventLog;
 use super::file_tree::{FileTree, priority_label, step_priority};
 use super::format;
-use super::history::{History, Window};
+use super::general;
+use super::help;
+use super::history::{History, SpeedPoints, Window};
 use super::input::TextField;
 use super::keymap::Keymap;
 use super::list::{self, StateFilter, View};
@@ -33,7 +35,6 @@ use super::screen::{Screen, Tab, TabScrolls};
 use super::scroll::Scroll;
 use super::selection::Selection;
 use super::theme::Theme;
-use super::widgets;
 
 /// Settings of the UI that come from the config and the command line.
 #[derive(Debug, Clone)]
@@ -519,7 +520,7 @@ impl App {
     }
 
     /// Speed points of the session and of the selected torrent for the graph window.
-    pub fn speed_points(&mut self) -> widgets::SpeedPoints {
+    pub fn speed_points(&mut self) -> SpeedPoints {
         let now = self.now_secs;
         let window = self.window;
         let session = self.history.session(now).points(window);
@@ -662,7 +663,7 @@ impl App {
                 0 => 98,
                 w => w,
             };
-            help.scroll_text(action, widgets::help::line_count(&self.opts.keymap, width));
+            help.scroll_text(action, help::lines(&self.opts.keymap, width).len());
             return;
         }
         match self.screen {
@@ -690,7 +691,10 @@ impl App {
     fn tab_len(&self) -> usize {
         let detail = self.detail();
         match self.tab {
-            Tab::General => widgets::general::line_count(self, detail.map(|d| &**d)),
+            Tab::General => self.selected_row().map_or(0, |row| {
+                let detail = detail.map(|d| &**d);
+                general::facts(row, detail, &self.opts.keymap, &self.opts.theme.sym).len()
+            }),
             Tab::Peers => detail.map_or(0, |d| d.peers.len()),
             Tab::Files => self.files.visible_len(),
             Tab::Trackers => detail.map_or(0, |d| d.trackers.len()),
@@ -909,17 +913,6 @@ impl App {
             self.screen = Screen::List;
             self.focus(None);
         }
-    }
-
-    /// Draws the whole screen for the current state. Works at any size (tiny areas simply
-    /// show less).
-    pub fn draw(&mut self, frame: &mut Frame) {
-        let speed = if self.screen == Screen::Detail && self.tab == Tab::Speed {
-            Some(self.speed_points())
-        } else {
-            None
-        };
-        widgets::draw(self, frame, speed.as_ref());
     }
 }
 

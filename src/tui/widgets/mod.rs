@@ -26,16 +26,15 @@ use crate::api::TorrentState;
 use super::action::Action;
 use super::app::App;
 use super::format;
+use super::history::SpeedPoints;
 use super::list::StateFilter;
 use super::notice::NoticeLevel;
 use super::screen::{Screen, Tab};
 use super::theme::{Role, Theme};
 
-/// Speed points handed to the Speed tab: (session, torrent).
-pub type SpeedPoints = (Vec<(u64, u64)>, Option<Vec<(u64, u64)>>);
-
-/// Draws the whole screen.
-pub(crate) fn draw(app: &App, frame: &mut Frame, speed: Option<&SpeedPoints>) {
+/// Draws the whole screen for `app`'s state, the Speed tab from `speed` (see
+/// [`App::speed_points`]). Works at any size (tiny areas simply show less).
+pub(crate) fn draw(frame: &mut Frame, app: &App, speed: Option<&SpeedPoints>) {
     let area = frame.area();
     let [top, body, message, status] = area.layout(&Layout::vertical([
         Constraint::Length(1),

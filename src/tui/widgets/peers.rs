@@ -11,7 +11,7 @@ use crate::tui::format;
 use crate::tui::scroll::Scroll;
 use crate::tui::theme::{Role, Theme};
 
-/// The flag letters of a peer, e.g. `"D U I E"`: see [`super::help::PEER_FLAGS`].
+/// The flag letters of a peer, e.g. `"D U I E"`: see [`crate::tui::help::PEER_FLAGS`].
 pub fn flags(peer: &PeerRow) -> String {
     let f = peer.flags;
     let mut out = Vec::new();
