@@ -12,6 +12,8 @@ use crate::tui::format;
 use crate::tui::scroll::Scroll;
 use crate::tui::theme::{Role, Theme};
 
+use super::parts::{highlight_row, progress_line};
+
 /// Draws the tree into `area`.
 pub(crate) fn render(
     frame: &mut Frame,
@@ -67,7 +69,7 @@ pub(crate) fn render(
                 Span::raw(name),
             ]),
             Line::from(format::size(node.size)).right_aligned(),
-            super::progress_line(node.done, node.size, 12, theme),
+            progress_line(node.done, node.size, 12, theme),
             Line::styled(prio, prio_style),
         ]);
         if row == scroll.cursor {
@@ -77,7 +79,7 @@ pub(crate) fn render(
     });
     let table = Table::new(rows, widths).header(header).column_spacing(1);
     frame.render_widget(table, area);
-    super::highlight_row(
+    highlight_row(
         frame,
         area,
         scroll.cursor.checked_sub(first).map(|r| r + 1),

@@ -18,6 +18,8 @@ use crate::tui::list::SortColumn;
 use crate::tui::scroll::scroll_offset;
 use crate::tui::theme::{Role, Theme};
 
+use super::parts::progress_line;
+
 /// A column of the list.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Column {
@@ -207,7 +209,7 @@ fn draw_cell(
     let right = align_right(column);
     match column {
         Column::Progress => {
-            let line = super::progress_line(row.done, row.size, width, theme);
+            let line = progress_line(row.done, row.size, width, theme);
             buf.set_line(x, y, &line, width);
         }
         Column::Name => {
@@ -389,23 +391,6 @@ mod tests {
         assert!(
             at_80.contains(&Column::Progress) && at_80.contains(&Column::Down),
             "{at_80:?}"
-        );
-    }
-
-    #[test]
-    fn progress_bar_is_proportional() {
-        let theme = Theme::default();
-        let line = crate::tui::widgets::progress_line(50, 100, 14, &theme);
-        assert_eq!(line.to_string(), "━━━━──── 50.0%");
-        assert_eq!(line.width(), 14);
-        assert_eq!(
-            crate::tui::widgets::progress_line(100, 100, 14, &theme).to_string(),
-            "━━━━━━━━  100%"
-        );
-        let ascii = Theme::new(&Default::default(), false, true);
-        assert_eq!(
-            crate::tui::widgets::progress_line(50, 100, 14, &ascii).to_string(),
-            "####---- 50.0%"
         );
     }
 
