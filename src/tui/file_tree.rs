@@ -102,6 +102,12 @@ impl FileTree {
         self.rebuild();
     }
 
+    /// What sanitising or renaming changed in file `file`'s path, if anything.
+    pub fn changed(&self, file: usize) -> Option<&str> {
+        let (_, detail) = self.source.as_ref()?;
+        detail.files.get(file)?.changed.as_deref()
+    }
+
     fn priority(&self, detail: &TorrentDetail, file: usize) -> FilePriority {
         self.pending
             .get(&file)
@@ -318,6 +324,7 @@ mod tests {
                 .iter()
                 .map(|(path, size, priority)| FileRow {
                     path: (*path).to_owned(),
+                    changed: path.contains("..").then(|| "'..' joined".to_owned()),
                     size: *size,
                     done: size / 2,
                     priority: *priority,
@@ -469,6 +476,16 @@ mod tests {
         assert_eq!(step_priority(P::Low, false), P::Skip);
         assert_eq!(step_priority(P::Skip, false), P::Skip);
         assert_eq!(step_priority(P::Skip, true), P::Low);
+    }
+
+    #[test]
+    fn what_sanitising_changed_is_kept_per_file() {
+        let mut tree = FileTree::default();
+        assert_eq!(tree.changed(0), None, "no detail yet");
+        tree.update(&detail(1, &[("a/b", 1, P::Normal), ("x..y", 1, P::Normal)]));
+        assert_eq!(tree.changed(0), None);
+        assert_eq!(tree.changed(1), Some("'..' joined"));
+        assert_eq!(tree.changed(2), None, "no such file");
     }
 
     #[test]

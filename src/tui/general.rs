@@ -71,6 +71,14 @@ pub fn facts(
         out.push(fact("Tracker", clean(m), Tone::Warning));
     }
     out.push(fact("Name", clean(&row.name), Tone::Title));
+    // the name shown is the one used on disk: say when it is not the torrent's own
+    if let Some(why) = detail.and_then(|d| d.name_changed.as_deref()) {
+        out.push(fact(
+            "Renamed",
+            clean(&format!("changed from the torrent's name: {why}")),
+            Tone::Warning,
+        ));
+    }
     out.push(fact("State", row.state.label(), Tone::State));
     out.push(fact("Info hash", row.info_hash.clone(), Plain));
     if let Some(d) = detail {
@@ -270,6 +278,22 @@ mod tests {
     }
 
     #[test]
+    fn a_name_changed_on_disk_says_so_under_the_name() {
+        let sym = Theme::default().sym;
+        let detail = TorrentDetail {
+            name_changed: Some("'..' joined".to_owned()),
+            ..TorrentDetail::default()
+        };
+        let facts = facts(&row(), Some(&detail), &Keymap::default(), &sym);
+        assert_eq!(labels(&facts)[..3], ["Name", "Renamed", "State"]);
+        assert_eq!(
+            facts[1].value,
+            "changed from the torrent's name: '..' joined"
+        );
+        assert_eq!(facts[1].tone, Tone::Warning);
+    }
+
+    #[test]
     fn an_error_comes_first_with_what_to_do() {
         let sym = Theme::default().sym;
         let row = TorrentRow {
@@ -310,6 +334,10 @@ mod tests {
         };
         let facts = facts(&row(), Some(&detail), &Keymap::default(), &sym);
         assert!(!labels(&facts).contains(&""), "no waiting hint");
+        assert!(
+            !labels(&facts).contains(&"Renamed"),
+            "the torrent's own name"
+        );
         assert_eq!(value(&facts, "Save path"), "/srv/linux");
         assert_eq!(value(&facts, "Size"), "2.00 KiB (2 pieces of 1.00 KiB)");
         assert!(value(&facts, "Sources").ends_with("2/5 (connected/known)"));

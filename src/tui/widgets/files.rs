@@ -49,8 +49,13 @@ pub(crate) fn render(
             None => format!("{} ", sym.fold.0),
             Some(_) => "  ".to_owned(),
         };
+        // the path shown is the one used on disk: say when it is not the torrent's own
+        let changed = node
+            .file
+            .and_then(|f| tree.changed(f))
+            .map_or(String::new(), |why| format!("  (changed: {why})"));
         let label = format!(
-            "{indent}{icon}{}{}",
+            "{indent}{icon}{}{}{changed}",
             node.name,
             if node.file.is_none() { "/" } else { "" }
         );
