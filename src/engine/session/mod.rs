@@ -7,13 +7,18 @@
 //! tracker task, an incoming connection, or the earliest deadline: a session whose torrents
 //! are idle does not wake up.
 //!
-//! Rooms: [`start`] (the handle and start-up) beside this actor loop and its dispatch.
+//! Rooms beside this actor loop and its dispatch: [`start`] (the handle and start-up),
+//! [`publish`] (snapshots).
 
+mod publish;
 mod start;
 
+pub use publish::{PUBLISH_INTERVAL, PUBLISH_MIN_GAP};
 pub use start::{SessionHandle, start, start_with_state};
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use publish::{Due, Publisher};
+
+use std::collections::{BTreeMap, HashMap};
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::{Arc, RwLock};
@@ -21,7 +26,7 @@ use std::time::{Duration, Instant};
 
 use tokio::io::AsyncReadExt;
 use tokio::net::{TcpListener, TcpStream};
-use tokio::sync::{mpsc, watch};
+use tokio::sync::mpsc;
 
 use super::ctx::{MAX_PENDING_INCOMING, SessionCtx, SessionEvent, SlotKind};
 use super::event_log::EventLog;
@@ -31,20 +36,13 @@ use super::timer::Timers;
 use super::torrent::state::Input;
 use super::torrent::{CheckQueue, Env, STOP_ANNOUNCE_TIMEOUT, TimerKey, Torrent};
 use crate::api::{
-    AddError, AddRequest, AddSource, Command, EventKind, EventLevel, GlobalStats, Snapshot,
-    TorrentDetail, TorrentId, TorrentRow, TorrentState,
+    AddError, AddRequest, AddSource, Command, EventKind, EventLevel, TorrentId, TorrentState,
 };
 use crate::metainfo::{InfoHash, Magnet, Metainfo};
 use crate::peer::wire::Handshake;
 use crate::state::{StateStore, Stored, Update};
 use std::path::Path;
 
-/// How often snapshots are published at most while something changes.
-pub const PUBLISH_INTERVAL: Duration = Duration::from_millis(500);
-/// Least time between two snapshots published for a state change: a burst of changes
-/// (10,000 restored torrents starting one by one) is published 20 times a second, not
-/// once per torrent (each snapshot costs a pass over every row).
-pub const PUBLISH_MIN_GAP: Duration = Duration::from_millis(50);
 /// Torrents hashing their data at once.
 pub const MAX_CONCURRENT_CHECKS: usize = 1;
 /// Counters and progress reach the state store at least this often.
@@ -64,15 +62,8 @@ struct Session {
     timers: Timers<TimerKey>,
     log: EventLog,
     checks: CheckQueue,
-    snapshots: watch::Sender<Arc<Snapshot>>,
-    seq: u64,
-    focus: Option<TorrentId>,
-    /// Torrent ids in list order, and their last published rows (same order).
-    order: Vec<TorrentId>,
-    rows: Vec<Arc<TorrentRow>>,
-    detail: Option<Arc<TorrentDetail>>,
-    /// Torrents whose row may have changed since the last publish.
-    attention: HashSet<TorrentId>,
+    publisher: Publisher,
+    /// A state changed: publish as soon as [`PUBLISH_MIN_GAP`] allows.
     publish_now: bool,
     /// The state store (none for headless sessions).
     store: Option<Arc<StateStore>>,
@@ -82,8 +73,6 @@ struct Session {
     checkpointing: bool,
     /// The session rate limits were set live and are not yet in the store.
     limits_dirty: bool,
-    /// When the last snapshot was published.
-    last_publish: Option<Instant>,
     /// Restored torrents whose resume data is still being compared with their files.
     validating: usize,
     /// Free space of the default download folder's volume at the last measurement.
@@ -186,7 +175,7 @@ impl Session {
         let mut env = env!(self, now);
         let r = f(t, &mut env);
         if t.is_live() || t.is_dirty() {
-            self.attention.insert(id);
+            self.publisher.touch(id);
         }
         if self.store.is_some() && t.persist_dirty() {
             // a state change goes to disk within a second, counters within a minute
@@ -302,9 +291,7 @@ impl Session {
             .unwrap_or_else(|e| e.into_inner())
             .insert(ih, id);
         self.torrents.insert(id, t);
-        self.order.push(id);
-        self.rows.push(Arc::new(TorrentRow::default()));
-        self.attention.insert(id);
+        self.publisher.insert(id);
     }
 
     /// Write the records that changed (after syncing the files of torrents whose verified
@@ -429,19 +416,12 @@ impl Session {
         {
             self.timers.schedule(TimerKey::DiskGuard, Instant::now());
         }
-        if self.publish_now {
-            self.publish_now = false;
-            let now = Instant::now();
-            match self.last_publish {
-                Some(at) if now < at + PUBLISH_MIN_GAP => {
-                    self.timers
-                        .schedule_no_later(TimerKey::Publish, at + PUBLISH_MIN_GAP);
-                }
-                _ => self.publish(),
-            }
-        } else if !self.attention.is_empty() {
-            self.timers
-                .schedule_no_later(TimerKey::Publish, Instant::now() + PUBLISH_INTERVAL);
+        let due = self.publisher.due(Instant::now(), self.publish_now);
+        self.publish_now = false;
+        match due {
+            Due::Now => self.publish(),
+            Due::At(at) => self.timers.schedule_no_later(TimerKey::Publish, at),
+            Due::Idle => {}
         }
     }
 
@@ -514,11 +494,7 @@ impl Session {
             }
             Command::Remove { id, delete_data } => self.remove(id, delete_data),
             Command::Focus(id) => {
-                self.focus = id;
-                self.detail = None;
-                if let Some(id) = id {
-                    self.attention.insert(id);
-                }
+                self.publisher.focus(id);
                 self.publish_now = true;
             }
             Command::SetLimits { download, upload } => {
@@ -685,15 +661,7 @@ impl Session {
             .write()
             .unwrap_or_else(|e| e.into_inner())
             .remove(&t.info_hash());
-        if let Some(i) = self.order.iter().position(|x| *x == id) {
-            self.order.remove(i);
-            self.rows.remove(i);
-        }
-        self.attention.remove(&id);
-        if self.focus == Some(id) {
-            self.focus = None;
-            self.detail = None;
-        }
+        self.publisher.remove(id);
         let ctx = self.ctx.clone();
         tokio::spawn(async move {
             for (job, mut req) in stops {
@@ -962,109 +930,29 @@ impl Session {
         if let Some(lsd) = &self.ctx.lsd {
             lsd.shutdown();
         }
-        for id in ids {
-            self.attention.insert(id);
-        }
+        self.publisher.touch_all();
         // the final state, for front ends that look once more after shutdown
         self.publish();
     }
 
+    /// Publish a snapshot if anything shown changed (see [`Publisher::publish`]).
     fn publish(&mut self) {
         self.timers.cancel(TimerKey::Publish);
         let now = Instant::now();
-        self.last_publish = Some(now);
-        let mut changed = false;
-        let mut still = HashSet::new();
-        let index: HashMap<TorrentId, usize> = if self.attention.len() > 8 {
-            self.order
-                .iter()
-                .enumerate()
-                .map(|(i, id)| (*id, i))
-                .collect()
-        } else {
-            HashMap::new()
-        };
-        let mut focus_touched = false;
-        for id in std::mem::take(&mut self.attention) {
-            let Some(t) = self.torrents.get_mut(&id) else {
-                continue;
-            };
-            let row = t.row(now);
-            let i = match index.get(&id) {
-                Some(i) => Some(*i),
-                None => self.order.iter().position(|x| *x == id),
-            };
-            if let Some(i) = i
-                && !Arc::ptr_eq(&self.rows[i], &row)
-            {
-                self.rows[i] = row;
-                changed = true;
-            }
-            if t.is_live() {
-                still.insert(id);
-            }
-            if self.focus == Some(id) {
-                focus_touched = true;
-            }
-        }
-        self.attention = still;
-        if let Some(f) = self.focus
-            && (focus_touched || self.detail.is_none())
-            && let Some(t) = self.torrents.get_mut(&f)
-        {
-            // a quiet or paused torrent lets go of its metainfo; the detail view needs it
-            // (files, dates, comment): load it again while the torrent is looked at
-            {
-                let env = env!(self, now);
-                let _ = t.metainfo(&env);
-            }
-            let d = t.detail(now);
-            if self.detail.as_deref() != Some(&d) {
-                self.detail = Some(Arc::new(d));
-                changed = true;
-            }
-        }
-        let mut global = GlobalStats {
-            listen_port: self.ctx.listen_port,
-            down_limit: self.ctx.limits.download.rate(),
-            up_limit: self.ctx.limits.upload.rate(),
-            free_space: self.free_space,
-            dht_nodes: self.ctx.dht.as_ref().map(crate::dht::Dht::node_count),
-            lsd: self.ctx.lsd.is_some(),
-            ..GlobalStats::default()
-        };
-        for r in &self.rows {
-            global.down_rate += r.down_rate;
-            global.up_rate += r.up_rate;
-            global.downloaded += r.downloaded;
-            global.uploaded += r.uploaded;
-            global.peers += r.peers;
-        }
-        let seq = self.seq + 1;
-        let rows = &self.rows;
-        let detail = self.detail.clone();
-        let sent = self.snapshots.send_if_modified(|cur| {
-            if !changed
-                && cur.global == global
-                && cur.rows.len() == rows.len()
-                && cur.detail.as_ref().map(Arc::as_ptr) == detail.as_ref().map(Arc::as_ptr)
-            {
-                return false;
-            }
-            *cur = Arc::new(Snapshot {
-                seq,
-                global,
-                rows: Arc::from(rows.as_slice()),
-                detail,
+        let global = publish::session_stats(&self.ctx, self.free_space);
+        let next = self
+            .publisher
+            .publish(now, &mut self.torrents, global, |t| {
+                // a quiet or paused torrent lets go of its metainfo; the detail view needs
+                // it (files, dates, comment): load it again while the torrent is looked at
+                {
+                    let env = env!(self, now);
+                    let _ = t.metainfo(&env);
+                }
+                t.detail(now)
             });
-            true
-        });
-        if sent {
-            self.seq = seq;
-        }
-        if !self.attention.is_empty() {
-            self.timers
-                .schedule_no_later(TimerKey::Publish, now + PUBLISH_INTERVAL);
+        if let Some(at) = next {
+            self.timers.schedule_no_later(TimerKey::Publish, at);
         }
     }
 }

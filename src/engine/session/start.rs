@@ -2,7 +2,7 @@
 //! asks for them, open the state store, build the session and spawn its task; and the
 //! [`SessionHandle`] the caller gets back.
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap};
 use std::net::SocketAddr;
 use std::path::Path;
 use std::sync::{Arc, RwLock};
@@ -11,8 +11,9 @@ use anyhow::Context as _;
 use tokio::net::TcpListener;
 use tokio::sync::{mpsc, watch};
 
+use super::publish::{Publisher, session_stats};
 use super::{MAX_CONCURRENT_CHECKS, Session};
-use crate::api::{Client, ClientError, GlobalStats, Snapshot};
+use crate::api::{Client, ClientError, Snapshot};
 use crate::config::Config;
 use crate::engine::ctx::{SessionCtx, SessionEvent};
 use crate::engine::event_log::EventLog;
@@ -97,14 +98,7 @@ async fn start_session(
     let (cmd_tx, cmd_rx) = mpsc::channel(256);
     let (snap_tx, snap_rx) = watch::channel(Arc::new(Snapshot {
         seq: 0,
-        global: GlobalStats {
-            listen_port,
-            down_limit: ctx.limits.download.rate(),
-            up_limit: ctx.limits.upload.rate(),
-            dht_nodes: ctx.dht.as_ref().map(crate::dht::Dht::node_count),
-            lsd: ctx.lsd.is_some(),
-            ..GlobalStats::default()
-        },
+        global: session_stats(&ctx, None),
         rows: Arc::from(Vec::new()),
         detail: None,
     }));
@@ -118,19 +112,12 @@ async fn start_session(
         timers: Timers::new(),
         log,
         checks: CheckQueue::new(MAX_CONCURRENT_CHECKS),
-        snapshots: snap_tx,
-        seq: 0,
-        focus: None,
-        order: Vec::new(),
-        rows: Vec::new(),
-        detail: None,
-        attention: HashSet::new(),
+        publisher: Publisher::new(snap_tx),
         publish_now: false,
         store: None,
         deleted: Vec::new(),
         checkpointing: false,
         limits_dirty: false,
-        last_publish: None,
         validating: 0,
         free_space: None,
     };
