@@ -9,7 +9,7 @@ use std::path::{Component, Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use super::StorageError;
+use super::error::StorageError;
 use super::handles::HandleCell;
 
 /// A file to place: relative path, payload offset (bytes), length (bytes), padding flag.

@@ -209,6 +209,86 @@ impl Storage {
         }
     }
 
+    /// Skip file `index` (or want it again). Skipping a file that is not on disk routes its
+    /// bytes to the part file, so it is never created; a file already on disk stays where it
+    /// is. Wanting a skipped file again moves its bytes from the part file into the file
+    /// (creating it). Without a part file this only records the wish.
+    ///
+    /// # Errors
+    /// Moving the bytes failed (disk full, permissions): the file stays skipped.
+    pub fn set_skipped(&self, index: usize, skip: bool) -> Result<(), StorageError> {
+        self.part
+            .set_skipped(&self.files, index, skip, &self.opener, |slot, at, bytes| {
+                files::write_file(&self.opener, self.preallocate, slot, at, bytes)
+            })
+    }
+
+    /// Whether file `index` is skipped and kept in the part file.
+    pub fn in_part_file(&self, index: usize) -> bool {
+        self.files.get(index).is_some_and(FileSlot::in_part)
+    }
+
+    /// Create the download directory (and its parents) if missing, and nothing else: the
+    /// engine calls it when the torrent starts downloading, so that files can be created
+    /// by their first write. After that, a download directory that vanishes gives
+    /// [`StorageErrorKind::NotFound`] on I/O (it is not created again behind the user's
+    /// back).
+    ///
+    /// # Errors
+    /// The directory cannot be created (permissions, read-only, a file in the way), naming
+    /// it.
+    pub fn prepare_root(&self) -> Result<(), StorageError> {
+        files::prepare_root(self.opener.root())
+    }
+
+    /// Create every zero-length file of the torrent that is missing (and the folders on
+    /// the way), leaving existing files alone: call it when the torrent completes, since a
+    /// file with no bytes is never written. Skipped and padding files are not created.
+    ///
+    /// # Errors
+    /// As for a write: permissions, read-only, [`StorageError::Escapes`], a missing download
+    /// directory ([`StorageErrorKind::NotFound`]).
+    pub fn create_empty_files(&self) -> Result<(), StorageError> {
+        files::create_empty_files(&self.opener, &self.files)
+    }
+
+    /// Create the download directory, every folder and every file (sparse, extended to its
+    /// length if shorter; existing data is never truncated here). Zero-length files are
+    /// created too. Files that can only be opened read-only are fine if they are long
+    /// enough (seeding from a read-only mount). The engine no longer calls this (files are
+    /// created lazily); it stays for tools and tests that want the whole layout at once.
+    ///
+    /// # Errors
+    /// I/O errors naming the file ([`StorageError::kind`] tells disk full, permission
+    /// denied, read-only); [`StorageError::Escapes`] when a folder resolves outside the
+    /// download directory.
+    pub fn create_files(&self) -> Result<(), StorageError> {
+        files::create_files(&self.opener, &self.files, self.preallocate)
+    }
+
+    /// Check that every non-padding file with data is still there: each file the torrent
+    /// opened is still the file at its path (not unlinked, not replaced; also when its
+    /// handle was closed by the cache since), and each file is a regular file at least as
+    /// long as the torrent says. Zero-length files are not looked at (they hold no data;
+    /// [`Storage::create_empty_files`] makes them). Cost: one `lstat` per file. Call it
+    /// when the last piece is verified, before reporting the torrent complete.
+    ///
+    /// # Errors
+    /// The first problem found: [`StorageErrorKind::FileDeleted`] (a file opened here was
+    /// deleted or replaced, e.g. the download folder was removed),
+    /// [`StorageErrorKind::NotFound`] (a file never opened here is missing),
+    /// [`StorageErrorKind::Truncated`] (shorter than the torrent needs), or another I/O
+    /// error from `lstat`.
+    pub fn verify_files_present(&self) -> Result<(), StorageError> {
+        open::verify_present(&self.files)
+    }
+
+    /// [`Storage::verify_files_present`] for the files holding payload bytes
+    /// `offset..offset+len` only (the disk workers call it for each piece they verify).
+    pub(crate) fn verify_range_present(&self, offset: u64, len: usize) -> Result<(), StorageError> {
+        open::verify_range_present(&self.files, offset, len)
+    }
+
     /// Write `data` at payload offset `offset` (bytes). Padding segments are skipped. The
     /// first write to a file creates it (and the folders on the way; the download
     /// directory must exist, see [`Storage::prepare_root`]) and cuts a file longer than
@@ -229,7 +309,7 @@ impl Storage {
             if let Some(r) = self.part.write(slot, at, data) {
                 return r;
             }
-            self.write_file(slot, at, data)
+            files::write_file(&self.opener, self.preallocate, slot, at, data)
         })
     }
 

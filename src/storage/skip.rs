@@ -1,17 +1,18 @@
 //! Skipped-file routing: a file set to skip that does not exist yet is never created; the
 //! bytes of it that a downloaded piece holds (a piece it shares with a wanted file) go to
 //! the torrent's [`PartFile`] and come back from there, and move into the file when it is
-//! wanted again ([`Storage::set_skipped`]). The part file's descriptor is not in the handle
+//! wanted again ([`PartRoute::set_skipped`]). The part file's descriptor is not in the handle
 //! cache (at most one per torrent with skipped files).
 
 use std::io;
 use std::ops::Range;
+use std::sync::atomic::Ordering;
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
-use super::error::io_err;
-use super::layout::FileSlot;
+use super::error::{StorageError, io_err};
+use super::layout::{FileSlot, Files};
+use super::open::Opener;
 use super::part_file::PartFile;
-use super::{Storage, StorageError};
 
 /// Where a torrent's skipped files' bytes go: its part file (if it has one), in slots of one
 /// piece, and the gate that keeps a file's bytes from being lost while they move between
@@ -112,6 +113,52 @@ impl PartRoute {
         Some(r.map_err(|e| io_err("reading", part.path(), e)))
     }
 
+    /// Skip file `index` of `files` (or want it again). Skipping a file that is not on disk
+    /// routes its bytes to the part file (its handle is dropped and its identity forgotten
+    /// through `opener`), so it is never created; a file already on disk stays where it is.
+    /// Wanting a skipped file again moves its bytes from the part file into the file with
+    /// `write(slot, file_offset, bytes)`, then deletes the part file once no file is routed
+    /// to it. Without a part file this only records the wish; padding is never skipped.
+    ///
+    /// # Errors
+    /// The first error of `write` (disk full, permissions): the file stays skipped.
+    pub(crate) fn set_skipped(
+        &self,
+        files: &Files,
+        index: usize,
+        skip: bool,
+        opener: &Opener,
+        mut write: impl FnMut(&FileSlot, u64, &[u8]) -> Result<(), StorageError>,
+    ) -> Result<(), StorageError> {
+        let Some(slot) = files.get(index) else {
+            return Ok(());
+        };
+        if slot.pad {
+            return Ok(());
+        }
+        let _gate = self.gate();
+        let in_part = slot.in_part();
+        if skip {
+            if !in_part && self.part.is_some() && std::fs::symlink_metadata(&slot.path).is_err() {
+                opener.forget(slot);
+                slot.to_part.store(true, Ordering::Release);
+            }
+            return Ok(());
+        }
+        if !in_part {
+            return Ok(());
+        }
+        // move what the part file holds of this file into it
+        self.held(slot, |at, bytes| write(slot, at, bytes))?;
+        slot.to_part.store(false, Ordering::Release);
+        if let Some(part) = &self.part
+            && !files.slots().iter().any(FileSlot::in_part)
+        {
+            let _ = part.remove();
+        }
+        Ok(())
+    }
+
     /// Call `f(file_offset, bytes)` for each piece's share of `slot`'s file that the part
     /// file holds, in order (a piece never written there is passed over).
     ///
@@ -152,62 +199,10 @@ impl PartRoute {
     }
 }
 
-impl Storage {
-    /// Skip file `index` (or want it again). Skipping a file that is not on disk routes its
-    /// bytes to the part file, so it is never created; a file already on disk stays where it
-    /// is. Wanting a skipped file again moves its bytes from the part file into the file
-    /// (creating it). Without a part file this only records the wish.
-    ///
-    /// # Errors
-    /// Moving the bytes failed (disk full, permissions): the file stays skipped.
-    pub fn set_skipped(&self, index: usize, skip: bool) -> Result<(), StorageError> {
-        let Some(slot) = self.files.get(index) else {
-            return Ok(());
-        };
-        if slot.pad {
-            return Ok(());
-        }
-        let _gate = self.part.gate();
-        let in_part = slot.in_part();
-        if skip {
-            if !in_part
-                && self.part.file().is_some()
-                && std::fs::symlink_metadata(&slot.path).is_err()
-            {
-                self.opener.forget(slot);
-                slot.to_part
-                    .store(true, std::sync::atomic::Ordering::Release);
-            }
-            return Ok(());
-        }
-        if !in_part {
-            return Ok(());
-        }
-        // move what the part file holds of this file into it
-        self.part
-            .held(slot, |at, bytes| self.write_file(slot, at, bytes))?;
-        slot.to_part
-            .store(false, std::sync::atomic::Ordering::Release);
-        if let Some(part) = self.part.file()
-            && !self.files.slots().iter().any(FileSlot::in_part)
-        {
-            let _ = part.remove();
-        }
-        Ok(())
-    }
-
-    /// Whether file `index` is skipped and kept in the part file.
-    pub fn in_part_file(&self, index: usize) -> bool {
-        self.files.get(index).is_some_and(FileSlot::in_part)
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::storage::layout::Files;
     use std::path::{Path, PathBuf};
-    use std::sync::atomic::Ordering;
 
     /// a: bytes 0..10, b: 10..40, in pieces of 16 bytes (b spans pieces 0, 1 and 2).
     fn files(root: &Path) -> Files {
@@ -271,5 +266,51 @@ mod tests {
         assert_eq!(&held[0].1[2..], &data[..4]);
         assert_eq!((held[1].0, held[1].1.len()), (6, 16));
         assert_eq!(&held[1].1, &data[4..]);
+    }
+
+    #[test]
+    fn skipping_routes_only_missing_files_and_wanting_moves_the_bytes_back() {
+        let dir = tempfile::tempdir().unwrap();
+        let f = files(dir.path());
+        let opener = Opener::new(
+            dir.path(),
+            crate::storage::StorageMode::File,
+            crate::storage::HandleCache::new(4),
+        );
+        let route = PartRoute::new(PartFile::new(dir.path().join(".p"), 16, 3));
+        let never = |_: &FileSlot, _: u64, _: &[u8]| -> Result<(), StorageError> {
+            panic!("nothing to move")
+        };
+        std::fs::write(dir.path().join("a"), [1u8; 10]).unwrap();
+        route.set_skipped(&f, 0, true, &opener, never).unwrap();
+        assert!(!f.slots()[0].in_part(), "a is on disk: it stays there");
+        route.set_skipped(&f, 1, true, &opener, never).unwrap();
+        assert!(
+            f.slots()[1].in_part(),
+            "b is not: its bytes go to the part file"
+        );
+        route.set_skipped(&f, 9, true, &opener, never).unwrap();
+        route.write(&f.slots()[1], 0, &[7u8; 6]).unwrap().unwrap();
+        // a failed move leaves the file skipped and the part file in place
+        let fail = |s: &FileSlot, _: u64, _: &[u8]| -> Result<(), StorageError> {
+            Err(StorageError::FileDeleted {
+                path: s.path.clone(),
+            })
+        };
+        assert!(route.set_skipped(&f, 1, false, &opener, fail).is_err());
+        assert!(f.slots()[1].in_part());
+        let mut moved = Vec::new();
+        route
+            .set_skipped(&f, 1, false, &opener, |s, at, bytes| {
+                moved.push((s.offset, at, bytes.to_vec()));
+                Ok(())
+            })
+            .unwrap();
+        assert_eq!(moved, vec![(10, 0, vec![7u8; 6])]);
+        assert!(!f.slots()[1].in_part());
+        assert!(
+            !dir.path().join(".p").exists(),
+            "no file routed: part file gone"
+        );
     }
 }
