@@ -44,7 +44,7 @@ pub(crate) fn create_empty_files(opener: &Opener, files: &Files) -> Result<(), S
     for slot in files
         .slots()
         .iter()
-        .filter(|f| f.length == 0 && f.on_disk())
+        .filter(|f| f.span.length == 0 && f.on_disk())
     {
         if std::fs::symlink_metadata(&slot.path).is_ok_and(|m| m.is_file()) {
             continue;
@@ -83,12 +83,12 @@ pub(crate) fn create_files(
             .metadata()
             .map_err(|e| io_err("checking", &slot.path, e))?
             .len();
-        if len < slot.length {
+        if len < slot.span.length {
             if let Some(e) = &h.read_only {
                 return Err(io_err("extending", &slot.path, clone_io(e)));
             }
             h.file
-                .set_len(slot.length)
+                .set_len(slot.span.length)
                 .map_err(|e| io_err("extending", &slot.path, e))?;
         }
         if prealloc == Preallocate::Full && h.read_only.is_none() {
@@ -114,7 +114,7 @@ pub(crate) fn write_file(
     let h = opener.handle(slot, true)?;
     prepare_write(slot, &h, opener.mode(), prealloc)?;
     slot.written.store(true, Ordering::Relaxed);
-    backend::write(opener.mode(), &slot.path, slot.length, &h, at, data)
+    backend::write(opener.mode(), &slot.path, slot.span.length, &h, at, data)
 }
 
 /// Allocate the whole of `slot`'s file (full preallocation) and mark the handle so that
@@ -124,10 +124,10 @@ pub(crate) fn write_file(
 /// [`StorageError::Unsupported`] on a file system without `fallocate` (naming the setting to
 /// change); the OS error of `fallocate` (`ENOSPC`: [`StorageErrorKind::NoSpace`]).
 pub(crate) fn preallocate(slot: &FileSlot, h: &Handle) -> Result<(), StorageError> {
-    if slot.length == 0 {
+    if slot.span.length == 0 {
         return Ok(());
     }
-    match backend::fallocate(h, 0, slot.length) {
+    match backend::fallocate(h, 0, slot.span.length) {
         Ok(()) => {
             h.reserved_all.store(true, Ordering::Release);
             Ok(())
@@ -167,18 +167,18 @@ pub(crate) fn prepare_write(
         .metadata()
         .map_err(|e| io_err("checking", &slot.path, e))?
         .len();
-    if len > slot.length {
-        tracing::info!(path = %slot.path.display(), len, want = slot.length,
+    if len > slot.span.length {
+        tracing::info!(path = %slot.path.display(), len, want = slot.span.length,
             "cutting a file longer than the torrent says to its exact length");
         h.file
-            .set_len(slot.length)
+            .set_len(slot.span.length)
             .map_err(|e| io_err("truncating", &slot.path, e))?;
     }
     if prealloc == Preallocate::Full {
         preallocate(slot, h)?;
-    } else if mode == StorageMode::Mmap && len < slot.length {
+    } else if mode == StorageMode::Mmap && len < slot.span.length {
         h.file
-            .set_len(slot.length)
+            .set_len(slot.span.length)
             .map_err(|e| io_err("extending", &slot.path, e))?;
     }
     h.sized.store(true, Ordering::Release);

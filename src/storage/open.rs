@@ -242,13 +242,17 @@ impl Opener {
 /// [`StorageErrorKind::Truncated`] (shorter than the torrent needs), or another I/O
 /// error from `lstat`.
 pub(crate) fn verify_present(files: &Files) -> Result<(), StorageError> {
-    for slot in files.slots().iter().filter(|f| f.length > 0 && f.on_disk()) {
+    for slot in files
+        .slots()
+        .iter()
+        .filter(|f| f.span.length > 0 && f.on_disk())
+    {
         let meta = slot.check_current()?;
-        if meta.len() < slot.length {
+        if meta.len() < slot.span.length {
             return Err(StorageError::Truncated {
                 path: slot.path.clone(),
                 length: meta.len(),
-                needed: slot.length,
+                needed: slot.span.length,
             });
         }
     }

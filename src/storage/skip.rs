@@ -52,17 +52,16 @@ impl PartRoute {
         mut f: impl FnMut(&PartFile, u32, u32, Range<usize>) -> io::Result<()>,
     ) -> Option<io::Result<()>> {
         let part = self.part.as_ref()?;
-        let pl = u64::from(part.piece_length());
-        let mut pos = offset;
+        let geo = part.geometry();
         let end = offset + len as u64;
-        while pos < end {
-            let piece = pos / pl;
-            let seg_end = end.min((piece + 1) * pl);
-            let r = (pos - offset) as usize..(seg_end - offset) as usize;
-            if let Err(e) = f(part, piece as u32, (pos - piece * pl) as u32, r) {
+        for piece in geo.pieces_of_range(offset, len as u64) {
+            let start = geo.piece_offset(piece);
+            let a = offset.max(start);
+            let b = end.min(start + u64::from(geo.piece_size(piece)));
+            let r = (a - offset) as usize..(b - offset) as usize;
+            if let Err(e) = f(part, piece, (a - start) as u32, r) {
                 return Some(Err(e));
             }
-            pos = seg_end;
         }
         Some(Ok(()))
     }
@@ -84,7 +83,7 @@ impl PartRoute {
             return None; // moved into its file meanwhile
         }
         let part = self.part.as_ref()?;
-        let r = self.pieces(slot.offset + at, data.len(), |part, piece, off, r| {
+        let r = self.pieces(slot.span.offset + at, data.len(), |part, piece, off, r| {
             part.write(piece, off, &data[r])
         })?;
         Some(r.map_err(|e| io_err("writing", part.path(), e)))
@@ -107,7 +106,7 @@ impl PartRoute {
             return None;
         }
         let part = self.part.as_ref()?;
-        let r = self.pieces(slot.offset + at, buf.len(), |part, piece, off, r| {
+        let r = self.pieces(slot.span.offset + at, buf.len(), |part, piece, off, r| {
             part.read(piece, off, &mut buf[r])
         })?;
         Some(r.map_err(|e| io_err("reading", part.path(), e)))
@@ -133,7 +132,7 @@ impl PartRoute {
         let Some(slot) = files.get(index) else {
             return Ok(());
         };
-        if slot.pad {
+        if slot.span.pad {
             return Ok(());
         }
         let _gate = self.gate();
@@ -172,28 +171,19 @@ impl PartRoute {
         let Some(part) = &self.part else {
             return Ok(());
         };
-        if slot.length == 0 {
-            return Ok(());
-        }
-        let pl = u64::from(part.piece_length());
-        let first = slot.offset / pl;
-        let last = (slot.offset + slot.length - 1) / pl;
+        let geo = part.geometry();
         let mut buf = Vec::new();
-        for piece in first..=last {
-            if !part.has(piece as u32) {
+        for piece in slot.span.pieces(geo) {
+            if !part.has(piece) {
                 continue;
             }
-            let p_start = piece * pl;
-            let a = slot.offset.max(p_start);
-            let b = (slot.offset + slot.length).min(p_start + pl);
-            buf.resize((b - a) as usize, 0);
-            if part
-                .read(piece as u32, (a - p_start) as u32, &mut buf)
-                .is_err()
-            {
+            let start = geo.piece_offset(piece);
+            let a = slot.span.offset.max(start);
+            buf.resize(slot.span.bytes_in_piece(geo, piece) as usize, 0);
+            if part.read(piece, (a - start) as u32, &mut buf).is_err() {
                 continue; // this part of the piece was never written
             }
-            f(a - slot.offset, &buf)?;
+            f(a - slot.span.offset, &buf)?;
         }
         Ok(())
     }
@@ -203,6 +193,11 @@ impl PartRoute {
 mod tests {
     use super::*;
     use std::path::{Path, PathBuf};
+
+    /// Three pieces of 16 bytes (the last one 8).
+    fn geo() -> crate::piece::Geometry {
+        crate::piece::Geometry::new(40, 16, 3).unwrap()
+    }
 
     /// a: bytes 0..10, b: 10..40, in pieces of 16 bytes (b spans pieces 0, 1 and 2).
     fn files(root: &Path) -> Files {
@@ -221,7 +216,7 @@ mod tests {
     fn files_not_routed_are_left_to_the_caller() {
         let dir = tempfile::tempdir().unwrap();
         let f = files(dir.path());
-        let route = PartRoute::new(PartFile::new(dir.path().join(".p"), 16, 3));
+        let route = PartRoute::new(PartFile::new(dir.path().join(".p"), geo()));
         assert!(route.write(&f.slots()[0], 0, b"x").is_none());
         assert!(route.read(&f.slots()[0], 0, &mut [0u8; 1]).is_none());
         // without a part file, even a routed file is the caller's
@@ -238,7 +233,7 @@ mod tests {
         let f = files(dir.path());
         let b = &f.slots()[1];
         b.to_part.store(true, Ordering::Release);
-        let route = PartRoute::new(PartFile::new(dir.path().join(".p"), 16, 3));
+        let route = PartRoute::new(PartFile::new(dir.path().join(".p"), geo()));
         // b's bytes 2..22 are payload 12..32: pieces 0 (12..16), 1 (16..32)
         let data: Vec<u8> = (100..120).collect();
         route.write(b, 2, &data).unwrap().unwrap();
@@ -277,7 +272,7 @@ mod tests {
             crate::storage::StorageMode::File,
             crate::storage::HandleCache::new(4),
         );
-        let route = PartRoute::new(PartFile::new(dir.path().join(".p"), 16, 3));
+        let route = PartRoute::new(PartFile::new(dir.path().join(".p"), geo()));
         let never = |_: &FileSlot, _: u64, _: &[u8]| -> Result<(), StorageError> {
             panic!("nothing to move")
         };
@@ -302,7 +297,7 @@ mod tests {
         let mut moved = Vec::new();
         route
             .set_skipped(&f, 1, false, &opener, |s, at, bytes| {
-                moved.push((s.offset, at, bytes.to_vec()));
+                moved.push((s.span.offset, at, bytes.to_vec()));
                 Ok(())
             })
             .unwrap();
