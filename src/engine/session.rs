@@ -441,7 +441,7 @@ impl Session {
                     match store.load_metainfo(&info_hash) {
                         Ok(meta) => {
                             self.next_id += 1;
-                            let name = meta.name.clone();
+                            let name = meta.saved_name().to_owned();
                             let t = Torrent::new(
                                 id,
                                 Arc::new(meta),
@@ -758,7 +758,7 @@ impl Session {
         if let Some(id) = existing {
             return Err(AddError::AlreadyAdded {
                 id,
-                name: meta.name.clone(),
+                name: meta.saved_name().to_owned(),
                 info_hash: meta.info_hash.to_hex(),
             });
         }
@@ -768,7 +768,7 @@ impl Session {
             .download_dir
             .unwrap_or_else(|| self.ctx.config.download_dir.clone());
         let info_hash = meta.info_hash;
-        let name = meta.name.clone();
+        let name = meta.saved_name().to_owned();
         if let Some(store) = &self.store {
             store.put_metainfo(&info_hash, &bytes).map_err(|e| {
                 AddError::Storage(format!(
