@@ -1227,7 +1227,8 @@ fn piece_length_bounds() {
         0i64,
         -1,
         -16384,
-        256 * 1024 * 1024 + 1,
+        512 * 1024 * 1024 + 1,
+        1 << 30,
         1 << 32,
         i64::MAX,
         i64::MIN,
@@ -1240,8 +1241,17 @@ fn piece_length_bounds() {
             other => panic!("{bad}: {other:?}"),
         }
     }
-    // 256 MiB and odd sizes are accepted
-    for ok in [256 * 1024 * 1024i64, 1, 270_544, 16385] {
+    // 16 KiB to 512 MiB (libtorrent's large_piece_size: 512 MiB less a block) and odd
+    // sizes are accepted (issue 16)
+    for ok in [
+        512 * 1024 * 1024i64,
+        512 * 1024 * 1024 - 16 * 1024,
+        256 * 1024 * 1024,
+        16 * 1024,
+        1,
+        270_544,
+        16385,
+    ] {
         let info = single_info("n", 1_000_000)
             .set("piece length", B::I(ok))
             .set("pieces", pieces_for(1_000_000, ok as u64));
@@ -1386,11 +1396,23 @@ fn v2_only_torrents_are_refused_clearly() {
     let m = parse(single_info("n", 10)).unwrap();
     assert_eq!(m.info_hash_v2, None);
     // meta version 2 with v1 fields (hybrid): SHA-256 over the same bytes
-    let info = single_info("n", 10).push("meta version", B::I(2));
+    let leaf = d(vec![
+        ("length", B::I(10)),
+        ("pieces root", B::S(vec![1; 32])),
+    ]);
+    let info = single_info("n", 10)
+        .push("meta version", B::I(2))
+        .push("file tree", d(vec![("n", d(vec![("", leaf)]))]));
     let m = parse(info.clone()).unwrap();
     use sha2::Digest as _;
     let want: [u8; 32] = sha2::Sha256::digest(info.bytes()).into();
     assert_eq!(m.info_hash_v2, Some(want));
+    // meta version 2 without a file tree: neither v1 nor a hybrid (issue 16)
+    let err = parse(single_info("n", 10).push("meta version", B::I(2))).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "invalid hybrid torrent: 'meta version' is 2 but there is no 'file tree' dictionary"
+    );
 }
 
 // ---------------------------------------------------------------------------------------
@@ -1898,7 +1920,7 @@ fn builder_errors() {
     ));
     let file = dir.path().join("f");
     write(&file, 10, 0);
-    for bad in [0u32, 1000, 16 * 1024 + 1, 8 * 1024, 512 * 1024 * 1024] {
+    for bad in [0u32, 1000, 16 * 1024 + 1, 8 * 1024, 1024 * 1024 * 1024] {
         assert!(matches!(
             TorrentBuilder::new(&file).piece_length(bad).build(),
             Err(CreateError::PieceLength(b)) if b == bad

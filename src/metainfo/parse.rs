@@ -11,8 +11,11 @@ use super::path::{
 use super::path_change::{PathChange, PathChanges};
 use crate::bencode::{self, DecodeError, Dict, Value};
 
-/// Largest `piece length` accepted, in bytes (256 MiB).
-pub const MAX_PIECE_LENGTH: u32 = 256 * 1024 * 1024;
+/// Largest `piece length` accepted, in bytes (512 MiB): what libtorrent accepts (its
+/// `large_piece_size` test torrent has 512 MiB less one block). A piece is never held in
+/// memory whatever its length: blocks are hashed as they arrive and written, checks and
+/// moves read in bounded steps.
+pub const MAX_PIECE_LENGTH: u32 = 512 * 1024 * 1024;
 
 /// Largest .torrent file [`Metainfo::from_file`] reads, in bytes (64 MiB).
 pub const MAX_TORRENT_FILE_BYTES: u64 = 64 * 1024 * 1024;
@@ -198,6 +201,9 @@ pub enum MetainfoError {
     /// More pieces than fit in a `u32`.
     #[error("invalid 'pieces': more than 2^32 - 1 pieces")]
     TooManyPieces,
+    /// A hybrid torrent (BEP 52) whose v2 side is malformed or disagrees with its v1 side.
+    #[error("invalid hybrid torrent: {0}")]
+    Hybrid(#[from] super::hybrid::HybridError),
     /// The .torrent file could not be read.
     #[error("cannot read {path:?}: {source}")]
     Io {
@@ -446,6 +452,10 @@ impl Metainfo {
             })
             .collect();
 
+        if meta_version == Some(2) {
+            // a hybrid: its v2 side must describe the same files as the v1 side we use
+            super::hybrid::check(info, top, &files, piece_length, multi_file)?;
+        }
         let info_hash_v2 = (meta_version == Some(2)).then(|| {
             use sha2::{Digest, Sha256};
             Sha256::digest(info.raw).into()

@@ -14,6 +14,10 @@ use super::layout::{FileSlot, Files};
 use super::open::Opener;
 use super::part_file::PartFile;
 
+/// Bytes moved at once between the part file and a file (the buffer of
+/// [`PartRoute::set_skipped`]; a piece's share can be as large as the piece).
+const HELD_CHUNK: u64 = 1 << 20;
+
 /// Where a torrent's skipped files' bytes go: its part file (if it has one), in slots of one
 /// piece, and the gate that keeps a file's bytes from being lost while they move between
 /// the part file and the file.
@@ -172,18 +176,24 @@ impl PartRoute {
             return Ok(());
         };
         let geo = part.geometry();
+        // one bounded buffer, never a whole piece (pieces go up to 512 MiB)
         let mut buf = Vec::new();
         for piece in slot.span.pieces(geo) {
             if !part.has(piece) {
                 continue;
             }
             let start = geo.piece_offset(piece);
-            let a = slot.span.offset.max(start);
-            buf.resize(slot.span.bytes_in_piece(geo, piece) as usize, 0);
-            if part.read(piece, (a - start) as u32, &mut buf).is_err() {
-                continue; // this part of the piece was never written
+            let mut a = slot.span.offset.max(start);
+            let b = a + slot.span.bytes_in_piece(geo, piece);
+            while a < b {
+                let n = (b - a).min(HELD_CHUNK);
+                buf.resize(n as usize, 0);
+                if part.read(piece, (a - start) as u32, &mut buf).is_err() {
+                    break; // this part of the piece was never written
+                }
+                f(a - slot.span.offset, &buf)?;
+                a += n;
             }
-            f(a - slot.span.offset, &buf)?;
         }
         Ok(())
     }
