@@ -12,6 +12,7 @@ use bytes::{Bytes, BytesMut};
 use tokio::io::{AsyncRead, AsyncReadExt};
 use tokio::sync::mpsc;
 
+use super::handover::Resumed;
 use super::upload::Outgoing;
 use super::{KEEPALIVE_INTERVAL, SILENCE_TIMEOUT, SNUB_TIMEOUT, WRITE_STALL_TIMEOUT};
 use crate::engine::link::message::{PeerCtrl, PeerError, PeerEvent};
@@ -141,9 +142,10 @@ impl Conn {
         remote: Handshake,
         mut ctrl: mpsc::UnboundedReceiver<PeerCtrl>,
         mut writer: tokio::task::JoinHandle<Result<(), PeerError>>,
+        resumed: Option<Resumed>,
     ) -> Result<(), PeerError> {
         let result = self
-            .run_inner(&mut rd, remote, &mut ctrl, &mut writer)
+            .run_inner(&mut rd, remote, &mut ctrl, &mut writer, resumed)
             .await;
         // the writer ends when the last sender (ours) is dropped; make sure it does
         writer.abort();
@@ -156,6 +158,7 @@ impl Conn {
         remote: Handshake,
         ctrl: &mut mpsc::UnboundedReceiver<PeerCtrl>,
         writer: &mut tokio::task::JoinHandle<Result<(), PeerError>>,
+        resumed: Option<Resumed>,
     ) -> Result<(), PeerError> {
         self.pex_on = self.t.ctx.pex && !self.t.is_private();
         if remote.supports_extensions() {
@@ -171,14 +174,33 @@ impl Conn {
             });
         }
         self.fast = remote.supports_fast();
-        // BEP 5: tell a peer that runs a DHT node where ours listens
-        if remote.supports_dht()
+        // BEP 5: tell a peer that runs a DHT node where ours listens (a metadata
+        // connection did)
+        if resumed.is_none()
+            && remote.supports_dht()
             && let Some(dht) = self.t.dht()
         {
             self.send(Message::Port(dht.local_addr().port()));
         }
         let have = self.t.have.to_bitfield();
-        if self.fast {
+        if resumed.is_some() {
+            // the bitfield (or have all / have none) may only be the first message; on a
+            // connection that fetched the metadata, `have` each piece we have
+            for p in have.ones() {
+                self.send(Message::Have(p));
+            }
+            if self.fast {
+                self.our_allowed = wire::allowed_fast_set(
+                    self.info.addr.ip(),
+                    &self.t.info_hash,
+                    self.n,
+                    wire::ALLOWED_FAST_COUNT,
+                );
+                for &p in &self.our_allowed {
+                    self.send(Message::AllowedFast(p));
+                }
+            }
+        } else if self.fast {
             // BEP 6: have-all / have-none stand for the bitfield
             if have.is_full() {
                 self.send(Message::HaveAll);
@@ -200,7 +222,19 @@ impl Conn {
             self.send(Message::Bitfield(Bytes::copy_from_slice(have.as_bytes())));
         }
         let cap = wire::message_cap(self.n);
-        let mut buf = BytesMut::with_capacity(RECV_CHUNK);
+        let mut buf = match resumed {
+            // what the peer said while we fetched the metadata, checked like the rest
+            Some(r) => {
+                for m in r.told.into_messages() {
+                    self.handle(m).await?;
+                }
+                self.after_batch();
+                let mut buf = r.rest;
+                buf.reserve(RECV_CHUNK);
+                buf
+            }
+            None => BytesMut::with_capacity(RECV_CHUNK),
+        };
         // when the download limit is exceeded, reading pauses until this instant; orders
         // from the torrent keep being handled meanwhile
         let mut resume_reading: Option<tokio::time::Instant> = None;
@@ -283,7 +317,7 @@ impl Conn {
             }
             PeerCtrl::CheckInterest => self.update_interest(),
             PeerCtrl::Pex(now) => self.send_pex(&now),
-            PeerCtrl::Tick | PeerCtrl::Disconnect(_) => {}
+            PeerCtrl::Tick | PeerCtrl::Disconnect(_) | PeerCtrl::Upgrade => {}
         }
     }
 

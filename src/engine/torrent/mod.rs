@@ -189,6 +189,9 @@ pub struct Torrent {
     meta: Option<Arc<Metainfo>>,
     /// A magnet link still fetching its info dictionary.
     pending: Option<PendingMetadata>,
+    /// The fetch whose connections are kept through the check after the metadata arrived:
+    /// they go on with the full protocol once the torrent runs ([`Torrent::hand_over`]).
+    handing_over: Option<Arc<MetadataFetch>>,
     /// Keep the metainfo loaded (there is no store to reload it from).
     keep_meta: bool,
     /// The folder its files go into.
@@ -268,6 +271,7 @@ impl Torrent {
             id,
             meta: None,
             pending: None,
+            handing_over: None,
             keep_meta: false,
             save_dir,
             added_at: now_unix(),
@@ -714,6 +718,14 @@ impl Torrent {
         let effects = self.life.step(input, self.facts());
         for e in effects {
             self.apply(e, env);
+        }
+        if self.handing_over.is_some()
+            && !matches!(
+                self.life,
+                Lifecycle::QueuedForCheck { .. } | Lifecycle::Checking { .. }
+            )
+        {
+            self.hand_over(env);
         }
         // not running and not checking: nothing needs the files or the metainfo now
         if !self.life.is_running() && self.check.is_none() && self.shared.is_none() {
@@ -1639,21 +1651,9 @@ impl Torrent {
                 format!("cannot keep the fetched metadata in the state folder: {e}"),
             );
         }
-        // the metadata connections end; the addresses stay known and are dialled again
-        let now = env.now;
-        for (_, p) in self.peers.iter() {
-            p.send(PeerCtrl::Disconnect("metadata complete"));
-        }
-        let old = std::mem::take(&mut self.peers);
-        for (k, p) in old.iter() {
-            self.choker.peer_gone(*k);
-            if p.info.outgoing {
-                self.book.release(p.info.addr, now);
-            } else {
-                self.book.disconnected(p.info.addr, true, false, now);
-                self.learn_listen_addr(&p.info, now);
-            }
-        }
+        // the metadata connections are kept through the check, then go on with the full
+        // protocol with what their peers said before (issue 16)
+        self.handing_over = pending.fetch.clone();
         self.sum = Summary::of(&meta);
         if self.sum.private {
             // BEP 27: the info dictionary says private; neither the DHT nor LSD is used
@@ -1686,6 +1686,41 @@ impl Torrent {
             format!("metadata received: {size} in {files} files, {n} pieces"),
         );
         self.input(Input::MetadataReady, env);
+    }
+
+    /// The check after a magnet link's metadata is over: its metadata connections go on
+    /// with the full protocol on their sockets ([`PeerCtrl::Upgrade`]) when the torrent
+    /// runs; otherwise they end (the addresses stay known).
+    fn hand_over(&mut self, env: &mut Env<'_>) {
+        let Some(fetch) = self.handing_over.take() else {
+            return;
+        };
+        let shared = if self.life.is_running() {
+            self.ensure_shared(env)
+        } else {
+            None
+        };
+        if let Some(s) = shared {
+            fetch.hand_over(s);
+            for (_, p) in self.peers.iter() {
+                p.send(PeerCtrl::Upgrade);
+            }
+            return;
+        }
+        let now = env.now;
+        for (_, p) in self.peers.iter() {
+            p.send(PeerCtrl::Disconnect("metadata complete"));
+        }
+        let old = std::mem::take(&mut self.peers);
+        for (k, p) in old.iter() {
+            self.choker.peer_gone(*k);
+            if p.info.outgoing {
+                self.book.release(p.info.addr, now);
+            } else {
+                self.book.disconnected(p.info.addr, true, false, now);
+                self.learn_listen_addr(&p.info, now);
+            }
+        }
     }
 
     fn evict(&mut self, key: u64, env: &mut Env<'_>) {
