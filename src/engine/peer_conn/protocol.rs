@@ -35,8 +35,12 @@ const MIN_PIPELINE: usize = 16;
 const PIPELINE_SECONDS: f64 = 1.0;
 /// Upload requests we queue per peer before ignoring more (we advertise this as `reqq`).
 const MAX_QUEUED_UPLOADS: u32 = extension::OUR_REQQ;
-/// Receive buffer growth step, bytes.
+/// Receive buffer growth step while we download from the peer, bytes.
 const RECV_CHUNK: usize = 256 * 1024;
+/// Receive buffer of a connection we download nothing from, bytes (its messages are small:
+/// a block, when it comes, is 16 KiB and a header). A crowd of peers that only send
+/// requests costs this much each, not [`RECV_CHUNK`].
+const RECV_SMALL: usize = 32 * 1024;
 /// Most allowed-fast pieces (BEP 6) we keep from one peer.
 const MAX_PEER_ALLOWED_FAST: usize = 64;
 /// Rejects from an unchoking peer after which we stop asking it until it unchokes us again
@@ -230,17 +234,23 @@ impl Conn {
                 }
                 self.after_batch();
                 let mut buf = r.rest;
-                buf.reserve(RECV_CHUNK);
+                buf.reserve(RECV_SMALL);
                 buf
             }
-            None => BytesMut::with_capacity(RECV_CHUNK),
+            None => BytesMut::with_capacity(RECV_SMALL),
         };
         // when the download limit is exceeded, reading pauses until this instant; orders
         // from the torrent keep being handled meanwhile
         let mut resume_reading: Option<tokio::time::Instant> = None;
         loop {
             if buf.capacity() - buf.len() < 32 * 1024 {
-                buf.reserve(RECV_CHUNK);
+                // large reads while blocks come in; small ones for a peer that only asks
+                let step = if self.in_flight.is_empty() {
+                    RECV_SMALL
+                } else {
+                    RECV_CHUNK
+                };
+                buf.reserve(step);
             }
             // under a limit, read at most an eighth of a second's worth at a time
             let limit = self.t.download_limit();
