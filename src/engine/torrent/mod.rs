@@ -17,6 +17,7 @@ pub mod peer_book;
 pub mod peers;
 pub mod state;
 pub mod summary;
+pub mod wanted;
 
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::net::SocketAddr;
@@ -33,6 +34,7 @@ use self::peer_book::PeerBook;
 use self::peers::{PeerHandle, PeerSet};
 use self::state::{Effect, Facts, Input, Lifecycle};
 use self::summary::{FileSpan, Summary};
+use self::wanted::Wanted;
 use super::ctx::{SessionCtx, SessionEvent, SlotKind};
 use super::event_log::EventLog;
 use super::link::ctx::Limits;
@@ -42,7 +44,7 @@ use super::link::peer::PeerInfo;
 use super::link::shared::TorrentShared;
 use super::link::stream::PeerStream;
 use super::peer_conn;
-use super::picker::{PRIO_HIGH, PRIO_NORMAL, PRIO_SKIP, Picker};
+use super::picker::Picker;
 use super::rate::RateMeter;
 use super::timer::Timers;
 use crate::api::{
@@ -211,11 +213,8 @@ pub struct Torrent {
     life: Lifecycle,
     /// Verified pieces while no shared state exists (paused, queued, error, completed).
     have: Bitfield,
-    /// Download priority per file of the metainfo (padding files: ignored).
-    file_prio: Vec<FilePriority>,
-    /// Priority per piece, from the files' (0: only in skipped files); empty while every
-    /// file has the normal priority (the common case costs no memory).
-    piece_prio: Vec<u8>,
+    /// What is wanted: file priorities and the piece priorities they make.
+    wanted: Wanted,
     disk: Option<Arc<TorrentDisk>>,
     shared: Option<Arc<TorrentShared>>,
     trackers: TrackerSet,
@@ -280,8 +279,7 @@ impl Torrent {
             limits: Arc::new(Limits::unlimited()),
             life: Lifecycle::Paused { needs_check: true },
             have: Bitfield::new(n),
-            file_prio: vec![FilePriority::Normal; sum.files.len()],
-            piece_prio: Vec::new(),
+            wanted: Wanted::all_normal(sum.files.len()),
             disk: None,
             shared: None,
             trackers,
@@ -383,10 +381,7 @@ impl Torrent {
         t.limits.download.set_rate(r.down_limit);
         t.limits.upload.set_rate(r.up_limit);
         t.file_stats = r.file_stats.clone();
-        if !r.file_prio.is_empty() {
-            t.file_prio = r.file_prio.iter().map(|&p| prio_of_level(p)).collect();
-            t.piece_prio = t.compute_piece_priorities();
-        }
+        t.wanted = Wanted::from_levels(&r.file_prio, &t.sum);
         t.have = Bitfield::from_payload(&r.have, r.piece_count)
             .unwrap_or_else(|_| Bitfield::new(r.piece_count));
         t.life = match &r.error {
@@ -453,11 +448,7 @@ impl Torrent {
             files: self.sum.files.iter().map(|f| (f.length, f.pad)).collect(),
             have: self.verified().as_bytes().to_vec(),
             file_stats: self.file_stats.clone(),
-            file_prio: if self.file_prio.iter().all(|p| *p == FilePriority::Normal) {
-                Vec::new()
-            } else {
-                self.file_prio.iter().map(|p| prio_level(*p)).collect()
-            },
+            file_prio: self.wanted.levels(),
             downloaded,
             uploaded,
             down_limit: self.limits.download.rate(),
@@ -545,60 +536,8 @@ impl Torrent {
         }
         match &self.shared {
             Some(s) => s.picker().is_finished(),
-            None if self.piece_prio.is_empty() => self.have.is_full(),
-            None => self
-                .piece_prio
-                .iter()
-                .enumerate()
-                .all(|(p, &l)| l == PRIO_SKIP || self.have.get(p as u32)),
+            None => self.wanted.is_complete(&self.have),
         }
-    }
-
-    /// Priority of piece `p` (normal when no file has another priority).
-    fn piece_priority(&self, p: u32) -> u8 {
-        self.piece_prio
-            .get(p as usize)
-            .copied()
-            .unwrap_or(PRIO_NORMAL)
-    }
-
-    /// Every piece's priority, for the picker.
-    fn picker_priorities(&self) -> Vec<u8> {
-        if self.piece_prio.is_empty() {
-            vec![PRIO_NORMAL; self.sum.piece_count() as usize]
-        } else {
-            self.piece_prio.clone()
-        }
-    }
-
-    /// The priority of each piece: the highest of the files it holds bytes of (a piece of
-    /// padding only takes the highest priority of any file).
-    fn compute_piece_priorities(&self) -> Vec<u8> {
-        let geo = self.sum.geometry;
-        let mut prio = vec![PRIO_SKIP; geo.piece_count() as usize];
-        let mut touched = vec![false; geo.piece_count() as usize];
-        let mut top = PRIO_SKIP;
-        for (f, fp) in self.sum.files.iter().zip(&self.file_prio) {
-            if f.length == 0 {
-                continue;
-            }
-            let level = if f.pad { None } else { Some(prio_level(*fp)) };
-            for p in geo.pieces_of_range(f.offset, f.length) {
-                if let Some(l) = level {
-                    prio[p as usize] = prio[p as usize].max(l);
-                    touched[p as usize] = true;
-                }
-            }
-            if let Some(l) = level {
-                top = top.max(l);
-            }
-        }
-        for (p, t) in prio.iter_mut().zip(&touched) {
-            if !t {
-                *p = top;
-            }
-        }
-        prio
     }
 
     /// Set the priority of files `files` (indices into the detail's file list: the
@@ -611,31 +550,7 @@ impl Torrent {
         priority: FilePriority,
         env: &mut Env<'_>,
     ) {
-        let real: Vec<usize> = self
-            .sum
-            .files
-            .iter()
-            .enumerate()
-            .filter(|(_, f)| !f.pad)
-            .map(|(i, _)| i)
-            .collect();
-        let mut changed = Vec::new();
-        for &d in files {
-            if let Some(&i) = real.get(d)
-                && self.file_prio[i] != priority
-            {
-                let was_skip = self.file_prio[i] == FilePriority::Skip;
-                self.file_prio[i] = priority;
-                if was_skip != (priority == FilePriority::Skip) {
-                    changed.push(i);
-                }
-            }
-        }
-        self.piece_prio = if self.file_prio.iter().all(|p| *p == FilePriority::Normal) {
-            Vec::new()
-        } else {
-            self.compute_piece_priorities()
-        };
+        let changed = self.wanted.set(files, priority, &self.sum);
         self.persist_dirty = true;
         if let Some(d) = &self.disk {
             for &i in &changed {
@@ -653,7 +568,8 @@ impl Torrent {
             }
         }
         if let Some(s) = &self.shared {
-            s.picker().set_priorities(&self.picker_priorities());
+            s.picker()
+                .set_priorities(&self.wanted.for_picker_all(self.sum.piece_count()));
             self.peers.broadcast(&PeerCtrl::CheckInterest);
         }
         self.dirty = true;
@@ -782,7 +698,7 @@ impl Torrent {
         let meta = self.load_meta(env)?;
         let disk = disk::open_disk(self.id, &meta, &self.save_dir, env.ctx)
             .map_err(|e| storage_error(&e))?;
-        for (i, p) in self.file_prio.iter().enumerate() {
+        for (i, p) in self.wanted.files().iter().enumerate() {
             if *p == FilePriority::Skip {
                 disk.storage
                     .set_skipped(i, true)
@@ -971,8 +887,8 @@ impl Torrent {
             geo.last_piece_length(),
             self.have.clone(),
         );
-        if !self.piece_prio.is_empty() {
-            picker.set_priorities(&self.piece_prio);
+        if let Some(p) = self.wanted.for_picker() {
+            picker.set_priorities(p);
         }
         let s = Arc::new(TorrentShared::new(
             self.id,
@@ -1105,39 +1021,8 @@ impl Torrent {
         }
         match &self.shared {
             Some(s) => s.picker().bytes_left(),
-            None if self.piece_prio.is_empty() => {
-                // every piece wanted: O(1)
-                let geo = self.sum.geometry;
-                let n = geo.piece_count();
-                let mut verified = u64::from(self.have.count()) * u64::from(geo.piece_length());
-                if n > 0 && self.have.get(n - 1) {
-                    verified -= u64::from(geo.piece_length() - geo.last_piece_length());
-                }
-                geo.total_length().saturating_sub(verified)
-            }
-            None => {
-                let geo = self.sum.geometry;
-                (0..geo.piece_count())
-                    .filter(|&p| self.piece_priority(p) != PRIO_SKIP && !self.have.get(p))
-                    .map(|p| u64::from(geo.piece_size(p)))
-                    .sum()
-            }
+            None => self.wanted.bytes_left(&self.sum.geometry, &self.have),
         }
-    }
-
-    /// Bytes of file `f` inside verified pieces.
-    fn file_done(&self, f: &FileSpan, have: &Bitfield) -> u64 {
-        let geo = self.sum.geometry;
-        let mut done = 0u64;
-        for p in geo.pieces_of_range(f.offset, f.length) {
-            if have.get(p) {
-                let start = geo.piece_offset(p).max(f.offset);
-                let end =
-                    (geo.piece_offset(p) + u64::from(geo.piece_size(p))).min(f.offset + f.length);
-                done += end.saturating_sub(start);
-            }
-        }
-        done
     }
 
     fn request(&self, job: &AnnounceJob) -> AnnounceRequest {
@@ -1663,16 +1548,8 @@ impl Torrent {
         }
         let n = self.sum.piece_count();
         self.have = Bitfield::new(n);
-        self.file_prio = vec![FilePriority::Normal; self.sum.files.len()];
-        if !pending.link.select_only.is_empty() {
-            // BEP 53: indices into the info dictionary's file list
-            for (i, p) in self.file_prio.iter_mut().enumerate() {
-                if !pending.link.select_only.contains(&i) {
-                    *p = FilePriority::Skip;
-                }
-            }
-            self.piece_prio = self.compute_piece_priorities();
-        }
+        // BEP 53: indices into the info dictionary's file list
+        self.wanted = Wanted::select_only(&pending.link.select_only, &self.sum);
         let files = meta.files.iter().filter(|f| !f.pad).count();
         let size = crate::metainfo::human_size(meta.payload_size());
         self.meta = Some(Arc::new(meta));
@@ -1965,30 +1842,16 @@ impl Torrent {
             up_rate = 0;
         }
         let left = self.bytes_left();
-        let skipping = self.file_prio.contains(&FilePriority::Skip);
-        let (size, mut done) = if skipping {
+        let (size, mut done) = if self.wanted.skips_any() {
             // the wanted files only, byte-exact
             let have = self.verified();
-            let wanted = self
-                .sum
-                .files
-                .iter()
-                .zip(&self.file_prio)
-                .filter(|(f, p)| !f.pad && **p != FilePriority::Skip);
-            wanted.fold((0, 0), |(s, d), (f, _)| {
-                (s + f.length, d + self.file_done(f, &have))
-            })
+            self.wanted
+                .wanted_files(&self.sum)
+                .fold((0, 0), |(s, d), f| {
+                    (s + f.length, d + self.sum.file_done(f, &have))
+                })
         } else {
-            let size = self.sum.payload_size;
-            let total = self.sum.total_length();
-            let verified = total.saturating_sub(left);
-            // verified bytes, scaled to exclude padding (exact when the torrent has none)
-            let done = if total == 0 {
-                0
-            } else {
-                ((verified as u128 * size as u128) / total as u128) as u64
-            };
-            (size, done)
+            (self.sum.payload_size, self.sum.payload_done(left))
         };
         let mut have = self.have_count();
         if let Some(m) = &self.moving {
@@ -2127,12 +1990,12 @@ impl Torrent {
                 .files
                 .iter()
                 .zip(self.sum.files.iter())
-                .zip(&self.file_prio)
+                .zip(self.wanted.files())
                 .filter(|((f, _), _)| !f.pad)
                 .map(|((f, span), prio)| FileRow {
                     path: f.display_path.join("/"),
                     size: f.length,
-                    done: self.file_done(span, &have),
+                    done: self.sum.file_done(span, &have),
                     priority: *prio,
                 })
                 .collect(),
@@ -2388,16 +2251,6 @@ fn now_unix() -> u64 {
         .map_or(0, |d| d.as_secs())
 }
 
-/// The file priority of a piece priority level (as stored).
-fn prio_of_level(l: u8) -> FilePriority {
-    match l {
-        0 => FilePriority::Skip,
-        1 => FilePriority::Low,
-        3.. => FilePriority::High,
-        _ => FilePriority::Normal,
-    }
-}
-
 /// The stored code of an error kind.
 fn error_kind_code(k: TorrentErrorKind) -> u8 {
     match k {
@@ -2421,16 +2274,6 @@ fn error_kind_of(c: u8) -> TorrentErrorKind {
         5 => TorrentErrorKind::Storage,
         7 => TorrentErrorKind::BadMetadata,
         _ => TorrentErrorKind::Internal,
-    }
-}
-
-/// The piece priority level of a file priority.
-fn prio_level(p: FilePriority) -> u8 {
-    match p {
-        FilePriority::Skip => PRIO_SKIP,
-        FilePriority::Low => 1,
-        FilePriority::Normal => PRIO_NORMAL,
-        FilePriority::High => PRIO_HIGH,
     }
 }
 
