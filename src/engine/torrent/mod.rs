@@ -17,6 +17,7 @@ pub mod peer_book;
 pub mod peers;
 pub mod state;
 pub mod summary;
+pub mod view;
 pub mod wanted;
 
 use std::collections::{HashMap, HashSet, VecDeque};
@@ -34,6 +35,7 @@ use self::peer_book::PeerBook;
 use self::peers::{PeerHandle, PeerSet};
 use self::state::{Effect, Facts, Input, Lifecycle};
 use self::summary::{FileSpan, Summary};
+use self::view::RowCache;
 use self::wanted::Wanted;
 use super::ctx::{SessionCtx, SessionEvent, SlotKind};
 use super::event_log::EventLog;
@@ -48,8 +50,8 @@ use super::picker::Picker;
 use super::rate::RateMeter;
 use super::timer::Timers;
 use crate::api::{
-    EventKind, EventLevel, FilePriority, FileRow, PeerFlags, PeerRow, PeerSource, PieceState,
-    TorrentDetail, TorrentError, TorrentErrorKind, TorrentId, TorrentRow, TorrentState,
+    EventKind, EventLevel, FilePriority, PeerSource, TorrentError, TorrentErrorKind, TorrentId,
+    TorrentState,
 };
 use crate::metainfo::{InfoHash, Magnet, Metainfo};
 use crate::peer::wire::Handshake;
@@ -228,9 +230,8 @@ pub struct Torrent {
     /// Byte counters of shared states that were dropped (pause/resume keeps totals).
     carried: (u64, u64, u64),
     last_round: Instant,
-    rev: u64,
-    dirty: bool,
-    cached_row: Option<Arc<TorrentRow>>,
+    /// The last list row built (shared while nothing shown changes).
+    view: RowCache,
     lost_pieces_logged: bool,
     /// DHT lookups (BEP 5).
     dht: dht::DhtLookups,
@@ -292,9 +293,7 @@ impl Torrent {
             meters: Default::default(),
             carried: (0, 0, 0),
             last_round: Instant::now(),
-            rev: 0,
-            dirty: true,
-            cached_row: None,
+            view: RowCache::default(),
             lost_pieces_logged: false,
             dht: dht::DhtLookups::default(),
             sum,
@@ -411,7 +410,6 @@ impl Torrent {
             self.have = Bitfield::new(self.sum.piece_count());
         }
         self.input(Input::ResumeData { trusted }, env);
-        self.dirty = true;
     }
 
     /// The record to keep in the state store now (`have`: the verified pieces; the caller
@@ -572,7 +570,6 @@ impl Torrent {
                 .set_priorities(&self.wanted.for_picker_all(self.sum.piece_count()));
             self.peers.broadcast(&PeerCtrl::CheckInterest);
         }
-        self.dirty = true;
         // done with what is wanted now, or wanting more than we have
         match (self.life.ui_state(), self.complete()) {
             (TorrentState::Downloading, true) => self.input(Input::Complete, env),
@@ -640,7 +637,6 @@ impl Torrent {
         }
         let after = self.life.ui_state();
         if before != after {
-            self.dirty = true;
             self.persist_dirty = true;
             *env.publish_now = true;
             let (level, kind) = match (&self.life, after) {
@@ -821,7 +817,6 @@ impl Torrent {
                 let n = have.count();
                 self.have = have;
                 self.persist_dirty = true;
-                self.dirty = true;
                 self.log(
                     env,
                     EventLevel::Info,
@@ -966,7 +961,6 @@ impl Torrent {
         ] {
             env.timers.cancel(TimerKey::Torrent(self.id, t));
         }
-        self.dirty = true;
         self.trackers.stop()
     }
 
@@ -1092,7 +1086,6 @@ impl Torrent {
             tracing::debug!(torrent = %self.sum.name, tracker = %crate::tracker::host_of(url), "scrape: {e}");
         }
         self.trackers.scraped(url, result);
-        self.dirty = true;
     }
 
     fn schedule_announce(&mut self, env: &mut Env<'_>) {
@@ -1115,7 +1108,6 @@ impl Torrent {
         if let Some(f) = follow {
             self.spawn_announce(f, env);
         }
-        self.dirty = true;
         match &result {
             Ok(resp) => {
                 if let Some(w) = &resp.warning {
@@ -1173,7 +1165,6 @@ impl Torrent {
                         None => self.spawn_announce(job, env),
                     }
                 }
-                self.dirty = true;
                 self.schedule_announce(env);
                 for (job, e) in skipped {
                     self.on_announced(job, Err(e), env);
@@ -1207,7 +1198,6 @@ impl Torrent {
         let Some(shared) = self.shared.clone() else {
             // metadata connections: keep-alives and silence only
             self.peers.broadcast(&PeerCtrl::Tick);
-            self.dirty = true;
             self.schedule_sweep(env);
             return;
         };
@@ -1241,7 +1231,6 @@ impl Torrent {
         }
         self.peers.broadcast(&PeerCtrl::Tick);
         self.share_peers(&shared, env);
-        self.dirty = true;
         // counters moved
         self.persist_dirty = true;
         if self.peers.on_probation(env.now) {
@@ -1464,7 +1453,6 @@ impl Torrent {
             }
             (None, None) => return,
         }
-        self.dirty = true;
         self.schedule_sweep(env);
     }
 
@@ -1554,8 +1542,6 @@ impl Torrent {
         let size = crate::metainfo::human_size(meta.payload_size());
         self.meta = Some(Arc::new(meta));
         self.persist_dirty = true;
-        self.dirty = true;
-        self.cached_row = None;
         self.log(
             env,
             EventLevel::Info,
@@ -1652,7 +1638,6 @@ impl Torrent {
                     if let Some(e) = &error {
                         tracing::debug!(torrent = %self.sum.name, addr = %p.info.addr, "peer closed: {e}");
                     }
-                    self.dirty = true;
                     // a slot may have opened
                     self.fill_slots(env);
                     self.schedule_sweep(env);
@@ -1671,7 +1656,6 @@ impl Torrent {
             return;
         }
         shared.picker().piece_lost(piece);
-        self.dirty = true;
         if !self.lost_pieces_logged {
             self.lost_pieces_logged = true;
             self.log(
@@ -1703,7 +1687,6 @@ impl Torrent {
                     shared.have.set(p);
                     pk.is_finished()
                 };
-                self.dirty = true;
                 self.persist_dirty = true;
                 self.peers.broadcast(&PeerCtrl::Have(p));
                 if complete {
@@ -1789,252 +1772,6 @@ impl Torrent {
         match &self.shared {
             Some(s) => s.have.count(),
             None => self.have.count(),
-        }
-    }
-
-    /// Whether the row changes by itself (rates, peers, check progress): it is rebuilt at
-    /// every publish tick while this is true.
-    pub fn is_live(&self) -> bool {
-        !self.peers.is_empty()
-            || self.check.is_some()
-            || self.moving.is_some()
-            || self.meters.0.rate() > 0
-            || self.meters.1.rate() > 0
-    }
-
-    /// Something shown changed since the last publish.
-    pub fn is_dirty(&self) -> bool {
-        self.dirty
-    }
-
-    /// The list row, rebuilt only when live or dirty (else the previous one is shared).
-    pub fn row(&mut self, now: Instant) -> Arc<TorrentRow> {
-        if !self.dirty
-            && !self.is_live()
-            && let Some(r) = &self.cached_row
-        {
-            return r.clone();
-        }
-        self.dirty = false;
-        let row = self.build_row(now);
-        if let Some(old) = &self.cached_row
-            && **old == row
-        {
-            return old.clone();
-        }
-        self.rev += 1;
-        let row = Arc::new(TorrentRow {
-            rev: self.rev,
-            ..row
-        });
-        self.cached_row = Some(row.clone());
-        row
-    }
-
-    fn build_row(&mut self, now: Instant) -> TorrentRow {
-        let n = self.sum.piece_count();
-        let (downloaded, uploaded, _) = self.totals();
-        let mut down_rate = self.meters.0.sample(downloaded, now);
-        let mut up_rate = self.meters.1.sample(uploaded, now);
-        let state = self.life.ui_state();
-        if !state.is_active() {
-            down_rate = 0;
-            up_rate = 0;
-        }
-        let left = self.bytes_left();
-        let (size, mut done) = if self.wanted.skips_any() {
-            // the wanted files only, byte-exact
-            let have = self.verified();
-            self.wanted
-                .wanted_files(&self.sum)
-                .fold((0, 0), |(s, d), f| {
-                    (s + f.length, d + self.sum.file_done(f, &have))
-                })
-        } else {
-            (self.sum.payload_size, self.sum.payload_done(left))
-        };
-        let mut have = self.have_count();
-        if let Some(m) = &self.moving {
-            done = m.load(Ordering::Relaxed).min(size);
-        }
-        if let (Lifecycle::Checking { .. }, Some(c)) = (&self.life, &self.check) {
-            let checked = c.progress.load(Ordering::Relaxed).min(n);
-            done = (u64::from(checked) * size) / u64::from(n.max(1));
-            have = checked;
-        }
-        let (seeds, peers) = {
-            let seeds = self
-                .peers
-                .iter()
-                .filter(|(_, p)| p.info.pieces.load(Ordering::Relaxed) == n && n > 0)
-                .count();
-            (seeds as u32, self.peers.len() as u32)
-        };
-        let eta_secs =
-            (state == TorrentState::Downloading && down_rate > 0).then(|| left / down_rate);
-        let (swarm_seeds, swarm_leechers) = self.trackers.swarm();
-        let fetching = self
-            .pending
-            .as_ref()
-            .and_then(|p| p.fetch.as_ref())
-            .filter(|_| self.life.is_running());
-        let message = if let Some(g) = &self.guard {
-            Some(format!("paused: {g}"))
-        } else if let Some(f) = fetching {
-            let total = f.total.load(Ordering::Relaxed);
-            Some(if total == 0 {
-                format!("fetching metadata (BEP 9) from {} peers", self.peers.len())
-            } else {
-                format!(
-                    "fetching metadata: {}/{total} pieces from {} peers",
-                    f.have.load(Ordering::Relaxed),
-                    self.peers.len()
-                )
-            })
-        } else if self.life.is_running() {
-            self.trackers.headline()
-        } else {
-            None
-        };
-        TorrentRow {
-            id: self.id,
-            rev: self.rev,
-            name: self.sum.name.clone(),
-            info_hash: self.sum.info_hash.to_hex(),
-            size,
-            done,
-            pieces_have: have,
-            pieces_total: n,
-            state,
-            error: self.life.error().cloned(),
-            down_rate,
-            up_rate,
-            eta_secs,
-            seeds,
-            peers,
-            swarm_seeds,
-            swarm_leechers,
-            downloaded,
-            uploaded,
-            added_at: self.added_at,
-            down_limit: self.limits.download.rate(),
-            up_limit: self.limits.upload.rate(),
-            message,
-        }
-    }
-
-    /// The detail view of this torrent.
-    pub fn detail(&mut self, now: Instant) -> TorrentDetail {
-        let n = self.sum.piece_count();
-        let mut peers: Vec<PeerRow> = Vec::with_capacity(self.peers.len());
-        let optimistic = self.choker.optimistic();
-        for (k, p) in self.peers.iter_mut() {
-            let i = &p.info;
-            let down = i.downloaded.load(Ordering::Relaxed);
-            let up = i.uploaded.load(Ordering::Relaxed);
-            let down_rate = p.meters.0.sample(down, now);
-            let up_rate = p.meters.1.sample(up, now);
-            let client = i
-                .client
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .clone()
-                .unwrap_or_else(|| crate::peer::client_name(&i.peer_id));
-            peers.push(PeerRow {
-                addr: i.addr,
-                client,
-                flags: PeerFlags {
-                    am_choking: i.am_choking.load(Ordering::Relaxed),
-                    am_interested: i.am_interested.load(Ordering::Relaxed),
-                    peer_choking: i.peer_choking.load(Ordering::Relaxed),
-                    peer_interested: i.peer_interested.load(Ordering::Relaxed),
-                    incoming: !i.outgoing,
-                    encrypted: false,
-                    utp: false,
-                    snubbed: i.snubbed.load(Ordering::Relaxed),
-                    optimistic: optimistic == Some(*k),
-                },
-                progress: if n == 0 {
-                    1.0
-                } else {
-                    i.pieces.load(Ordering::Relaxed) as f32 / n as f32
-                },
-                down_rate,
-                up_rate,
-                downloaded: down,
-                uploaded: up,
-                source: i.source,
-            });
-        }
-        peers.sort_by_key(|p| p.addr);
-        let have = self.verified();
-        let mut pieces: Vec<PieceState> = (0..n)
-            .map(|p| {
-                if have.get(p) {
-                    PieceState::Have
-                } else {
-                    PieceState::Missing
-                }
-            })
-            .collect();
-        if let Some(s) = &self.shared {
-            for p in s.picker().partial_pieces() {
-                if let Some(x) = pieces.get_mut(p as usize) {
-                    *x = PieceState::Downloading;
-                }
-            }
-        }
-        let meta = self.meta.clone();
-        let files = match &meta {
-            Some(m) => m
-                .files
-                .iter()
-                .zip(self.sum.files.iter())
-                .zip(self.wanted.files())
-                .filter(|((f, _), _)| !f.pad)
-                .map(|((f, span), prio)| FileRow {
-                    path: f.display_path.join("/"),
-                    size: f.length,
-                    done: self.sum.file_done(span, &have),
-                    priority: *prio,
-                })
-                .collect(),
-            None => Vec::new(),
-        };
-        let (_, _, wasted) = self.totals();
-        let known = self.book.source_counts();
-        let peer_sources = [
-            PeerSource::Tracker,
-            PeerSource::Incoming,
-            PeerSource::Dht,
-            PeerSource::Pex,
-            PeerSource::Lsd,
-            PeerSource::Magnet,
-            PeerSource::Manual,
-        ]
-        .into_iter()
-        .map(|source| crate::api::SourceCount {
-            source,
-            known: known.get(&source).copied().unwrap_or(0),
-            connected: peers.iter().filter(|p| p.source == source).count() as u32,
-        })
-        .filter(|c| c.known > 0 || c.connected > 0)
-        .collect();
-        TorrentDetail {
-            peer_sources,
-            id: self.id,
-            info_hash: self.sum.info_hash.to_hex(),
-            save_path: self.save_dir.clone(),
-            comment: meta.as_ref().and_then(|m| m.comment.clone()),
-            created_by: meta.as_ref().and_then(|m| m.created_by.clone()),
-            creation_date: meta.as_ref().and_then(|m| m.creation_date),
-            private: self.sum.private,
-            piece_length: self.sum.geometry.piece_length(),
-            wasted,
-            peers,
-            files,
-            trackers: self.trackers.rows(now, SystemTime::now()),
-            pieces: Arc::from(pieces),
         }
     }
 
@@ -2154,7 +1891,6 @@ impl Torrent {
         }
         self.file_stats.clear();
         self.persist_dirty = true;
-        self.dirty = true;
     }
 
     /// The disk guard pauses a download: its volume has too little free space.
@@ -2170,7 +1906,6 @@ impl Torrent {
         );
         self.input(Input::Pause, env);
         self.guard = Some(reason);
-        self.dirty = true;
     }
 
     /// Space is back: resume a download the disk guard paused.
@@ -2184,7 +1919,6 @@ impl Torrent {
             );
             self.input(Input::Resume, env);
         }
-        self.dirty = true;
     }
 
     /// Paused by the disk guard.
@@ -2196,7 +1930,6 @@ impl Torrent {
     pub fn set_limits(&mut self, download: u64, upload: u64) {
         self.limits.download.set_rate(download);
         self.limits.upload.set_rate(upload);
-        self.dirty = true;
         self.persist_dirty = true;
     }
 
