@@ -15,6 +15,7 @@ pub mod disk;
 mod lsd;
 pub mod peer_book;
 pub mod peers;
+pub mod persist;
 pub mod state;
 pub mod summary;
 pub mod view;
@@ -34,7 +35,7 @@ use self::choke::Choker;
 use self::peer_book::PeerBook;
 use self::peers::{PeerHandle, PeerSet};
 use self::state::{Effect, Facts, Input, Lifecycle};
-use self::summary::{FileSpan, Summary};
+use self::summary::Summary;
 use self::view::RowCache;
 use self::wanted::Wanted;
 use super::ctx::{SessionCtx, SessionEvent, SlotKind};
@@ -330,154 +331,6 @@ impl Torrent {
     /// Whether the info dictionary is still to be fetched (a magnet link).
     pub fn awaiting_metadata(&self) -> bool {
         self.pending.is_some()
-    }
-
-    /// A torrent restored from the state store: listed at once, its metainfo loaded when
-    /// needed. `trusted`: the files on disk still match the record (sizes and times), so its
-    /// verified pieces count without a check. Not started (the session resumes it unless
-    /// the record says paused or failed).
-    pub fn restore(
-        id: TorrentId,
-        info_hash: InfoHash,
-        r: &crate::state::TorrentRecord,
-        upload_slots: usize,
-    ) -> Torrent {
-        let mut offset = 0u64;
-        let files: Box<[FileSpan]> = r
-            .files
-            .iter()
-            .map(|&(length, pad)| {
-                let f = FileSpan {
-                    offset,
-                    length,
-                    pad,
-                };
-                offset += length;
-                f
-            })
-            .collect();
-        let geometry = crate::piece::Geometry::new(r.total_length, r.piece_length, r.piece_count)
-            .unwrap_or_default();
-        let sum = Summary {
-            info_hash,
-            name: r.name.clone(),
-            geometry,
-            payload_size: r.payload_size,
-            trackers: r.trackers.clone(),
-            private: r.private,
-            multi_file: r.multi_file,
-            files,
-        };
-        let mut t = Torrent::blank(id, sum, r.save_dir.clone(), r.seed, upload_slots);
-        if let Some(link) = r.magnet.as_deref().and_then(|l| Magnet::parse(l).ok()) {
-            t.sum.trackers = link.trackers.iter().map(|u| vec![u.clone()]).collect();
-            t.trackers = TrackerSet::new(&t.sum.trackers, TrackerClient::supports);
-            t.pending = Some(PendingMetadata { link, fetch: None });
-        }
-        t.added_at = r.added_at;
-        t.completed_at = r.completed_at;
-        t.carried = (r.downloaded, r.uploaded, 0);
-        t.limits.download.set_rate(r.down_limit);
-        t.limits.upload.set_rate(r.up_limit);
-        t.file_stats = r.file_stats.clone();
-        t.wanted = Wanted::from_levels(&r.file_prio, &t.sum);
-        t.have = Bitfield::from_payload(&r.have, r.piece_count)
-            .unwrap_or_else(|_| Bitfield::new(r.piece_count));
-        t.life = match &r.error {
-            Some((kind, message)) => Lifecycle::Error(TorrentError {
-                kind: error_kind_of(*kind),
-                message: message.clone(),
-            }),
-            None => Lifecycle::Restoring { paused: r.paused },
-        };
-        t.persist_dirty = false;
-        t
-    }
-
-    /// The resume data checked out against the files on disk: trust the verified pieces
-    /// (no check), or forget them (a check finds them again). Then it starts, unless the
-    /// record said paused.
-    pub fn resume_checked(&mut self, trusted: bool, why: &str, env: &mut Env<'_>) {
-        if !trusted && self.have.count() > 0 {
-            self.log(
-                env,
-                EventLevel::Info,
-                EventKind::Checked,
-                format!("files changed since the last run ({why}); rechecking"),
-            );
-        }
-        if !trusted {
-            self.have = Bitfield::new(self.sum.piece_count());
-        }
-        self.input(Input::ResumeData { trusted }, env);
-    }
-
-    /// The record to keep in the state store now (`have`: the verified pieces; the caller
-    /// makes sure their bytes are on disk before writing it).
-    pub fn record(&self) -> crate::state::TorrentRecord {
-        let (downloaded, uploaded, _) = self.totals();
-        let geo = self.sum.geometry;
-        crate::state::TorrentRecord {
-            name: self.sum.name.clone(),
-            save_dir: self.save_dir.clone(),
-            added_at: self.added_at,
-            completed_at: self.completed_at,
-            // paused by the user (the disk guard's pause is taken again if still needed)
-            paused: self.guard.is_none()
-                && matches!(
-                    self.life,
-                    Lifecycle::Paused { .. }
-                        | Lifecycle::Restoring { paused: true }
-                        | Lifecycle::QueuedForCheck { then_pause: true }
-                        | Lifecycle::Checking { then_pause: true }
-                ),
-            seed: self.seed,
-            error: self
-                .life
-                .error()
-                .map(|e| (error_kind_code(e.kind), e.message.clone())),
-            total_length: geo.total_length(),
-            piece_length: geo.piece_length(),
-            piece_count: geo.piece_count(),
-            payload_size: self.sum.payload_size,
-            trackers: self.sum.trackers.clone(),
-            private: self.sum.private,
-            multi_file: self.sum.multi_file,
-            files: self.sum.files.iter().map(|f| (f.length, f.pad)).collect(),
-            have: self.verified().as_bytes().to_vec(),
-            file_stats: self.file_stats.clone(),
-            file_prio: self.wanted.levels(),
-            downloaded,
-            uploaded,
-            down_limit: self.limits.download.rate(),
-            up_limit: self.limits.upload.rate(),
-            magnet: self.pending.as_ref().map(|p| p.link.to_link()),
-        }
-    }
-
-    /// Whether the record changed since the last checkpoint.
-    pub fn persist_dirty(&self) -> bool {
-        self.persist_dirty
-    }
-
-    /// Whether the record changed since the last checkpoint (clears the mark).
-    pub fn take_persist_dirty(&mut self) -> bool {
-        std::mem::take(&mut self.persist_dirty)
-    }
-
-    /// Mark the record as needing a write (a checkpoint failed).
-    pub fn mark_persist_dirty(&mut self) {
-        self.persist_dirty = true;
-    }
-
-    /// The storage to sync before a checkpoint records the verified pieces.
-    pub fn storage_for_checkpoint(&self) -> Option<Arc<TorrentDisk>> {
-        self.disk.clone()
-    }
-
-    /// File stats measured by a checkpoint.
-    pub fn set_file_stats(&mut self, stats: Vec<crate::state::FileStat>) {
-        self.file_stats = stats;
     }
 
     /// The metainfo, loading it from the state store if it is not resident.
@@ -1982,32 +1835,6 @@ fn now_unix() -> u64 {
     SystemTime::now()
         .duration_since(SystemTime::UNIX_EPOCH)
         .map_or(0, |d| d.as_secs())
-}
-
-/// The stored code of an error kind.
-fn error_kind_code(k: TorrentErrorKind) -> u8 {
-    match k {
-        TorrentErrorKind::NoSpace => 1,
-        TorrentErrorKind::PermissionDenied => 2,
-        TorrentErrorKind::ReadOnly => 3,
-        TorrentErrorKind::FilesMissing => 4,
-        TorrentErrorKind::Storage => 5,
-        TorrentErrorKind::Internal => 6,
-        TorrentErrorKind::BadMetadata => 7,
-    }
-}
-
-/// The error kind of a stored code.
-fn error_kind_of(c: u8) -> TorrentErrorKind {
-    match c {
-        1 => TorrentErrorKind::NoSpace,
-        2 => TorrentErrorKind::PermissionDenied,
-        3 => TorrentErrorKind::ReadOnly,
-        4 => TorrentErrorKind::FilesMissing,
-        5 => TorrentErrorKind::Storage,
-        7 => TorrentErrorKind::BadMetadata,
-        _ => TorrentErrorKind::Internal,
-    }
 }
 
 /// A storage error as the user sees it: a kind with a hint, and the message.
