@@ -1,23 +1,36 @@
-//! One torrent, owned by the session task: its life cycle ([`state`]), trackers
-//! ([`announce`]), known addresses ([`peer_book`]), connected peers ([`peers`]), choking
-//! ([`choke`]) and, while it runs, the state its peer connections share
-//! ([`crate::engine::link::shared`]).
+//! One torrent, owned by the session task.
 //!
 //! A torrent is plain data driven by the session: every input (a command, a disk result,
 //! a peer event, an announce answer, a timer) is one method call that updates the parts and
 //! carries out the state machine's effects. Timers live on the session's deadline queue, so
-//! a torrent with nothing due costs nothing.
+//! a torrent with nothing due costs nothing. While it runs, what its peer connections
+//! share lives in [`crate::engine::link`].
+//!
+//! This file holds [`Torrent`], its inputs from the state machine and its timer. Beside it:
+//! - plain, tested parts: [`state`] (the life cycle, a pure machine), [`wanted`] (file →
+//!   piece priorities), [`summary`] (what is kept of the metainfo; progress arithmetic),
+//!   [`view`] (the list row and detail view), [`persist`] (the state-store record),
+//!   [`announce`] (tracker tiers), [`peer_book`] (known addresses), [`peers`] (connected
+//!   peers), [`choke`] (upload slots);
+//! - `impl Torrent` pages, one per kind of input: `swarm` (dials, admission, peer events,
+//!   the choke round, PEX, bans), `trackers` (announces, scrapes), [`disk`] (files, checks,
+//!   disk results), `magnet` (a magnet link's metadata), `relocate` (moving the files),
+//!   `dht` and `lsd` (those peer sources).
 
 pub mod announce;
 pub mod choke;
 mod dht;
 pub mod disk;
 mod lsd;
+mod magnet;
 pub mod peer_book;
 pub mod peers;
 pub mod persist;
+mod relocate;
 pub mod state;
 pub mod summary;
+mod swarm;
+mod trackers;
 pub mod view;
 pub mod wanted;
 
@@ -25,43 +38,36 @@ use std::collections::{HashMap, HashSet, VecDeque};
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant, SystemTime};
-
-use tokio::sync::mpsc;
 
 use self::announce::{AnnounceJob, TrackerSet};
 use self::choke::Choker;
+use self::disk::{CheckJob, storage_error};
+use self::magnet::PendingMetadata;
 use self::peer_book::PeerBook;
-use self::peers::{PeerHandle, PeerSet};
+use self::peers::PeerSet;
 use self::state::{Effect, Facts, Input, Lifecycle};
 use self::summary::Summary;
+use self::trackers::complete_request;
 use self::view::RowCache;
 use self::wanted::Wanted;
-use super::ctx::{SessionCtx, SessionEvent, SlotKind};
+use super::ctx::SessionCtx;
 use super::event_log::EventLog;
 use super::link::ctx::Limits;
-use super::link::message::{PeerCtrl, PeerError, PeerEvent};
+use super::link::message::PeerCtrl;
 use super::link::metadata::MetadataFetch;
-use super::link::peer::PeerInfo;
 use super::link::shared::TorrentShared;
-use super::link::stream::PeerStream;
-use super::peer_conn;
-use super::picker::Picker;
 use super::rate::RateMeter;
 use super::timer::Timers;
 use crate::api::{
     EventKind, EventLevel, FilePriority, PeerSource, TorrentError, TorrentErrorKind, TorrentId,
     TorrentState,
 };
-use crate::metainfo::{InfoHash, Magnet, Metainfo};
-use crate::peer::wire::Handshake;
+use crate::metainfo::{InfoHash, Metainfo};
 use crate::piece::Bitfield;
-use crate::storage::StorageError;
-use crate::storage::disk::{DiskEvent, TorrentDisk};
-use crate::tracker::{
-    AnnounceEvent, AnnounceRequest, AnnounceResponse, TrackerClient, TrackerError,
-};
+use crate::storage::disk::TorrentDisk;
+use crate::tracker::{AnnounceRequest, TrackerClient};
 
 /// A running torrent with no peer for this long lets go of its storage and metainfo.
 pub const QUIET_AFTER: Duration = Duration::from_secs(300);
@@ -165,24 +171,9 @@ pub struct Env<'a> {
     pub store: Option<&'a Arc<crate::state::StateStore>>,
 }
 
-/// A magnet link whose info dictionary is not here yet.
-struct PendingMetadata {
-    /// The link (its trackers are the torrent's; `x.pe` peers are dialled; `so` applies
-    /// once the files are known).
-    link: Magnet,
-    /// The fetch shared by the metadata connections, while running.
-    fetch: Option<Arc<MetadataFetch>>,
-}
-
 /// `left` announced while the size is unknown (magnet links; libtorrent does the same):
 /// non-zero, so trackers list seeders to us.
 const LEFT_UNKNOWN: u64 = 16 * 1024;
-
-struct CheckJob {
-    key: u64,
-    progress: Arc<AtomicU32>,
-    cancel: Arc<AtomicBool>,
-}
 
 /// One torrent of the session.
 pub struct Torrent {
@@ -299,38 +290,6 @@ impl Torrent {
             dht: dht::DhtLookups::default(),
             sum,
         }
-    }
-
-    /// A torrent of a magnet link: listed under its `dn` (or info hash) with no size until
-    /// its info dictionary is fetched from peers (BEP 9). Not started.
-    pub fn new_magnet(
-        id: TorrentId,
-        link: Magnet,
-        save_dir: PathBuf,
-        seed: bool,
-        upload_slots: usize,
-        keep_meta: bool,
-    ) -> Torrent {
-        let sum = Summary {
-            info_hash: link.info_hash,
-            name: link.display_name(),
-            geometry: crate::piece::Geometry::default(),
-            payload_size: 0,
-            // BEP 12: each tracker of a magnet link is a tier of its own (all are asked)
-            trackers: link.trackers.iter().map(|t| vec![t.clone()]).collect(),
-            private: false,
-            multi_file: false,
-            files: Box::new([]),
-        };
-        let mut t = Torrent::blank(id, sum, save_dir, seed, upload_slots);
-        t.keep_meta = keep_meta;
-        t.pending = Some(PendingMetadata { link, fetch: None });
-        t
-    }
-
-    /// Whether the info dictionary is still to be fetched (a magnet link).
-    pub fn awaiting_metadata(&self) -> bool {
-        self.pending.is_some()
     }
 
     /// The metainfo, loading it from the state store if it is not resident.
@@ -540,148 +499,6 @@ impl Torrent {
         }
     }
 
-    fn ensure_disk(&mut self, env: &Env<'_>) -> Result<Arc<TorrentDisk>, TorrentError> {
-        if let Some(d) = &self.disk {
-            return Ok(d.clone());
-        }
-        let meta = self.load_meta(env)?;
-        let disk = disk::open_disk(self.id, &meta, &self.save_dir, env.ctx)
-            .map_err(|e| storage_error(&e))?;
-        for (i, p) in self.wanted.files().iter().enumerate() {
-            if *p == FilePriority::Skip {
-                disk.storage
-                    .set_skipped(i, true)
-                    .map_err(|e| storage_error(&e))?;
-            }
-        }
-        self.disk = Some(disk.clone());
-        Ok(disk)
-    }
-
-    /// Drop the files' handles (and the storage, when not running) so the next use opens
-    /// the files afresh: the user may have fixed, moved back or replaced them.
-    fn close_storage(&mut self, env: &mut Env<'_>) {
-        if let Some(d) = &self.disk {
-            d.storage.close_all();
-        }
-        if self.shared.is_none()
-            && let Some(d) = self.disk.take()
-        {
-            env.ctx.link.pool.forget(d.key);
-        }
-    }
-
-    fn start_check(&mut self, env: &mut Env<'_>) {
-        let disk = match self.ensure_disk(env) {
-            Ok(d) => d,
-            Err(err) => {
-                self.input(Input::CheckFailed(err), env);
-                return;
-            }
-        };
-        let key = env.ctx.key();
-        let progress = Arc::new(AtomicU32::new(0));
-        let cancel = Arc::new(AtomicBool::new(false));
-        self.check = Some(CheckJob {
-            key,
-            progress: progress.clone(),
-            cancel: cancel.clone(),
-        });
-        let ctx = env.ctx.clone();
-        let id = self.id;
-        let geo = self.sum.geometry;
-        let threads = ctx.config.disk_thread_count();
-        tokio::task::spawn_blocking(move || {
-            // check only: files are created by their first write (Storage::prepare_root,
-            // create_empty_files)
-            let result = {
-                let report = if disk.storage.any_data_present() {
-                    crate::storage::check::check_report(
-                        &disk.storage,
-                        geo,
-                        &disk.hashes,
-                        threads,
-                        &progress,
-                        &cancel,
-                    )
-                } else {
-                    crate::storage::check::CheckReport {
-                        have: Bitfield::new(geo.piece_count()),
-                        oversized: Vec::new(),
-                        unreadable: Vec::new(),
-                        finished: true,
-                    }
-                };
-                // what the files look like now, for the resume data
-                Ok((report, disk.storage.file_stats()))
-            };
-            ctx.send(SessionEvent::Checked {
-                torrent: id,
-                check_key: key,
-                result,
-            });
-        });
-    }
-
-    /// A check finished.
-    pub fn on_checked(
-        &mut self,
-        check_key: u64,
-        result: Result<
-            (
-                crate::storage::check::CheckReport,
-                Vec<crate::state::FileStat>,
-            ),
-            StorageError,
-        >,
-        env: &mut Env<'_>,
-    ) {
-        if self.check.as_ref().is_none_or(|c| c.key != check_key) {
-            return; // cancelled or superseded
-        }
-        match result {
-            Ok((report, stats)) => {
-                self.file_stats = stats;
-                for f in &report.oversized {
-                    self.log(
-                        env,
-                        EventLevel::Warn,
-                        EventKind::DiskError,
-                        format!(
-                            "{} is longer than the torrent says: its last piece is fetched again and the file cut to size",
-                            f.display()
-                        ),
-                    );
-                }
-                if let Some(e) = report.unreadable.first() {
-                    let more = report.unreadable.len() - 1;
-                    self.log(
-                        env,
-                        EventLevel::Warn,
-                        EventKind::DiskError,
-                        if more > 0 {
-                            format!("{e} (and {more} more files unreadable)")
-                        } else {
-                            e.to_string()
-                        },
-                    );
-                }
-                let have = report.have;
-                let n = have.count();
-                self.have = have;
-                self.persist_dirty = true;
-                self.log(
-                    env,
-                    EventLevel::Info,
-                    EventKind::Checked,
-                    format!("checked: {n}/{} pieces verified", self.sum.piece_count()),
-                );
-                self.input(Input::CheckDone, env);
-            }
-            Err(e) => self.input(Input::CheckFailed(storage_error(&e)), env),
-        }
-    }
-
     /// Join the swarm: trackers and dials. The storage and the state peers share are made
     /// when the first peer comes ([`Torrent::ensure_shared`]), so a running torrent nobody
     /// connects to holds neither its metainfo nor its files.
@@ -705,80 +522,6 @@ impl Torrent {
         self.dht_start(env);
         self.lsd_start(env);
         self.connect_more(env);
-    }
-
-    /// The state peer connections share, made (with the storage) if needed. On a storage
-    /// or metainfo failure the torrent stops with the error.
-    fn ensure_shared(&mut self, env: &mut Env<'_>) -> Option<Arc<TorrentShared>> {
-        if let Some(s) = &self.shared {
-            return Some(s.clone());
-        }
-        let disk = match self.ensure_disk(env) {
-            Ok(d) => d,
-            Err(err) => {
-                self.input(Input::Failed(err), env);
-                return None;
-            }
-        };
-        // downloading: the download folder must exist for files to be created by their
-        // first write (checking created nothing)
-        if !self.have.is_full()
-            && let Err(e) = disk.storage.prepare_root()
-        {
-            self.input(Input::Failed(storage_error(&e)), env);
-            return None;
-        }
-        let geo = self.sum.geometry;
-        let mut picker = Picker::new(
-            geo.piece_count(),
-            geo.piece_length(),
-            geo.last_piece_length(),
-            self.have.clone(),
-        );
-        if let Some(p) = self.wanted.for_picker() {
-            picker.set_priorities(p);
-        }
-        let s = Arc::new(TorrentShared::new(
-            self.id,
-            self.sum.info_hash,
-            geo,
-            picker,
-            disk,
-            env.ctx.link.clone(),
-            self.limits.clone(),
-        ));
-        s.set_accepting(self.life.is_running());
-        s.set_dht(self.dht_allowed(env));
-        if let Some(m) = &self.meta {
-            s.set_metadata(Arc::from(m.info_bytes.as_slice()));
-        }
-        s.set_private(self.sum.private);
-        self.shared = Some(s.clone());
-        Some(s)
-    }
-
-    /// No peer for a while: drop the shared state, the storage and the metainfo (the
-    /// verified pieces and counters stay), unless pieces are in progress.
-    fn go_quiet(&mut self, env: &mut Env<'_>) {
-        if !self.peers.is_empty() || !self.dialing.is_empty() || self.check.is_some() {
-            return;
-        }
-        if let Some(s) = &self.shared {
-            let pk = s.picker();
-            if pk.partial_count() > 0 || pk.pending_count() > 0 {
-                return;
-            }
-        }
-        if let Some(s) = self.shared.take() {
-            self.have = s.have.to_bitfield();
-            self.carried.0 += s.stats.downloaded.load(Ordering::Relaxed);
-            self.carried.1 += s.stats.uploaded.load(Ordering::Relaxed);
-            self.carried.2 += s.stats.wasted.load(Ordering::Relaxed);
-        }
-        if let Some(d) = self.disk.take() {
-            env.ctx.link.pool.forget(d.key);
-        }
-        self.maybe_unload_meta();
     }
 
     /// Leave the swarm; returns the `stopped` announces owed.
@@ -828,11 +571,6 @@ impl Torrent {
         }
     }
 
-    /// An announce is in flight, or a `stopped` is still owed after one.
-    pub fn announcing(&self) -> bool {
-        self.trackers.busy()
-    }
-
     /// Leave the swarm because the torrent is removed: the owed announces, to send in order
     /// without the torrent (a `completed` is followed by a `stopped`).
     pub fn remove(&mut self, env: &mut Env<'_>) -> Vec<(AnnounceJob, AnnounceRequest)> {
@@ -872,751 +610,18 @@ impl Torrent {
         }
     }
 
-    fn request(&self, job: &AnnounceJob) -> AnnounceRequest {
-        let (downloaded, uploaded, _) = self.totals();
-        AnnounceRequest {
-            info_hash: self.sum.info_hash,
-            // the session's parts (peer id, port, key, numwant) come in complete_request
-            peer_id: crate::peer::PeerId::default(),
-            port: 0,
-            uploaded,
-            downloaded,
-            left: self.bytes_left(),
-            event: job.event,
-            numwant: None,
-            key: 0,
-            tracker_id: job.tracker_id.clone(),
-        }
-    }
-
-    fn spawn_announce(&self, job: AnnounceJob, env: &mut Env<'_>) {
-        let mut req = self.request(&job);
-        complete_request(&mut req, env.ctx);
-        let ctx = env.ctx.clone();
-        let id = self.id;
-        tokio::spawn(async move {
-            // a few announces at a time: 10,000 torrents starting do not open 10,000
-            // connections at once (`stopped` goes first, it is the one a shutdown waits for)
-            let _slot = if job.event == Some(AnnounceEvent::Stopped) {
-                None
-            } else {
-                ctx.announce_slots.clone().acquire_owned().await.ok()
-            };
-            let result = ctx.trackers.announce(&job.url, &req).await;
-            ctx.send(SessionEvent::Announced {
-                torrent: id,
-                job,
-                result,
-            });
-        });
-    }
-
-    /// Scrape the trackers that are due (see [`TrackerSet::scrape_due`]); the answers come
-    /// back as [`SessionEvent::Scraped`].
-    fn spawn_scrapes(&mut self, env: &mut Env<'_>) {
-        for url in self.trackers.scrape_due(env.now) {
-            let ctx = env.ctx.clone();
-            let (torrent, info_hash) = (self.id, self.sum.info_hash);
-            tokio::spawn(async move {
-                let _slot = ctx.announce_slots.clone().acquire_owned().await.ok();
-                let result = ctx.trackers.scrape(&url, info_hash).await;
-                ctx.send(SessionEvent::Scraped {
-                    torrent,
-                    url,
-                    result,
-                });
-            });
-        }
-    }
-
-    /// A scrape returned.
-    pub fn on_scraped(
-        &mut self,
-        url: &str,
-        result: &Result<crate::tracker::ScrapeStats, crate::tracker::TrackerError>,
-    ) {
-        if let Err(e) = result {
-            tracing::debug!(torrent = %self.sum.name, tracker = %crate::tracker::host_of(url), "scrape: {e}");
-        }
-        self.trackers.scraped(url, result);
-    }
-
-    fn schedule_announce(&mut self, env: &mut Env<'_>) {
-        let key = TimerKey::Torrent(self.id, TorrentTimer::Announce);
-        match self.trackers.next_deadline() {
-            Some(at) => env.timers.schedule(key, announce::coalesce(at, env.now)),
-            None => env.timers.cancel(key),
-        }
-    }
-
-    /// An announce returned.
-    pub fn on_announced(
-        &mut self,
-        job: AnnounceJob,
-        result: Result<AnnounceResponse, TrackerError>,
-        env: &mut Env<'_>,
-    ) {
-        let was_error = self.trackers.has_message(&job.url);
-        let follow = self.trackers.finished(&job, &result, env.now);
-        if let Some(f) = follow {
-            self.spawn_announce(f, env);
-        }
-        match &result {
-            Ok(resp) => {
-                if let Some(w) = &resp.warning {
-                    self.log(
-                        env,
-                        EventLevel::Warn,
-                        EventKind::TrackerWarning,
-                        format!("tracker {}: {w}", crate::tracker::host_of(&job.url)),
-                    );
-                }
-                if self.life.is_running() {
-                    let mut new = 0;
-                    for a in &resp.peers {
-                        new += usize::from(self.book.add(*a, PeerSource::Tracker, env.now));
-                    }
-                    tracing::debug!(torrent = %self.sum.name, peers = resp.peers.len(), new, "announce ok");
-                    self.connect_more(env);
-                }
-            }
-            Err(e) => {
-                // one line per change, not one per retry
-                if !was_error && job.event != Some(AnnounceEvent::Stopped) {
-                    self.log(
-                        env,
-                        EventLevel::Warn,
-                        EventKind::TrackerError,
-                        format!("tracker {}: {e}", crate::tracker::host_of(&job.url)),
-                    );
-                }
-            }
-        }
-        if self.life.is_running() {
-            // right after a tracker answers, and then at most every 30 min
-            if result.is_ok() && job.event != Some(AnnounceEvent::Stopped) {
-                self.spawn_scrapes(env);
-            }
-            self.schedule_announce(env);
-        }
-    }
-
     /// A timer of this torrent fired.
     pub fn on_timer(&mut self, t: TorrentTimer, env: &mut Env<'_>) {
         if !self.life.is_running() {
             return;
         }
         match t {
-            TorrentTimer::Announce => {
-                let mut skipped = Vec::new();
-                for job in self.trackers.due(env.now) {
-                    // a tracker endpoint known to be unreachable fails here and now: no
-                    // task, no connection, no round trip through the session's channel
-                    // (10,000 torrents on one dead tracker retry at the cost of a lookup)
-                    match env.ctx.trackers.down_error(&job.url, env.now) {
-                        Some(e) => skipped.push((job, e)),
-                        None => self.spawn_announce(job, env),
-                    }
-                }
-                self.schedule_announce(env);
-                for (job, e) in skipped {
-                    self.on_announced(job, Err(e), env);
-                }
-            }
+            TorrentTimer::Announce => self.announce_due(env),
             TorrentTimer::Sweep => self.sweep(env),
             TorrentTimer::Dial => self.connect_more(env),
             TorrentTimer::Reclaim => self.fill_slots(env),
             TorrentTimer::Quiet => self.go_quiet(env),
             TorrentTimer::Dht => self.dht_due(env),
-        }
-    }
-
-    fn schedule_sweep(&mut self, env: &mut Env<'_>) {
-        let key = TimerKey::Torrent(self.id, TorrentTimer::Sweep);
-        let quiet = TimerKey::Torrent(self.id, TorrentTimer::Quiet);
-        if self.peers.is_empty() {
-            env.timers.cancel(key);
-            if self.shared.is_some() {
-                env.timers.schedule_no_later(quiet, env.now + QUIET_AFTER);
-            }
-        } else if env.timers.deadline(key).is_none() {
-            env.timers.cancel(quiet);
-            self.last_round = env.now;
-            env.timers.schedule(key, env.now + choke::ROUND);
-        }
-    }
-
-    /// Choke round and connection housekeeping.
-    fn sweep(&mut self, env: &mut Env<'_>) {
-        let Some(shared) = self.shared.clone() else {
-            // metadata connections: keep-alives and silence only
-            self.peers.broadcast(&PeerCtrl::Tick);
-            self.schedule_sweep(env);
-            return;
-        };
-        let now_ms = env.ctx.link.clock.now_ms();
-        let seeding = shared.is_complete();
-        let secs = env.now.duration_since(self.last_round).as_secs_f64();
-        self.last_round = env.now;
-        // both sides seeds: nothing to exchange
-        if seeding {
-            let n = shared.piece_count();
-            let seeds: Vec<u64> = self
-                .peers
-                .iter()
-                .filter(|(_, p)| p.info.pieces.load(Ordering::Relaxed) == n)
-                .map(|(k, _)| *k)
-                .collect();
-            for k in seeds {
-                if let Some(p) = self.peers.get(k) {
-                    p.send(PeerCtrl::Disconnect("both seeds"));
-                }
-            }
-        }
-        let views = self.peers.choke_views(seeding, secs, now_ms);
-        let unchoke = self.choker.round(&views, env.now);
-        for v in &views {
-            if unchoke.contains(&v.key) {
-                self.peers.unchoke(v.key, env.now);
-            } else {
-                self.peers.choke(v.key);
-            }
-        }
-        self.peers.broadcast(&PeerCtrl::Tick);
-        self.share_peers(&shared, env);
-        // counters moved
-        self.persist_dirty = true;
-        if self.peers.on_probation(env.now) {
-            env.timers.schedule_no_later(
-                TimerKey::Torrent(self.id, TorrentTimer::Reclaim),
-                env.now + choke::RECHECK,
-            );
-        }
-        self.schedule_sweep(env);
-    }
-
-    /// Between choke rounds: give the slots of peers that take nothing to waiting peers, and
-    /// free slots to newcomers; while someone is on probation, look again in a moment.
-    fn fill_slots(&mut self, env: &mut Env<'_>) {
-        if self.shared.is_none() {
-            return;
-        }
-        let views = self.peers.fill_views(env.now, env.ctx.link.clock.now_ms());
-        let f = self.choker.fill(&views);
-        for k in &f.choke {
-            self.peers.choke(*k);
-        }
-        for k in &f.unchoke {
-            self.peers.unchoke(*k, env.now);
-        }
-        let key = TimerKey::Torrent(self.id, TorrentTimer::Reclaim);
-        if self.peers.on_probation(env.now) || views.iter().any(|v| !v.am_choking && v.stalled) {
-            env.timers.schedule_no_later(key, env.now + choke::RECHECK);
-        } else {
-            env.timers.cancel(key);
-        }
-    }
-
-    /// Dial more peers if there is room (per torrent, session-wide, half-open).
-    fn connect_more(&mut self, env: &mut Env<'_>) {
-        if !self.life.is_running() {
-            return;
-        }
-        let seeding = self.have_all();
-        let max = env.ctx.config.max_peers_per_torrent as usize;
-        let max_half_open = env.ctx.config.max_half_open as usize;
-        let max_connections = env.ctx.config.max_connections as usize;
-        let conns = &env.ctx.conns;
-        let room =
-            max.saturating_sub(self.peers.len() + self.dialing.len())
-                .min(max_half_open.saturating_sub(conns.get(SlotKind::HalfOpen)))
-                .min(max_connections.saturating_sub(
-                    conns.get(SlotKind::Established) + conns.get(SlotKind::HalfOpen),
-                ));
-        for addr in self.book.take_dials(env.now, room, seeding) {
-            let Some(slot) = conns.try_take(SlotKind::HalfOpen, max_half_open) else {
-                self.book.dial_failed(addr, env.now);
-                break;
-            };
-            self.dialing.insert(addr);
-            let ctx = env.ctx.clone();
-            let id = self.id;
-            let ours =
-                Handshake::ours(self.sum.info_hash, ctx.peer_id).with_dht(self.dht_allowed(env));
-            tokio::spawn(async move {
-                let _slot = slot;
-                match peer_conn::connect(addr, ours).await {
-                    Ok((stream, remote)) => ctx.send(SessionEvent::Handshaken {
-                        info_hash: ours.info_hash,
-                        addr,
-                        outgoing: true,
-                        remote,
-                        stream: PeerStream::Tcp(stream),
-                    }),
-                    Err(error) => ctx.send(SessionEvent::DialFailed {
-                        torrent: id,
-                        addr,
-                        is_self: matches!(error, PeerError::SelfConnection),
-                        error,
-                    }),
-                }
-            });
-        }
-        let key = TimerKey::Torrent(self.id, TorrentTimer::Dial);
-        match self.book.next_wakeup(seeding) {
-            Some(at) if at > env.now => env.timers.schedule(key, at),
-            _ => env.timers.cancel(key),
-        }
-    }
-
-    /// An outgoing attempt failed.
-    pub fn on_dial_failed(
-        &mut self,
-        addr: SocketAddr,
-        is_self: bool,
-        error: PeerError,
-        env: &mut Env<'_>,
-    ) {
-        self.dialing.remove(&addr);
-        if is_self {
-            tracing::info!(%addr, "that address is ourselves; not dialling it again");
-            self.book.is_ourselves(addr);
-        } else {
-            tracing::debug!(%addr, "dial failed: {error}");
-            self.book.dial_failed(addr, env.now);
-        }
-        self.connect_more(env);
-    }
-
-    /// A handshake for this torrent completed: admit the peer (possibly evicting a useless
-    /// one) or drop the stream.
-    pub fn admit(
-        &mut self,
-        addr: SocketAddr,
-        outgoing: bool,
-        remote: Handshake,
-        stream: PeerStream,
-        env: &mut Env<'_>,
-    ) {
-        if outgoing {
-            self.dialing.remove(&addr);
-        }
-        if !self.life.is_running() {
-            if outgoing {
-                // dialled before the torrent stopped running (e.g. the metadata arrived)
-                self.book.release(addr, env.now);
-            }
-            return;
-        }
-        let fetch = self.pending.as_ref().and_then(|p| p.fetch.clone());
-        let shared = if fetch.is_some() {
-            None
-        } else {
-            match self.ensure_shared(env) {
-                Some(s) => Some(s),
-                None => return,
-            }
-        };
-        let refuse = |why: &str| tracing::debug!(%addr, "peer refused: {why}");
-        if self.book.is_banned(&addr.ip()) {
-            return refuse("banned");
-        }
-        if self.peers.has_peer_id(&remote.peer_id) || self.peers.has_addr(&addr) {
-            if outgoing {
-                self.book.connected(addr, PeerSource::Tracker, env.now);
-            }
-            return refuse("already connected");
-        }
-        let now_ms = env.ctx.link.clock.now_ms();
-        let mut evicted = false;
-        if self.peers.len() >= env.ctx.config.max_peers_per_torrent as usize {
-            match self.peers.victim(now_ms) {
-                Some(v) => {
-                    self.evict(v, env);
-                    evicted = true;
-                }
-                None => return refuse("torrent full of useful peers"),
-            }
-        }
-        let max_connections = env.ctx.config.max_connections as usize;
-        let slot = match env
-            .ctx
-            .conns
-            .try_take(SlotKind::Established, max_connections)
-        {
-            Some(s) => s,
-            None => {
-                if !evicted {
-                    match self.peers.victim(now_ms) {
-                        Some(v) => self.evict(v, env),
-                        None => return refuse("session connection limit"),
-                    }
-                }
-                // the victim gives its slot back when its task ends
-                match env
-                    .ctx
-                    .conns
-                    .try_take(SlotKind::Established, max_connections + 1)
-                {
-                    Some(s) => s,
-                    None => return refuse("session connection limit"),
-                }
-            }
-        };
-        let source = if outgoing {
-            self.book.source(&addr).unwrap_or(PeerSource::Tracker)
-        } else {
-            PeerSource::Incoming
-        };
-        self.book.connected(addr, source, env.now);
-        let key = env.ctx.key();
-        let info = Arc::new(PeerInfo::new(
-            addr,
-            outgoing,
-            remote.peer_id,
-            source,
-            now_ms,
-        ));
-        let (ctrl_tx, ctrl_rx) = mpsc::unbounded_channel();
-        self.peers
-            .insert(key, PeerHandle::new(info.clone(), ctrl_tx, now_ms));
-        tracing::debug!(torrent = %self.sum.name, %addr, outgoing, source = source.label(), "peer connected");
-        match (shared, fetch) {
-            (Some(t), _) => {
-                tokio::spawn(async move {
-                    let _slot = slot;
-                    let r = match stream {
-                        PeerStream::Tcp(s) => {
-                            peer_conn::run(t.clone(), key, s, info, remote, ctrl_rx).await
-                        }
-                    };
-                    t.peer_event(key, PeerEvent::Gone { error: r.err() });
-                });
-            }
-            (None, Some(f)) => {
-                tokio::spawn(async move {
-                    let _slot = slot;
-                    let r = match stream {
-                        PeerStream::Tcp(s) => {
-                            peer_conn::run_metadata(f.clone(), key, s, info, remote, ctrl_rx).await
-                        }
-                    };
-                    f.peer_event(key, PeerEvent::Gone { error: r.err() });
-                });
-            }
-            (None, None) => return,
-        }
-        self.schedule_sweep(env);
-    }
-
-    /// An incoming peer that told its listen port (BEP 10 `p`) can be dialled there.
-    fn learn_listen_addr(&mut self, info: &PeerInfo, now: Instant) {
-        let port = info.listen_port.load(Ordering::Relaxed);
-        if !info.outgoing && port != 0 {
-            self.book.add(
-                SocketAddr::new(info.addr.ip(), port),
-                PeerSource::Incoming,
-                now,
-            );
-        }
-    }
-
-    /// The info dictionary of the magnet link arrived and hashes to the info hash: make it
-    /// the torrent's metainfo (kept in the state store so it is never fetched again),
-    /// close the metadata connections (their addresses are dialled again with the full
-    /// protocol), and go on to the check and the download.
-    fn metadata_arrived(&mut self, env: &mut Env<'_>) {
-        let Some(info) = self
-            .pending
-            .as_ref()
-            .and_then(|p| p.fetch.as_ref())
-            .and_then(|f| f.take_done())
-        else {
-            return;
-        };
-        let Some(pending) = self.pending.take() else {
-            return;
-        };
-        let bytes = crate::metainfo::create::torrent_from_info(&info, &self.sum.trackers);
-        let meta = match Metainfo::from_bytes(&bytes) {
-            Ok(m) => m,
-            Err(e) => {
-                let err = TorrentError {
-                    kind: TorrentErrorKind::BadMetadata,
-                    message: format!("the metadata peers sent is not a usable torrent: {e}"),
-                };
-                self.pending = Some(PendingMetadata {
-                    link: pending.link,
-                    fetch: None,
-                });
-                self.input(Input::Failed(err), env);
-                return;
-            }
-        };
-        if let Some(store) = env.store
-            && let Err(e) = store.put_metainfo(&meta.info_hash, &bytes)
-        {
-            // it stays in memory for this run; the next run fetches it again
-            self.keep_meta = true;
-            self.log(
-                env,
-                EventLevel::Error,
-                EventKind::DiskError,
-                format!("cannot keep the fetched metadata in the state folder: {e}"),
-            );
-        }
-        // the metadata connections end; the addresses stay known and are dialled again
-        let now = env.now;
-        for (_, p) in self.peers.iter() {
-            p.send(PeerCtrl::Disconnect("metadata complete"));
-        }
-        let old = std::mem::take(&mut self.peers);
-        for (k, p) in old.iter() {
-            self.choker.peer_gone(*k);
-            if p.info.outgoing {
-                self.book.release(p.info.addr, now);
-            } else {
-                self.book.disconnected(p.info.addr, true, false, now);
-                self.learn_listen_addr(&p.info, now);
-            }
-        }
-        self.sum = Summary::of(&meta);
-        if self.sum.private {
-            // BEP 27: the info dictionary says private; neither the DHT nor LSD is used
-            // from now on
-            self.dht_stop(env);
-            self.lsd_stop(env);
-        }
-        let n = self.sum.piece_count();
-        self.have = Bitfield::new(n);
-        // BEP 53: indices into the info dictionary's file list
-        self.wanted = Wanted::select_only(&pending.link.select_only, &self.sum);
-        let files = meta.files.iter().filter(|f| !f.pad).count();
-        let size = crate::metainfo::human_size(meta.payload_size());
-        self.meta = Some(Arc::new(meta));
-        self.persist_dirty = true;
-        self.log(
-            env,
-            EventLevel::Info,
-            EventKind::StateChanged,
-            format!("metadata received: {size} in {files} files, {n} pieces"),
-        );
-        self.input(Input::MetadataReady, env);
-    }
-
-    fn evict(&mut self, key: u64, env: &mut Env<'_>) {
-        if let Some(p) = self.peers.remove(key) {
-            tracing::debug!(addr = %p.info.addr, "evicting an idle peer for a newcomer");
-            p.send(PeerCtrl::Disconnect("evicted for a newcomer"));
-            self.book
-                .disconnected(p.info.addr, !p.info.outgoing, false, env.now);
-            self.choker.peer_gone(key);
-        }
-    }
-
-    /// Peer exchange (BEP 11): hand every connection the list of peers connected now
-    /// (dialable addresses: the one we dialled, or an incoming peer's listen port); each
-    /// connection sends its peer the difference at most once a minute. Off for private
-    /// torrents (BEP 27) and with `pex = false`.
-    fn share_peers(&self, shared: &TorrentShared, env: &Env<'_>) {
-        if !env.ctx.config.pex || shared.is_private() || self.peers.len() < 2 {
-            return;
-        }
-        let n = shared.piece_count();
-        let list: Vec<crate::peer::pex::PexPeer> = self
-            .peers
-            .iter()
-            .filter_map(|(_, p)| {
-                let i = &p.info;
-                let port = i.listen_port.load(Ordering::Relaxed);
-                let addr = if i.outgoing {
-                    i.addr
-                } else if port != 0 {
-                    std::net::SocketAddr::new(i.addr.ip(), port)
-                } else {
-                    return None;
-                };
-                let mut flags = 0;
-                if n > 0 && i.pieces.load(Ordering::Relaxed) == n {
-                    flags |= crate::peer::pex::FLAG_SEED;
-                }
-                if i.outgoing {
-                    flags |= crate::peer::pex::FLAG_REACHABLE;
-                }
-                Some(crate::peer::pex::PexPeer { addr, flags })
-            })
-            .collect();
-        if !list.is_empty() {
-            self.peers.broadcast(&PeerCtrl::Pex(Arc::new(list)));
-        }
-    }
-
-    /// An event from connection `key`.
-    pub fn on_peer(&mut self, key: u64, ev: PeerEvent, env: &mut Env<'_>) {
-        match ev {
-            PeerEvent::InterestChanged => self.fill_slots(env),
-            PeerEvent::CancelElsewhere(block) => {
-                for (k, p) in self.peers.iter() {
-                    if *k != key {
-                        p.send(PeerCtrl::Cancel(block));
-                    }
-                }
-            }
-            PeerEvent::PieceUnreadable { piece, error } => self.piece_lost(piece, &error, env),
-            PeerEvent::MetadataComplete => self.metadata_arrived(env),
-            PeerEvent::Pex(added) => {
-                // a seed has no use for other seeds
-                let seeding = self.shared.as_ref().is_some_and(|s| s.is_complete());
-                let mut new = 0;
-                for p in added {
-                    if seeding && p.flags & crate::peer::pex::FLAG_SEED != 0 {
-                        continue;
-                    }
-                    new += usize::from(self.book.add(p.addr, PeerSource::Pex, env.now));
-                }
-                if new > 0 {
-                    tracing::debug!(torrent = %self.sum.name, new, "peers from ut_pex");
-                    self.connect_more(env);
-                }
-            }
-            PeerEvent::Gone { error } => {
-                self.hash_fails.remove(&key);
-                self.choker.peer_gone(key);
-                if let Some(p) = self.peers.remove(key) {
-                    let n = self.sum.piece_count();
-                    let was_seed = p.info.pieces.load(Ordering::Relaxed) == n && n > 0;
-                    self.book
-                        .disconnected(p.info.addr, !p.info.outgoing, was_seed, env.now);
-                    self.learn_listen_addr(&p.info, env.now);
-                    if let Some(e) = &error {
-                        tracing::debug!(torrent = %self.sum.name, addr = %p.info.addr, "peer closed: {e}");
-                    }
-                    // a slot may have opened
-                    self.fill_slots(env);
-                    self.schedule_sweep(env);
-                    self.connect_more(env);
-                }
-            }
-        }
-    }
-
-    /// Verified piece `piece` could not be read back: it is missing again.
-    fn piece_lost(&mut self, piece: u32, error: &StorageError, env: &mut Env<'_>) {
-        let Some(shared) = self.shared.clone() else {
-            return;
-        };
-        if !shared.have.clear(piece) {
-            return;
-        }
-        shared.picker().piece_lost(piece);
-        if !self.lost_pieces_logged {
-            self.lost_pieces_logged = true;
-            self.log(
-                env,
-                EventLevel::Error,
-                EventKind::DiskError,
-                format!("verified data is missing on disk ({error}); fetching those pieces again"),
-            );
-        }
-        self.peers.broadcast(&PeerCtrl::CheckInterest);
-        self.input(Input::PiecesLost, env);
-    }
-
-    /// A disk worker's result.
-    pub fn on_disk(&mut self, disk_key: u64, ev: DiskEvent, env: &mut Env<'_>) {
-        let Some(shared) = self.shared.clone() else {
-            return;
-        };
-        if shared.disk.key != disk_key {
-            return; // a result for storage opened before a pause or an error
-        }
-        match ev {
-            DiskEvent::PieceVerified(p) => {
-                let complete = {
-                    let mut pk = shared.picker();
-                    if !pk.piece_verified(p) {
-                        return;
-                    }
-                    shared.have.set(p);
-                    pk.is_finished()
-                };
-                self.persist_dirty = true;
-                self.peers.broadcast(&PeerCtrl::Have(p));
-                if complete {
-                    // the files must still be the ones we wrote (a deleted download folder
-                    // leaves open handles writing into unlinked files)
-                    if let Err(e) = shared
-                        .disk
-                        .storage
-                        .create_empty_files()
-                        .and_then(|()| shared.disk.storage.verify_files_present())
-                    {
-                        let err = storage_error(&e);
-                        self.log(
-                            env,
-                            EventLevel::Error,
-                            EventKind::DiskError,
-                            err.message.clone(),
-                        );
-                        self.input(Input::Failed(err), env);
-                        return;
-                    }
-                    self.log(
-                        env,
-                        EventLevel::Info,
-                        EventKind::Completed,
-                        "download complete".into(),
-                    );
-                    self.peers.broadcast(&PeerCtrl::CheckInterest);
-                    self.input(Input::Complete, env);
-                }
-            }
-            DiskEvent::PieceFailed(p) => {
-                let peers = shared.picker().piece_failed(p);
-                let size = u64::from(shared.geometry.piece_size(p));
-                shared.stats.wasted.fetch_add(size, Ordering::Relaxed);
-                self.log(
-                    env,
-                    EventLevel::Warn,
-                    EventKind::HashFailed,
-                    format!("piece {p} failed its hash check; fetching it again"),
-                );
-                // peers we lost interest in while the piece was being hashed have it again
-                self.peers.broadcast(&PeerCtrl::CheckInterest);
-                for key in peers {
-                    let n = self.hash_fails.entry(key).or_default();
-                    *n += 1;
-                    if *n >= MAX_HASH_FAILS {
-                        let n = *n;
-                        if let Some(p) = self.peers.get(key) {
-                            let addr = p.info.addr;
-                            p.send(PeerCtrl::Disconnect("banned"));
-                            self.book.ban(addr.ip());
-                            self.log(
-                                env,
-                                EventLevel::Warn,
-                                EventKind::PeerBanned,
-                                format!("banning peer {addr}: {n} pieces from it failed their hash check"),
-                            );
-                        }
-                    }
-                }
-            }
-            DiskEvent::Error(e) => {
-                // the piece is not on disk: it is fetched again once the cause is fixed
-                // (the torrent stops now; partial pieces go with its shared state)
-                if e.piece_done {
-                    shared.picker().piece_failed(e.piece);
-                }
-                let err = storage_error(&e.error);
-                self.log(
-                    env,
-                    EventLevel::Error,
-                    EventKind::DiskError,
-                    err.message.clone(),
-                );
-                self.input(Input::Failed(err), env);
-            }
         }
     }
 
@@ -1626,124 +631,6 @@ impl Torrent {
             Some(s) => s.have.count(),
             None => self.have.count(),
         }
-    }
-
-    /// Move the files to `to` (`move_data`), or only point the torrent there and recheck
-    /// ("set location", the user moved the files). A move runs on a blocking thread; the
-    /// torrent is out of the swarm meanwhile and comes back as it was.
-    pub fn move_storage(&mut self, to: PathBuf, move_data: bool, env: &mut Env<'_>) {
-        if to == self.save_dir {
-            return;
-        }
-        if self.pending.is_some() {
-            // no files yet: the download simply goes there
-            self.log(
-                env,
-                EventLevel::Info,
-                EventKind::StateChanged,
-                format!("save folder set to {}", to.display()),
-            );
-            self.set_save_dir(to, env);
-            return;
-        }
-        if !move_data {
-            self.log(
-                env,
-                EventLevel::Info,
-                EventKind::StateChanged,
-                format!("location set to {}; rechecking", to.display()),
-            );
-            self.set_save_dir(to, env);
-            self.input(Input::Recheck, env);
-            return;
-        }
-        let before = self.life.ui_state();
-        self.input(Input::MoveStart, env);
-        if self.life.ui_state() != TorrentState::Moving {
-            self.log(
-                env,
-                EventLevel::Warn,
-                EventKind::StateChanged,
-                format!("cannot move while {}", before.label().to_lowercase()),
-            );
-            return;
-        }
-        let Ok(meta) = self.load_meta(env) else {
-            self.input(Input::MoveDone, env);
-            return;
-        };
-        // no handle may stay open on the old files
-        if let Some(d) = self.disk.take() {
-            d.storage.close_all();
-            env.ctx.link.pool.forget(d.key);
-        }
-        let mut rel: Vec<PathBuf> = meta
-            .files
-            .iter()
-            .filter(|f| !f.pad)
-            .map(|f| f.path.clone())
-            .collect();
-        rel.push(PathBuf::from(format!(
-            ".{}.parts",
-            self.sum.info_hash.to_hex()
-        )));
-        let from = self.save_dir.clone();
-        let progress = Arc::new(std::sync::atomic::AtomicU64::new(0));
-        self.moving = Some(progress.clone());
-        let ctx = env.ctx.clone();
-        let id = self.id;
-        self.log(
-            env,
-            EventLevel::Info,
-            EventKind::StateChanged,
-            format!(
-                "moving its files from {} to {}",
-                from.display(),
-                to.display()
-            ),
-        );
-        tokio::task::spawn_blocking(move || {
-            let result = crate::storage::mover::move_payload(&from, &to, &rel, &progress)
-                .map(|()| to)
-                .map_err(|e| e.to_string());
-            ctx.send(SessionEvent::Moved {
-                torrent: id,
-                result,
-            });
-        });
-    }
-
-    /// A move ended.
-    pub fn on_moved(&mut self, result: Result<PathBuf, String>, env: &mut Env<'_>) {
-        self.moving = None;
-        match result {
-            Ok(to) => {
-                self.log(
-                    env,
-                    EventLevel::Info,
-                    EventKind::StateChanged,
-                    format!("files moved to {}", to.display()),
-                );
-                self.set_save_dir(to, env);
-            }
-            Err(e) => self.log(
-                env,
-                EventLevel::Error,
-                EventKind::DiskError,
-                format!("moving failed, the files stay where they were: {e}"),
-            ),
-        }
-        self.input(Input::MoveDone, env);
-    }
-
-    fn set_save_dir(&mut self, to: PathBuf, env: &mut Env<'_>) {
-        self.save_dir = to;
-        if let Some(d) = self.disk.take() {
-            d.storage.close_all();
-            env.ctx.link.pool.forget(d.key);
-        }
-        self.file_stats.clear();
-        self.persist_dirty = true;
     }
 
     /// The disk guard pauses a download: its volume has too little free space.
@@ -1785,49 +672,6 @@ impl Torrent {
         self.limits.upload.set_rate(upload);
         self.persist_dirty = true;
     }
-
-    /// Announce to every tracker now (as far as `min interval` allows).
-    pub fn reannounce(&mut self, env: &mut Env<'_>) {
-        if self.life.is_running() {
-            self.trackers.reannounce(env.now);
-            self.schedule_announce(env);
-        }
-    }
-
-    /// The payload files (absolute paths), the top folder and the part file, for
-    /// delete-data; `None` when the metainfo cannot be loaded.
-    pub fn data_paths(&mut self, env: &Env<'_>) -> Option<(Vec<PathBuf>, Option<PathBuf>)> {
-        let meta = self.load_meta(env).ok()?;
-        let mut files: Vec<PathBuf> = meta
-            .files
-            .iter()
-            .filter(|f| !f.pad)
-            .map(|f| self.save_dir.join(&f.path))
-            .collect();
-        files.push(
-            self.save_dir
-                .join(format!(".{}.parts", self.sum.info_hash.to_hex())),
-        );
-        let top = meta
-            .multi_file
-            .then(|| meta.files.first())
-            .flatten()
-            .and_then(|f| f.path.components().next())
-            .map(|c| self.save_dir.join(c.as_os_str()));
-        Some((files, top))
-    }
-}
-
-/// Fill in the session-wide parts of an announce: peer id, port, key, numwant.
-fn complete_request(req: &mut AnnounceRequest, ctx: &SessionCtx) {
-    req.peer_id = ctx.peer_id;
-    req.port = ctx.listen_port;
-    req.key = ctx.tracker_key;
-    req.numwant = if req.event == Some(AnnounceEvent::Stopped) {
-        Some(0)
-    } else {
-        ctx.config.announce_numwant()
-    };
 }
 
 /// Now, in Unix seconds.
@@ -1835,22 +679,6 @@ fn now_unix() -> u64 {
     SystemTime::now()
         .duration_since(SystemTime::UNIX_EPOCH)
         .map_or(0, |d| d.as_secs())
-}
-
-/// A storage error as the user sees it: a kind with a hint, and the message.
-pub fn storage_error(e: &StorageError) -> TorrentError {
-    use crate::storage::StorageErrorKind as K;
-    let kind = match e.kind() {
-        K::NoSpace => TorrentErrorKind::NoSpace,
-        K::PermissionDenied => TorrentErrorKind::PermissionDenied,
-        K::ReadOnly => TorrentErrorKind::ReadOnly,
-        K::NotFound | K::FileDeleted | K::Truncated => TorrentErrorKind::FilesMissing,
-        K::Refused | K::Io => TorrentErrorKind::Storage,
-    };
-    TorrentError {
-        kind,
-        message: e.to_string(),
-    }
 }
 
 /// How long the `stopped` announces may take at shutdown.

@@ -5,10 +5,11 @@
 
 use std::sync::Arc;
 
+use super::magnet::PendingMetadata;
 use super::state::{Input, Lifecycle};
 use super::summary::{FileSpan, Summary};
 use super::wanted::Wanted;
-use super::{Env, PendingMetadata, Torrent};
+use super::{Env, Torrent};
 use crate::api::{EventKind, EventLevel, TorrentError, TorrentErrorKind, TorrentId};
 use crate::metainfo::{InfoHash, Magnet};
 use crate::piece::{Bitfield, Geometry};
