@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 
 use super::state::Input;
-use super::{Env, MAX_HASH_FAILS, Torrent};
+use super::{Env, Torrent};
 use crate::api::{EventKind, EventLevel, FilePriority, TorrentError, TorrentErrorKind, TorrentId};
 use crate::engine::ctx::{SessionCtx, SessionEvent};
 use crate::engine::link::message::PeerCtrl;
@@ -348,24 +348,7 @@ impl Torrent {
                 );
                 // peers we lost interest in while the piece was being hashed have it again
                 self.peers.broadcast(&PeerCtrl::CheckInterest);
-                for key in peers {
-                    let n = self.hash_fails.entry(key).or_default();
-                    *n += 1;
-                    if *n >= MAX_HASH_FAILS {
-                        let n = *n;
-                        if let Some(p) = self.peers.get(key) {
-                            let addr = p.info.addr;
-                            p.send(PeerCtrl::Disconnect("banned"));
-                            self.book.ban(addr.ip());
-                            self.log(
-                                env,
-                                EventLevel::Warn,
-                                EventKind::PeerBanned,
-                                format!("banning peer {addr}: {n} pieces from it failed their hash check"),
-                            );
-                        }
-                    }
-                }
+                self.strike(peers, env);
             }
             DiskEvent::Error(e) => {
                 // the piece is not on disk: it is fetched again once the cause is fixed

@@ -34,7 +34,7 @@ mod trackers;
 pub mod view;
 pub mod wanted;
 
-use std::collections::{HashMap, HashSet, VecDeque};
+use std::collections::{HashSet, VecDeque};
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -49,6 +49,7 @@ use self::peer_book::PeerBook;
 use self::peers::PeerSet;
 use self::state::{Effect, Facts, Input, Lifecycle};
 use self::summary::Summary;
+use self::swarm::Strikes;
 use self::trackers::complete_request;
 use self::view::RowCache;
 use self::wanted::Wanted;
@@ -71,8 +72,6 @@ use crate::tracker::{AnnounceRequest, TrackerClient};
 
 /// A running torrent with no peer for this long lets go of its storage and metainfo.
 pub const QUIET_AFTER: Duration = Duration::from_secs(300);
-/// Hash failures after which a peer is dropped and its address banned for this torrent.
-const MAX_HASH_FAILS: u32 = 3;
 
 /// A timer of one torrent.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -217,7 +216,8 @@ pub struct Torrent {
     peers: PeerSet,
     dialing: HashSet<SocketAddr>,
     check: Option<CheckJob>,
-    hash_fails: HashMap<u64, u32>,
+    /// Hash failures per connection (bans).
+    strikes: Strikes,
     meters: (RateMeter, RateMeter),
     /// Byte counters of shared states that were dropped (pause/resume keeps totals).
     carried: (u64, u64, u64),
@@ -281,7 +281,7 @@ impl Torrent {
             peers: PeerSet::new(),
             dialing: HashSet::new(),
             check: None,
-            hash_fails: HashMap::new(),
+            strikes: Strikes::default(),
             meters: Default::default(),
             carried: (0, 0, 0),
             last_round: Instant::now(),
@@ -545,7 +545,7 @@ impl Torrent {
         self.peers = PeerSet::new();
         self.dialing.clear();
         self.book.clear();
-        self.hash_fails.clear();
+        self.strikes.clear();
         self.dht_stop(env);
         self.lsd_stop(env);
         for t in [

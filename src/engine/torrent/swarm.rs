@@ -4,6 +4,7 @@
 //! and housekeeping sweep every 10 s while it has peers, peer exchange (BEP 11), and
 //! going quiet after [`super::QUIET_AFTER`] without peers.
 
+use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
@@ -13,13 +14,14 @@ use tokio::sync::mpsc;
 
 use super::peers::PeerHandle;
 use super::{Env, QUIET_AFTER, TimerKey, Torrent, TorrentTimer, choke};
-use crate::api::PeerSource;
+use crate::api::{EventKind, EventLevel, PeerSource};
 use crate::engine::ctx::{SessionEvent, SlotKind};
 use crate::engine::link::message::{PeerCtrl, PeerError, PeerEvent};
 use crate::engine::link::peer::PeerInfo;
 use crate::engine::link::shared::TorrentShared;
 use crate::engine::link::stream::PeerStream;
 use crate::engine::peer_conn;
+use crate::peer::pex::{self, PexPeer};
 use crate::peer::wire::Handshake;
 
 impl Torrent {
@@ -356,31 +358,34 @@ impl Torrent {
             return;
         }
         let n = shared.piece_count();
-        let list: Vec<crate::peer::pex::PexPeer> = self
+        let list: Vec<PexPeer> = self
             .peers
             .iter()
-            .filter_map(|(_, p)| {
-                let i = &p.info;
-                let port = i.listen_port.load(Ordering::Relaxed);
-                let addr = if i.outgoing {
-                    i.addr
-                } else if port != 0 {
-                    std::net::SocketAddr::new(i.addr.ip(), port)
-                } else {
-                    return None;
-                };
-                let mut flags = 0;
-                if n > 0 && i.pieces.load(Ordering::Relaxed) == n {
-                    flags |= crate::peer::pex::FLAG_SEED;
-                }
-                if i.outgoing {
-                    flags |= crate::peer::pex::FLAG_REACHABLE;
-                }
-                Some(crate::peer::pex::PexPeer { addr, flags })
-            })
+            .filter_map(|(_, p)| pex_entry(&p.info, n))
             .collect();
         if !list.is_empty() {
             self.peers.broadcast(&PeerCtrl::Pex(Arc::new(list)));
+        }
+    }
+
+    /// Pieces that failed their hash check had blocks from `peers`: a peer that sent data of
+    /// [`MAX_HASH_FAILS`] failed pieces is dropped and its IP banned for this torrent.
+    pub(super) fn strike(&mut self, peers: Vec<u64>, env: &mut Env<'_>) {
+        for key in peers {
+            let Some(n) = self.strikes.strike(key) else {
+                continue;
+            };
+            if let Some(p) = self.peers.get(key) {
+                let addr = p.info.addr;
+                p.send(PeerCtrl::Disconnect("banned"));
+                self.book.ban(addr.ip());
+                self.log(
+                    env,
+                    EventLevel::Warn,
+                    EventKind::PeerBanned,
+                    format!("banning peer {addr}: {n} pieces from it failed their hash check"),
+                );
+            }
         }
     }
 
@@ -413,7 +418,7 @@ impl Torrent {
                 }
             }
             PeerEvent::Gone { error } => {
-                self.hash_fails.remove(&key);
+                self.strikes.forget(key);
                 self.choker.peer_gone(key);
                 if let Some(p) = self.peers.remove(key) {
                     let n = self.sum.piece_count();
@@ -431,5 +436,106 @@ impl Torrent {
                 }
             }
         }
+    }
+}
+
+/// Hash failures after which a peer is dropped and its address banned for this torrent.
+pub const MAX_HASH_FAILS: u32 = 3;
+
+/// Hash failures per connection: how many failed pieces each peer sent blocks of.
+#[derive(Debug, Default)]
+pub struct Strikes {
+    counts: HashMap<u64, u32>,
+}
+
+impl Strikes {
+    /// Count a failed piece against connection `key`; its count when that reaches
+    /// [`MAX_HASH_FAILS`] (it is banned), else `None`.
+    pub fn strike(&mut self, key: u64) -> Option<u32> {
+        let n = self.counts.entry(key).or_default();
+        *n += 1;
+        (*n >= MAX_HASH_FAILS).then_some(*n)
+    }
+
+    /// Connection `key` ended: its count goes with it.
+    pub fn forget(&mut self, key: u64) {
+        self.counts.remove(&key);
+    }
+
+    /// The torrent left the swarm: every count goes.
+    pub fn clear(&mut self) {
+        self.counts.clear();
+    }
+}
+
+/// What PEX (BEP 11) tells others of a connected peer: the address it can be dialled at
+/// (the one we dialled, or an incoming peer's listen port; `None` without either), seed
+/// when it has all `count` pieces, reachable when we dialled it.
+pub fn pex_entry(i: &PeerInfo, count: u32) -> Option<PexPeer> {
+    let port = i.listen_port.load(Ordering::Relaxed);
+    let addr = if i.outgoing {
+        i.addr
+    } else if port != 0 {
+        SocketAddr::new(i.addr.ip(), port)
+    } else {
+        return None;
+    };
+    let mut flags = 0;
+    if count > 0 && i.pieces.load(Ordering::Relaxed) == count {
+        flags |= pex::FLAG_SEED;
+    }
+    if i.outgoing {
+        flags |= pex::FLAG_REACHABLE;
+    }
+    Some(PexPeer { addr, flags })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::peer::PeerId;
+
+    #[test]
+    fn a_peer_is_banned_at_the_third_failed_piece_and_forgotten_when_gone() {
+        let mut s = Strikes::default();
+        assert_eq!(s.strike(1), None);
+        assert_eq!(s.strike(2), None);
+        assert_eq!(s.strike(1), None);
+        assert_eq!(s.strike(1), Some(3));
+        assert_eq!(s.strike(1), Some(4), "still banned if it sends more");
+        s.forget(1);
+        assert_eq!(s.strike(1), None, "a new connection starts over");
+        assert_eq!(s.strike(2), None);
+        s.clear();
+        assert_eq!(s.strike(2), None);
+    }
+
+    fn info(outgoing: bool) -> PeerInfo {
+        PeerInfo::new(
+            "127.0.0.1:6881".parse().unwrap(),
+            outgoing,
+            PeerId([1; 20]),
+            PeerSource::Tracker,
+            0,
+        )
+    }
+
+    #[test]
+    fn pex_tells_the_dialled_address_or_the_listen_port_of_an_incoming_peer() {
+        let out = info(true);
+        out.pieces.store(10, Ordering::Relaxed);
+        let e = pex_entry(&out, 10).unwrap();
+        assert_eq!(e.addr, "127.0.0.1:6881".parse().unwrap());
+        assert_eq!(e.flags, pex::FLAG_SEED | pex::FLAG_REACHABLE);
+
+        let inc = info(false);
+        assert_eq!(pex_entry(&inc, 10), None, "incoming without a listen port");
+        inc.listen_port.store(51413, Ordering::Relaxed);
+        inc.pieces.store(3, Ordering::Relaxed);
+        let e = pex_entry(&inc, 10).unwrap();
+        assert_eq!(e.addr, "127.0.0.1:51413".parse().unwrap());
+        assert_eq!(e.flags, 0);
+        // no pieces known yet (a magnet link): nobody is a seed
+        assert_eq!(pex_entry(&out, 0).unwrap().flags, pex::FLAG_REACHABLE);
     }
 }
