@@ -10,7 +10,7 @@
 //! - plain, tested parts: [`state`] (the life cycle, a pure machine), [`wanted`] (file →
 //!   piece priorities), [`summary`] (what is kept of the metainfo; progress arithmetic),
 //!   [`view`] (the list row and detail view), [`persist`] (the state-store record),
-//!   [`announce`] (tracker tiers), [`peer_book`] (known addresses), [`peers`] (connected
+//!   [`check_queue`] (check slots), [`announce`] (tracker tiers), [`peer_book`] (known addresses), [`peers`] (connected
 //!   peers), [`choke`] (upload slots);
 //! - `impl Torrent` pages, one per kind of input: `swarm` (dials, admission, peer events,
 //!   the choke round, PEX, bans), `trackers` (announces, scrapes), [`disk`] (files, checks,
@@ -18,6 +18,7 @@
 //!   `dht` and `lsd` (those peer sources).
 
 pub mod announce;
+pub mod check_queue;
 pub mod choke;
 mod dht;
 pub mod disk;
@@ -34,7 +35,7 @@ mod trackers;
 pub mod view;
 pub mod wanted;
 
-use std::collections::{HashSet, VecDeque};
+use std::collections::HashSet;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -42,6 +43,7 @@ use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant, SystemTime};
 
 use self::announce::{AnnounceJob, TrackerSet};
+pub use self::check_queue::CheckQueue;
 use self::choke::Choker;
 use self::disk::{CheckJob, storage_error};
 use self::magnet::PendingMetadata;
@@ -101,55 +103,6 @@ pub enum TimerKey {
     Checkpoint,
     /// Measure free space of the download volumes.
     DiskGuard,
-}
-
-/// Only a few torrents hash their data at once; the others wait here, in order.
-#[derive(Debug)]
-pub struct CheckQueue {
-    waiting: VecDeque<TorrentId>,
-    running: HashSet<TorrentId>,
-    max: usize,
-}
-
-impl CheckQueue {
-    /// At most `max` checks at once (at least 1).
-    pub fn new(max: usize) -> CheckQueue {
-        CheckQueue {
-            waiting: VecDeque::new(),
-            running: HashSet::new(),
-            max: max.max(1),
-        }
-    }
-
-    fn enqueue(&mut self, id: TorrentId) {
-        if !self.waiting.contains(&id) && !self.running.contains(&id) {
-            self.waiting.push_back(id);
-        }
-    }
-
-    /// Leave the queue or give the slot back.
-    pub fn remove(&mut self, id: TorrentId) {
-        self.waiting.retain(|x| *x != id);
-        self.running.remove(&id);
-    }
-
-    /// Torrents that may start their check now (they hold a slot from here on).
-    pub fn grant(&mut self) -> Vec<TorrentId> {
-        let mut out = Vec::new();
-        while self.running.len() < self.max {
-            let Some(id) = self.waiting.pop_front() else {
-                break;
-            };
-            self.running.insert(id);
-            out.push(id);
-        }
-        out
-    }
-
-    /// Checks running.
-    pub fn running(&self) -> usize {
-        self.running.len()
-    }
 }
 
 /// What a torrent method may touch besides the torrent.
