@@ -1,9 +1,8 @@
 //! The session actor: owns every torrent, accepts incoming peers, answers commands, runs
 //! the one deadline queue and publishes snapshots.
 //!
-//! Nothing else mutates engine state. Front ends talk to it only through
-//! [`SessionHandle::commands`], read [`SessionHandle::snapshots`] and subscribe to events
-//! with [`SessionHandle::subscribe`]. The task sleeps until a command, an event from a
+//! Nothing else mutates engine state. Front ends talk to it only through the
+//! [`Client`] in [`SessionHandle::client`] (commands, snapshots, events). The task sleeps until a command, an event from a
 //! connection, disk thread or tracker task, an incoming connection, or the earliest
 //! deadline: a session whose torrents are idle does not wake up.
 
@@ -16,7 +15,7 @@ use std::time::{Duration, Instant};
 use anyhow::Context as _;
 use tokio::io::AsyncReadExt;
 use tokio::net::{TcpListener, TcpStream};
-use tokio::sync::{broadcast, mpsc, watch};
+use tokio::sync::{mpsc, watch};
 
 use super::ctx::{MAX_PENDING_INCOMING, SessionCtx, SessionEvent, SlotKind};
 use super::event_log::EventLog;
@@ -26,8 +25,8 @@ use super::timer::Timers;
 use super::torrent::state::Input;
 use super::torrent::{CheckQueue, Env, STOP_ANNOUNCE_TIMEOUT, TimerKey, Torrent};
 use crate::api::{
-    AddError, AddRequest, AddSource, Command, CommandSender, EngineEvent, EventKind, EventLevel,
-    GlobalStats, Snapshot, SnapshotReceiver, TorrentDetail, TorrentId, TorrentRow, TorrentState,
+    AddError, AddRequest, AddSource, Client, ClientError, Command, EventKind, EventLevel,
+    GlobalStats, Snapshot, TorrentDetail, TorrentId, TorrentRow, TorrentState,
 };
 use crate::config::Config;
 use crate::metainfo::{InfoHash, Magnet, Metainfo};
@@ -50,24 +49,27 @@ pub const CHECKPOINT_SOON: Duration = Duration::from_secs(1);
 /// How often the disk guard measures free space while something downloads.
 pub const DISK_GUARD_INTERVAL: Duration = Duration::from_secs(10);
 
-/// A running session: channels to drive it and the task to await.
+/// A running session: the client handle to drive it and the task to await.
 #[derive(Debug)]
 pub struct SessionHandle {
-    /// Send commands here.
-    pub commands: CommandSender,
-    /// Latest snapshot.
-    pub snapshots: SnapshotReceiver,
+    /// The one way in: commands, snapshots and events (clone it for each user).
+    pub client: Client,
     /// The TCP port peers can connect to.
     pub listen_port: u16,
-    /// The session task; ends after [`Command::Shutdown`] or when every sender is dropped.
+    /// The session task; ends after [`Command::Shutdown`] or when every client is dropped.
     pub task: tokio::task::JoinHandle<()>,
-    events: broadcast::Sender<EngineEvent>,
 }
 
 impl SessionHandle {
-    /// Receive engine events from now on (see [`Command::RecentEvents`] for the history).
-    pub fn subscribe(&self) -> crate::api::EventReceiver {
-        self.events.subscribe()
+    /// Shut the session down ([`Client::shutdown`]: torrents stopped, trackers told, state
+    /// saved) and wait for its task to end.
+    ///
+    /// # Errors
+    /// [`ClientError::EngineGone`]: the session had stopped already.
+    pub async fn shutdown(self) -> Result<(), ClientError> {
+        let confirmed = self.client.shutdown().await;
+        let _ = self.task.await;
+        confirmed
     }
 }
 
@@ -135,7 +137,7 @@ async fn start_session(
         detail: None,
     }));
     let log = EventLog::new();
-    let events = log.sender();
+    let client = Client::new(cmd_tx, snap_rx, log.sender());
     let session = Session {
         ctx,
         torrents: BTreeMap::new(),
@@ -172,11 +174,9 @@ async fn start_session(
     }
     let task = tokio::spawn(session.run(cmd_rx, ev_rx, listener));
     Ok(SessionHandle {
-        commands: cmd_tx,
-        snapshots: snap_rx,
+        client,
         listen_port,
         task,
-        events,
     })
 }
 
@@ -441,7 +441,7 @@ impl Session {
                     match store.load_metainfo(&info_hash) {
                         Ok(meta) => {
                             self.next_id += 1;
-                            let name = meta.name.clone();
+                            let name = meta.saved_name().to_owned();
                             let t = Torrent::new(
                                 id,
                                 Arc::new(meta),
@@ -758,7 +758,7 @@ impl Session {
         if let Some(id) = existing {
             return Err(AddError::AlreadyAdded {
                 id,
-                name: meta.name.clone(),
+                name: meta.saved_name().to_owned(),
                 info_hash: meta.info_hash.to_hex(),
             });
         }
@@ -768,7 +768,7 @@ impl Session {
             .download_dir
             .unwrap_or_else(|| self.ctx.config.download_dir.clone());
         let info_hash = meta.info_hash;
-        let name = meta.name.clone();
+        let name = meta.saved_name().to_owned();
         if let Some(store) = &self.store {
             store.put_metainfo(&info_hash, &bytes).map_err(|e| {
                 AddError::Storage(format!(
@@ -924,11 +924,10 @@ impl Session {
                 t.data_paths(&env)
             };
             match paths {
-                Some((files, top)) => {
-                    let root = t.save_dir.clone();
+                Some(payload) => {
                     let ctx = self.ctx.clone();
                     tokio::task::spawn_blocking(move || {
-                        let error = delete_payload(&root, &files, top.as_deref()).err();
+                        let error = payload.delete().err().map(|e| e.to_string());
                         ctx.send(SessionEvent::Deleted { name, error });
                     });
                 }
@@ -1394,81 +1393,5 @@ fn validate_resume(store: &StateStore, jobs: Vec<ValidateJob>, ctx: &SessionCtx)
             paused: j.paused,
             why,
         });
-    }
-}
-
-/// Delete a removed torrent's payload files, then the folders they leave empty up to (and
-/// including) its top folder; never anything outside `root`, never through a symlink.
-fn delete_payload(
-    root: &std::path::Path,
-    files: &[PathBuf],
-    top: Option<&std::path::Path>,
-) -> Result<(), String> {
-    let mut errors = Vec::new();
-    let mut dirs = std::collections::BTreeSet::new();
-    for f in files {
-        if !f.starts_with(root) {
-            continue;
-        }
-        match std::fs::symlink_metadata(f) {
-            Ok(m) if m.is_file() || m.file_type().is_symlink() => {
-                if let Err(e) = std::fs::remove_file(f) {
-                    errors.push(format!("{}: {e}", f.display()));
-                }
-            }
-            Ok(_) => errors.push(format!("{}: not a regular file; left alone", f.display())),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-            Err(e) => errors.push(format!("{}: {e}", f.display())),
-        }
-        let mut d = f.parent();
-        while let Some(dir) = d {
-            if dir == root || !dir.starts_with(root) {
-                break;
-            }
-            dirs.insert(dir.to_path_buf());
-            d = dir.parent();
-        }
-    }
-    if let Some(top) = top {
-        dirs.insert(top.to_path_buf());
-    }
-    // deepest first; only empty folders go (remove_dir refuses the others)
-    for d in dirs.iter().rev() {
-        let _ = std::fs::remove_dir(d);
-    }
-    if errors.is_empty() {
-        Ok(())
-    } else {
-        Err(errors.join("; "))
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn delete_payload_removes_files_and_empty_folders_only() {
-        let root = tempfile::tempdir().unwrap();
-        let r = root.path();
-        std::fs::create_dir_all(r.join("t/sub")).unwrap();
-        std::fs::write(r.join("t/a"), b"1").unwrap();
-        std::fs::write(r.join("t/sub/b"), b"2").unwrap();
-        std::fs::write(r.join("t/keep-me"), b"user file").unwrap();
-        std::fs::write(r.join("other"), b"x").unwrap();
-        let files = vec![r.join("t/a"), r.join("t/sub/b"), r.join("t/missing")];
-        delete_payload(r, &files, Some(&r.join("t"))).unwrap();
-        assert!(!r.join("t/a").exists());
-        assert!(!r.join("t/sub").exists(), "empty folder removed");
-        assert!(
-            r.join("t/keep-me").exists(),
-            "files not in the torrent stay"
-        );
-        assert!(r.join("other").exists());
-        // nothing outside the root
-        let outside = tempfile::tempdir().unwrap();
-        std::fs::write(outside.path().join("x"), b"x").unwrap();
-        delete_payload(r, &[outside.path().join("x")], None).unwrap();
-        assert!(outside.path().join("x").exists());
     }
 }

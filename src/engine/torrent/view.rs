@@ -279,7 +279,8 @@ impl Torrent {
                 .zip(self.wanted.files())
                 .filter(|((f, _), _)| !f.pad)
                 .map(|((f, span), prio)| FileRow {
-                    path: f.display_path.join("/"),
+                    path: m.path_in_folder(f),
+                    changed: f.changes.describe(),
                     size: f.length,
                     done: self.sum.file_done(span, &have),
                     priority: *prio,
@@ -293,6 +294,7 @@ impl Torrent {
             id: self.id,
             info_hash: self.sum.info_hash.to_hex(),
             save_path: self.save_dir.clone(),
+            name_changed: meta.as_ref().and_then(|m| m.name_changes.describe()),
             comment: meta.as_ref().and_then(|m| m.comment.clone()),
             created_by: meta.as_ref().and_then(|m| m.created_by.clone()),
             creation_date: meta.as_ref().and_then(|m| m.creation_date),
