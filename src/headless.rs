@@ -16,7 +16,7 @@ use crate::engine::session;
 use crate::metainfo::Metainfo;
 use crate::storage::Storage;
 use crate::storage::check::check_pieces;
-use crate::tui::format;
+use crate::units;
 
 /// Options of `ratorrent download`.
 #[derive(Debug, Clone)]
@@ -37,13 +37,13 @@ pub struct DownloadOptions {
 /// `[ 42.0%] 430.1 MiB / 1.00 GiB  ↓ 312.4 MiB/s  ↑ 0 B/s  peers 1 (1 seeds)  ETA 2s  Downloading`.
 pub fn progress_line(r: &TorrentRow) -> String {
     let pct = r.progress() * 100.0;
-    let eta = r.eta_secs.map_or_else(|| "-".to_string(), format::eta);
+    let eta = r.eta_secs.map_or_else(|| "-".to_string(), units::duration);
     let mut line = format!(
         "[{pct:5.1}%] {} / {}  ↓ {}  ↑ {}  peers {} ({} seeds)  ETA {eta}  {}",
-        format::size(r.done),
-        format::size(r.size),
-        format::rate(r.down_rate),
-        format::rate(r.up_rate),
+        units::size(r.done),
+        units::size(r.size),
+        units::rate(r.down_rate),
+        units::rate(r.up_rate),
         r.peers,
         r.seeds,
         r.state.label(),
@@ -74,10 +74,10 @@ pub fn summary_line(rows: &[&TorrentRow]) -> String {
     format!(
         "[{pct:5.1}%] {complete}/{} complete  {} / {}  ↓ {}  ↑ {}  peers {}",
         rows.len(),
-        format::size(done),
-        format::size(size),
-        format::rate(rows.iter().map(|r| r.down_rate).sum()),
-        format::rate(rows.iter().map(|r| r.up_rate).sum()),
+        units::size(done),
+        units::size(size),
+        units::rate(rows.iter().map(|r| r.down_rate).sum()),
+        units::rate(rows.iter().map(|r| r.up_rate).sum()),
         rows.iter().map(|r| r.peers).sum::<u32>(),
     )
 }
@@ -97,8 +97,8 @@ pub fn seeding_line(rows: &[&TorrentRow]) -> String {
         "seeding {} torrent{}  ↑ {}  uploaded {}  ratio {ratio:.2}  peers {}",
         rows.len(),
         if rows.len() == 1 { "" } else { "s" },
-        format::rate(rows.iter().map(|r| r.up_rate).sum()),
-        format::size(uploaded),
+        units::rate(rows.iter().map(|r| r.up_rate).sum()),
+        units::size(uploaded),
         rows.iter().map(|r| r.peers).sum::<u32>(),
     )
 }
@@ -186,7 +186,7 @@ pub async fn download(mut config: Config, opts: DownloadOptions) -> anyhow::Resu
                     println!(
                         "complete: {} ({}) in {secs:.1} s",
                         r.name,
-                        format::size(r.size)
+                        units::size(r.size)
                     );
                 } else {
                     println!("{}", summary_line(&rows));
@@ -194,7 +194,7 @@ pub async fn download(mut config: Config, opts: DownloadOptions) -> anyhow::Resu
                     println!(
                         "complete: all {} torrents ({}) in {secs:.1} s",
                         rows.len(),
-                        format::size(size)
+                        units::size(size)
                     );
                 }
                 if opts.seed {

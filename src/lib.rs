@@ -4,7 +4,8 @@
 //! - [`api`]: the only types the engine and the UI share (snapshots and commands).
 //! - [`engine`]: the session actor that owns every torrent, its peers and trackers.
 //! - [`tui`]: the ratatui front end, which reads snapshots and sends commands.
-//! - the domain's units: [`piece`] (geometry, blocks, bitfields), below everything else.
+//! - the domain, below everything else: [`piece`] (geometry, blocks, bitfields), [`units`]
+//!   (sizes, rates and durations, formatted and parsed).
 //! - protocol and storage building blocks: [`bencode`], [`metainfo`], [`tracker`], [`dht`],
 //!   [`lsd`], [`peer`], [`storage`].
 //! - [`watch`]: the watch folder (adds dropped .torrent files through the command channel).
@@ -26,4 +27,5 @@ pub mod state;
 pub mod storage;
 pub mod tracker;
 pub mod tui;
+pub mod units;
 pub mod watch;

@@ -17,8 +17,8 @@ use crate::api::{
     AddError, AddRequest, AddSource, Command, EngineEvent, EventLevel, FilePriority, Snapshot,
     TorrentDetail, TorrentId, TorrentRow, TorrentState,
 };
-use crate::config::parse_rate;
 use crate::metainfo::magnet::{Magnet, is_magnet};
+use crate::units::parse_rate;
 
 use super::action::{Action, Context};
 use super::dialog::{Confirm, ConfirmKind, Dialog, Field, Form, FormKind};
@@ -30,6 +30,7 @@ use super::list::{self, StateFilter, View};
 use super::theme::Theme;
 use super::widgets;
 use super::widgets::files::FileTree;
+use crate::units;
 
 /// Most engine events kept for the log views.
 pub const LOG_CAPACITY: usize = 2000;
@@ -1058,7 +1059,7 @@ impl App {
                     lines.push(format!(
                         "  {} ({}){place}",
                         format::clean(&row.name, false),
-                        format::size(row.size)
+                        units::size(row.size)
                     ));
                 }
             }
@@ -1091,7 +1092,7 @@ impl App {
             if v == 0 {
                 "unlimited".to_owned()
             } else {
-                format::rate(v)
+                units::rate(v)
             }
         };
         let sym = self.opts.theme.sym;
@@ -1397,7 +1398,7 @@ fn submit_limits(form: &Form, torrents: &[TorrentId], snapshot: &Snapshot) -> Su
             if v == 0 {
                 "unlimited".to_owned()
             } else {
-                format::rate(v)
+                units::rate(v)
             }
         };
         let mut parts = vec![format!(

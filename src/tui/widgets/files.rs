@@ -14,6 +14,7 @@ use crate::api::{FilePriority, TorrentDetail, TorrentId};
 use crate::tui::app::{Scroll, priority_label};
 use crate::tui::format;
 use crate::tui::theme::{Role, Theme};
+use crate::units;
 
 /// One row of the tree: a folder or a file.
 #[derive(Debug, Clone, PartialEq)]
@@ -343,7 +344,7 @@ pub(crate) fn render(
                 Span::raw(" "),
                 Span::raw(name),
             ]),
-            Line::from(format::size(node.size)).right_aligned(),
+            Line::from(units::size(node.size)).right_aligned(),
             super::progress_line(node.done, node.size, 12, theme),
             Line::styled(prio, prio_style),
         ]);

@@ -11,6 +11,7 @@ use crate::api::TorrentDetail;
 use crate::tui::action::Action;
 use crate::tui::app::{App, Scroll};
 use crate::tui::format;
+use crate::units;
 
 fn lines(app: &App, detail: Option<&TorrentDetail>) -> Vec<Line<'static>> {
     let theme = &app.options().theme;
@@ -44,13 +45,13 @@ fn lines(app: &App, detail: Option<&TorrentDetail>) -> Vec<Line<'static>> {
         ));
     }
     let piece_len = detail.map_or(String::new(), |d| {
-        format!(" of {}", format::size(u64::from(d.piece_length)))
+        format!(" of {}", units::size(u64::from(d.piece_length)))
     });
     out.push((
         "Size".into(),
         format!(
             "{} ({} pieces{piece_len})",
-            format::size(row.size),
+            units::size(row.size),
             row.pieces_total
         ),
         plain,
@@ -60,24 +61,24 @@ fn lines(app: &App, detail: Option<&TorrentDetail>) -> Vec<Line<'static>> {
         format!(
             "{} ({} of {}), {}/{} pieces",
             format::percent(row.done, row.size),
-            format::size(row.done),
-            format::size(row.size),
+            units::size(row.done),
+            units::size(row.size),
             row.pieces_have,
             row.pieces_total
         ),
         plain,
     ));
     let wasted = detail.map_or(String::new(), |d| {
-        format!(", wasted {}", format::size(d.wasted))
+        format!(", wasted {}", units::size(d.wasted))
     });
     out.push((
         "Transferred".into(),
         format!(
             "{} {}  {} {}  ratio {}{wasted}",
             sym.down,
-            format::size(row.downloaded),
+            units::size(row.downloaded),
             sym.up,
-            format::size(row.uploaded),
+            units::size(row.uploaded),
             format::ratio(row.ratio())
         ),
         plain,
@@ -86,7 +87,7 @@ fn lines(app: &App, detail: Option<&TorrentDetail>) -> Vec<Line<'static>> {
         if v == 0 {
             "unlimited".to_owned()
         } else {
-            format::rate(v)
+            units::rate(v)
         }
     };
     out.push((
@@ -94,10 +95,10 @@ fn lines(app: &App, detail: Option<&TorrentDetail>) -> Vec<Line<'static>> {
         format!(
             "{} {} (limit {})  {} {} (limit {})",
             sym.down,
-            format::rate(row.down_rate),
+            units::rate(row.down_rate),
             lim(row.down_limit),
             sym.up,
-            format::rate(row.up_rate),
+            units::rate(row.up_rate),
             lim(row.up_limit)
         ),
         plain,

@@ -28,6 +28,7 @@ use super::app::{App, NoticeLevel, Screen, Tab};
 use super::format;
 use super::list::StateFilter;
 use super::theme::{Role, Theme};
+use crate::units;
 
 /// Speed points handed to the Speed tab: (session, torrent).
 pub type SpeedPoints = (Vec<(u64, u64)>, Option<Vec<(u64, u64)>>);
@@ -252,9 +253,9 @@ fn detail(frame: &mut Frame, area: Rect, app: &App, speed: Option<&SpeedPoints>)
             row.state.label(),
             format::percent(row.done, row.size),
             sym.down,
-            format::rate(row.down_rate),
+            units::rate(row.down_rate),
             sym.up,
-            format::rate(row.up_rate),
+            units::rate(row.up_rate),
         );
         let line = format::fit_with(&text, usize::from(head.width), sym.ascii, sym.ellipsis);
         frame.render_widget(Line::styled(line, theme.title()), head);
@@ -367,9 +368,9 @@ fn message_line(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
                 row.pieces_have,
                 row.pieces_total,
                 sym.down,
-                format::size(row.downloaded),
+                units::size(row.downloaded),
                 sym.up,
-                format::size(row.uploaded),
+                units::size(row.uploaded),
                 format::ratio(row.ratio()),
             ),
             theme.dim(),
@@ -388,26 +389,21 @@ fn status_bar(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
         if v == 0 {
             String::new()
         } else {
-            format!(" (max {})", format::rate(v))
+            format!(" (max {})", units::rate(v))
         }
     };
     let mut figures = vec![
         format!(
             "{} {}{}",
             sym.down,
-            format::rate(g.down_rate),
+            units::rate(g.down_rate),
             limit(g.down_limit)
         ),
-        format!(
-            "{} {}{}",
-            sym.up,
-            format::rate(g.up_rate),
-            limit(g.up_limit)
-        ),
+        format!("{} {}{}", sym.up, units::rate(g.up_rate), limit(g.up_limit)),
         format!("peers {}", g.peers),
     ];
     if let Some(free) = g.free_space {
-        figures.push(format!("free {}", format::size(free)));
+        figures.push(format!("free {}", units::size(free)));
     }
     figures.push(format!("torrents {}", snapshot.rows.len()));
     figures.push(if g.listen_port == 0 {

@@ -16,6 +16,7 @@ use crate::tui::app::App;
 use crate::tui::format;
 use crate::tui::list::SortColumn;
 use crate::tui::theme::{Role, Theme};
+use crate::units;
 
 /// A column of the list.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -234,7 +235,7 @@ fn draw_cell(
         ),
         other => {
             let text = match other {
-                Column::Size => format::size(row.size),
+                Column::Size => units::size(row.size),
                 Column::Eta => eta(row, theme),
                 Column::Ratio => format::ratio(row.ratio()),
                 Column::Seeds => swarm(row.seeds, row.swarm_seeds),
@@ -290,7 +291,7 @@ fn name_width(shown: &[Column], available: u16) -> u16 {
 
 /// A rate, `"-"` for zero, with `*` when the torrent has its own limit.
 fn rate(rate: u64, limit: u64) -> String {
-    let mut s = format::rate_or_dash(rate);
+    let mut s = units::rate_or_dash(rate);
     if limit > 0 {
         s.push('*');
     }
@@ -310,7 +311,7 @@ fn align(column: Column, line: Line<'_>) -> Line<'_> {
 /// rate), `"-"` otherwise.
 fn eta(row: &TorrentRow, theme: &Theme) -> String {
     match (row.eta_secs, row.state) {
-        (Some(secs), _) if secs < 100 * 86_400 => format::eta(secs),
+        (Some(secs), _) if secs < units::DURATION_MAX_SECS => units::duration(secs),
         (Some(_), _) | (None, TorrentState::Downloading) => theme.sym.infinity.to_owned(),
         (None, _) => "-".to_owned(),
     }
