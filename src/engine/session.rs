@@ -588,9 +588,9 @@ impl Session {
             if state == TorrentState::Downloading && f < min {
                 let reason = format!(
                     "only {} free on the volume of {} (min_free_space is {})",
-                    crate::metainfo::human_size(f),
+                    crate::units::size(f),
                     dir.display(),
-                    crate::metainfo::human_size(min)
+                    crate::units::size(min)
                 );
                 self.with(id, |t, env| t.guard_pause(reason, env));
             } else if t.guarded() && f >= min.saturating_add(64 << 20) {

@@ -3,25 +3,7 @@
 use std::fmt::Write;
 
 use super::Metainfo;
-
-/// A size for people: `"500 bytes"` below 1 KiB, else two decimals in the largest binary
-/// unit plus the exact count, e.g. `"1.00 GiB (1073741824 bytes)"`.
-pub fn human_size(bytes: u64) -> String {
-    const UNITS: [&str; 6] = ["KiB", "MiB", "GiB", "TiB", "PiB", "EiB"];
-    if bytes < 1024 {
-        return format!("{bytes} bytes");
-    }
-    let mut value = bytes as f64 / 1024.0;
-    let mut unit = UNITS[0];
-    for next in &UNITS[1..] {
-        if value < 1024.0 {
-            break;
-        }
-        value /= 1024.0;
-        unit = next;
-    }
-    format!("{value:.2} {unit} ({bytes} bytes)")
-}
+use crate::units::size_and_bytes;
 
 /// `s` with control characters escaped (`\r`, `\u{1b}`), safe to print on a terminal.
 fn printable(s: &str) -> String {
@@ -84,15 +66,15 @@ impl Metainfo {
             s,
             "Pieces:        {} x {}",
             self.piece_count(),
-            human_size(u64::from(self.piece_length))
+            size_and_bytes(u64::from(self.piece_length))
         );
-        let _ = writeln!(s, "Total size:    {}", human_size(self.payload_size()));
+        let _ = writeln!(s, "Total size:    {}", size_and_bytes(self.payload_size()));
         let pads = self.files.iter().filter(|f| f.pad).count();
         if pads > 0 {
             let _ = writeln!(
                 s,
                 "Padding:       {} in {pads} padding file(s) (BEP 47, not written to disk)",
-                human_size(self.total_length - self.payload_size())
+                size_and_bytes(self.total_length - self.payload_size())
             );
         }
         let _ = writeln!(
@@ -151,7 +133,7 @@ impl Metainfo {
             } else {
                 self.name.clone()
             };
-            let _ = write!(s, "  {}  {}", printable(&shown), human_size(f.length));
+            let _ = write!(s, "  {}  {}", printable(&shown), size_and_bytes(f.length));
             if f.symlink {
                 match &f.symlink_target {
                     Some(t) => {
@@ -175,19 +157,6 @@ impl Metainfo {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn sizes() {
-        assert_eq!(human_size(0), "0 bytes");
-        assert_eq!(human_size(1023), "1023 bytes");
-        assert_eq!(human_size(1024), "1.00 KiB (1024 bytes)");
-        assert_eq!(human_size(270_544), "264.20 KiB (270544 bytes)");
-        assert_eq!(human_size(1 << 30), "1.00 GiB (1073741824 bytes)");
-        assert_eq!(
-            human_size(u64::MAX),
-            "16.00 EiB (18446744073709551615 bytes)"
-        );
-    }
 
     #[test]
     fn dates() {

@@ -18,7 +18,6 @@ mod parse;
 pub mod path;
 
 pub use create::{CreateError, TorrentBuilder};
-pub use describe::human_size;
 pub use magnet::{Magnet, MagnetError};
 pub use parse::{
     BLOCK_SIZE, FileInfo, MAX_PIECE_LENGTH, MAX_SYMLINK_HOPS, MAX_TORRENT_FILE_BYTES, Metainfo,

@@ -1672,7 +1672,7 @@ impl Torrent {
             self.piece_prio = self.compute_piece_priorities();
         }
         let files = meta.files.iter().filter(|f| !f.pad).count();
-        let size = crate::metainfo::human_size(meta.payload_size());
+        let size = crate::units::size(meta.payload_size());
         self.meta = Some(Arc::new(meta));
         self.persist_dirty = true;
         self.dirty = true;
