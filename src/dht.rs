@@ -72,6 +72,7 @@ use thiserror::Error;
 use tokio::sync::{Notify, Semaphore, mpsc, watch};
 
 use crate::metainfo::InfoHash;
+use crate::net::{Scope, scope_of};
 
 /// File name of the saved routing table inside a state folder.
 pub const STATE_FILE_NAME: &str = "dht.dat";
@@ -138,59 +139,6 @@ pub enum DhtError {
         /// The OS error.
         error: std::io::Error,
     },
-}
-
-/// How far an address reaches, for deciding which addresses the DHT may lead us to.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Scope {
-    /// 127.0.0.0/8, ::1.
-    Loopback,
-    /// Private (RFC 1918), shared (100.64.0.0/10), link-local, IPv6 unique-local.
-    Local,
-    /// Everything else that is a unicast host address.
-    Global,
-}
-
-/// The scope of `ip`, or `None` for addresses that never name a peer: unspecified,
-/// broadcast, multicast, 0.0.0.0/8, 240.0.0.0/4, documentation ranges. IPv4-mapped IPv6
-/// addresses count as their IPv4 address.
-pub fn scope_of(ip: IpAddr) -> Option<Scope> {
-    match ip {
-        IpAddr::V4(a) => {
-            let o = a.octets();
-            if a.is_unspecified()
-                || a.is_broadcast()
-                || a.is_multicast()
-                || a.is_documentation()
-                || o[0] == 0
-                || o[0] >= 240
-            {
-                None
-            } else if a.is_loopback() {
-                Some(Scope::Loopback)
-            } else if a.is_private() || a.is_link_local() || (o[0] == 100 && o[1] & 0xc0 == 64) {
-                Some(Scope::Local)
-            } else {
-                Some(Scope::Global)
-            }
-        }
-        IpAddr::V6(a) => {
-            if let Some(v4) = a.to_ipv4_mapped() {
-                return scope_of(IpAddr::V4(v4));
-            }
-            let s0 = a.segments()[0];
-            if a.is_unspecified() || a.is_multicast() || (s0 == 0x2001 && a.segments()[1] == 0xdb8)
-            {
-                None
-            } else if a.is_loopback() {
-                Some(Scope::Loopback)
-            } else if s0 & 0xfe00 == 0xfc00 || s0 & 0xffc0 == 0xfe80 {
-                Some(Scope::Local)
-            } else {
-                Some(Scope::Global)
-            }
-        }
-    }
 }
 
 /// The scope a `HOST:PORT` bootstrap entry points into, without resolving it: an IP
@@ -916,39 +864,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn scopes() {
-        let s = |t: &str| scope_of(t.parse().unwrap());
-        assert_eq!(s("127.0.0.9"), Some(Scope::Loopback));
-        assert_eq!(s("::1"), Some(Scope::Loopback));
-        assert_eq!(s("::ffff:127.0.0.1"), Some(Scope::Loopback));
-        for l in [
-            "10.1.2.3",
-            "192.168.0.1",
-            "172.16.0.1",
-            "169.254.1.1",
-            "100.64.0.1",
-        ] {
-            assert_eq!(s(l), Some(Scope::Local), "{l}");
-        }
-        assert_eq!(s("fd00::1"), Some(Scope::Local));
-        assert_eq!(s("fe80::1"), Some(Scope::Local));
-        assert_eq!(s("8.8.8.8"), Some(Scope::Global));
-        assert_eq!(s("2a00::1"), Some(Scope::Global));
-        for n in [
-            "0.0.0.0",
-            "0.1.2.3",
-            "255.255.255.255",
-            "224.0.0.1",
-            "240.0.0.1",
-            "192.0.2.1",
-            "198.51.100.1",
-            "203.0.113.1",
-            "::",
-            "ff02::1",
-            "2001:db8::1",
-        ] {
-            assert_eq!(s(n), None, "{n}");
-        }
+    fn bootstrap_entries_have_the_scope_of_their_host() {
         assert_eq!(
             bootstrap_scope("router.bittorrent.com:6881"),
             Some(Scope::Global)

@@ -5,7 +5,8 @@
 //! - [`engine`]: the session actor that owns every torrent, its peers and trackers.
 //! - [`tui`]: the ratatui front end, which reads snapshots and sends commands.
 //! - the domain, below everything else: [`piece`] (geometry, blocks, bitfields), [`units`]
-//!   (sizes, rates and durations, formatted and parsed).
+//!   (sizes, rates and durations, formatted and parsed), [`net`] (address scope, tracker
+//!   URLs fit to show).
 //! - protocol and storage building blocks: [`bencode`], [`metainfo`], [`tracker`], [`dht`],
 //!   [`lsd`], [`peer`], [`storage`].
 //! - [`watch`]: the watch folder (adds dropped .torrent files through the command channel).
@@ -21,6 +22,7 @@ pub mod engine;
 pub mod headless;
 pub mod lsd;
 pub mod metainfo;
+pub mod net;
 pub mod peer;
 pub mod piece;
 pub mod state;

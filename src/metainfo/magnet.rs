@@ -275,7 +275,7 @@ impl Magnet {
         }
         for (i, t) in self.trackers.iter().enumerate() {
             let label = if i == 0 { "trackers:" } else { "" };
-            let _ = writeln!(s, "{label:<14}{}", esc(&crate::tracker::mask_passkey(t)));
+            let _ = writeln!(s, "{label:<14}{}", esc(&crate::net::mask_passkey(t)));
         }
         if !self.peers.is_empty() {
             let list: Vec<String> = self.peers.iter().map(|p| p.to_string()).collect();

@@ -239,7 +239,7 @@ pub fn parse_scrape(
 /// # Errors
 /// [`TrackerError::InvalidUrl`] without a host or a valid port.
 pub fn host_port(url: &str) -> Result<(String, u16), TrackerError> {
-    let bad = || TrackerError::InvalidUrl(super::host_of(url));
+    let bad = || TrackerError::InvalidUrl(crate::net::host_of(url));
     let rest = url
         .trim()
         .split_once("://")

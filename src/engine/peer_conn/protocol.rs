@@ -441,11 +441,11 @@ impl Conn {
                 return;
             }
         };
-        let sender_local = pex::is_local(self.info.addr.ip());
+        let sender_local = crate::net::is_local(self.info.addr.ip());
         let added: Vec<PexPeer> = m
             .added
             .into_iter()
-            .filter(|p| sender_local || !pex::is_local(p.addr.ip()))
+            .filter(|p| sender_local || !crate::net::is_local(p.addr.ip()))
             .collect();
         if !added.is_empty() {
             self.t.peer_event(self.key, PeerEvent::Pex(added));
