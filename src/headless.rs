@@ -16,7 +16,7 @@ use crate::engine::session;
 use crate::metainfo::Metainfo;
 use crate::storage::Storage;
 use crate::storage::check::check_pieces;
-use crate::units;
+use crate::{units, untrusted};
 
 /// Options of `ratorrent download`.
 #[derive(Debug, Clone)]
@@ -50,11 +50,11 @@ pub fn progress_line(r: &TorrentRow) -> String {
     );
     if let Some(e) = &r.error {
         line.push_str("  (");
-        line.push_str(&e.message);
+        line.push_str(&untrusted::line(&e.message));
         line.push(')');
     } else if let Some(m) = &r.message {
         line.push_str("  (");
-        line.push_str(m);
+        line.push_str(&untrusted::line(m));
         line.push(')');
     }
     line
@@ -172,9 +172,9 @@ pub async fn download(mut config: Config, opts: DownloadOptions) -> anyhow::Resu
         if let Some(r) = rows.iter().find(|r| r.state == TorrentState::Error) {
             let why = r.error.as_ref().map_or_else(
                 || "failed".to_string(),
-                |e| format!("{} ({})", e.message, e.kind.hint()),
+                |e| format!("{} ({})", untrusted::line(&e.message), e.kind.hint()),
             );
-            break Err(anyhow::anyhow!("{}: {why}", r.name));
+            break Err(anyhow::anyhow!("{}: {why}", untrusted::line(&r.name)));
         }
         let done_now = rows.len() == ids.len() && rows.iter().all(|r| is_done(r));
         if done_now && !all_done {
@@ -185,7 +185,7 @@ pub async fn download(mut config: Config, opts: DownloadOptions) -> anyhow::Resu
                     println!("{}", progress_line(r));
                     println!(
                         "complete: {} ({}) in {secs:.1} s",
-                        r.name,
+                        untrusted::line(&r.name),
                         units::size(r.size)
                     );
                 } else {

@@ -6,7 +6,7 @@
 //! - [`tui`]: the ratatui front end, which reads snapshots and sends commands.
 //! - the domain, below everything else: [`piece`] (geometry, blocks, bitfields), [`units`]
 //!   (sizes, rates and durations, formatted and parsed), [`net`] (address scope, tracker
-//!   URLs fit to show).
+//!   URLs fit to show), [`untrusted`] (the policy for untrusted text shown on a terminal).
 //! - protocol and storage building blocks: [`bencode`], [`metainfo`], [`tracker`], [`dht`],
 //!   [`lsd`], [`peer`], [`storage`].
 //! - [`watch`]: the watch folder (adds dropped .torrent files through the command channel).
@@ -30,4 +30,5 @@ pub mod storage;
 pub mod tracker;
 pub mod tui;
 pub mod units;
+pub mod untrusted;
 pub mod watch;

@@ -4,19 +4,7 @@ use std::fmt::Write;
 
 use super::Metainfo;
 use crate::units::size_and_bytes;
-
-/// `s` with control characters escaped (`\r`, `\u{1b}`), safe to print on a terminal.
-fn printable(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        if c.is_control() {
-            out.extend(c.escape_debug());
-        } else {
-            out.push(c);
-        }
-    }
-    out
-}
+use crate::untrusted::escape;
 
 /// `YYYY-MM-DD HH:MM:SS UTC` for a Unix time in seconds, or `None` outside years 0..=9999.
 fn utc_date(unix: i64) -> Option<String> {
@@ -51,12 +39,12 @@ impl Metainfo {
     /// and count, total size (padding excluded, and shown on its own line when present),
     /// private flag, creation details, trackers by tier (BEP 12), web seeds (BEP 19) and
     /// the files with their sizes (padding files hidden), with the path each is saved at
-    /// when sanitising or renaming changed it, and symlink entries marked. Control
-    /// characters from the torrent are escaped. Ends with a newline.
+    /// when sanitising or renaming changed it, and symlink entries marked. Text from the
+    /// torrent is escaped by [`crate::untrusted::escape`]. Ends with a newline.
     pub fn describe(&self) -> String {
         let mut s = String::new();
         // Writing to a String cannot fail.
-        let _ = writeln!(s, "Name:          {}", printable(&self.name));
+        let _ = writeln!(s, "Name:          {}", escape(&self.name));
         let _ = writeln!(s, "Info hash v1:  {}", self.info_hash.to_hex());
         if let Some(v2) = &self.info_hash_v2 {
             let hex: String = v2.iter().map(|b| format!("{b:02x}")).collect();
@@ -87,7 +75,7 @@ impl Metainfo {
             }
         );
         if let Some(by) = &self.created_by {
-            let _ = writeln!(s, "Created by:    {}", printable(by));
+            let _ = writeln!(s, "Created by:    {}", escape(by));
         }
         if let Some(date) = self.creation_date {
             match utc_date(date) {
@@ -100,7 +88,7 @@ impl Metainfo {
             }
         }
         if let Some(c) = &self.comment {
-            let _ = writeln!(s, "Comment:       {}", printable(c));
+            let _ = writeln!(s, "Comment:       {}", escape(c));
         }
         if self.trackers.is_empty() {
             let _ = writeln!(s, "Trackers:      none");
@@ -113,14 +101,14 @@ impl Metainfo {
                     } else {
                         String::new()
                     };
-                    let _ = writeln!(s, "  {label:<9}{}", printable(url));
+                    let _ = writeln!(s, "  {label:<9}{}", escape(url));
                 }
             }
         }
         if !self.web_seeds.is_empty() {
             let _ = writeln!(s, "Web seeds:");
             for url in &self.web_seeds {
-                let _ = writeln!(s, "  {}", printable(url));
+                let _ = writeln!(s, "  {}", escape(url));
             }
         }
         let visible: Vec<_> = self.files.iter().filter(|f| !f.pad).collect();
@@ -133,7 +121,7 @@ impl Metainfo {
             } else {
                 self.name.clone()
             };
-            let _ = write!(s, "  {}  {}", printable(&shown), size_and_bytes(f.length));
+            let _ = write!(s, "  {}  {}", escape(&shown), size_and_bytes(f.length));
             if f.symlink {
                 match &f.symlink_target {
                     Some(t) => {
@@ -175,12 +163,5 @@ mod tests {
         assert_eq!(utc_date(-62_167_219_201), None);
         assert_eq!(utc_date(i64::MAX), None);
         assert_eq!(utc_date(i64::MIN), None);
-    }
-
-    #[test]
-    fn control_characters_are_escaped() {
-        assert_eq!(printable("Icon\r"), "Icon\\r");
-        assert_eq!(printable("a\u{1b}[2J"), "a\\u{1b}[2J");
-        assert_eq!(printable("样例"), "样例");
     }
 }

@@ -258,7 +258,7 @@ impl Magnet {
     pub fn describe(&self) -> String {
         use std::fmt::Write;
         let mut s = String::new();
-        let esc = |t: &str| t.escape_debug().to_string();
+        let esc = |t: &str| crate::untrusted::escape(t).into_owned();
         let _ = writeln!(s, "magnet link");
         let _ = writeln!(
             s,
@@ -337,7 +337,7 @@ fn strip_prefix_ci<'a>(s: &'a str, prefix: &str) -> Option<&'a str> {
 }
 
 fn shorten(s: &str) -> String {
-    let mut out: String = s.chars().filter(|c| !c.is_control()).take(80).collect();
+    let mut out: String = crate::untrusted::line(s).chars().take(80).collect();
     if s.chars().count() > 80 {
         out.push('…');
     }

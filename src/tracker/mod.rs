@@ -412,22 +412,20 @@ pub fn excerpt(body: &[u8]) -> String {
     out
 }
 
-/// Tracker text shown to the user (`failure reason`, `warning message`): lossy UTF-8,
-/// line breaks and tabs turned into spaces, other control characters (terminal escapes)
-/// into U+FFFD, trimmed, at most [`MESSAGE_MAX_CHARS`] characters (a cut text ends in `…`).
+/// Tracker text shown to the user (`failure reason`, `warning message`): lossy UTF-8 made
+/// safe for a terminal by [`crate::untrusted::line`] (line breaks and tabs become spaces,
+/// terminal escapes and other controls U+FFFD), trimmed, at most [`MESSAGE_MAX_CHARS`]
+/// characters (a cut text ends in `…`).
 pub fn sanitize_message(text: &[u8]) -> String {
     let lossy = String::from_utf8_lossy(text);
+    let safe = crate::untrusted::line(lossy.trim());
     let mut out = String::new();
-    for (count, c) in lossy.trim().chars().enumerate() {
+    for (count, c) in safe.chars().enumerate() {
         if count == MESSAGE_MAX_CHARS {
             out.push('…');
             break;
         }
-        out.push(match c {
-            '\n' | '\r' | '\t' => ' ',
-            c if c.is_control() => '\u{FFFD}',
-            c => c,
-        });
+        out.push(c);
     }
     out
 }

@@ -5,7 +5,7 @@
 
 use unicode_width::UnicodeWidthChar;
 
-use crate::units;
+use crate::{units, untrusted};
 
 /// Formats `done` of `total` bytes as a percentage rounded *down* to 0.1 %, so a torrent
 /// shows `"100%"` only when it is complete: `"0.0%"`, `"42.0%"`, `"99.9%"`, `"100%"`.
@@ -25,19 +25,13 @@ pub fn width(text: &str) -> usize {
 }
 
 /// Makes untrusted text (a torrent name, a tracker message) safe and fitting for one cell of
-/// `max_width` terminal columns: control characters (newlines, escapes) become `'�'`, and text
-/// wider than `max_width` is cut with a trailing `'…'`. The result is never wider than
-/// `max_width`.
+/// `max_width` terminal columns: made safe by [`crate::untrusted::line`] (escapes and other
+/// controls become `'�'`, line breaks a space), and cut with a trailing `'…'` when wider than
+/// `max_width`. The result is never wider than `max_width`.
 pub fn fit(text: &str, max_width: usize) -> String {
-    let clean = text
-        .chars()
-        .map(|c| if c.is_control() { '\u{fffd}' } else { c });
-    if width(text) <= max_width && !text.chars().any(char::is_control) {
-        return text.to_owned();
-    }
-    let total: usize = clean.clone().map(|c| c.width().unwrap_or(0)).sum();
-    if total <= max_width {
-        return clean.collect();
+    let clean = untrusted::line(text);
+    if width(&clean) <= max_width {
+        return clean.into_owned();
     }
     if max_width == 0 {
         return String::new();
@@ -45,7 +39,7 @@ pub fn fit(text: &str, max_width: usize) -> String {
     let budget = max_width - 1; // room for the ellipsis
     let mut out = String::new();
     let mut used = 0;
-    for c in clean {
+    for c in clean.chars() {
         let w = c.width().unwrap_or(0);
         if used + w > budget {
             break;
@@ -57,20 +51,18 @@ pub fn fit(text: &str, max_width: usize) -> String {
     out
 }
 
-/// Makes untrusted text safe to draw: control characters become `'\u{fffd}'` (or `'?'`), and
-/// with `ascii` every non-ASCII character becomes `'?'`.
+/// Makes untrusted text safe to draw ([`crate::untrusted::line_with`]): unsafe characters
+/// become `'\u{fffd}'` (or `'?'`), line breaks a space, and with `ascii` every non-ASCII
+/// character becomes `'?'`.
 pub fn clean(text: &str, ascii: bool) -> String {
-    text.chars()
-        .map(|c| {
-            if c.is_control() {
-                if ascii { '?' } else { '\u{fffd}' }
-            } else if ascii && !c.is_ascii() {
-                '?'
-            } else {
-                c
-            }
-        })
-        .collect()
+    if ascii {
+        untrusted::line_with(text, '?')
+            .chars()
+            .map(|c| if c.is_ascii() { c } else { '?' })
+            .collect()
+    } else {
+        untrusted::line(text).into_owned()
+    }
 }
 
 /// [`fit`] for the symbol set in use: cleans `text` (see [`clean`]) and cuts it to
@@ -339,7 +331,8 @@ mod tests {
 
     #[test]
     fn fit_neutralises_control_characters() {
-        assert_eq!(fit("evil\x1b[2Jname\n", 40), "evil\u{fffd}[2Jname\u{fffd}");
+        assert_eq!(fit("evil\x1b[2Jname\n", 40), "evil\u{fffd}[2Jname ");
+        assert_eq!(fit("txt\u{202e}exe.", 40), "txt\u{fffd}exe.");
         assert!(!fit("a\rb\tc", 2).chars().any(char::is_control));
     }
 }
