@@ -188,17 +188,12 @@ struct Saved {
 }
 
 fn hex(b: &[u8]) -> String {
-    b.iter().map(|x| format!("{x:02x}")).collect()
+    data_encoding::HEXLOWER.encode(b)
 }
 
 fn unhex20(s: &str) -> Option<[u8; 20]> {
-    if s.len() != 40 || !s.is_ascii() {
-        return None;
-    }
     let mut out = [0u8; 20];
-    for (i, o) in out.iter_mut().enumerate() {
-        *o = u8::from_str_radix(&s[2 * i..2 * i + 2], 16).ok()?;
-    }
+    crate::metainfo::decode_hex(s, &mut out)?;
     Some(out)
 }
 

@@ -47,8 +47,7 @@ impl Metainfo {
         let _ = writeln!(s, "Name:          {}", escape(&self.name));
         let _ = writeln!(s, "Info hash v1:  {}", self.info_hash.to_hex());
         if let Some(v2) = &self.info_hash_v2 {
-            let hex: String = v2.iter().map(|b| format!("{b:02x}")).collect();
-            let _ = writeln!(s, "Info hash v2:  {hex}");
+            let _ = writeln!(s, "Info hash v2:  {}", data_encoding::HEXLOWER.encode(v2));
         }
         let _ = writeln!(
             s,

@@ -235,7 +235,7 @@ impl Magnet {
         };
         pair("xt", &format!("urn:btih:{}", self.info_hash.to_hex()));
         if let Some(v2) = &self.info_hash_v2 {
-            let hex: String = v2.iter().map(|b| format!("{b:02x}")).collect();
+            let hex = data_encoding::HEXLOWER.encode(v2);
             pair("xt", &format!("urn:btmh:1220{hex}"));
         }
         if let Some(n) = &self.name {
@@ -267,7 +267,7 @@ impl Magnet {
         );
         let _ = writeln!(s, "info hash:    {}", self.info_hash.to_hex());
         if let Some(v2) = &self.info_hash_v2 {
-            let hex: String = v2.iter().map(|b| format!("{b:02x}")).collect();
+            let hex = data_encoding::HEXLOWER.encode(v2);
             let _ = writeln!(s, "info hash v2: {hex} (hybrid: the v1 hash is used)");
         }
         if self.trackers.is_empty() {
@@ -374,15 +374,8 @@ fn parse_btmh(h: &str) -> Result<[u8; 32], MagnetError> {
     let bad = || MagnetError::BadInfoHashV2(shorten(h));
     // multihash: 0x12 = SHA-256, 0x20 = 32 bytes
     let hex = strip_prefix_ci(h, "1220").ok_or_else(bad)?;
-    if hex.len() != 64 {
-        return Err(bad());
-    }
     let mut out = [0u8; 32];
-    for (i, pair) in hex.as_bytes().chunks(2).enumerate() {
-        let hi = (pair[0] as char).to_digit(16).ok_or_else(bad)?;
-        let lo = (pair[1] as char).to_digit(16).ok_or_else(bad)?;
-        out[i] = (hi * 16 + lo) as u8;
-    }
+    super::decode_hex(hex, &mut out).ok_or_else(bad)?;
     Ok(out)
 }
 
