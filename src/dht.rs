@@ -71,6 +71,7 @@ use serde::{Deserialize, Serialize};
 use thiserror::Error;
 use tokio::sync::{Notify, Semaphore, mpsc, watch};
 
+use crate::lock::{MutexExt, RwLockExt};
 use crate::metainfo::InfoHash;
 use crate::net::{Scope, scope_of};
 
@@ -616,12 +617,7 @@ impl Dht {
         if !self.inner.policy.allows(addr) || addr == self.inner.bound {
             return false;
         }
-        let added = self
-            .inner
-            .hints
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .add(addr);
+        let added = self.inner.hints.locked().add(addr);
         if added {
             self.inner.hint_arrived.notify_one();
         }
@@ -654,10 +650,7 @@ impl Dht {
 
 impl Inner {
     fn current(&self) -> Arc<DhtState> {
-        self.current
-            .read()
-            .unwrap_or_else(|e| e.into_inner())
-            .clone()
+        self.current.read_locked().clone()
     }
 
     /// Table entries other than ourselves (the crate may list its own id, learnt through
@@ -685,8 +678,7 @@ impl Inner {
         let in_table: HashSet<SocketAddr> = nodes.iter().map(|(_, a)| *a).collect();
         let hints: Vec<SocketAddr> = self
             .hints
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
+            .locked()
             .list
             .iter()
             .filter(|a| !in_table.contains(a))
@@ -715,11 +707,11 @@ impl Inner {
     /// as bootstrap nodes. The old node's socket closes first (its task is cancelled).
     async fn reseed(&self) {
         let hints: Vec<String> = {
-            let mut h = self.hints.lock().unwrap_or_else(|e| e.into_inner());
+            let mut h = self.hints.locked();
             h.fresh = false;
             h.list.iter().map(SocketAddr::to_string).collect()
         };
-        *self.last_reseed.lock().unwrap_or_else(|e| e.into_inner()) = Some(Instant::now());
+        *self.last_reseed.locked() = Some(Instant::now());
         let old = self.current();
         let nodes = table_nodes(&old, &self.id);
         old.cancellation_token().cancel();
@@ -732,7 +724,7 @@ impl Inner {
             tokio::time::sleep(Duration::from_millis(25)).await;
             match start_node(self.bound, self.id, &nodes, &boot, self.policy).await {
                 Ok(node) => {
-                    *self.current.write().unwrap_or_else(|e| e.into_inner()) = node;
+                    *self.current.write_locked() = node;
                     self.restarts.fetch_add(1, Ordering::Relaxed);
                     self.generation.send_modify(|g| *g += 1);
                     tracing::debug!("DHT: restarted with {} PORT hints", boot.len());
@@ -819,11 +811,10 @@ async fn housekeeping(inner: Arc<Inner>) {
             .nodes
             .send_if_modified(|c| std::mem::replace(c, n) != n);
         let due = {
-            let h = inner.hints.lock().unwrap_or_else(|e| e.into_inner());
+            let h = inner.hints.locked();
             let recent = inner
                 .last_reseed
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
+                .locked()
                 .is_some_and(|t| t.elapsed() < RESEED_INTERVAL);
             h.fresh
                 && !recent

@@ -20,6 +20,7 @@ pub mod config;
 pub mod dht;
 pub mod engine;
 pub mod headless;
+pub mod lock;
 pub mod lsd;
 pub mod metainfo;
 pub mod net;

@@ -29,6 +29,7 @@ use crate::api::{
     GlobalStats, Snapshot, SnapshotReceiver, TorrentDetail, TorrentId, TorrentRow, TorrentState,
 };
 use crate::config::Config;
+use crate::lock::RwLockExt;
 use crate::metainfo::{InfoHash, Magnet, Metainfo};
 use crate::peer::wire::Handshake;
 use crate::state::{StateStore, Stored, Update};
@@ -356,11 +357,7 @@ impl Session {
     /// Run `f` on torrent `id` with the session's parts; note it for the next publish.
     /// The torrent with `info_hash`, if the session has it.
     fn torrent_by_hash(&self, info_hash: &InfoHash) -> Option<TorrentId> {
-        self.registry
-            .read()
-            .unwrap_or_else(|e| e.into_inner())
-            .get(info_hash)
-            .copied()
+        self.registry.read_locked().get(info_hash).copied()
     }
 
     fn with<R>(
@@ -485,10 +482,7 @@ impl Session {
         // removed a moment ago and added again: the pending delete of its record and its
         // .torrent copy must not reach the store after this add
         self.deleted.retain(|h| *h != ih);
-        self.registry
-            .write()
-            .unwrap_or_else(|e| e.into_inner())
-            .insert(ih, id);
+        self.registry.write_locked().insert(ih, id);
         self.torrents.insert(id, t);
         self.order.push(id);
         self.rows.push(Arc::new(TorrentRow::default()));
@@ -869,10 +863,7 @@ impl Session {
         self.checks.remove(id);
         self.timers
             .cancel_where(|k| matches!(k, TimerKey::Torrent(tid, _) if *tid == id));
-        self.registry
-            .write()
-            .unwrap_or_else(|e| e.into_inner())
-            .remove(&t.info_hash());
+        self.registry.write_locked().remove(&t.info_hash());
         if let Some(i) = self.order.iter().position(|x| *x == id) {
             self.order.remove(i);
             self.rows.remove(i);
@@ -1282,10 +1273,7 @@ async fn route_incoming(
         tracing::debug!(%addr, "incoming connection is not BitTorrent");
         return;
     };
-    let known = registry
-        .read()
-        .unwrap_or_else(|e| e.into_inner())
-        .contains_key(&info_hash);
+    let known = registry.read_locked().contains_key(&info_hash);
     if !known {
         tracing::debug!(%addr, %info_hash, "handshake names a torrent we do not serve; closing");
         return;

@@ -24,6 +24,7 @@ use std::path::{Path, PathBuf};
 use redb::{Database, ReadableDatabase, ReadableTable, TableDefinition};
 use thiserror::Error;
 
+use crate::lock::MutexExt;
 use crate::metainfo::{InfoHash, Metainfo};
 
 /// Torrent records by info hash.
@@ -319,31 +320,20 @@ impl StateStore {
         let tmp = dst.with_extension("torrent.tmp");
         std::fs::write(&tmp, bytes)?;
         std::fs::rename(&tmp, &dst)?;
-        self.unsynced
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .push(dst);
+        self.unsynced.locked().push(dst);
         Ok(())
     }
 
     /// Flush the .torrent copies written since the last call (and their folder).
     fn sync_torrents(&self) -> std::io::Result<()> {
-        let files = std::mem::take(
-            &mut *self
-                .unsynced
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner),
-        );
+        let files = std::mem::take(&mut *self.unsynced.locked());
         if files.is_empty() {
             return Ok(());
         }
         let r = self.sync_files(&files);
         if r.is_err() {
             // try again with the next write
-            self.unsynced
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner)
-                .extend(files);
+            self.unsynced.locked().extend(files);
         }
         r
     }

@@ -28,13 +28,14 @@ use std::io;
 use std::os::fd::AsRawFd;
 use std::os::unix::fs::FileExt;
 use std::path::Path;
-use std::sync::{Arc, PoisonError};
+use std::sync::Arc;
 
 use memmap2::{MmapOptions, MmapRaw};
 
 use super::error::{clone_io, io_err};
 use super::handles::Handle;
 use super::{StorageError, StorageMode};
+use crate::lock::{MutexExt, RwLockExt};
 
 /// Region `fallocate`d at once before writing through a mapping (bytes).
 const RESERVE_CHUNK: u64 = 4 << 20;
@@ -79,17 +80,13 @@ fn mapping(
     map_len: u64,
     write: bool,
 ) -> Result<Arc<Mapping>, StorageError> {
-    if let Some(m) = h
-        .map
-        .read()
-        .unwrap_or_else(PoisonError::into_inner)
-        .as_ref()
+    if let Some(m) = h.map.read_locked().as_ref()
         && m.len >= need
         && (m.writable || !write)
     {
         return Ok(m.clone());
     }
-    let mut slot = h.map.write().unwrap_or_else(PoisonError::into_inner);
+    let mut slot = h.map.write_locked();
     if let Some(m) = slot.as_ref()
         && m.len >= need
         && (m.writable || !write)
@@ -262,7 +259,7 @@ fn reserve(h: &Handle, at: u64, len: u64, end: u64) -> io::Result<bool> {
     }
     let first = at / RESERVE_CHUNK;
     let last = (at + len).saturating_sub(1) / RESERVE_CHUNK;
-    let mut done = h.reserved.lock().unwrap_or_else(PoisonError::into_inner);
+    let mut done = h.reserved.locked();
     for c in first..=last {
         if done.contains(&c) {
             continue;

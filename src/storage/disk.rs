@@ -19,7 +19,7 @@
 use std::collections::{BTreeSet, HashMap};
 use std::fmt;
 use std::sync::mpsc;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex};
 use std::thread;
 
 use bytes::Bytes;
@@ -29,6 +29,7 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 #[cfg(doc)]
 use super::StorageErrorKind;
 use super::{Storage, StorageError};
+use crate::lock::MutexExt;
 use crate::piece::{BLOCK_SIZE, BlockRef};
 
 /// Most disk threads a pool starts, whatever it is asked for.
@@ -266,10 +267,7 @@ impl DiskPool {
             Shard::Thread(tx) => {
                 let _ = tx.send(job);
             }
-            Shard::Inline(w) => w
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner)
-                .run_job(job),
+            Shard::Inline(w) => w.locked().run_job(job),
         }
     }
 
@@ -329,10 +327,7 @@ impl DiskPool {
                 Shard::Thread(tx) => {
                     let _ = tx.send(Job::Forget { key });
                 }
-                Shard::Inline(w) => w
-                    .lock()
-                    .unwrap_or_else(PoisonError::into_inner)
-                    .run_job(Job::Forget { key }),
+                Shard::Inline(w) => w.locked().run_job(Job::Forget { key }),
             }
         }
     }

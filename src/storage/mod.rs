@@ -61,11 +61,12 @@ use std::io;
 use std::os::fd::AsRawFd;
 use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::path::{Component, Path, PathBuf};
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, PoisonError};
 
 use serde::Deserialize;
 
+use crate::lock::MutexExt;
 use error::{clone_io, io_err};
 use handles::{FileId, Handle, HandleCell};
 
@@ -357,10 +358,7 @@ impl Storage {
         if slot.pad {
             return Ok(());
         }
-        let _gate = self
-            .part_gate
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner);
+        let _gate = self.part_gate.locked();
         let in_part = slot.to_part.load(Ordering::Acquire);
         if skip {
             if !in_part && self.part.is_some() && std::fs::symlink_metadata(&slot.path).is_err() {
@@ -856,10 +854,7 @@ impl Storage {
                 return Ok(());
             }
             if slot.to_part.load(Ordering::Acquire) {
-                let _gate = self
-                    .part_gate
-                    .lock()
-                    .unwrap_or_else(PoisonError::into_inner);
+                let _gate = self.part_gate.locked();
                 if slot.to_part.load(Ordering::Acquire) {
                     let seg = &data[range.clone()];
                     let r = self.part_io(slot.offset + at, seg.len(), |part, piece, off, r| {
@@ -928,10 +923,7 @@ impl Storage {
                 return Ok(());
             }
             if slot.to_part.load(Ordering::Acquire) {
-                let _gate = self
-                    .part_gate
-                    .lock()
-                    .unwrap_or_else(PoisonError::into_inner);
+                let _gate = self.part_gate.locked();
                 if slot.to_part.load(Ordering::Acquire) {
                     let seg = &mut buf[range.clone()];
                     let r = self.part_io(slot.offset + at, seg.len(), |part, piece, off, r| {

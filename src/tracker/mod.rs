@@ -14,6 +14,7 @@ use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use crate::lock::MutexExt;
 use crate::metainfo::InfoHash;
 use crate::net::host_of;
 use crate::peer::PeerId;
@@ -122,7 +123,7 @@ impl TrackerClient {
     /// (`scheme://host:port`) is marked down at `now` ([`TrackerError::Transport`], the
     /// same text as the last real attempt's); `None` when it may be tried.
     pub fn down_error(&self, url: &str, now: Instant) -> Option<TrackerError> {
-        let down = self.down.lock().unwrap_or_else(|p| p.into_inner());
+        let down = self.down.locked();
         let d = down.get(&host_of(url))?;
         (now < d.until).then(|| TrackerError::Transport(d.error.clone()))
     }
@@ -130,7 +131,7 @@ impl TrackerClient {
     /// Mark `url`'s endpoint down after a transport failure, clear it after any answer.
     fn record<T>(&self, url: &str, result: &Result<T, TrackerError>, now: Instant) {
         let key = host_of(url);
-        let mut down = self.down.lock().unwrap_or_else(|p| p.into_inner());
+        let mut down = self.down.locked();
         match result {
             Err(TrackerError::Transport(msg)) => {
                 if !down.contains_key(&key)
@@ -163,7 +164,7 @@ impl TrackerClient {
 
     /// Endpoints currently marked down at `now` (for tests and the log).
     pub fn endpoints_down(&self, now: Instant) -> usize {
-        let down = self.down.lock().unwrap_or_else(|p| p.into_inner());
+        let down = self.down.locked();
         down.values().filter(|d| now < d.until).count()
     }
 }

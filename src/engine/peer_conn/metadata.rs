@@ -18,6 +18,7 @@ use tokio::sync::mpsc;
 
 use super::{KEEPALIVE_INTERVAL, PeerCtrl, PeerError, PeerInfo, SILENCE_TIMEOUT, Transport};
 use crate::engine::torrent::metadata::{DataOutcome, MetadataFetch, REQUEST_TIMEOUT};
+use crate::lock::MutexExt;
 use crate::peer::extension::{self, OurHandshake, UT_METADATA_ID};
 use crate::peer::metadata::{self, MetadataMsg};
 use crate::peer::wire::{self, Handshake, Message};
@@ -98,7 +99,7 @@ pub async fn run<T: Transport>(
                                 ));
                             };
                             if let Some(c) = &h.client {
-                                *info.client.lock().unwrap_or_else(|e| e.into_inner()) =
+                                *info.client.locked() =
                                     Some(c.clone());
                             }
                             if let Some(p) = h.listen_port {

@@ -20,6 +20,7 @@ use super::{
 use crate::engine::ctx::PeerEvent;
 use crate::engine::picker::BlockOutcome;
 use crate::engine::torrent::shared::TorrentShared;
+use crate::lock::MutexExt;
 use crate::peer::extension::{self, OurHandshake, UT_METADATA_ID, UT_PEX_ID};
 use crate::peer::metadata::{self as bep9, MetadataMsg};
 use crate::peer::pex::{self, PexPeer};
@@ -403,7 +404,7 @@ impl Conn {
                 self.reqq = r;
             }
             if let Some(c) = h.client {
-                *self.info.client.lock().unwrap_or_else(|e| e.into_inner()) = Some(c);
+                *self.info.client.locked() = Some(c);
             }
             if let Some(p) = h.listen_port
                 && !self.info.outgoing

@@ -44,6 +44,7 @@ use crate::api::{
     EventKind, EventLevel, FilePriority, FileRow, PeerFlags, PeerRow, PeerSource, PieceState,
     TorrentDetail, TorrentError, TorrentErrorKind, TorrentId, TorrentRow, TorrentState,
 };
+use crate::lock::MutexExt;
 use crate::metainfo::{InfoHash, Magnet, Metainfo};
 use crate::peer::wire::Handshake;
 use crate::piece::Bitfield;
@@ -2071,8 +2072,7 @@ impl Torrent {
             let up_rate = p.meters.1.sample(up, now);
             let client = i
                 .client
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
+                .locked()
                 .clone()
                 .unwrap_or_else(|| crate::peer::client_name(&i.peer_id));
             peers.push(PeerRow {

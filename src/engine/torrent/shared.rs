@@ -11,6 +11,7 @@ use bytes::Bytes;
 use crate::api::TorrentId;
 use crate::engine::ctx::{Limits, PeerEvent, SessionCtx, SessionEvent};
 use crate::engine::picker::Picker;
+use crate::lock::MutexExt;
 use crate::metainfo::InfoHash;
 use crate::metainfo::Metainfo;
 use crate::piece::{BlockRef, Geometry, HaveBits};
@@ -173,7 +174,7 @@ impl TorrentShared {
 
     /// Lock the picker. Never hold the guard across an await point.
     pub fn picker(&self) -> MutexGuard<'_, Picker> {
-        self.picker.lock().unwrap_or_else(|e| e.into_inner())
+        self.picker.locked()
     }
 
     /// Whether peers are served now (false once the torrent stops: connections wind down).
