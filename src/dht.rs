@@ -376,25 +376,6 @@ fn load_state(path: &Path) -> Option<Saved> {
     }
 }
 
-/// Write `data` to `path` atomically: `path.tmp`, synced, renamed over `path`.
-fn write_atomic(path: &Path, data: &[u8]) -> std::io::Result<()> {
-    use std::io::Write;
-    if let Some(dir) = path.parent()
-        && !dir.as_os_str().is_empty()
-    {
-        std::fs::create_dir_all(dir)?;
-    }
-    let mut tmp = path.as_os_str().to_owned();
-    tmp.push(".tmp");
-    let tmp = PathBuf::from(tmp);
-    {
-        let mut f = std::fs::File::create(&tmp)?;
-        f.write_all(data)?;
-        f.sync_all()?;
-    }
-    std::fs::rename(&tmp, path)
-}
-
 /// Nodes of both tables but `me` (our own id): (id, address).
 fn table_nodes(d: &DhtState, me: &[u8; 20]) -> Vec<([u8; 20], SocketAddr)> {
     d.with_routing_tables(|v4, v6| {
@@ -693,7 +674,11 @@ impl Inner {
         };
         let data = serde_json::to_vec(&saved).unwrap_or_default();
         let p = path.clone();
-        match tokio::task::spawn_blocking(move || write_atomic(&p, &data)).await {
+        match tokio::task::spawn_blocking(move || {
+            crate::atomic_write::write(&p, &data, crate::atomic_write::Durability::Synced)
+        })
+        .await
+        {
             Ok(Ok(())) => Ok(()),
             Ok(Err(error)) => Err(DhtError::Save { path, error }),
             Err(e) => Err(DhtError::Save {

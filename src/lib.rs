@@ -14,6 +14,7 @@
 #![warn(missing_docs)]
 
 pub mod api;
+pub mod atomic_write;
 pub mod bencode;
 pub mod cli;
 pub mod config;

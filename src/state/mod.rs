@@ -24,6 +24,7 @@ use std::path::{Path, PathBuf};
 use redb::{Database, ReadableDatabase, ReadableTable, TableDefinition};
 use thiserror::Error;
 
+use crate::atomic_write::{self, Durability};
 use crate::lock::MutexExt;
 use crate::metainfo::{InfoHash, Metainfo};
 
@@ -317,9 +318,7 @@ impl StateStore {
     /// The copy could not be written (disk full, permissions).
     pub fn put_metainfo(&self, ih: &InfoHash, bytes: &[u8]) -> std::io::Result<()> {
         let dst = self.torrent_path(ih);
-        let tmp = dst.with_extension("torrent.tmp");
-        std::fs::write(&tmp, bytes)?;
-        std::fs::rename(&tmp, &dst)?;
+        atomic_write::write(&dst, bytes, Durability::Deferred)?;
         self.unsynced.locked().push(dst);
         Ok(())
     }
