@@ -746,7 +746,7 @@ impl Session {
                 return self.add_magnet(m, req);
             }
         };
-        let (meta, bytes) = read_torrent(&path).map_err(AddError::Invalid)?;
+        let (meta, bytes) = Metainfo::load_with_bytes(&path).map_err(AddError::Invalid)?;
         let existing = self.torrent_by_hash(&meta.info_hash);
         if let Some(id) = existing {
             return Err(AddError::AlreadyAdded {
@@ -1291,37 +1291,6 @@ async fn route_incoming(
         }),
         Err(e) => tracing::debug!(%addr, "incoming handshake failed: {e}"),
     }
-}
-
-/// Read a .torrent file (bounded) and parse it; the bytes are kept in the state store.
-fn read_torrent(path: &Path) -> Result<(Metainfo, Vec<u8>), String> {
-    use crate::metainfo::{MAX_TORRENT_FILE_BYTES, MetainfoError};
-    use std::io::Read;
-    let io = |source| {
-        MetainfoError::Io {
-            path: path.to_path_buf(),
-            source,
-        }
-        .to_string()
-    };
-    let too_large = || {
-        MetainfoError::FileTooLarge {
-            path: path.to_path_buf(),
-            max: MAX_TORRENT_FILE_BYTES,
-        }
-        .to_string()
-    };
-    let file = std::fs::File::open(path).map_err(io)?;
-    let mut data = Vec::new();
-    file.take(MAX_TORRENT_FILE_BYTES + 1)
-        .read_to_end(&mut data)
-        .map_err(io)?;
-    if data.len() as u64 > MAX_TORRENT_FILE_BYTES {
-        return Err(too_large());
-    }
-    let meta = Metainfo::from_bytes(&data)
-        .map_err(|e| format!("{}: not a valid torrent: {e}", path.display()))?;
-    Ok((meta, data))
 }
 
 /// One restored torrent whose resume data is to be checked against its files.
