@@ -49,31 +49,36 @@
 //! # Which addresses are used
 //! Every address the DHT gives us (peers from `get_peers`, PORT hints) is kept only when
 //! its port is not 0, it is not unspecified, multicast, broadcast, reserved or a
-//! documentation range, and its *scope* ([`Scope`]: loopback, local network, global) is
-//! one the bootstrap list points into: the public bootstrap routers allow global
-//! addresses only, so a node on the internet cannot make us dial `127.0.0.1:22` or a LAN
-//! host; a bootstrap list of `127.0.0.x` nodes (tests, a lab) allows loopback only, so
-//! such a DHT never leads outside the machine. Peers are then dialled through the
-//! torrent's peer book, with its caps (2000 addresses, back-off, bans). The DHT node
-//! itself sends queries to whatever nodes other nodes name (that is how a DHT works),
-//! within the crate's rate limit.
+//! documentation range, and its *scope* ([`crate::net::Scope`]: loopback, local network,
+//! global) is one the bootstrap list points into (`dht/policy.rs`): the public bootstrap
+//! routers allow global addresses only, so a node on the internet cannot make us dial
+//! `127.0.0.1:22` or a LAN host; a bootstrap list of `127.0.0.x` nodes (tests, a lab)
+//! allows loopback only, so such a DHT never leads outside the machine. Peers are then
+//! dialled through the torrent's peer book, with its caps (2000 addresses, back-off,
+//! bans). The DHT node itself sends queries to whatever nodes other nodes name (that is
+//! how a DHT works), within the crate's rate limit.
 
-use std::collections::{HashSet, VecDeque};
+use std::collections::HashSet;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::{Duration, Instant};
 
 use futures::StreamExt;
 use librqbit_dht::{DhtState, Id20};
-use serde::{Deserialize, Serialize};
 use thiserror::Error;
 use tokio::sync::{Notify, Semaphore, mpsc, watch};
 
 use crate::lock::{MutexExt, RwLockExt};
 use crate::metainfo::InfoHash;
-use crate::net::{Scope, scope_of};
+
+mod policy;
+mod state_file;
+
+pub use policy::bootstrap_scope;
+use policy::{Hints, Policy, unmap};
+use state_file::{STATE_VERSION, Saved, empty_table_json, hex, load_state, table_nodes, unhex20};
 
 /// File name of the saved routing table inside a state folder.
 pub const STATE_FILE_NAME: &str = "dht.dat";
@@ -101,9 +106,6 @@ pub const RESEED_INTERVAL: Duration = Duration::from_secs(30);
 pub const MAX_STATE_FILE_BYTES: u64 = 1 << 20;
 /// Most nodes restored from a state file (the crate keeps 512 per family).
 pub const MAX_RESTORED_NODES: usize = 1024;
-/// Format version of the state file.
-const STATE_VERSION: u32 = 1;
-
 /// How to start a [`Dht`].
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DhtOptions {
@@ -140,147 +142,6 @@ pub enum DhtError {
         /// The OS error.
         error: std::io::Error,
     },
-}
-
-/// The scope a `HOST:PORT` bootstrap entry points into, without resolving it: an IP
-/// literal's own scope, `localhost` loopback, any other name global. `None` for an entry
-/// that is not `HOST:PORT` or names an unusable address.
-pub fn bootstrap_scope(entry: &str) -> Option<Scope> {
-    let (host, _port) = entry.rsplit_once(':')?;
-    let host = host
-        .strip_prefix('[')
-        .and_then(|h| h.strip_suffix(']'))
-        .unwrap_or(host);
-    if let Ok(ip) = host.parse::<IpAddr>() {
-        return scope_of(ip);
-    }
-    if host.eq_ignore_ascii_case("localhost") {
-        Some(Scope::Loopback)
-    } else if host.is_empty() {
-        None
-    } else {
-        Some(Scope::Global)
-    }
-}
-
-/// An IPv4-mapped IPv6 address as plain IPv4; others unchanged.
-fn unmap(a: SocketAddr) -> SocketAddr {
-    match a {
-        SocketAddr::V6(v6) => match v6.ip().to_ipv4_mapped() {
-            Some(v4) => SocketAddr::new(IpAddr::V4(v4), v6.port()),
-            None => a,
-        },
-        SocketAddr::V4(_) => a,
-    }
-}
-
-/// The saved routing table (`dht.dat`, JSON).
-#[derive(Debug, Default, Serialize, Deserialize)]
-struct Saved {
-    version: u32,
-    /// Our node id, 40 hex digits.
-    id: String,
-    /// The UDP port we were bound to.
-    port: u16,
-    /// Routing table entries: (node id hex, address).
-    nodes: Vec<(String, SocketAddr)>,
-    /// PORT hints not known to be in the table.
-    hints: Vec<SocketAddr>,
-}
-
-fn hex(b: &[u8]) -> String {
-    data_encoding::HEXLOWER.encode(b)
-}
-
-fn unhex20(s: &str) -> Option<[u8; 20]> {
-    let mut out = [0u8; 20];
-    crate::metainfo::decode_hex(s, &mut out)?;
-    Some(out)
-}
-
-/// The crate's serde form of an empty routing table with our id (the crate offers no
-/// constructor; the version is pinned in Cargo.toml and a unit test checks the shape).
-fn empty_table_json(id: &[u8; 20]) -> String {
-    format!(
-        r#"{{"id":"{}","size":0,"buckets":{{"data":[{{"bits":160,"start":"{}","end_inclusive":"{}","data":{{"Leaf":{{"nodes":[]}}}}}}],"size":0,"max_size":512}}}}"#,
-        hex(id),
-        "0".repeat(40),
-        "f".repeat(40)
-    )
-}
-
-/// Which scopes and families the node accepts.
-#[derive(Debug, Clone, Copy)]
-struct Policy {
-    loopback: bool,
-    local: bool,
-    global: bool,
-    /// The socket is dual stack (or IPv6): IPv6 addresses are usable.
-    ipv6: bool,
-}
-
-impl Policy {
-    fn from_bootstrap(entries: &[String], restored: &[SocketAddr], ipv6: bool) -> Policy {
-        let mut p = Policy {
-            loopback: false,
-            local: false,
-            global: false,
-            ipv6,
-        };
-        let mut any = false;
-        let scopes = entries
-            .iter()
-            .filter_map(|e| bootstrap_scope(e))
-            .chain(restored.iter().filter_map(|a| scope_of(a.ip())));
-        for s in scopes {
-            any = true;
-            match s {
-                Scope::Loopback => p.loopback = true,
-                Scope::Local => p.local = true,
-                Scope::Global => p.global = true,
-            }
-        }
-        if !any {
-            p.global = true;
-        }
-        p
-    }
-
-    fn allows(&self, a: SocketAddr) -> bool {
-        let a = unmap(a);
-        if a.port() == 0 || (a.is_ipv6() && !self.ipv6) {
-            return false;
-        }
-        match scope_of(a.ip()) {
-            Some(Scope::Loopback) => self.loopback,
-            Some(Scope::Local) => self.local,
-            Some(Scope::Global) => self.global,
-            None => false,
-        }
-    }
-}
-
-/// PORT hints: one address per IP, oldest first, at most [`MAX_HINTS`].
-#[derive(Debug, Default)]
-struct Hints {
-    list: VecDeque<SocketAddr>,
-    /// A hint arrived since the last restart with hints.
-    fresh: bool,
-}
-
-impl Hints {
-    fn add(&mut self, a: SocketAddr) -> bool {
-        if self.list.contains(&a) {
-            return false;
-        }
-        self.list.retain(|x| x.ip() != a.ip());
-        if self.list.len() >= MAX_HINTS {
-            self.list.pop_front();
-        }
-        self.list.push_back(a);
-        self.fresh = true;
-        true
-    }
 }
 
 struct Inner {
@@ -334,57 +195,6 @@ fn self_entry(bound: SocketAddr) -> String {
 fn free_udp_port(ip: IpAddr) -> std::io::Result<u16> {
     let s = std::net::UdpSocket::bind(SocketAddr::new(ip, 0))?;
     Ok(s.local_addr()?.port())
-}
-
-/// Read and check a state file; `None` (with a log line) when missing or unusable.
-fn load_state(path: &Path) -> Option<Saved> {
-    let meta = match std::fs::metadata(path) {
-        Ok(m) => m,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return None,
-        Err(e) => {
-            tracing::warn!("DHT: cannot read {}: {e}; starting empty", path.display());
-            return None;
-        }
-    };
-    if meta.len() > MAX_STATE_FILE_BYTES {
-        tracing::warn!(
-            "DHT: {} is larger than {MAX_STATE_FILE_BYTES} bytes; ignored",
-            path.display()
-        );
-        return None;
-    }
-    let text = match std::fs::read(path) {
-        Ok(t) => t,
-        Err(e) => {
-            tracing::warn!("DHT: cannot read {}: {e}; starting empty", path.display());
-            return None;
-        }
-    };
-    match serde_json::from_slice::<Saved>(&text) {
-        Ok(s) if s.version == STATE_VERSION && unhex20(&s.id).is_some() => Some(s),
-        Ok(_) => {
-            tracing::warn!(
-                "DHT: {} has an unknown version or id; ignored",
-                path.display()
-            );
-            None
-        }
-        Err(e) => {
-            tracing::warn!("DHT: {} is damaged ({e}); ignored", path.display());
-            None
-        }
-    }
-}
-
-/// Nodes of both tables but `me` (our own id): (id, address).
-fn table_nodes(d: &DhtState, me: &[u8; 20]) -> Vec<([u8; 20], SocketAddr)> {
-    d.with_routing_tables(|v4, v6| {
-        v4.iter()
-            .chain(v6.iter())
-            .map(|n| (n.id().0, n.addr()))
-            .filter(|(id, _)| id != me)
-            .collect()
-    })
 }
 
 /// Start one crate node on `bound` with id `id`, the `nodes` as its tables and
@@ -833,69 +643,6 @@ async fn housekeeping(inner: Arc<Inner>) {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn bootstrap_entries_have_the_scope_of_their_host() {
-        assert_eq!(
-            bootstrap_scope("router.bittorrent.com:6881"),
-            Some(Scope::Global)
-        );
-        assert_eq!(bootstrap_scope("127.0.0.2:1"), Some(Scope::Loopback));
-        assert_eq!(bootstrap_scope("[::1]:1"), Some(Scope::Loopback));
-        assert_eq!(bootstrap_scope("localhost:1"), Some(Scope::Loopback));
-        assert_eq!(bootstrap_scope("10.0.0.1:1"), Some(Scope::Local));
-        assert_eq!(bootstrap_scope("nope"), None);
-    }
-
-    #[test]
-    fn policy_follows_the_bootstrap_list() {
-        let public = Policy::from_bootstrap(&["router.bittorrent.com:6881".into()], &[], false);
-        let a = |t: &str| t.parse::<SocketAddr>().unwrap();
-        assert!(public.allows(a("8.8.8.8:6881")));
-        assert!(!public.allows(a("127.0.0.1:22")));
-        assert!(!public.allows(a("192.168.1.1:6881")));
-        assert!(!public.allows(a("8.8.8.8:0")));
-        assert!(
-            !public.allows(a("[2a00::1]:6881")),
-            "IPv6 on an IPv4-only node"
-        );
-        let lab = Policy::from_bootstrap(&["127.0.0.2:7000".into()], &[], true);
-        assert!(lab.allows(a("127.0.0.5:6881")));
-        assert!(lab.allows(a("[::ffff:127.0.0.5]:6881")));
-        assert!(!lab.allows(a("8.8.8.8:6881")));
-        assert!(!lab.allows(a("10.0.0.1:6881")));
-        let none = Policy::from_bootstrap(&[], &[], false);
-        assert!(none.allows(a("8.8.8.8:1")) && !none.allows(a("127.0.0.1:1")));
-        let restored = Policy::from_bootstrap(&[], &[a("127.0.0.3:9")], false);
-        assert!(restored.allows(a("127.0.0.1:1")) && !restored.allows(a("8.8.8.8:1")));
-    }
-
-    #[test]
-    fn hints_are_bounded_one_per_ip() {
-        let mut h = Hints::default();
-        for i in 0..200u16 {
-            h.add(SocketAddr::new(
-                IpAddr::V4(Ipv4Addr::new(127, 0, (i >> 8) as u8, i as u8)),
-                1000 + i,
-            ));
-        }
-        assert_eq!(h.list.len(), MAX_HINTS);
-        let ip = IpAddr::V4(Ipv4Addr::new(127, 9, 9, 9));
-        for p in 1..100 {
-            h.add(SocketAddr::new(ip, p));
-        }
-        assert_eq!(h.list.iter().filter(|a| a.ip() == ip).count(), 1);
-        assert_eq!(h.list.len(), MAX_HINTS);
-    }
-
-    #[test]
-    fn hex_round_trip_and_bad_ids() {
-        let id: [u8; 20] = std::array::from_fn(|i| (i * 13) as u8);
-        assert_eq!(unhex20(&hex(&id)), Some(id));
-        assert_eq!(unhex20("zz"), None);
-        assert_eq!(unhex20(&"g".repeat(40)), None);
-        assert_eq!(unhex20(&"é".repeat(20)), None);
-    }
 
     #[tokio::test]
     async fn empty_table_template_matches_the_crate_and_restores_nodes() {
