@@ -12,9 +12,11 @@ use std::time::Duration;
 
 use ratorrent::api::{PeerSource, TorrentId};
 use ratorrent::config::Config;
-use ratorrent::engine::ctx::{PeerEvent, SessionCtx, SessionEvent};
-use ratorrent::engine::peer_conn::{self as peer_task, PeerError, PeerInfo};
-use ratorrent::engine::torrent::metadata::MetadataFetch;
+use ratorrent::engine::ctx::{SessionCtx, SessionEvent};
+use ratorrent::engine::link::message::{PeerCtrl, PeerError, PeerEvent};
+use ratorrent::engine::link::metadata::MetadataFetch;
+use ratorrent::engine::link::peer::PeerInfo;
+use ratorrent::engine::peer_conn as peer_task;
 use ratorrent::metainfo::{InfoHash, Metainfo};
 use ratorrent::peer::PeerId;
 use ratorrent::peer::extension::UT_METADATA_ID;
@@ -37,7 +39,12 @@ fn fetch_for(info_hash: InfoHash, cap: u32) -> Fetch {
     let (tx, events) = tokio::sync::mpsc::unbounded_channel();
     let ctx = SessionCtx::new(Config::default(), 0, tx);
     Fetch {
-        fetch: Arc::new(MetadataFetch::new(TorrentId(1), info_hash, cap, ctx)),
+        fetch: Arc::new(MetadataFetch::new(
+            TorrentId(1),
+            info_hash,
+            cap,
+            ctx.link.clone(),
+        )),
         events,
     }
 }
@@ -74,7 +81,7 @@ async fn connect(
 ) -> (
     tokio::task::JoinHandle<Result<(), PeerError>>,
     TcpStream,
-    tokio::sync::mpsc::UnboundedSender<peer_task::PeerCtrl>,
+    tokio::sync::mpsc::UnboundedSender<PeerCtrl>,
 ) {
     let (ours, remote, addr) = pair().await;
     let info = Arc::new(PeerInfo::new(
@@ -126,7 +133,7 @@ async fn play(
     let result = match tokio::time::timeout(wait, task).await {
         Ok(joined) => Some(joined.expect("metadata task must not panic")),
         Err(_) => {
-            let _ = ctrl.send(peer_task::PeerCtrl::Disconnect("test over"));
+            let _ = ctrl.send(PeerCtrl::Disconnect("test over"));
             None
         }
     };
@@ -542,7 +549,7 @@ async fn a_reject_goes_to_another_peer() {
     assert!(f.completed());
     assert_eq!(&f.fetch.take_done().unwrap()[..], &info[..]);
     drop(rejecter);
-    let _ = _c1.send(peer_task::PeerCtrl::Disconnect("test over"));
+    let _ = _c1.send(PeerCtrl::Disconnect("test over"));
     // the rejecter was asked each piece once, never again; the honest peer got them all
     assert_eq!(rejected.await.unwrap(), vec![0, 1, 2]);
     let mut got = honest.await.unwrap();

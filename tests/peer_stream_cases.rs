@@ -14,9 +14,13 @@ use std::time::Duration;
 use ratorrent::api::{PeerSource, TorrentId, TorrentState};
 use ratorrent::config::Config;
 use ratorrent::engine::ctx::{SessionCtx, SessionEvent};
-use ratorrent::engine::peer_conn::{self as peer_task, PeerError, PeerInfo};
+use ratorrent::engine::link::ctx::Limits;
+use ratorrent::engine::link::message::PeerError;
+use ratorrent::engine::link::peer::PeerInfo;
+use ratorrent::engine::link::shared::TorrentShared;
+use ratorrent::engine::peer_conn as peer_task;
 use ratorrent::engine::picker::Picker;
-use ratorrent::engine::torrent::shared::{TorrentShared, open_disk};
+use ratorrent::engine::torrent::disk::open_disk;
 use ratorrent::metainfo::{Metainfo, TorrentBuilder};
 use ratorrent::peer::PeerId;
 use ratorrent::peer::wire::{HANDSHAKE_LEN, Handshake};
@@ -89,11 +93,8 @@ async fn start(meta: Metainfo, download_dir: &Path, dir: tempfile::TempDir) -> F
         geo,
         picker,
         disk,
-        ctx,
-        Arc::new(ratorrent::engine::ctx::Limits {
-            download: ratorrent::engine::rate::RateLimiter::new(0),
-            upload: ratorrent::engine::rate::RateLimiter::new(0),
-        }),
+        ctx.link.clone(),
+        Arc::new(Limits::unlimited()),
     ));
     t.set_accepting(true);
     Fixture {

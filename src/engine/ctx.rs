@@ -1,79 +1,31 @@
-//! What every part of the engine shares: the session context (peer id, config, disk pool,
-//! limits, budgets, the clock) and the events that flow back to the session task.
+//! What every part of the engine shares: the session context (peer id, config, limits,
+//! trackers, connection counts, and [`LinkCtx`], the part peer connections see: disk pool,
+//! clock, upload budget) and the events that flow back to the session task.
 
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
-use std::time::Instant;
 
 use tokio::sync::{Semaphore, mpsc};
 
-use super::peer_conn::{PeerError, PeerStream};
-use super::rate::RateLimiter;
+use super::link::ctx::{Limits, LinkCtx};
+use super::link::message::{PeerError, PeerEvent};
+use super::link::stream::PeerStream;
 use crate::api::TorrentId;
 use crate::config::Config;
 use crate::metainfo::InfoHash;
 use crate::peer::PeerId;
 use crate::peer::wire::Handshake;
-use crate::piece::BlockRef;
 use crate::storage::StorageError;
-use crate::storage::disk::{DiskEvent, DiskPool};
+use crate::storage::disk::DiskEvent;
 use crate::tracker::{AnnounceResponse, TrackerClient, TrackerError};
 
 use super::torrent::announce::AnnounceJob;
 
-/// Bytes of upload data (read from disk, not yet written to a socket) allowed session-wide.
-pub const UPLOAD_BUDGET_BYTES: usize = 16 << 20;
-/// Bytes of received blocks allowed to wait for the disk, session-wide.
-pub const DISK_QUEUE_BYTES: usize = 4 << 20;
 /// Tracker announces in flight at once, session-wide.
 pub const MAX_ANNOUNCES: usize = 32;
 /// Incoming connections allowed to be in their handshake at once (beyond: closed at once).
 pub const MAX_PENDING_INCOMING: usize = 128;
-
-/// Milliseconds on the session's monotonic clock (since the session started).
-pub type Millis = u64;
-
-/// The session's monotonic clock, cheap to read from any task.
-#[derive(Debug, Clone, Copy)]
-pub struct Clock {
-    epoch: Instant,
-}
-
-impl Clock {
-    /// A clock starting now.
-    pub fn new() -> Clock {
-        Clock {
-            epoch: Instant::now(),
-        }
-    }
-
-    /// Now, in ms since the epoch.
-    #[inline]
-    pub fn now_ms(&self) -> Millis {
-        self.epoch.elapsed().as_millis() as Millis
-    }
-
-    /// `at` in ms since the epoch (0 before it).
-    pub fn ms_of(&self, at: Instant) -> Millis {
-        at.saturating_duration_since(self.epoch).as_millis() as Millis
-    }
-}
-
-impl Default for Clock {
-    fn default() -> Self {
-        Clock::new()
-    }
-}
-
-/// Session-wide download and upload limits.
-#[derive(Debug)]
-pub struct Limits {
-    /// Payload + protocol bytes read from peers, bytes/s (0 = unlimited).
-    pub download: RateLimiter,
-    /// Payload bytes sent to peers, bytes/s (0 = unlimited).
-    pub upload: RateLimiter,
-}
 
 /// Connection counters kept exact by RAII: a [`ConnSlot`] decrements its counter when it is
 /// dropped, on every path (error, panic, task abort), so the counts cannot drift.
@@ -161,12 +113,10 @@ pub struct SessionCtx {
     pub trackers: TrackerClient,
     /// The session config.
     pub config: Config,
-    /// Disk/hash threads.
-    pub pool: DiskPool,
-    /// Session-wide rate limits.
-    pub limits: Limits,
-    /// Upload data in memory, one permit per block (see [`UPLOAD_BUDGET_BYTES`]).
-    pub upload_budget: Arc<Semaphore>,
+    /// Session-wide rate limits (the same `Arc` as `link.limits`).
+    pub limits: Arc<Limits>,
+    /// What peer connections use of the session: disk threads, clock, upload budget.
+    pub link: Arc<LinkCtx>,
     /// Announces in flight at once (see [`MAX_ANNOUNCES`]).
     pub announce_slots: Arc<Semaphore>,
     /// Connection counts.
@@ -175,8 +125,6 @@ pub struct SessionCtx {
     pub next_key: AtomicU64,
     /// Events to the session task.
     pub events: mpsc::UnboundedSender<SessionEvent>,
-    /// The session's monotonic clock.
-    pub clock: Clock,
     /// The DHT node (BEP 5), when enabled and started.
     pub dht: Option<crate::dht::Dht>,
     /// Local Service Discovery (BEP 14), when enabled and started.
@@ -212,24 +160,36 @@ impl SessionCtx {
         dht: Option<crate::dht::Dht>,
         lsd: Option<crate::lsd::Lsd>,
     ) -> Arc<SessionCtx> {
+        let limits = Arc::new(Limits::new(
+            config.download_rate_limit,
+            config.upload_rate_limit,
+        ));
+        let peer_events = events.clone();
+        let link = Arc::new(LinkCtx::new(
+            listen_port,
+            config.pex,
+            config.disk_thread_count(),
+            limits.clone(),
+            dht.clone(),
+            Box::new(move |torrent, key, event| {
+                let _ = peer_events.send(SessionEvent::Peer {
+                    torrent,
+                    key,
+                    event,
+                });
+            }),
+        ));
         Arc::new(SessionCtx {
             peer_id: PeerId::generate(),
             listen_port,
             tracker_key: rand::random(),
             trackers: TrackerClient::new(),
-            pool: DiskPool::new(config.disk_thread_count(), DISK_QUEUE_BYTES),
-            limits: Limits {
-                download: RateLimiter::new(config.download_rate_limit),
-                upload: RateLimiter::new(config.upload_rate_limit),
-            },
-            upload_budget: Arc::new(Semaphore::new(
-                UPLOAD_BUDGET_BYTES / crate::piece::BLOCK_SIZE as usize,
-            )),
+            limits,
+            link,
             announce_slots: Arc::new(Semaphore::new(MAX_ANNOUNCES)),
             conns: Arc::new(ConnCounters::default()),
             next_key: AtomicU64::new(1),
             events,
-            clock: Clock::new(),
             config,
             dht,
             lsd,
@@ -245,35 +205,6 @@ impl SessionCtx {
     pub fn send(&self, ev: SessionEvent) {
         let _ = self.events.send(ev);
     }
-}
-
-/// What a peer connection tells its torrent.
-#[derive(Debug)]
-pub enum PeerEvent {
-    /// The peer became interested or not interested: the choker may act.
-    InterestChanged,
-    /// `block` arrived from this peer while also requested from others (endgame): cancel it
-    /// elsewhere.
-    CancelElsewhere(BlockRef),
-    /// Reading piece data for an upload failed: the piece is not on disk as verified.
-    PieceUnreadable {
-        /// The piece.
-        piece: u32,
-        /// Why.
-        error: StorageError,
-    },
-    /// Peers this peer's `ut_pex` message listed as added (BEP 11), at most
-    /// [`crate::peer::pex::MAX_ACCEPTED`] per address family, dialable and, unless the
-    /// sender is itself local, not on a local network.
-    Pex(Vec<crate::peer::pex::PexPeer>),
-    /// The info dictionary of a magnet link is complete and verified
-    /// ([`crate::engine::torrent::metadata::MetadataFetch::take_done`]).
-    MetadataComplete,
-    /// The connection ended.
-    Gone {
-        /// Why, if it was an error.
-        error: Option<PeerError>,
-    },
 }
 
 /// Events to the session task.

@@ -5,11 +5,14 @@
 //! - [`peer_conn`]: one connection: handshake, protocol reader, upload pump.
 //! - [`picker`]: which blocks to request (rarest first, endgame).
 //! - [`timer`]: the session's one deadline queue.
-//! - [`ctx`]: what all of them share; [`event_log`]: the event stream; [`rate`]: limits
-//!   and meters.
+//! - [`link`]: what a torrent and its connections share (below both: orders, events, the
+//!   shared torrent state, the metadata fetch, the clock).
+//! - [`ctx`]: the session context and its events; [`event_log`]: the event stream;
+//!   [`rate`]: limits and meters.
 
 pub mod ctx;
 pub mod event_log;
+pub mod link;
 pub mod peer_conn;
 pub mod picker;
 pub mod rate;

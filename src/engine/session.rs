@@ -20,7 +20,8 @@ use tokio::sync::{broadcast, mpsc, watch};
 
 use super::ctx::{MAX_PENDING_INCOMING, SessionCtx, SessionEvent, SlotKind};
 use super::event_log::EventLog;
-use super::peer_conn::{self, PeerStream};
+use super::link::stream::PeerStream;
+use super::peer_conn;
 use super::timer::Timers;
 use super::torrent::state::Input;
 use super::torrent::{CheckQueue, Env, STOP_ANNOUNCE_TIMEOUT, TimerKey, Torrent};

@@ -5,7 +5,7 @@
 //!
 //! What the peer sends besides the extension messages (bitfield, have, ...) is read and
 //! dropped: without the piece count nothing can be checked. Messages are capped at
-//! [`MESSAGE_CAP`] bytes, requests we send at [`super::super::torrent::metadata::PER_PEER`],
+//! [`MESSAGE_CAP`] bytes, requests we send at [`crate::engine::link::metadata::PER_PEER`],
 //! and the peer's own metadata requests are rejected (we have nothing to serve).
 
 use std::sync::Arc;
@@ -16,8 +16,11 @@ use bytes::BytesMut;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::sync::mpsc;
 
-use super::{KEEPALIVE_INTERVAL, PeerCtrl, PeerError, PeerInfo, SILENCE_TIMEOUT, Transport};
-use crate::engine::torrent::metadata::{DataOutcome, MetadataFetch, REQUEST_TIMEOUT};
+use super::{KEEPALIVE_INTERVAL, SILENCE_TIMEOUT};
+use crate::engine::link::message::{PeerCtrl, PeerError};
+use crate::engine::link::metadata::{DataOutcome, MetadataFetch, REQUEST_TIMEOUT};
+use crate::engine::link::peer::PeerInfo;
+use crate::engine::link::stream::Transport;
 use crate::lock::MutexExt;
 use crate::peer::extension::{self, OurHandshake, UT_METADATA_ID};
 use crate::peer::metadata::{self, MetadataMsg};

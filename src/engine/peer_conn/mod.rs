@@ -3,7 +3,9 @@
 //!
 //! Connections are generic over the byte stream ([`Transport`]: anything that splits into an
 //! `AsyncRead` and an `AsyncWrite`), so TCP today and uTP or an encrypted stream later are
-//! additions; tests drive them over in-memory pipes.
+//! additions; tests drive them over in-memory pipes. What a connection shares with its
+//! torrent (orders, events, [`PeerInfo`], [`TorrentShared`], [`MetadataFetch`]) lives in
+//! [`crate::engine::link`], below both.
 //!
 //! - [`protocol`]: the reader decides nothing about the swarm. It asks the torrent's picker
 //!   (a short lock, never across an await) which blocks to request, hands received blocks
@@ -23,20 +25,19 @@ pub mod upload;
 
 use std::net::SocketAddr;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicU16, AtomicU32, AtomicU64, Ordering};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use thiserror::Error;
-use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 use tokio::sync::mpsc;
 
-use super::ctx::Millis;
-use super::torrent::shared::TorrentShared;
-use crate::api::PeerSource;
+use super::link::message::{PeerCtrl, PeerError};
+use super::link::metadata::MetadataFetch;
+use super::link::peer::PeerInfo;
+use super::link::shared::TorrentShared;
+use super::link::stream::Transport;
 use crate::peer::PeerId;
-use crate::peer::wire::{self, Handshake, WireError};
-use crate::piece::{BitfieldError, BlockRef};
+use crate::peer::wire::{self, Handshake};
 
 /// Connect timeout for outgoing connections.
 pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
@@ -55,192 +56,6 @@ pub const WRITE_STALL_TIMEOUT: Duration = Duration::from_secs(30);
 /// After this long with data queued and no write progress a peer counts as stalled for
 /// the choker (it loses its upload slot).
 pub const STALL_CHOKE: Duration = Duration::from_secs(2);
-
-/// Why a peer connection ended.
-#[derive(Debug, Error)]
-pub enum PeerError {
-    /// Socket error or EOF.
-    #[error("connection: {0}")]
-    Io(#[from] std::io::Error),
-    /// A malformed message.
-    #[error(transparent)]
-    Wire(#[from] WireError),
-    /// A bitfield of the wrong size or with spare bits.
-    #[error(transparent)]
-    Bitfield(#[from] BitfieldError),
-    /// A message that breaks the protocol (index out of range, ...).
-    #[error("{0}")]
-    Protocol(String),
-    /// The handshake named another torrent.
-    #[error("handshake info hash does not match the torrent")]
-    WrongInfoHash,
-    /// We connected to ourselves.
-    #[error("connected to ourselves")]
-    SelfConnection,
-    /// Nothing heard for too long.
-    #[error("peer silent for {0} s")]
-    Silent(u64),
-    /// Its socket accepted none of our data for too long.
-    #[error("peer stopped reading (no write progress for {0} s)")]
-    Stalled(u64),
-    /// Handshake or connect took too long.
-    #[error("timed out during {0}")]
-    Timeout(&'static str),
-    /// The torrent closed the connection (pause, ban, eviction, shutdown).
-    #[error("closed by us: {0}")]
-    Closed(&'static str),
-}
-
-/// A byte stream a peer connection can run on: it splits into independent read and write
-/// halves (TCP: `into_split`, lock-free).
-pub trait Transport: Send + 'static {
-    /// Read half.
-    type Reader: AsyncRead + Unpin + Send + 'static;
-    /// Write half.
-    type Writer: AsyncWrite + Unpin + Send + 'static;
-    /// Split the stream.
-    fn split(self) -> (Self::Reader, Self::Writer);
-}
-
-impl Transport for TcpStream {
-    type Reader = tokio::net::tcp::OwnedReadHalf;
-    type Writer = tokio::net::tcp::OwnedWriteHalf;
-    fn split(self) -> (Self::Reader, Self::Writer) {
-        self.into_split()
-    }
-}
-
-impl Transport for tokio::io::DuplexStream {
-    type Reader = tokio::io::ReadHalf<tokio::io::DuplexStream>;
-    type Writer = tokio::io::WriteHalf<tokio::io::DuplexStream>;
-    fn split(self) -> (Self::Reader, Self::Writer) {
-        tokio::io::split(self)
-    }
-}
-
-/// A handshaken stream on its way from the listener or a dial to the torrent.
-#[derive(Debug)]
-pub enum PeerStream {
-    /// Plain TCP.
-    Tcp(TcpStream),
-}
-
-/// Peer state shared with the torrent (choker, sweep, eviction) and the snapshot publisher.
-/// Times are ms on the session clock.
-#[derive(Debug)]
-pub struct PeerInfo {
-    /// Remote address.
-    pub addr: SocketAddr,
-    /// We dialled it (true) or it dialled us.
-    pub outgoing: bool,
-    /// The remote peer id.
-    pub peer_id: PeerId,
-    /// Where we learnt of it.
-    pub source: PeerSource,
-    /// When the handshake completed.
-    pub connected_at: Instant,
-    /// We refuse its requests.
-    pub am_choking: AtomicBool,
-    /// We want its pieces.
-    pub am_interested: AtomicBool,
-    /// It refuses our requests.
-    pub peer_choking: AtomicBool,
-    /// It wants our pieces.
-    pub peer_interested: AtomicBool,
-    /// It holds requests of ours and sent nothing for [`SNUB_TIMEOUT`].
-    pub snubbed: AtomicBool,
-    /// Payload bytes received from it.
-    pub downloaded: AtomicU64,
-    /// Payload bytes sent to it.
-    pub uploaded: AtomicU64,
-    /// Pieces it has.
-    pub pieces: AtomicU32,
-    /// Messages received after the handshake.
-    pub messages: AtomicU64,
-    /// Last time anything arrived from it.
-    pub last_recv: AtomicU64,
-    /// Last time we sent it anything.
-    pub last_send: AtomicU64,
-    /// Last time its socket accepted bytes while data was queued for it.
-    pub last_write_progress: AtomicU64,
-    /// Upload bytes read for it and not yet written (at most two batches).
-    pub upload_pending: AtomicU32,
-    /// Its requests queued, not yet read from disk.
-    pub upload_queued: AtomicU32,
-    /// Requests it sent since the last choke round (took nothing = 0 while unchoked).
-    pub requests_seen: AtomicU64,
-    /// Client name from BEP 10 `v`, if sent.
-    pub client: std::sync::Mutex<Option<String>>,
-    /// The peer's listen port from BEP 10 `p` (0 = not sent): where an incoming peer can be
-    /// dialled later, and what PEX tells others.
-    pub listen_port: AtomicU16,
-}
-
-impl PeerInfo {
-    /// Fresh state for a just-handshaken connection (both sides choking, not interested).
-    pub fn new(
-        addr: SocketAddr,
-        outgoing: bool,
-        peer_id: PeerId,
-        source: PeerSource,
-        now: Millis,
-    ) -> PeerInfo {
-        PeerInfo {
-            addr,
-            outgoing,
-            peer_id,
-            source,
-            connected_at: Instant::now(),
-            am_choking: AtomicBool::new(true),
-            am_interested: AtomicBool::new(false),
-            peer_choking: AtomicBool::new(true),
-            peer_interested: AtomicBool::new(false),
-            snubbed: AtomicBool::new(false),
-            downloaded: AtomicU64::new(0),
-            uploaded: AtomicU64::new(0),
-            pieces: AtomicU32::new(0),
-            messages: AtomicU64::new(0),
-            last_recv: AtomicU64::new(now),
-            last_send: AtomicU64::new(now),
-            last_write_progress: AtomicU64::new(now),
-            upload_pending: AtomicU32::new(0),
-            upload_queued: AtomicU32::new(0),
-            requests_seen: AtomicU64::new(0),
-            client: std::sync::Mutex::new(None),
-            listen_port: AtomicU16::new(0),
-        }
-    }
-
-    /// Data is queued for it and its socket made no progress for `for_ms`.
-    pub fn stalled_for(&self, now: Millis) -> Option<Millis> {
-        let pending = self.upload_pending.load(Ordering::Relaxed) > 0;
-        let since = now.saturating_sub(self.last_write_progress.load(Ordering::Relaxed));
-        pending.then_some(since)
-    }
-}
-
-/// Orders from the torrent to one connection.
-#[derive(Debug, Clone)]
-pub enum PeerCtrl {
-    /// We verified a piece: tell the peer (BEP 3 `have`).
-    Have(u32),
-    /// Stop serving the peer.
-    Choke,
-    /// Serve the peer.
-    Unchoke,
-    /// Another peer delivered this block first (endgame): cancel our request.
-    Cancel(BlockRef),
-    /// Re-evaluate interest (we completed or lost pieces).
-    CheckInterest,
-    /// The peers this torrent is connected to now, as dialable addresses: the connection
-    /// tells its peer what changed (BEP 11), at most once a minute
-    /// ([`crate::peer::pex::INTERVAL_SECS`]) and only when both sides offered `ut_pex`.
-    Pex(Arc<Vec<crate::peer::pex::PexPeer>>),
-    /// Housekeeping: keep-alive, silence, snubbing, write stalls (every 10 s).
-    Tick,
-    /// Close the connection.
-    Disconnect(&'static str),
-}
 
 /// Connect to `addr`, exchange handshakes for `ours.info_hash`, return the stream and theirs.
 ///
@@ -306,7 +121,7 @@ pub async fn accept(
 /// # Errors
 /// Why the connection ended; `Ok` once the metadata is complete.
 pub async fn run_metadata<T: Transport>(
-    fetch: Arc<super::torrent::metadata::MetadataFetch>,
+    fetch: Arc<MetadataFetch>,
     key: u64,
     stream: T,
     info: Arc<PeerInfo>,

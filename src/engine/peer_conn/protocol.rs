@@ -13,13 +13,11 @@ use tokio::io::{AsyncRead, AsyncReadExt};
 use tokio::sync::mpsc;
 
 use super::upload::Outgoing;
-use super::{
-    KEEPALIVE_INTERVAL, PeerCtrl, PeerError, PeerInfo, SILENCE_TIMEOUT, SNUB_TIMEOUT,
-    WRITE_STALL_TIMEOUT,
-};
-use crate::engine::ctx::PeerEvent;
+use super::{KEEPALIVE_INTERVAL, SILENCE_TIMEOUT, SNUB_TIMEOUT, WRITE_STALL_TIMEOUT};
+use crate::engine::link::message::{PeerCtrl, PeerError, PeerEvent};
+use crate::engine::link::peer::PeerInfo;
+use crate::engine::link::shared::TorrentShared;
 use crate::engine::picker::BlockOutcome;
-use crate::engine::torrent::shared::TorrentShared;
 use crate::lock::MutexExt;
 use crate::peer::extension::{self, OurHandshake, UT_METADATA_ID, UT_PEX_ID};
 use crate::peer::metadata::{self as bep9, MetadataMsg};
@@ -160,7 +158,7 @@ impl Conn {
         ctrl: &mut mpsc::UnboundedReceiver<PeerCtrl>,
         writer: &mut tokio::task::JoinHandle<Result<(), PeerError>>,
     ) -> Result<(), PeerError> {
-        self.pex_on = self.t.ctx.config.pex && !self.t.is_private();
+        self.pex_on = self.t.ctx.pex && !self.t.is_private();
         if remote.supports_extensions() {
             let ours = OurHandshake {
                 listen_port: self.t.ctx.listen_port,

@@ -8,7 +8,7 @@
 //! is being written the next is read, so disk and socket overlap. Memory is bounded twice:
 //! a connection holds at most two batches (one read ahead, one being written), and every
 //! batch takes permits from the session-wide upload budget first
-//! ([`crate::engine::ctx::UPLOAD_BUDGET_BYTES`]). A peer that stops reading therefore holds
+//! ([`crate::engine::link::ctx::UPLOAD_BUDGET_BYTES`]). A peer that stops reading therefore holds
 //! at most two batches until the torrent's sweep drops it for making no write progress.
 //!
 //! Every count the rest of the engine reads (requests queued, bytes pending) is *stored*
@@ -24,9 +24,9 @@ use bytes::BytesMut;
 use tokio::io::{AsyncWrite, AsyncWriteExt};
 use tokio::sync::{OwnedSemaphorePermit, mpsc, oneshot};
 
-use super::{PeerError, PeerInfo};
-use crate::engine::ctx::PeerEvent;
-use crate::engine::torrent::shared::TorrentShared;
+use crate::engine::link::message::{PeerError, PeerEvent};
+use crate::engine::link::peer::PeerInfo;
+use crate::engine::link::shared::TorrentShared;
 use crate::peer::wire::{self, Message};
 use crate::piece::{BLOCK_SIZE, BlockRef};
 use crate::storage::disk::UploadRead;

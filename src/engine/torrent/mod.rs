@@ -1,6 +1,7 @@
 //! One torrent, owned by the session task: its life cycle ([`state`]), trackers
 //! ([`announce`]), known addresses ([`peer_book`]), connected peers ([`peers`]), choking
-//! ([`choke`]) and, while it runs, the state its peer connections share ([`shared`]).
+//! ([`choke`]) and, while it runs, the state its peer connections share
+//! ([`crate::engine::link::shared`]).
 //!
 //! A torrent is plain data driven by the session: every input (a command, a disk result,
 //! a peer event, an announce answer, a timer) is one method call that updates the parts and
@@ -10,11 +11,10 @@
 pub mod announce;
 pub mod choke;
 mod dht;
+pub mod disk;
 mod lsd;
-pub mod metadata;
 pub mod peer_book;
 pub mod peers;
-pub mod shared;
 pub mod state;
 pub mod summary;
 
@@ -31,14 +31,19 @@ use self::announce::{AnnounceJob, TrackerSet};
 use self::choke::Choker;
 use self::peer_book::PeerBook;
 use self::peers::{PeerHandle, PeerSet};
-use self::shared::TorrentShared;
 use self::state::{Effect, Facts, Input, Lifecycle};
 use self::summary::{FileSpan, Summary};
-use super::ctx::{Limits, PeerEvent, SessionCtx, SessionEvent, SlotKind};
+use super::ctx::{SessionCtx, SessionEvent, SlotKind};
 use super::event_log::EventLog;
-use super::peer_conn::{self, PeerCtrl, PeerError, PeerInfo, PeerStream};
+use super::link::ctx::Limits;
+use super::link::message::{PeerCtrl, PeerError, PeerEvent};
+use super::link::metadata::MetadataFetch;
+use super::link::peer::PeerInfo;
+use super::link::shared::TorrentShared;
+use super::link::stream::PeerStream;
+use super::peer_conn;
 use super::picker::{PRIO_HIGH, PRIO_NORMAL, PRIO_SKIP, Picker};
-use super::rate::{RateLimiter, RateMeter};
+use super::rate::RateMeter;
 use super::timer::Timers;
 use crate::api::{
     EventKind, EventLevel, FilePriority, FileRow, PeerFlags, PeerRow, PeerSource, PieceState,
@@ -162,7 +167,7 @@ struct PendingMetadata {
     /// once the files are known).
     link: Magnet,
     /// The fetch shared by the metadata connections, while running.
-    fetch: Option<Arc<metadata::MetadataFetch>>,
+    fetch: Option<Arc<MetadataFetch>>,
 }
 
 /// `left` announced while the size is unknown (magnet links; libtorrent does the same):
@@ -273,10 +278,7 @@ impl Torrent {
             persist_dirty: true,
             guard: None,
             moving: None,
-            limits: Arc::new(Limits {
-                download: RateLimiter::new(0),
-                upload: RateLimiter::new(0),
-            }),
+            limits: Arc::new(Limits::unlimited()),
             life: Lifecycle::Paused { needs_check: true },
             have: Bitfield::new(n),
             file_prio: vec![FilePriority::Normal; sum.files.len()],
@@ -717,7 +719,7 @@ impl Torrent {
         // not running and not checking: nothing needs the files or the metainfo now
         if !self.life.is_running() && self.check.is_none() && self.shared.is_none() {
             if let Some(d) = self.disk.take() {
-                env.ctx.pool.forget(d.key);
+                env.ctx.link.pool.forget(d.key);
             }
             self.maybe_unload_meta();
         }
@@ -755,7 +757,7 @@ impl Torrent {
                 if self.shared.is_none()
                     && let Some(d) = self.disk.take()
                 {
-                    env.ctx.pool.forget(d.key);
+                    env.ctx.link.pool.forget(d.key);
                 }
                 self.maybe_unload_meta();
             }
@@ -779,7 +781,7 @@ impl Torrent {
             return Ok(d.clone());
         }
         let meta = self.load_meta(env)?;
-        let disk = shared::open_disk(self.id, &meta, &self.save_dir, env.ctx)
+        let disk = disk::open_disk(self.id, &meta, &self.save_dir, env.ctx)
             .map_err(|e| storage_error(&e))?;
         for (i, p) in self.file_prio.iter().enumerate() {
             if *p == FilePriority::Skip {
@@ -801,7 +803,7 @@ impl Torrent {
         if self.shared.is_none()
             && let Some(d) = self.disk.take()
         {
-            env.ctx.pool.forget(d.key);
+            env.ctx.link.pool.forget(d.key);
         }
     }
 
@@ -925,11 +927,11 @@ impl Torrent {
             s.set_accepting(true);
         }
         if let Some(p) = &mut self.pending {
-            p.fetch = Some(Arc::new(metadata::MetadataFetch::new(
+            p.fetch = Some(Arc::new(MetadataFetch::new(
                 self.id,
                 self.sum.info_hash,
                 env.ctx.config.max_metadata_size,
-                env.ctx.clone(),
+                env.ctx.link.clone(),
             )));
             for a in &p.link.peers {
                 self.book.add(*a, PeerSource::Magnet, env.now);
@@ -979,7 +981,7 @@ impl Torrent {
             geo,
             picker,
             disk,
-            env.ctx.clone(),
+            env.ctx.link.clone(),
             self.limits.clone(),
         ));
         s.set_accepting(self.life.is_running());
@@ -1011,7 +1013,7 @@ impl Torrent {
             self.carried.2 += s.stats.wasted.load(Ordering::Relaxed);
         }
         if let Some(d) = self.disk.take() {
-            env.ctx.pool.forget(d.key);
+            env.ctx.link.pool.forget(d.key);
         }
         self.maybe_unload_meta();
     }
@@ -1027,7 +1029,7 @@ impl Torrent {
         }
         // partial pieces are fetched again next time: drop their hasher states
         if let Some(d) = self.disk.take() {
-            env.ctx.pool.forget(d.key);
+            env.ctx.link.pool.forget(d.key);
         }
         if let Some(p) = &mut self.pending {
             p.fetch = None;
@@ -1325,7 +1327,7 @@ impl Torrent {
             self.schedule_sweep(env);
             return;
         };
-        let now_ms = env.ctx.clock.now_ms();
+        let now_ms = env.ctx.link.clock.now_ms();
         let seeding = shared.is_complete();
         let secs = env.now.duration_since(self.last_round).as_secs_f64();
         self.last_round = env.now;
@@ -1373,7 +1375,7 @@ impl Torrent {
         if self.shared.is_none() {
             return;
         }
-        let views = self.peers.fill_views(env.now, env.ctx.clock.now_ms());
+        let views = self.peers.fill_views(env.now, env.ctx.link.clock.now_ms());
         let f = self.choker.fill(&views);
         for k in &f.choke {
             self.peers.choke(*k);
@@ -1499,7 +1501,7 @@ impl Torrent {
             }
             return refuse("already connected");
         }
-        let now_ms = env.ctx.clock.now_ms();
+        let now_ms = env.ctx.link.clock.now_ms();
         let mut evicted = false;
         if self.peers.len() >= env.ctx.config.max_peers_per_torrent as usize {
             match self.peers.victim(now_ms) {
@@ -2220,7 +2222,7 @@ impl Torrent {
         // no handle may stay open on the old files
         if let Some(d) = self.disk.take() {
             d.storage.close_all();
-            env.ctx.pool.forget(d.key);
+            env.ctx.link.pool.forget(d.key);
         }
         let mut rel: Vec<PathBuf> = meta
             .files
@@ -2285,7 +2287,7 @@ impl Torrent {
         self.save_dir = to;
         if let Some(d) = self.disk.take() {
             d.storage.close_all();
-            env.ctx.pool.forget(d.key);
+            env.ctx.link.pool.forget(d.key);
         }
         self.file_stats.clear();
         self.persist_dirty = true;

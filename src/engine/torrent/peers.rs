@@ -17,8 +17,10 @@ use std::time::{Duration, Instant};
 use tokio::sync::mpsc;
 
 use super::choke::{ChokeView, PROBATION};
-use crate::engine::ctx::Millis;
-use crate::engine::peer_conn::{PeerCtrl, PeerInfo, STALL_CHOKE};
+use crate::engine::link::clock::Millis;
+use crate::engine::link::message::PeerCtrl;
+use crate::engine::link::peer::PeerInfo;
+use crate::engine::peer_conn::STALL_CHOKE;
 use crate::engine::rate::RateMeter;
 
 /// A peer that sent nothing at all after its handshake for this long may be evicted.

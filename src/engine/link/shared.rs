@@ -8,62 +8,14 @@ use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 
 use bytes::Bytes;
 
+use super::ctx::{Limits, LinkCtx};
+use super::message::PeerEvent;
 use crate::api::TorrentId;
-use crate::engine::ctx::{Limits, PeerEvent, SessionCtx, SessionEvent};
 use crate::engine::picker::Picker;
 use crate::lock::MutexExt;
 use crate::metainfo::InfoHash;
-use crate::metainfo::Metainfo;
 use crate::piece::{BlockRef, Geometry, HaveBits};
 use crate::storage::disk::{TorrentDisk, UploadReply};
-use crate::storage::{Storage, StorageError};
-
-/// Lay `meta`'s files out under `save_dir` for the disk threads; their results go to the
-/// session as [`SessionEvent::Disk`] tagged with the returned disk's `key` (fresh per
-/// call, so results of an older opening are told apart).
-///
-/// # Errors
-/// A path that cannot be placed safely under `save_dir`.
-pub fn open_disk(
-    id: TorrentId,
-    meta: &Metainfo,
-    save_dir: &std::path::Path,
-    ctx: &SessionCtx,
-) -> Result<Arc<TorrentDisk>, StorageError> {
-    // storage mode, preallocation and the open-file cap from the config; one handle cache
-    // for the process until the session owns one (lead: `ctx.handles.clone()`)
-    let handles = crate::storage::HandleCache::process_with_capacity(ctx.config.open_file_cap());
-    let storage = Storage::with_options(
-        save_dir,
-        meta.files
-            .iter()
-            .map(|f| (f.path.clone(), f.offset, f.length, f.pad)),
-        meta.total_length,
-        ctx.config.storage_options(handles),
-    )?
-    .with_part_file(
-        save_dir.join(format!(".{}.parts", meta.info_hash.to_hex())),
-        meta.piece_length,
-        meta.piece_count(),
-    );
-    let key = ctx.key();
-    let events = ctx.events.clone();
-    let geo = meta.geometry();
-    Ok(Arc::new(TorrentDisk {
-        key,
-        storage,
-        piece_length: geo.piece_length(),
-        last_piece_length: geo.last_piece_length(),
-        hashes: meta.piece_hashes.clone(),
-        sink: Arc::new(move |event| {
-            let _ = events.send(SessionEvent::Disk {
-                torrent: id,
-                disk_key: key,
-                event,
-            });
-        }),
-    }))
-}
 
 /// Payload byte counters of a torrent (this run; the torrent adds earlier runs' totals).
 #[derive(Debug, Default)]
@@ -91,8 +43,8 @@ pub struct TorrentShared {
     pub stats: TransferStats,
     /// Files on disk, for the disk threads.
     pub disk: Arc<TorrentDisk>,
-    /// The session.
-    pub ctx: Arc<SessionCtx>,
+    /// The session, as connections see it.
+    pub ctx: Arc<LinkCtx>,
     /// This torrent's own rate limits (bytes/s, 0 = unlimited), on top of the session's.
     pub limits: Arc<Limits>,
     picker: Mutex<Picker>,
@@ -112,7 +64,7 @@ impl TorrentShared {
         geometry: Geometry,
         picker: Picker,
         disk: Arc<TorrentDisk>,
-        ctx: Arc<SessionCtx>,
+        ctx: Arc<LinkCtx>,
         limits: Arc<Limits>,
     ) -> TorrentShared {
         TorrentShared {
@@ -226,10 +178,6 @@ impl TorrentShared {
 
     /// Tell the torrent about connection `key`.
     pub fn peer_event(&self, key: u64, event: PeerEvent) {
-        self.ctx.send(SessionEvent::Peer {
-            torrent: self.id,
-            key,
-            event,
-        });
+        self.ctx.peer_event(self.id, key, event);
     }
 }

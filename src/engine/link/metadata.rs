@@ -1,7 +1,7 @@
 //! Fetching a magnet link's info dictionary (BEP 9) from every connected peer at once.
 //!
 //! One [`MetadataFetch`] per torrent in `FetchingMetadata`, shared by its metadata
-//! connections ([`crate::engine::peer_conn::metadata`]). The first usable `metadata_size`
+//! connections (`engine::peer_conn::metadata`). The first usable `metadata_size`
 //! a peer gives sizes the [`Assembly`]; peers that say another size are not asked. Pieces
 //! are handed out one peer at a time (at most [`PER_PEER`] in flight each), a request not
 //! answered in [`REQUEST_TIMEOUT`] or rejected goes to another peer, and a peer that sends
@@ -18,7 +18,8 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 
-use super::super::ctx::{PeerEvent, SessionCtx, SessionEvent};
+use super::ctx::LinkCtx;
+use super::message::PeerEvent;
 use crate::api::TorrentId;
 use crate::lock::MutexExt;
 use crate::metainfo::InfoHash;
@@ -70,8 +71,8 @@ pub struct MetadataFetch {
     pub info_hash: InfoHash,
     /// Largest info dictionary accepted, bytes (`max_metadata_size`).
     pub cap: u32,
-    /// The session.
-    pub ctx: Arc<SessionCtx>,
+    /// The session, as connections see it.
+    pub ctx: Arc<LinkCtx>,
     /// Pieces held now (for progress).
     pub have: AtomicU32,
     /// Pieces in all (0 until a peer gave the size).
@@ -85,7 +86,7 @@ impl MetadataFetch {
         torrent: TorrentId,
         info_hash: InfoHash,
         cap: u32,
-        ctx: Arc<SessionCtx>,
+        ctx: Arc<LinkCtx>,
     ) -> MetadataFetch {
         MetadataFetch {
             torrent,
@@ -104,11 +105,7 @@ impl MetadataFetch {
 
     /// Tell the torrent about connection `key`.
     pub fn peer_event(&self, key: u64, event: PeerEvent) {
-        self.ctx.send(SessionEvent::Peer {
-            torrent: self.torrent,
-            key,
-            event,
-        });
+        self.ctx.peer_event(self.torrent, key, event);
     }
 
     /// Peer `key` says the info dictionary has `size` bytes (already checked against the

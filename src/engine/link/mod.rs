@@ -1,0 +1,25 @@
+//! What a torrent and its peer connections share, below both: the torrent
+//! ([`crate::engine::torrent`]) makes these and spawns connections
+//! ([`crate::engine::peer_conn`]) that use them, and the session context
+//! ([`crate::engine::ctx`]) carries the messages in its events. Nothing here imports the
+//! torrent, the connections or the session context.
+//!
+//! - [`shared`]: [`shared::TorrentShared`], the running torrent as its connections see it
+//!   (verified pieces, picker, counters, storage).
+//! - [`metadata`]: [`metadata::MetadataFetch`], a magnet link's info dictionary being
+//!   fetched by several connections at once (BEP 9).
+//! - [`message`]: orders down ([`message::PeerCtrl`]), events up ([`message::PeerEvent`]),
+//!   and why a connection ended ([`message::PeerError`]).
+//! - [`peer`]: [`peer::PeerInfo`], one connected peer's flags and counters.
+//! - [`stream`]: the byte streams a connection runs on.
+//! - [`ctx`]: [`ctx::LinkCtx`], the session as connections see it (clock, disk threads,
+//!   limits, upload budget, DHT node, the way back to the session task).
+//! - [`clock`]: the session's millisecond clock.
+
+pub mod clock;
+pub mod ctx;
+pub mod message;
+pub mod metadata;
+pub mod peer;
+pub mod shared;
+pub mod stream;
