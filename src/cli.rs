@@ -1,8 +1,11 @@
 //! Command-line interface (clap): the TUI by default, and headless subcommands for scripts.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use clap::{Parser, Subcommand};
+
+use crate::api::AddSource;
+use crate::metainfo::magnet::is_magnet;
 
 /// ratorrent — a fast, light BitTorrent client with a terminal UI.
 ///
@@ -59,6 +62,15 @@ pub struct Cli {
     pub command: Option<Cmd>,
 }
 
+/// What a torrent argument names: a magnet link when it starts with `magnet:` (any case,
+/// surrounding blanks ignored), else the path of a .torrent file.
+pub fn add_source(arg: &Path) -> AddSource {
+    match arg.to_str() {
+        Some(text) if is_magnet(text) => AddSource::Magnet(text.trim().to_owned()),
+        _ => AddSource::File(arg.to_path_buf()),
+    }
+}
+
 /// `HOST:PORT` as [`crate::config::check_host_port`] accepts it.
 fn parse_host_port(s: &str) -> Result<String, String> {
     crate::config::check_host_port(s).map(|()| s.to_string())
@@ -99,4 +111,33 @@ pub enum Cmd {
         /// The directory that holds the torrent's file (or its top folder).
         dir: PathBuf,
     },
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn torrent_arguments_are_magnet_links_or_files() {
+        let hash = "ab".repeat(20);
+        for link in [
+            format!("magnet:?xt=urn:btih:{hash}"),
+            format!("  MAGNET:?xt=urn:btih:{hash}&dn=x \n"),
+        ] {
+            assert_eq!(
+                add_source(Path::new(&link)),
+                AddSource::Magnet(link.trim().to_owned())
+            );
+        }
+        for file in ["a.torrent", "./magnet:x.torrent", "dir/magnet:?xt", ""] {
+            assert_eq!(
+                add_source(Path::new(file)),
+                AddSource::File(PathBuf::from(file))
+            );
+        }
+        // a path that is not UTF-8 is a file
+        use std::os::unix::ffi::OsStrExt;
+        let raw = Path::new(std::ffi::OsStr::from_bytes(b"magnet:\xff"));
+        assert_eq!(add_source(raw), AddSource::File(raw.to_path_buf()));
+    }
 }

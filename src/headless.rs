@@ -8,9 +8,8 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context as _, bail};
 use tokio::signal::unix::{SignalKind, signal};
-use tokio::sync::oneshot;
 
-use crate::api::{AddRequest, AddSource, Command, TorrentRow, TorrentState};
+use crate::api::{AddRequest, Client, ClientError, TorrentRow, TorrentState};
 use crate::config::Config;
 use crate::engine::session;
 use crate::metainfo::Metainfo;
@@ -129,31 +128,20 @@ pub async fn download(mut config: Config, opts: DownloadOptions) -> anyhow::Resu
     let mut sigint = signal(SignalKind::interrupt())?;
     let mut sigterm = signal(SignalKind::terminate())?;
     let handle = session::start(config).await?;
+    let client = &handle.client;
     let mut ids = Vec::new();
     for t in &opts.torrents {
-        let (tx, rx) = oneshot::channel();
-        handle
-            .commands
-            .send(Command::Add(
-                AddRequest {
-                    source: AddSource::from_user(t),
-                    download_dir: None,
-                    paused: false,
-                    seed: opts.seed,
-                },
-                Some(tx),
-            ))
-            .await
-            .context("engine stopped")?;
-        match rx.await.context("engine stopped")? {
+        let request = AddRequest::new(crate::cli::add_source(t)).seed(opts.seed);
+        match client.add(request).await {
             Ok(id) => ids.push(id),
-            Err(e) => {
-                shutdown(&handle.commands).await;
+            Err(ClientError::Refused(e)) => {
+                shutdown(client).await;
                 bail!("{e}");
             }
+            Err(e) => return Err(e).context("engine stopped"),
         }
     }
-    let mut snapshots = handle.snapshots.clone();
+    let mut snapshots = client.snapshots();
     let start = Instant::now();
     // a line a second even when nothing changes (a stalled download says so)
     let mut ticker = tokio::time::interval(Duration::from_secs(1));
@@ -237,16 +225,14 @@ pub async fn download(mut config: Config, opts: DownloadOptions) -> anyhow::Resu
             }
         }
     };
-    shutdown(&handle.commands).await;
+    shutdown(client).await;
     let _ = tokio::time::timeout(Duration::from_secs(2), handle.task).await;
     outcome
 }
 
-async fn shutdown(commands: &crate::api::CommandSender) {
-    let (tx, rx) = oneshot::channel();
-    if commands.send(Command::Shutdown(tx)).await.is_ok() {
-        let _ = tokio::time::timeout(Duration::from_secs(8), rx).await;
-    }
+/// Ask the engine to stop (trackers get `stopped`) and wait for it, 8 s at most.
+async fn shutdown(client: &Client) {
+    let _ = tokio::time::timeout(Duration::from_secs(8), client.shutdown()).await;
 }
 
 /// `ratorrent info`: the torrent's description, or what a magnet link names.

@@ -3,8 +3,8 @@
 use std::process::ExitCode;
 
 use clap::Parser;
-use ratorrent::api::{AddRequest, Command};
-use ratorrent::cli::{Cli, Cmd};
+use ratorrent::api::{AddRequest, ClientError};
+use ratorrent::cli::{self, Cli, Cmd};
 use ratorrent::config::{self, Config};
 use ratorrent::{engine, headless, tui, watch};
 
@@ -206,24 +206,17 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 // the list of the last session comes back (and is kept) in the data directory
                 let state_dir = ratorrent::state::StateStore::default_dir();
                 let handle = engine::session::start_with_state(config, &state_dir).await?;
+                let client = &handle.client;
                 let mut errors = Vec::new();
                 for t in &cli.torrents {
-                    let (tx, rx) = tokio::sync::oneshot::channel();
-                    handle
-                        .commands
-                        .send(Command::Add(
-                            AddRequest {
-                                source: ratorrent::api::AddSource::from_user(t),
-                                download_dir: None,
-                                paused: false,
-                                seed,
-                            },
-                            Some(tx),
-                        ))
-                        .await?;
-                    if let Ok(Err(e)) = rx.await {
-                        tracing::warn!("{e}");
-                        errors.push(e.to_string());
+                    let request = AddRequest::new(cli::add_source(t)).seed(seed);
+                    match client.add(request).await {
+                        Ok(_) => {}
+                        Err(ClientError::Refused(e)) => {
+                            tracing::warn!("{e}");
+                            errors.push(e.to_string());
+                        }
+                        Err(e) => return Err(e.into()),
                     }
                 }
                 // the watch folder adds next to the TUI (a problem with it is shown, not fatal)
@@ -233,7 +226,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                         errors.push(e);
                     }
                     let opts = watch::WatchOptions { dir, seed };
-                    tokio::spawn(watch::run(opts, handle.commands.clone()));
+                    tokio::spawn(watch::run(opts, client.clone()));
                 }
                 // a bad torrent on the command line does not keep the others from running
                 let log = log_path
@@ -249,9 +242,8 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                     )),
                 };
                 tui::run(tui::RunOptions {
-                    commands: handle.commands.clone(),
-                    snapshots: handle.snapshots.clone(),
-                    events: Some(handle.subscribe()),
+                    client: client.clone(),
+                    events: Some(client.subscribe()),
                     notice,
                     ui,
                 })

@@ -32,10 +32,10 @@ use futures::future::BoxFuture;
 use futures::stream::FuturesUnordered;
 use notify::event::{AccessKind, AccessMode, CreateKind, ModifyKind, RenameMode};
 use notify::{EventKind, RecursiveMode, Watcher as _};
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::mpsc;
 use tokio::time::Instant;
 
-use crate::api::{AddError, AddRequest, AddSource, Command, CommandSender, TorrentId};
+use crate::api::{AddError, AddRequest, AddSource, Client, ClientError, TorrentId};
 use crate::metainfo::Magnet;
 
 /// A file closed after writing is taken once nothing touched it for this long (a writer
@@ -59,7 +59,7 @@ const MISSING_POLL_MAX: Duration = Duration::from_secs(30);
 /// What the watcher does with a file, judged by its name alone.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum FileKind {
-    /// `NAME.torrent` (any case): added through [`Command::Add`].
+    /// `NAME.torrent` (any case): added through [`Client::add`].
     Torrent,
     /// `NAME.magnet` (any case): one magnet URI inside.
     Magnet,
@@ -140,31 +140,18 @@ pub fn parse_magnet_file(text: &str) -> Result<Magnet, String> {
     Magnet::parse(uri).map_err(|e| e.to_string())
 }
 
-/// Add a parsed magnet link; `None` when the session is shutting down.
-async fn add_magnet(
-    magnet: &Magnet,
-    commands: &CommandSender,
-    seed: bool,
-) -> Option<Result<TorrentId, AddError>> {
-    add(AddSource::Magnet(magnet.to_link()), commands, seed).await
-}
-
 /// Send one add to the engine and wait for its answer; `None` when the session is
 /// shutting down.
 async fn add(
     source: AddSource,
-    commands: &CommandSender,
+    client: &Client,
     seed: bool,
 ) -> Option<Result<TorrentId, AddError>> {
-    let (tx, rx) = oneshot::channel();
-    let req = AddRequest {
-        source,
-        download_dir: None,
-        paused: false,
-        seed,
-    };
-    commands.send(Command::Add(req, Some(tx))).await.ok()?;
-    rx.await.ok()
+    match client.add(AddRequest::new(source).seed(seed)).await {
+        Ok(id) => Some(Ok(id)),
+        Err(ClientError::Refused(e)) => Some(Err(e)),
+        Err(ClientError::EngineGone | ClientError::Busy) => None,
+    }
 }
 
 /// What the watcher needs.
@@ -194,16 +181,16 @@ pub fn prepare(dir: &Path) -> Result<(), String> {
     }
 }
 
-/// Watch `opts.dir` and add what is dropped there through `commands`, until the engine
+/// Watch `opts.dir` and add what is dropped there through `client`, until the engine
 /// shuts down (the command channel closes or an add answers
 /// [`AddError::ShuttingDown`]). Never fails: problems are logged, and a folder that is
 /// missing or cannot be watched is looked for again every few seconds.
-pub async fn run(opts: WatchOptions, commands: CommandSender) {
-    run_with_queue(opts, commands, EVENT_QUEUE).await;
+pub async fn run(opts: WatchOptions, client: Client) {
+    run_with_queue(opts, client, EVENT_QUEUE).await;
 }
 
 /// [`run`] with the event queue `queue` long (tests make it tiny to force overflows).
-async fn run_with_queue(opts: WatchOptions, commands: CommandSender, queue: usize) {
+async fn run_with_queue(opts: WatchOptions, client: Client, queue: usize) {
     let dir = std::path::absolute(&opts.dir).unwrap_or(opts.dir);
     if let Err(e) = prepare(&dir) {
         tracing::warn!("{e}");
@@ -213,7 +200,7 @@ async fn run_with_queue(opts: WatchOptions, commands: CommandSender, queue: usiz
     let mut w = Watch {
         dir,
         seed: opts.seed,
-        commands,
+        client,
         tx,
         rx,
         overflow: Arc::new(AtomicBool::new(false)),
@@ -276,7 +263,7 @@ struct Tally {
 struct Watch {
     dir: PathBuf,
     seed: bool,
-    commands: CommandSender,
+    client: Client,
     /// Kept to give each new notify watcher a sender (the channel never closes).
     tx: mpsc::Sender<notify::Result<notify::Event>>,
     rx: mpsc::Receiver<notify::Result<notify::Event>>,
@@ -332,7 +319,7 @@ impl Watch {
                     }
                 }
                 _ = tokio::time::sleep_until(wake.unwrap_or_else(Instant::now)), if wake.is_some() => {}
-                _ = self.commands.closed() => {
+                _ = self.client.closed() => {
                     tracing::debug!("watch folder: the engine is gone; stopping");
                     return;
                 }
@@ -585,10 +572,10 @@ impl Watch {
                 continue;
             };
             e.in_flight = Some(version);
-            let commands = self.commands.clone();
+            let client = self.client.clone();
             let seed = self.seed;
             self.in_flight.push(Box::pin(async move {
-                let handled = handle(&path, kind, &commands, seed).await;
+                let handled = handle(&path, kind, &client, seed).await;
                 Finished {
                     path,
                     version,
@@ -678,7 +665,7 @@ fn display_name(path: &Path) -> std::borrow::Cow<'_, str> {
 }
 
 /// Add one file and rename it after the engine's answer.
-async fn handle(path: &Path, kind: FileKind, commands: &CommandSender, seed: bool) -> Handled {
+async fn handle(path: &Path, kind: FileKind, client: &Client, seed: bool) -> Handled {
     match tokio::fs::metadata(path).await {
         Ok(m) if m.is_file() => {}
         Ok(_) => return Handled::Vanished,
@@ -688,12 +675,12 @@ async fn handle(path: &Path, kind: FileKind, commands: &CommandSender, seed: boo
     }
     let name = display_name(path);
     let answer = match kind {
-        FileKind::Torrent => match add(AddSource::File(path.to_path_buf()), commands, seed).await {
+        FileKind::Torrent => match add(AddSource::File(path.to_path_buf()), client, seed).await {
             Some(r) => r,
             None => return Handled::ShuttingDown,
         },
         FileKind::Magnet => match read_magnet(path).await {
-            Ok(magnet) => match add_magnet(&magnet, commands, seed).await {
+            Ok(magnet) => match add(AddSource::Magnet(magnet.to_link()), client, seed).await {
                 Some(r) => r,
                 None => return Handled::ShuttingDown,
             },
@@ -766,7 +753,14 @@ async fn rename(path: &Path, outcome: Outcome) -> Handled {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::api::{Command, Snapshot};
     use std::sync::atomic::AtomicUsize;
+
+    /// A client whose commands go to `tx` (the stand-in engine publishes nothing).
+    fn client(tx: mpsc::Sender<Command>) -> Client {
+        let (_, snapshots) = tokio::sync::watch::channel(Arc::new(Snapshot::default()));
+        Client::new(tx, snapshots, &tokio::sync::broadcast::channel(1).0)
+    }
 
     #[test]
     fn names_are_classified_by_extension_hidden_and_suffix() {
@@ -867,7 +861,10 @@ mod tests {
         max_held: Arc<AtomicUsize>,
         adds: Arc<AtomicUsize>,
     ) {
-        let mut held: Vec<(AddRequest, oneshot::Sender<Result<TorrentId, AddError>>)> = Vec::new();
+        let mut held: Vec<(
+            AddRequest,
+            tokio::sync::oneshot::Sender<Result<TorrentId, AddError>>,
+        )> = Vec::new();
         loop {
             let got = tokio::time::timeout(Duration::from_millis(20), rx.recv()).await;
             match got {
@@ -953,7 +950,7 @@ mod tests {
             dir: dir.clone(),
             seed: true,
         };
-        let watcher = tokio::spawn(run(opts, tx));
+        let watcher = tokio::spawn(run(opts, client(tx)));
         let want_ref: Vec<&str> = want.iter().map(String::as_str).collect();
         let names = wait_for(&dir, &want_ref).await;
         assert_eq!(names, want);
@@ -993,7 +990,7 @@ mod tests {
             seed: false,
         };
         // a queue of 4 events cannot hold the ~5 events of each of 300 files
-        let watcher = tokio::spawn(run_with_queue(opts, tx, 4));
+        let watcher = tokio::spawn(run_with_queue(opts, client(tx), 4));
         tokio::time::sleep(Duration::from_millis(200)).await;
         let mut want = Vec::new();
         for i in 0..300 {

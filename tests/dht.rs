@@ -388,7 +388,6 @@ fn libtorrent_finds_ratorrent_by_its_announce() {
 
 #[test]
 fn routing_table_survives_a_restart() {
-    use ratorrent::api::Command;
     let t0 = Instant::now();
     let net = LtNet::start(4, 90);
     let dir = temp_dir();
@@ -436,26 +435,18 @@ fn routing_table_survives_a_restart() {
         let h = ratorrent::engine::session::start_with_state(config(net.bootstrap()), &state_dir)
             .await
             .unwrap();
-        let mut snaps = h.snapshots.clone();
-        let seen = tokio::time::timeout(Duration::from_secs(30), async {
-            loop {
-                let n = snaps.borrow_and_update().global.dht_nodes.unwrap_or(0);
-                if n >= 3 {
-                    return n;
-                }
-                if snaps.changed().await.is_err() {
-                    return 0;
-                }
-            }
-        })
+        let nodes = |s: &ratorrent::api::Snapshot| s.global.dht_nodes.unwrap_or(0);
+        let seen = tokio::time::timeout(
+            Duration::from_secs(30),
+            h.client.wait_for(|s| nodes(s) >= 3),
+        )
         .await
-        .unwrap_or(0);
+        .ok()
+        .and_then(Result::ok)
+        .map_or(0, |s| nodes(&s));
         assert!(seen >= 3, "the snapshot never showed 3 DHT nodes");
-        let (tx, rx) = tokio::sync::oneshot::channel();
-        h.commands.send(Command::Shutdown(tx)).await.unwrap();
-        rx.await.unwrap();
         // the state folder's lock goes with the session task
-        let _ = h.task.await;
+        h.shutdown().await.unwrap();
         assert!(
             state_dir.join("dht.dat").exists(),
             "no dht.dat after shutdown"
@@ -466,10 +457,8 @@ fn routing_table_survives_a_restart() {
         )
         .await
         .unwrap();
-        let n = h.snapshots.borrow().global.dht_nodes;
-        let (tx, rx) = tokio::sync::oneshot::channel();
-        h.commands.send(Command::Shutdown(tx)).await.unwrap();
-        rx.await.unwrap();
+        let n = h.client.snapshot().global.dht_nodes;
+        h.client.shutdown().await.unwrap();
         n
     });
     assert!(

@@ -10,10 +10,11 @@ use std::net::Ipv4Addr;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use common::client::wait_row;
 use common::mounts::Mount;
 use common::payload::{self, FileSpec};
 use common::{LtPeer, SeedArgs, TestTracker, free_port_on, make_torrent, temp_dir};
-use ratorrent::api::{AddRequest, Command, TorrentErrorKind, TorrentId, TorrentRow, TorrentState};
+use ratorrent::api::{AddRequest, TorrentErrorKind, TorrentId, TorrentRow, TorrentState};
 use ratorrent::engine::session::{self, SessionHandle};
 
 struct Payload {
@@ -55,20 +56,8 @@ async fn start(min_free: u64) -> SessionHandle {
 }
 
 async fn add(h: &SessionHandle, p: &Payload, dir: &Path) -> TorrentId {
-    let (tx, rx) = tokio::sync::oneshot::channel();
-    h.commands
-        .send(Command::Add(
-            AddRequest {
-                source: p.torrent.clone().into(),
-                download_dir: Some(dir.to_path_buf()),
-                paused: false,
-                seed: true,
-            },
-            Some(tx),
-        ))
-        .await
-        .unwrap();
-    rx.await.unwrap().unwrap()
+    let request = AddRequest::new(p.torrent.clone()).download_dir(Some(dir.to_path_buf()));
+    h.client.add(request).await.unwrap()
 }
 
 async fn wait(
@@ -77,30 +66,11 @@ async fn wait(
     what: &str,
     ok: impl Fn(&TorrentRow) -> bool,
 ) -> TorrentRow {
-    let mut snaps = h.snapshots.clone();
-    let r = tokio::time::timeout(Duration::from_secs(90), async {
-        loop {
-            if let Some(r) = snaps.borrow_and_update().row(id)
-                && ok(r)
-            {
-                return r.clone();
-            }
-            snaps.changed().await.unwrap();
-        }
-    })
-    .await;
-    r.unwrap_or_else(|_| {
-        panic!(
-            "{what}: not reached; row {:#?}",
-            h.snapshots.borrow().row(id)
-        )
-    })
+    wait_row(&h.client, id, what, Duration::from_secs(90), ok).await
 }
 
 async fn stop(h: SessionHandle) {
-    let (tx, rx) = tokio::sync::oneshot::channel();
-    h.commands.send(Command::Shutdown(tx)).await.unwrap();
-    let _ = rx.await;
+    h.shutdown().await.unwrap();
 }
 
 fn same(p: &Payload, dir: &Path) {
@@ -135,15 +105,15 @@ async fn full_disk_stops_only_that_torrent_and_resume_after_freeing_space_comple
     same(&b, &other);
     // the user frees space; resume, no restart
     mount.resize_tmpfs("32m");
-    h.commands.send(Command::Resume(ia)).await.unwrap();
+    h.client.resume(ia).await.unwrap();
     wait(&h, ia, "a completes after the fix", |r| {
         r.state == TorrentState::Seeding
     })
     .await;
     same(&a, &full);
-    let (tx, rx) = tokio::sync::oneshot::channel();
-    h.commands.send(Command::RecentEvents(tx)).await.unwrap();
-    let disk_lines = rx
+    let disk_lines = h
+        .client
+        .recent_events()
         .await
         .unwrap()
         .iter()
@@ -174,7 +144,7 @@ async fn read_only_folder_stops_the_torrent_and_resume_after_making_it_writable_
         "{e:?}"
     );
     mount.make_writable();
-    h.commands.send(Command::Resume(ia)).await.unwrap();
+    h.client.resume(ia).await.unwrap();
     wait(&h, ia, "completes once writable", |r| {
         r.state == TorrentState::Seeding
     })
@@ -195,7 +165,7 @@ async fn file_deleted_mid_download_is_an_error_not_complete_and_resume_fetches_i
     let row = wait(&h, ia, "files missing", |r| r.state == TorrentState::Error).await;
     assert_eq!(row.error.unwrap().kind, TorrentErrorKind::FilesMissing);
     std::fs::create_dir_all(&dst).unwrap();
-    h.commands.send(Command::Resume(ia)).await.unwrap();
+    h.client.resume(ia).await.unwrap();
     wait(&h, ia, "fetched again", |r| {
         r.state == TorrentState::Seeding
     })
@@ -222,7 +192,7 @@ async fn disk_guard_pauses_downloads_while_space_is_short_and_resumes_them_when_
         msg.contains("free") && msg.contains("min_free_space"),
         "{msg}"
     );
-    assert!(h.snapshots.borrow().global.free_space.is_some());
+    assert!(h.client.snapshot().global.free_space.is_some());
     mount.resize_tmpfs("256m");
     wait(&h, ia, "resumed by itself", |r| {
         r.state == TorrentState::Downloading

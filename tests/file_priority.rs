@@ -8,29 +8,17 @@ mod common;
 use std::net::Ipv4Addr;
 use std::time::Duration;
 
+use common::client::wait_row;
 use common::payload::{self, FileSpec};
 use common::{LtPeer, SeedArgs, TestTracker, free_port_on, make_torrent, temp_dir};
-use ratorrent::api::{AddRequest, Command, FilePriority, TorrentId, TorrentState};
+use ratorrent::api::{AddRequest, FilePriority, TorrentId, TorrentState};
 use ratorrent::engine::session::{self, SessionHandle};
 
 const PIECE: u32 = 64 * 1024;
 
 async fn wait_state(h: &SessionHandle, id: TorrentId, ok: impl Fn(TorrentState) -> bool) {
-    let mut snaps = h.snapshots.clone();
-    tokio::time::timeout(Duration::from_secs(60), async {
-        loop {
-            if snaps
-                .borrow_and_update()
-                .row(id)
-                .is_some_and(|r| ok(r.state))
-            {
-                return;
-            }
-            snaps.changed().await.unwrap();
-        }
-    })
-    .await
-    .unwrap_or_else(|_| panic!("state not reached: {:?}", h.snapshots.borrow().row(id)));
+    let within = Duration::from_secs(60);
+    wait_row(&h.client, id, "state", within, |r| ok(r.state)).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -58,32 +46,16 @@ async fn skipped_file_is_not_created_nor_fetched_and_wanting_it_completes_it() {
         ..ratorrent::config::Config::default()
     };
     let h = session::start(config).await.unwrap();
-    let (tx, rx) = tokio::sync::oneshot::channel();
-    h.commands
-        .send(Command::Add(
-            AddRequest {
-                source: torrent.clone().into(),
-                download_dir: None,
-                paused: true,
-                seed: true,
-            },
-            Some(tx),
-        ))
+    let request = AddRequest::new(torrent.clone()).paused(true);
+    let id = h.client.add(request).await.unwrap();
+    h.client
+        .set_file_priority(id, vec![1], FilePriority::Skip)
         .await
         .unwrap();
-    let id = rx.await.unwrap().unwrap();
-    h.commands
-        .send(Command::SetFilePriority {
-            id,
-            files: vec![1],
-            priority: FilePriority::Skip,
-        })
-        .await
-        .unwrap();
-    h.commands.send(Command::Resume(id)).await.unwrap();
+    h.client.resume(id).await.unwrap();
     wait_state(&h, id, |s| s == TorrentState::Seeding).await;
 
-    let row = h.snapshots.borrow().row(id).unwrap().clone();
+    let row = h.client.snapshot().row(id).unwrap().clone();
     let total: u64 = layout.iter().map(|f| f.len).sum();
     let b = layout[1].len;
     assert_eq!(row.size, total - b, "size counts the wanted files");
@@ -111,22 +83,16 @@ async fn skipped_file_is_not_created_nor_fetched_and_wanting_it_completes_it() {
     );
 
     // want it again: it downloads, the boundary bytes move in, the part file goes
-    h.commands
-        .send(Command::SetFilePriority {
-            id,
-            files: vec![1],
-            priority: FilePriority::Normal,
-        })
+    h.client
+        .set_file_priority(id, vec![1], FilePriority::Normal)
         .await
         .unwrap();
     wait_state(&h, id, |s| s == TorrentState::Downloading).await;
     wait_state(&h, id, |s| s == TorrentState::Seeding).await;
     common::compare_files(&src.join("p/b.bin"), &dst.join("p/b.bin")).unwrap();
     assert!(!parts[0].path().exists(), "the part file is removed");
-    let row = h.snapshots.borrow().row(id).unwrap().clone();
+    let row = h.client.snapshot().row(id).unwrap().clone();
     assert_eq!(row.size, total);
     assert_eq!(row.pieces_have, row.pieces_total);
-    let (tx, rx) = tokio::sync::oneshot::channel();
-    h.commands.send(Command::Shutdown(tx)).await.unwrap();
-    let _ = rx.await;
+    h.shutdown().await.unwrap();
 }

@@ -15,7 +15,7 @@ use common::{
     LeechArgs, LtPeer, SeedArgs, TestTracker, compare_trees, free_port, free_port_on, make_torrent,
     temp_dir,
 };
-use ratorrent::api::{AddRequest, AddSource, Command, TorrentRow, TorrentState};
+use ratorrent::api::{AddRequest, AddSource, TorrentRow, TorrentState};
 use ratorrent::engine::session::{self, SessionHandle};
 use ratorrent::metainfo::InfoHash;
 
@@ -157,20 +157,8 @@ fn config(dir: &Path) -> ratorrent::config::Config {
 }
 
 async fn add_magnet(h: &SessionHandle, link: &str) -> ratorrent::api::TorrentId {
-    let (tx, rx) = tokio::sync::oneshot::channel();
-    h.commands
-        .send(Command::Add(
-            AddRequest {
-                source: AddSource::Magnet(link.to_string()),
-                download_dir: None,
-                paused: false,
-                seed: true,
-            },
-            Some(tx),
-        ))
-        .await
-        .unwrap();
-    rx.await.unwrap().unwrap()
+    let request = AddRequest::new(AddSource::Magnet(link.to_string()));
+    h.client.add(request).await.unwrap()
 }
 
 async fn wait_rows(
@@ -178,26 +166,7 @@ async fn wait_rows(
     what: &str,
     ok: impl Fn(&[std::sync::Arc<TorrentRow>]) -> bool,
 ) {
-    let mut snaps = h.snapshots.clone();
-    let r = tokio::time::timeout(Duration::from_secs(60), async {
-        loop {
-            if ok(&snaps.borrow_and_update().rows) {
-                return;
-            }
-            snaps.changed().await.unwrap();
-        }
-    })
-    .await;
-    if r.is_err() {
-        panic!("{what}: not reached; rows {:#?}", h.snapshots.borrow().rows);
-    }
-}
-
-async fn shutdown(h: SessionHandle) {
-    let (tx, rx) = tokio::sync::oneshot::channel();
-    h.commands.send(Command::Shutdown(tx)).await.unwrap();
-    let _ = rx.await;
-    let _ = h.task.await;
+    common::client::wait_rows(&h.client, what, Duration::from_secs(60), ok).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -227,7 +196,7 @@ async fn a_restart_after_the_metadata_arrived_does_not_fetch_it_again() {
             .any(|r| r.name == "payload" && r.state == TorrentState::Seeding && r.pieces_total > 0)
     })
     .await;
-    shutdown(h).await;
+    h.shutdown().await.unwrap();
     assert!(
         state
             .path()
@@ -253,7 +222,7 @@ async fn a_restart_after_the_metadata_arrived_does_not_fetch_it_again() {
             .any(|r| r.name == "nobody has it" && r.state == TorrentState::FetchingMetadata)
     })
     .await;
-    shutdown(h).await;
+    h.shutdown().await.unwrap();
 }
 
 fn urlencode(s: &str) -> String {

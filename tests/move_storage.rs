@@ -9,28 +9,15 @@ use std::net::Ipv4Addr;
 use std::path::Path;
 use std::time::Duration;
 
+use common::client::wait_row;
 use common::mounts::Mount;
 use common::payload;
 use common::{LeechArgs, LtPeer, TestTracker, free_port_on, make_torrent, temp_dir};
-use ratorrent::api::{AddRequest, Command, TorrentId, TorrentRow, TorrentState};
+use ratorrent::api::{AddRequest, TorrentId, TorrentRow, TorrentState};
 use ratorrent::engine::session::{self, SessionHandle};
 
 async fn wait(h: &SessionHandle, id: TorrentId, what: &str, ok: impl Fn(&TorrentRow) -> bool) {
-    let mut snaps = h.snapshots.clone();
-    let r = tokio::time::timeout(Duration::from_secs(60), async {
-        loop {
-            if snaps.borrow_and_update().row(id).is_some_and(&ok) {
-                return;
-            }
-            snaps.changed().await.unwrap();
-        }
-    })
-    .await;
-    assert!(
-        r.is_ok(),
-        "{what}: not reached; row {:#?}",
-        h.snapshots.borrow().row(id)
-    );
+    wait_row(&h.client, id, what, Duration::from_secs(60), ok).await;
 }
 
 async fn leech(torrent: &Path, into: &Path, ip: u8) {
@@ -45,12 +32,8 @@ async fn leech(torrent: &Path, into: &Path, ip: u8) {
 }
 
 async fn mv(h: &SessionHandle, id: TorrentId, to: &Path, move_data: bool) {
-    h.commands
-        .send(Command::MoveStorage {
-            id,
-            to: to.to_path_buf(),
-            move_data,
-        })
+    h.client
+        .move_storage(id, to.to_path_buf(), move_data)
         .await
         .unwrap();
 }
@@ -73,20 +56,11 @@ async fn files_move_within_and_across_file_systems_and_failures_leave_nothing_be
         ..ratorrent::config::Config::default()
     };
     let h = session::start(config).await.unwrap();
-    let (tx, rx) = tokio::sync::oneshot::channel();
-    h.commands
-        .send(Command::Add(
-            AddRequest {
-                source: torrent.clone().into(),
-                download_dir: None,
-                paused: false,
-                seed: true,
-            },
-            Some(tx),
-        ))
+    let id = h
+        .client
+        .add(AddRequest::new(torrent.clone()))
         .await
         .unwrap();
-    let id = rx.await.unwrap().unwrap();
     let seeding = |r: &TorrentRow| r.state == TorrentState::Seeding;
     wait(&h, id, "seeding", seeding).await;
 
@@ -139,9 +113,7 @@ async fn files_move_within_and_across_file_systems_and_failures_leave_nothing_be
     .await;
     leech(&torrent, &dir.path().join("l3"), 5).await;
     common::compare_trees(&pristine.join("p"), &dir.path().join("l3/p")).unwrap();
-    let (tx, rx) = tokio::sync::oneshot::channel();
-    h.commands.send(Command::Shutdown(tx)).await.unwrap();
-    let _ = rx.await;
+    h.shutdown().await.unwrap();
 }
 
 /// Wait until `n` "files moved" events were logged.
@@ -155,9 +127,7 @@ async fn wait_event(h: &SessionHandle, needle: &str) {
 
 async fn wait_count(h: &SessionHandle, needle: &str, n: usize) {
     for _ in 0..600 {
-        let (tx, rx) = tokio::sync::oneshot::channel();
-        h.commands.send(Command::RecentEvents(tx)).await.unwrap();
-        let events = rx.await.unwrap();
+        let events = h.client.recent_events().await.unwrap();
         if events.iter().filter(|e| e.message.contains(needle)).count() >= n {
             return;
         }

@@ -439,7 +439,7 @@ async fn valid_streams_keep_the_connection_open() {
 
 #[tokio::test]
 async fn p04_incoming_handshake_for_unknown_torrent_is_closed_without_answer() {
-    use ratorrent::api::{AddRequest, Command};
+    use ratorrent::api::AddRequest;
     let dir = tempfile::tempdir().unwrap();
     let data = dir.path().join("data.bin");
     std::fs::write(&data, vec![7u8; 162_840]).unwrap();
@@ -459,32 +459,13 @@ async fn p04_incoming_handshake_for_unknown_torrent_is_closed_without_answer() {
         ..Config::default()
     };
     let h = ratorrent::engine::session::start(config).await.unwrap();
-    let (tx, rx) = tokio::sync::oneshot::channel();
-    h.commands
-        .send(Command::Add(
-            AddRequest {
-                source: tfile.into(),
-                download_dir: None,
-                paused: false,
-                seed: true,
-            },
-            Some(tx),
-        ))
+    let id = h.client.add(AddRequest::new(tfile)).await.unwrap();
+    let seeding =
+        |s: &ratorrent::api::Snapshot| s.row(id).is_some_and(|r| r.state == TorrentState::Seeding);
+    tokio::time::timeout(Duration::from_secs(10), h.client.wait_for(seeding))
         .await
+        .expect("torrent seeding after its check")
         .unwrap();
-    let id = rx.await.unwrap().unwrap();
-    let mut snaps = h.snapshots.clone();
-    tokio::time::timeout(Duration::from_secs(10), async {
-        while snaps
-            .borrow_and_update()
-            .row(id)
-            .is_none_or(|r| r.state != TorrentState::Seeding)
-        {
-            snaps.changed().await.unwrap();
-        }
-    })
-    .await
-    .expect("torrent seeding after its check");
     let addr = format!("127.0.0.1:{}", h.listen_port);
     // p04 names a torrent we do not serve: closed, no handshake in reply
     let mut s = TcpStream::connect(&addr).await.unwrap();

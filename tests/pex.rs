@@ -12,7 +12,7 @@ use common::rat::Rat;
 use common::{
     LeechArgs, LtPeer, SeedArgs, TestTracker, free_port, free_port_on, make_torrent, temp_dir,
 };
-use ratorrent::api::{AddRequest, AddSource, Command, PeerSource};
+use ratorrent::api::{AddRequest, AddSource, PeerSource};
 use ratorrent::engine::session;
 
 const SEEDER_IP: Ipv4Addr = Ipv4Addr::new(127, 0, 0, 2);
@@ -69,46 +69,32 @@ async fn ratorrent_learns_a_peer_named_only_by_a_libtorrent_seeders_pex() {
         .await
         .unwrap();
     let link = format!("magnet:?xt=urn:btih:{ih}&x.pe={}", seeder.addr());
-    let (tx, rx) = tokio::sync::oneshot::channel();
-    h.commands
-        .send(Command::Add(
-            AddRequest {
-                source: AddSource::Magnet(link),
-                download_dir: None,
-                paused: false,
-                seed: true,
-            },
-            Some(tx),
-        ))
+    let id = h
+        .client
+        .add(AddRequest::new(AddSource::Magnet(link)))
         .await
         .unwrap();
-    let id = rx.await.unwrap().unwrap();
-    h.commands.send(Command::Focus(Some(id))).await.unwrap();
-    let mut snaps = h.snapshots.clone();
-    let found = tokio::time::timeout(Duration::from_secs(60), async {
-        loop {
-            {
-                let s = snaps.borrow_and_update();
-                if let Some(d) = &s.detail
-                    && let Some(p) = d
-                        .peers
-                        .iter()
-                        .find(|p| p.addr == SocketAddr::V4(other.addr()))
-                {
-                    return (p.source, d.peer_sources.clone());
-                }
-            }
-            snaps.changed().await.unwrap();
-        }
-    })
-    .await;
+    h.client.focus(Some(id)).await.unwrap();
+    let other_addr = SocketAddr::V4(other.addr());
+    let found = tokio::time::timeout(
+        Duration::from_secs(60),
+        h.client.wait_for(|s| {
+            s.detail
+                .as_ref()
+                .is_some_and(|d| d.peers.iter().any(|p| p.addr == other_addr))
+        }),
+    )
+    .await
+    .map(|s| {
+        let d = s.unwrap().detail.clone().unwrap();
+        let p = d.peers.iter().find(|p| p.addr == other_addr).unwrap();
+        (p.source, d.peer_sources.clone())
+    });
     let detail = format!(
         "{:#?}",
-        h.snapshots.borrow().detail.as_ref().map(|d| &d.peers)
+        h.client.snapshot().detail.as_ref().map(|d| &d.peers)
     );
-    let (stx, srx) = tokio::sync::oneshot::channel();
-    h.commands.send(Command::Shutdown(stx)).await.unwrap();
-    let _ = srx.await;
+    h.shutdown().await.unwrap();
     match found {
         Ok((source, counts)) => {
             assert_eq!(

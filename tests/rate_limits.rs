@@ -111,7 +111,7 @@ fn upload_rate_limit_is_respected() {
 /// leecher, with no session-wide limit; the row shows it.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn per_torrent_upload_limit_set_live_is_respected() {
-    use ratorrent::api::{AddRequest, Command};
+    use ratorrent::api::AddRequest;
     let tracker = TestTracker::start();
     let dir = temp_dir();
     let src = dir.path().join("src");
@@ -130,28 +130,12 @@ async fn per_torrent_upload_limit_set_live_is_respected() {
         ..ratorrent::config::Config::default()
     };
     let h = ratorrent::engine::session::start(config).await.unwrap();
-    let (tx, rx) = tokio::sync::oneshot::channel();
-    h.commands
-        .send(Command::Add(
-            AddRequest {
-                source: torrent.clone().into(),
-                download_dir: None,
-                paused: false,
-                seed: true,
-            },
-            Some(tx),
-        ))
+    let id = h
+        .client
+        .add(AddRequest::new(torrent.clone()))
         .await
         .unwrap();
-    let id = rx.await.unwrap().unwrap();
-    h.commands
-        .send(Command::SetTorrentLimits {
-            id,
-            download: 0,
-            upload: LIMIT,
-        })
-        .await
-        .unwrap();
+    h.client.set_torrent_limits(id, 0, LIMIT).await.unwrap();
     let port = h.listen_port;
     let tracker = std::sync::Arc::new(tracker);
     let t2 = tracker.clone();
@@ -180,9 +164,7 @@ async fn per_torrent_upload_limit_set_live_is_respected() {
         took >= Duration::from_millis(2500),
         "12 MiB at a 4 MiB/s torrent limit took only {took:?}"
     );
-    let snap = h.snapshots.borrow().clone();
+    let snap = h.client.snapshot();
     assert_eq!(snap.row(id).unwrap().up_limit, LIMIT);
-    let (tx, rx) = tokio::sync::oneshot::channel();
-    h.commands.send(Command::Shutdown(tx)).await.unwrap();
-    let _ = rx.await;
+    h.shutdown().await.unwrap();
 }

@@ -7,7 +7,7 @@ use std::net::Ipv4Addr;
 use std::time::Duration;
 
 use common::{LtPeer, SeedArgs, TestTracker, free_port_on, make_torrent, temp_dir};
-use ratorrent::api::{AddRequest, AddSource, Command};
+use ratorrent::api::{AddRequest, AddSource};
 use ratorrent::engine::session;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -36,49 +36,33 @@ async fn the_trackers_panel_shows_what_a_scrape_says() {
     let h = session::start_with_state(config, state.path())
         .await
         .unwrap();
-    let (tx, rx) = tokio::sync::oneshot::channel();
-    h.commands
-        .send(Command::Add(
-            AddRequest {
-                source: AddSource::File(torrent.clone()),
-                download_dir: None,
-                paused: false,
-                seed: true,
-            },
-            Some(tx),
-        ))
+    let id = h
+        .client
+        .add(AddRequest::new(AddSource::File(torrent.clone())))
         .await
         .unwrap();
-    let id = rx.await.unwrap().unwrap();
-    h.commands.send(Command::Focus(Some(id))).await.unwrap();
-    let mut snaps = h.snapshots.clone();
-    let got = tokio::time::timeout(Duration::from_secs(30), async {
-        loop {
-            {
-                let s = snaps.borrow_and_update();
-                if let Some(t) = s
-                    .detail
-                    .as_ref()
-                    .and_then(|d| d.trackers.iter().find(|t| t.downloaded.is_some()))
-                {
-                    return t.clone();
-                }
-            }
-            snaps.changed().await.unwrap();
-        }
-    })
-    .await;
+    h.client.focus(Some(id)).await.unwrap();
+    let scraped = |s: &ratorrent::api::Snapshot| {
+        s.detail
+            .as_ref()
+            .and_then(|d| d.trackers.iter().find(|t| t.downloaded.is_some()))
+            .cloned()
+    };
+    let got = tokio::time::timeout(
+        Duration::from_secs(30),
+        h.client.wait_for(|s| scraped(s).is_some()),
+    )
+    .await
+    .map(|s| scraped(&s.unwrap()).unwrap());
     let trackers = format!(
         "{:#?}",
-        h.snapshots
-            .borrow()
+        h.client
+            .snapshot()
             .detail
             .as_ref()
             .map(|d| d.trackers.clone())
     );
-    let (stx, srx) = tokio::sync::oneshot::channel();
-    h.commands.send(Command::Shutdown(stx)).await.unwrap();
-    let _ = srx.await;
+    h.shutdown().await.unwrap();
     let row = got.unwrap_or_else(|_| panic!("no scrape figures shown: {trackers}"));
     assert!(
         row.seeds >= Some(1),

@@ -9,9 +9,10 @@ use std::net::Ipv4Addr;
 use std::path::Path;
 use std::time::Duration;
 
+use common::client::wait_rows;
 use common::payload::{self, FileSpec};
 use common::{LeechArgs, LtPeer, TestTracker, free_port_on, make_torrent, temp_dir};
-use ratorrent::api::{AddRequest, Command, EventKind, TorrentId, TorrentRow, TorrentState};
+use ratorrent::api::{AddRequest, EventKind, TorrentId, TorrentRow, TorrentState};
 use ratorrent::engine::session::{self, SessionHandle};
 
 fn config(dir: &Path) -> ratorrent::config::Config {
@@ -24,20 +25,8 @@ fn config(dir: &Path) -> ratorrent::config::Config {
 }
 
 async fn add(h: &SessionHandle, torrent: &Path, paused: bool) -> TorrentId {
-    let (tx, rx) = tokio::sync::oneshot::channel();
-    h.commands
-        .send(Command::Add(
-            AddRequest {
-                source: torrent.to_path_buf().into(),
-                download_dir: None,
-                paused,
-                seed: true,
-            },
-            Some(tx),
-        ))
-        .await
-        .unwrap();
-    rx.await.unwrap().unwrap()
+    let request = AddRequest::new(torrent.to_path_buf()).paused(paused);
+    h.client.add(request).await.unwrap()
 }
 
 async fn wait_row(
@@ -45,32 +34,13 @@ async fn wait_row(
     what: &str,
     ok: impl Fn(&[std::sync::Arc<TorrentRow>]) -> bool,
 ) {
-    let mut snaps = h.snapshots.clone();
-    let r = tokio::time::timeout(Duration::from_secs(30), async {
-        loop {
-            if ok(&snaps.borrow_and_update().rows) {
-                return;
-            }
-            snaps.changed().await.unwrap();
-        }
-    })
-    .await;
-    if r.is_err() {
-        panic!("{what}: not reached; rows {:#?}", h.snapshots.borrow().rows);
-    }
-}
-
-async fn shutdown(h: SessionHandle) {
-    let (tx, rx) = tokio::sync::oneshot::channel();
-    h.commands.send(Command::Shutdown(tx)).await.unwrap();
-    let _ = rx.await;
-    let _ = h.task.await;
+    wait_rows(&h.client, what, Duration::from_secs(30), ok).await;
 }
 
 async fn checked_events(h: &SessionHandle) -> usize {
-    let (tx, rx) = tokio::sync::oneshot::channel();
-    h.commands.send(Command::RecentEvents(tx)).await.unwrap();
-    rx.await
+    h.client
+        .recent_events()
+        .await
         .unwrap()
         .iter()
         .filter(|e| e.kind == EventKind::Checked && e.message.contains("pieces verified"))
@@ -96,14 +66,7 @@ async fn list_states_totals_and_limits_come_back_and_a_complete_torrent_seeds_wi
         .unwrap();
     let a = add(&h, &ta, false).await;
     let b = add(&h, &tb, true).await;
-    h.commands
-        .send(Command::SetTorrentLimits {
-            id: a,
-            download: 0,
-            upload: 50 << 20,
-        })
-        .await
-        .unwrap();
+    h.client.set_torrent_limits(a, 0, 50 << 20).await.unwrap();
     wait_row(&h, "a seeding", |rows| {
         rows.iter()
             .any(|r| r.id == a && r.state == TorrentState::Seeding)
@@ -123,20 +86,20 @@ async fn list_states_totals_and_limits_come_back_and_a_complete_torrent_seeds_wi
     })
     .await;
     let before: Vec<TorrentRow> = h
-        .snapshots
-        .borrow()
+        .client
+        .snapshot()
         .rows
         .iter()
         .map(|r| (**r).clone())
         .collect();
     assert!(checked_events(&h).await >= 1, "run 1 hashed a's data");
-    shutdown(h).await;
+    h.shutdown().await.unwrap();
 
     // run 2, no torrents given: the list is there at once, a seeds again without a check
     let h = session::start_with_state(config(&data), &state)
         .await
         .unwrap();
-    let first = h.snapshots.borrow().rows.len();
+    let first = h.client.snapshot().rows.len();
     assert_eq!(first, 2, "listed before anything is hashed or connected");
     wait_row(&h, "a seeding, b paused", |rows| {
         rows.len() == 2
@@ -145,8 +108,8 @@ async fn list_states_totals_and_limits_come_back_and_a_complete_torrent_seeds_wi
     })
     .await;
     let after: Vec<TorrentRow> = h
-        .snapshots
-        .borrow()
+        .client
+        .snapshot()
         .rows
         .iter()
         .map(|r| (**r).clone())
@@ -171,7 +134,7 @@ async fn list_states_totals_and_limits_come_back_and_a_complete_torrent_seeds_wi
     );
     assert_eq!(after[0].pieces_have, after[0].pieces_total);
     assert_eq!(checked_events(&h).await, 0, "no data was hashed in run 2");
-    shutdown(h).await;
+    h.shutdown().await.unwrap();
 
     // run 3: a's file changed while we were away: rechecked, and found wrong where changed
     let f = data.join("a.bin");
@@ -193,7 +156,7 @@ async fn list_states_totals_and_limits_come_back_and_a_complete_torrent_seeds_wi
         .await
         .unwrap_err();
     assert!(e.to_string().contains("already running"), "{e:#}");
-    shutdown(h).await;
+    h.shutdown().await.unwrap();
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -213,7 +176,7 @@ async fn damaged_state_is_reported_and_the_torrents_come_back_rechecked() {
         rows.iter().any(|r| r.state == TorrentState::Seeding)
     })
     .await;
-    shutdown(h).await;
+    h.shutdown().await.unwrap();
 
     for damage in ["garbage", "truncated"] {
         let db = state.join("state.redb");
@@ -234,7 +197,7 @@ async fn damaged_state_is_reported_and_the_torrents_come_back_rechecked() {
             rows.len() == 1 && rows[0].state == TorrentState::Seeding
         })
         .await;
-        shutdown(h).await;
+        h.shutdown().await.unwrap();
     }
 }
 
@@ -245,27 +208,21 @@ async fn session_limits_set_live_come_back_until_the_config_changes() {
     let dir = temp_dir();
     let (data, state) = (dir.path().join("data"), dir.path().join("state"));
     let limits = |h: &SessionHandle| {
-        let g = h.snapshots.borrow().global.clone();
+        let g = h.client.snapshot().global.clone();
         (g.down_limit, g.up_limit)
     };
     let h = session::start_with_state(config(&data), &state)
         .await
         .unwrap();
     assert_eq!(limits(&h), (0, 0));
-    h.commands
-        .send(Command::SetLimits {
-            download: 3 << 20,
-            upload: 512 << 10,
-        })
-        .await
-        .unwrap();
-    shutdown(h).await;
+    h.client.set_limits(3 << 20, 512 << 10).await.unwrap();
+    h.shutdown().await.unwrap();
 
     let h = session::start_with_state(config(&data), &state)
         .await
         .unwrap();
     assert_eq!(limits(&h), (3 << 20, 512 << 10), "live limits restored");
-    shutdown(h).await;
+    h.shutdown().await.unwrap();
 
     let edited = ratorrent::config::Config {
         download_rate_limit: 1 << 20,
@@ -273,5 +230,5 @@ async fn session_limits_set_live_come_back_until_the_config_changes() {
     };
     let h = session::start_with_state(edited, &state).await.unwrap();
     assert_eq!(limits(&h), (1 << 20, 0), "the edited config wins");
-    shutdown(h).await;
+    h.shutdown().await.unwrap();
 }

@@ -8,7 +8,6 @@ use std::io::Write;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use ratorrent::api::Command;
 use ratorrent::config::Config;
 use ratorrent::engine::session::{self, SessionHandle};
 use ratorrent::metainfo::TorrentBuilder;
@@ -36,7 +35,7 @@ fn spawn_watcher(dir: &Path, handle: &SessionHandle) -> tokio::task::JoinHandle<
         dir: dir.to_path_buf(),
         seed: true,
     };
-    tokio::spawn(watch::run(opts, handle.commands.clone()))
+    tokio::spawn(watch::run(opts, handle.client.clone()))
 }
 
 /// A real .torrent (TorrentBuilder) over a small file named `name` with `content`.
@@ -93,8 +92,8 @@ async fn wait_for_rows(handle: &SessionHandle, n: usize, timeout: Duration) -> V
     let start = Instant::now();
     loop {
         let rows: Vec<String> = handle
-            .snapshots
-            .borrow()
+            .client
+            .snapshot()
             .rows
             .iter()
             .map(|r| r.name.clone())
@@ -112,9 +111,7 @@ async fn wait_for_rows(handle: &SessionHandle, n: usize, timeout: Duration) -> V
 }
 
 async fn shutdown(handle: SessionHandle, watcher: tokio::task::JoinHandle<()>) {
-    let (tx, rx) = tokio::sync::oneshot::channel();
-    handle.commands.send(Command::Shutdown(tx)).await.unwrap();
-    let _ = tokio::time::timeout(Duration::from_secs(10), rx).await;
+    let _ = tokio::time::timeout(Duration::from_secs(10), handle.client.shutdown()).await;
     drop(handle);
     // the watcher ends by itself once the engine is gone
     tokio::time::timeout(Duration::from_secs(10), watcher)
@@ -239,7 +236,7 @@ async fn dropped_files_are_added_or_refused_and_renamed() {
     // nothing loops on its own renames: a while later nothing changed
     tokio::time::sleep(SETTLE * 3).await;
     assert_eq!(names(&dir), want);
-    assert_eq!(handle.snapshots.borrow().rows.len(), 6);
+    assert_eq!(handle.client.snapshot().rows.len(), 6);
 
     shutdown(handle, watcher).await;
 }

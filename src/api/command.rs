@@ -21,22 +21,9 @@ pub enum AddSource {
     Magnet(String),
 }
 
-impl AddSource {
-    /// What a user typed or passed on the command line: a magnet link when it starts with
-    /// `magnet:` (any case), else a file path.
-    pub fn from_user(s: impl AsRef<std::ffi::OsStr>) -> AddSource {
-        let s = s.as_ref();
-        match s.to_str() {
-            Some(t) if crate::metainfo::magnet::is_magnet(t) => {
-                AddSource::Magnet(t.trim().to_string())
-            }
-            _ => AddSource::File(PathBuf::from(s)),
-        }
-    }
-}
-
 impl From<PathBuf> for AddSource {
-    /// A .torrent file (see [`AddSource::from_user`] to accept magnet links too).
+    /// A .torrent file (a front end tells magnet links from paths, e.g.
+    /// `cli::add_source`).
     fn from(p: PathBuf) -> AddSource {
         AddSource::File(p)
     }
@@ -62,6 +49,37 @@ pub struct AddRequest {
     pub paused: bool,
     /// Keep seeding once complete (`false`: stop at completion, state `Completed`).
     pub seed: bool,
+}
+
+impl AddRequest {
+    /// Add `source` into the session's default folder, started at once, seeding once
+    /// complete; the builder methods below change one of these.
+    pub fn new(source: impl Into<AddSource>) -> AddRequest {
+        AddRequest {
+            source: source.into(),
+            download_dir: None,
+            paused: false,
+            seed: true,
+        }
+    }
+
+    /// Store the payload in `dir` (`None`: the session default).
+    pub fn download_dir(mut self, dir: Option<PathBuf>) -> AddRequest {
+        self.download_dir = dir;
+        self
+    }
+
+    /// Add in the paused state (`true`) or start at once (`false`).
+    pub fn paused(mut self, paused: bool) -> AddRequest {
+        self.paused = paused;
+        self
+    }
+
+    /// Keep seeding once complete (`true`) or stop at completion (`false`).
+    pub fn seed(mut self, seed: bool) -> AddRequest {
+        self.seed = seed;
+        self
+    }
 }
 
 /// A request to the engine. Commands that can fail carry a oneshot for the answer, so a

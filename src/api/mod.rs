@@ -3,13 +3,16 @@
 //! The engine publishes [`Snapshot`]s over a `tokio::sync::watch` channel (latest value
 //! only, so a slow terminal never queues stale frames) and [`EngineEvent`]s over a
 //! `tokio::sync::broadcast` channel; the UI (or the headless `download` front end) sends
-//! [`Command`]s back over a bounded `tokio::sync::mpsc`.
+//! [`Command`]s back over a bounded `tokio::sync::mpsc`. Front ends do not touch those
+//! channels: they hold a [`Client`], the one handle over them.
 
+mod client;
 mod command;
 mod error;
 mod event;
 mod snapshot;
 
+pub use client::{Client, ClientError, Reply};
 pub use command::{AddRequest, AddSource, Command, CommandSender};
 pub use error::{AddError, TorrentError, TorrentErrorKind};
 pub use event::{EngineEvent, EventKind, EventLevel, EventReceiver};

@@ -37,9 +37,9 @@ impl EventLog {
         }
     }
 
-    /// A sender handle, for subscribing from outside the session task.
-    pub fn sender(&self) -> broadcast::Sender<EngineEvent> {
-        self.tx.clone()
+    /// The sending end, for a [`Client`](crate::api::Client) to subscribe through.
+    pub fn sender(&self) -> &broadcast::Sender<EngineEvent> {
+        &self.tx
     }
 
     /// A receiver of every event from now on.

@@ -1,9 +1,8 @@
 //! The session actor: owns every torrent, accepts incoming peers, answers commands, runs
 //! the one deadline queue and publishes snapshots.
 //!
-//! Nothing else mutates engine state. Front ends talk to it only through
-//! [`SessionHandle::commands`], read [`SessionHandle::snapshots`] and subscribe to events
-//! with [`SessionHandle::subscribe`]. The task sleeps until a command, an event from a
+//! Nothing else mutates engine state. Front ends talk to it only through the
+//! [`Client`] in [`SessionHandle::client`] (commands, snapshots, events). The task sleeps until a command, an event from a
 //! connection, disk thread or tracker task, an incoming connection, or the earliest
 //! deadline: a session whose torrents are idle does not wake up.
 
@@ -16,7 +15,7 @@ use std::time::{Duration, Instant};
 use anyhow::Context as _;
 use tokio::io::AsyncReadExt;
 use tokio::net::{TcpListener, TcpStream};
-use tokio::sync::{broadcast, mpsc, watch};
+use tokio::sync::{mpsc, watch};
 
 use super::ctx::{MAX_PENDING_INCOMING, SessionCtx, SessionEvent, SlotKind};
 use super::event_log::EventLog;
@@ -26,8 +25,8 @@ use super::timer::Timers;
 use super::torrent::state::Input;
 use super::torrent::{CheckQueue, Env, STOP_ANNOUNCE_TIMEOUT, TimerKey, Torrent};
 use crate::api::{
-    AddError, AddRequest, AddSource, Command, CommandSender, EngineEvent, EventKind, EventLevel,
-    GlobalStats, Snapshot, SnapshotReceiver, TorrentDetail, TorrentId, TorrentRow, TorrentState,
+    AddError, AddRequest, AddSource, Client, ClientError, Command, EventKind, EventLevel,
+    GlobalStats, Snapshot, TorrentDetail, TorrentId, TorrentRow, TorrentState,
 };
 use crate::config::Config;
 use crate::lock::RwLockExt;
@@ -51,24 +50,27 @@ pub const CHECKPOINT_SOON: Duration = Duration::from_secs(1);
 /// How often the disk guard measures free space while something downloads.
 pub const DISK_GUARD_INTERVAL: Duration = Duration::from_secs(10);
 
-/// A running session: channels to drive it and the task to await.
+/// A running session: the client handle to drive it and the task to await.
 #[derive(Debug)]
 pub struct SessionHandle {
-    /// Send commands here.
-    pub commands: CommandSender,
-    /// Latest snapshot.
-    pub snapshots: SnapshotReceiver,
+    /// The one way in: commands, snapshots and events (clone it for each user).
+    pub client: Client,
     /// The TCP port peers can connect to.
     pub listen_port: u16,
-    /// The session task; ends after [`Command::Shutdown`] or when every sender is dropped.
+    /// The session task; ends after [`Command::Shutdown`] or when every client is dropped.
     pub task: tokio::task::JoinHandle<()>,
-    events: broadcast::Sender<EngineEvent>,
 }
 
 impl SessionHandle {
-    /// Receive engine events from now on (see [`Command::RecentEvents`] for the history).
-    pub fn subscribe(&self) -> crate::api::EventReceiver {
-        self.events.subscribe()
+    /// Shut the session down ([`Client::shutdown`]: torrents stopped, trackers told, state
+    /// saved) and wait for its task to end.
+    ///
+    /// # Errors
+    /// [`ClientError::EngineGone`]: the session had stopped already.
+    pub async fn shutdown(self) -> Result<(), ClientError> {
+        let confirmed = self.client.shutdown().await;
+        let _ = self.task.await;
+        confirmed
     }
 }
 
@@ -136,7 +138,7 @@ async fn start_session(
         detail: None,
     }));
     let log = EventLog::new();
-    let events = log.sender();
+    let client = Client::new(cmd_tx, snap_rx, log.sender());
     let session = Session {
         ctx,
         torrents: BTreeMap::new(),
@@ -173,11 +175,9 @@ async fn start_session(
     }
     let task = tokio::spawn(session.run(cmd_rx, ev_rx, listener));
     Ok(SessionHandle {
-        commands: cmd_tx,
-        snapshots: snap_rx,
+        client,
         listen_port,
         task,
-        events,
     })
 }
 

@@ -1324,7 +1324,7 @@ fn submit_add(form: &Form, seed: bool) -> Submitted {
     let source = if is_magnet(text) {
         // Checked here so a typo is reported in the dialog, not as a failed add.
         Magnet::parse(text).map_err(|e| e.to_string())?;
-        AddSource::from_user(text)
+        AddSource::Magnet(text.to_owned())
     } else {
         let path = expand_home(text);
         if !path.exists() {

@@ -10,11 +10,10 @@ use anyhow::{Context as _, anyhow};
 use crossterm::event::{Event, EventStream, KeyEventKind};
 use futures::StreamExt;
 use tokio::sync::broadcast::error::RecvError;
-use tokio::sync::mpsc::error::TrySendError;
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::mpsc;
 
 use crate::api::{
-    AddError, Command, CommandSender, EngineEvent, EventReceiver, SnapshotReceiver, TorrentId,
+    AddError, Client, ClientError, Command, EngineEvent, EventReceiver, SnapshotReceiver, TorrentId,
 };
 
 use super::action::{Action, Context};
@@ -28,10 +27,8 @@ pub const SHUTDOWN_TIMEOUT: Duration = Duration::from_secs(5);
 /// What the UI runs with.
 #[derive(Debug)]
 pub struct RunOptions {
-    /// Where commands go.
-    pub commands: CommandSender,
-    /// Snapshots from the engine.
-    pub snapshots: SnapshotReceiver,
+    /// The engine: where commands go, where snapshots come from.
+    pub client: Client,
     /// Engine events (the session log); `None`: no log.
     pub events: Option<EventReceiver>,
     /// Shown in the message line until the first key press (e.g. a torrent from the
@@ -63,34 +60,33 @@ enum Reply {
 /// installed; the engine went away (snapshot or command channel closed) while the UI ran.
 pub async fn run(opts: RunOptions) -> anyhow::Result<()> {
     let RunOptions {
-        commands,
-        mut snapshots,
+        client,
         events,
         notice,
         ui,
     } = opts;
+    let mut snapshots = client.snapshots();
     let signals = Signals::new().context("installing SIGTERM/SIGHUP/SIGINT handlers")?;
     let mouse = ui.mouse;
     let mut app = App::with_options(snapshots.borrow_and_update().clone(), ui);
     app.set_notice(notice);
     let (replies_tx, replies) = mpsc::unbounded_channel();
-    if events.is_some() {
-        let (tx, rx) = oneshot::channel();
-        if commands.try_send(Command::RecentEvents(tx)).is_ok() {
-            let replies_tx = replies_tx.clone();
-            tokio::spawn(async move {
-                if let Ok(history) = rx.await {
-                    let _ = replies_tx.send(Reply::History(history));
-                }
-            });
-        }
+    if events.is_some()
+        && let Ok(history) = client.try_recent_events()
+    {
+        let replies_tx = replies_tx.clone();
+        tokio::spawn(async move {
+            if let Ok(history) = history.await {
+                let _ = replies_tx.send(Reply::History(history));
+            }
+        });
     }
     let guard = TerminalGuard::enter(mouse).context("setting up the terminal")?;
     let mut ui = Ui {
         guard,
         app,
         events: EventStream::new(),
-        commands,
+        client,
         snapshots,
         engine_events: events,
         replies,
@@ -147,7 +143,7 @@ struct Ui {
     guard: TerminalGuard,
     app: App,
     events: EventStream,
-    commands: CommandSender,
+    client: Client,
     snapshots: SnapshotReceiver,
     engine_events: Option<EventReceiver>,
     replies: mpsc::UnboundedReceiver<Reply>,
@@ -259,30 +255,28 @@ impl Ui {
         Ok(())
     }
 
-    /// Queues `command` for the engine without waiting. An add from the dialog gets a reply
-    /// channel whose answer comes back to the loop.
+    /// Queues `command` for the engine without waiting. An add from the dialog gets its
+    /// answer back to the loop.
     fn send(&mut self, command: Command) -> Result<(), Exit> {
-        let command = match command {
-            Command::Add(request, None) => {
-                let (tx, rx) = oneshot::channel();
+        let sent = match command {
+            Command::Add(request, None) => self.client.try_add(request).map(|answer| {
                 let replies = self.replies_tx.clone();
                 tokio::spawn(async move {
-                    if let Ok(result) = rx.await {
+                    if let Ok(result) = answer.await {
                         let _ = replies.send(Reply::Added(result));
                     }
                 });
-                Command::Add(request, Some(tx))
-            }
-            other => other,
+            }),
+            other => self.client.try_send(other),
         };
-        match self.commands.try_send(command) {
+        match sent {
             Ok(()) => Ok(()),
-            Err(TrySendError::Full(_)) => {
+            Err(ClientError::EngineGone) => Err(Exit::EngineGone),
+            Err(_) => {
                 self.app
                     .set_notice(Some("engine busy: command not sent, try again".to_owned()));
                 Ok(())
             }
-            Err(TrySendError::Closed(_)) => Err(Exit::EngineGone),
         }
     }
 
@@ -302,13 +296,9 @@ impl Ui {
             "shutting down… (q again to quit without waiting)".to_owned(),
         ));
         self.try_draw();
-        let (reply, replied) = oneshot::channel();
-        let commands = self.commands.clone();
+        let client = self.client.clone();
         let wait = async move {
-            if commands.send(Command::Shutdown(reply)).await.is_err() {
-                return Shutdown::EngineGone;
-            }
-            match replied.await {
+            match client.shutdown().await {
                 Ok(()) => Shutdown::Confirmed,
                 Err(_) => Shutdown::EngineGone,
             }
@@ -432,9 +422,9 @@ mod tests {
         fn assert_send<T: Send>(_: &T) {}
         let (commands, _engine_side) = tokio::sync::mpsc::channel(1);
         let (_publisher, snapshots) = tokio::sync::watch::channel(Arc::new(Snapshot::default()));
+        let (events, _) = tokio::sync::broadcast::channel(1);
         let future = run(RunOptions {
-            commands,
-            snapshots,
+            client: Client::new(commands, snapshots, &events),
             events: None,
             notice: None,
             ui: UiOptions::default(),

@@ -1,5 +1,6 @@
 //! Shared integration-test infrastructure (`mod common;` in a test crate).
 //!
+//! - [`client`]: waits on an in-process session's snapshots, with deadlines.
 //! - [`tracker`]: [`TestTracker`], an in-process HTTP tracker (BEP 3/23/48) on 127.0.0.1.
 //! - [`payload`]: deterministic payload files/trees and byte-for-byte comparison.
 //! - [`lt`]: [`LtPeer`], real libtorrent seeders/leechers (`tests/support/lt_peer.py`).
@@ -11,6 +12,7 @@
 //! Everything stays on 127.0.0.0/8. Test crates use only part of this, hence the allow.
 #![allow(dead_code, unused_imports)]
 
+pub mod client;
 pub mod hostile;
 pub mod lt;
 pub mod mounts;
