@@ -278,14 +278,7 @@ pub fn check_with(
     if !dir.is_dir() {
         bail!("{}: no such directory", dir.display());
     }
-    let storage = Storage::with_options(
-        dir,
-        meta.files
-            .iter()
-            .map(|f| (f.path.clone(), f.offset, f.length, f.pad)),
-        meta.total_length,
-        opts,
-    )?;
+    let storage = Storage::for_torrent(&meta, dir, opts)?;
     let n = meta.piece_count();
     let have = check_pieces(
         &storage,

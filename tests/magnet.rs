@@ -105,9 +105,10 @@ fn magnet_with_a_tracker_downloads_from_libtorrent() {
 fn magnet_with_only_a_peer_address_downloads_from_libtorrent() {
     let s = swarm();
     let seeder = seeder(&s);
-    // no tracker, no DHT: the only way to the swarm is x.pe
+    // no tracker, no DHT: the only way to the swarm is x.pe; the empty, repeated and unknown
+    // parameters around it are ignored (issue 16 item 6)
     let link = format!(
-        "magnet:?xt=urn:btih:{}&x.pe={}",
+        "magnet:?tr=&xt=urn:btih:{}&x.pe=&X.PE={}&x.pe={1}&so=&dn=&foo=bar&xt=urn:ed2k:00&tr",
         // base32, to cover the other spelling end to end
         data_encoding::BASE32_NOPAD.encode(&s.info_hash.0),
         seeder.addr()

@@ -164,11 +164,37 @@ fn extras_class() {
         m.notes
     );
     assert_eq!(m.select_only, vec![0, 1], "the last so wins");
-    // empty parameters and junk lists
+    // empty parameters are ignored, the rest kept (issue 16 item 6)
+    for extra in [
+        "&tr=",
+        "&x.pe=",
+        "&so=",
+        "&xt=",
+        "&dn=",
+        "&tr=+",
+        "&tr",
+        "&tr=%20%09",
+        "&xt.2=",
+        "&=",
+        "&&&",
+        "&TR=",
+    ] {
+        for link in [
+            format!("magnet:?xt=urn:btih:{ih}{extra}&tr=http://t/a&dn=kept"),
+            format!(
+                "magnet:?{}&xt=urn:btih:{ih}&tr=http://t/a&dn=kept",
+                &extra[1..]
+            ),
+        ] {
+            let m = Magnet::parse(&link).unwrap_or_else(|e| panic!("{link}: {e}"));
+            assert_eq!(m.info_hash.to_hex(), ih, "{link}");
+            assert_eq!(m.trackers, vec!["http://t/a"], "{link}");
+            assert_eq!(m.name.as_deref(), Some("kept"), "{link}");
+            assert!(m.peers.is_empty() && m.select_only.is_empty(), "{link}");
+        }
+    }
+    // junk lists are still refused with the reason
     for (extra, needle) in [
-        ("&tr=", "\"tr\" is empty"),
-        ("&x.pe=", "\"x.pe\" is empty"),
-        ("&so=", "\"so\" is empty"),
         ("&so=a", "so=a"),
         ("&so=1,,2", "so=1,,2"),
         ("&so=-1", "so=-1"),
@@ -208,4 +234,63 @@ fn info_prints_what_a_magnet_names() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("40 hex digits or 32 base32"), "{stderr}");
     assert!(!stderr.contains("No such file"), "{stderr}");
+}
+
+/// Issue 16 item 6 through the binary: `info` of links with empty, repeated and unknown
+/// parameters prints the hash, the kept trackers once each, and says what was ignored.
+#[test]
+fn info_ignores_empty_repeated_and_unknown_parameters() {
+    let home = common::temp_dir();
+    let ih = "6556a734d002eb0183449c4e0faa35afdf57f085";
+    for link in [
+        format!("magnet:?xt=urn:btih:{ih}&tr=&tr=http://t.example/a&dn=sample"),
+        format!(
+            "magnet:?tr=&xt=urn:btih:{ih}&dn=sample&tr=http://t.example/a&tr=http://t.example/a"
+        ),
+        format!(
+            "magnet:?xt=&XT=urn:btih:{ih}&dn=&dn=sample&x.pe=&so=&TR=http://t.example/a&kt=&ws=&xl=7"
+        ),
+        format!(
+            "magnet:?xt=urn:btih:{ih}&xt=urn:ed2k:31D6CFE0D16AE931B73C59D7E0C089C0&tr=%20&tr=http://t.example/a&dn=sample&tr"
+        ),
+    ] {
+        let out = common::rat::command(home.path())
+            .args(["info", &link])
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success(),
+            "{link}\n{stdout}{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(stdout.contains(ih), "{link}\n{stdout}");
+        assert!(stdout.contains("name:         sample"), "{link}\n{stdout}");
+        assert_eq!(
+            stdout.matches("http://t.example/a").count(),
+            1,
+            "{link}\n{stdout}"
+        );
+        assert!(!stdout.contains("trackers:     none"), "{link}\n{stdout}");
+        if link.contains("tr=&") || link.contains("tr=%20") {
+            assert!(
+                stdout.contains("empty parameters ignored: tr="),
+                "{link}\n{stdout}"
+            );
+        }
+        if link.contains("ed2k") {
+            assert!(
+                stdout.contains("not a BitTorrent info hash"),
+                "{link}\n{stdout}"
+            );
+        }
+    }
+    // with no btih at all, still refused with the reason
+    let out = common::rat::command(home.path())
+        .args(["info", "magnet:?xt=&tr=http://t.example/a"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("no \"xt=urn:btih:\""), "{stderr}");
 }

@@ -490,15 +490,33 @@ fn shared_cases_on_disk_paths() {
     let m = load("t01-name-dotdot.torrent");
     assert_eq!(m.files[0].path, Path::new("..sample.bin"));
     assert_eq!(m.name, "../sample.bin");
+    // what is shown: the name used, and what was changed
+    assert_eq!(m.saved_name(), "..sample.bin");
+    assert_eq!(m.path_in_folder(&m.files[0]), "..sample.bin");
+    assert_eq!(
+        m.name_changes.iter().collect::<Vec<_>>(),
+        vec![ratorrent::metainfo::PathChange::HiddenParent]
+    );
     let m = load("t01-path-dotdot.torrent");
     assert_eq!(m.files[0].path, Path::new("sample/etc/hosts"));
     assert_eq!(m.files[0].display_path, vec!["..", "..", "etc", "hosts"]);
+    assert_eq!(m.saved_name(), "sample");
+    assert!(m.name_changes.is_empty());
+    assert_eq!(m.path_in_folder(&m.files[0]), "etc/hosts");
+    assert_eq!(
+        m.files[0].changes.iter().collect::<Vec<_>>(),
+        vec![ratorrent::metainfo::PathChange::ParentDropped]
+    );
+    assert!(m.files[1].changes.is_empty());
+    // `info` shows the path used and what was changed, never the raw path
     assert!(
-        m.describe()
-            .contains("  sample/../../etc/hosts  11 bytes  (saved as sample/etc/hosts)\n"),
+        m.describe().contains(
+            "  sample/etc/hosts  11 bytes  (changed from the torrent's path: '..' dropped)\n"
+        ),
         "{}",
         m.describe()
     );
+    assert!(!m.describe().contains("../"), "{}", m.describe());
     // UTF-8 fields used on disk
     let m = load("t11-gbk-with-utf8-fields.torrent");
     assert_eq!(m.files[0].path, Path::new("样例/文件.txt"));
@@ -554,7 +572,13 @@ fn describe_summarises_without_pads_and_escapes_controls() {
     assert!(!text.contains("Info hash v2"), "{text}");
 
     let text = load("t02-name-control-char.torrent").describe();
-    assert!(text.contains("sample/Icon\\r  0 bytes"), "{text}");
+    // the name used on disk, and what was changed (issue 16)
+    assert!(
+        text.contains(
+            "sample/Icon_  0 bytes  (changed from the torrent's path: control characters replaced by '_')"
+        ),
+        "{text}"
+    );
     assert!(!text.contains('\r'));
 
     let text = load("t13-hybrid-v1-v2.torrent").describe();
@@ -969,7 +993,7 @@ fn symlink_entries_are_empty_plain_files() {
     assert_eq!(m.total_length, 100);
     assert!(
         m.describe()
-            .contains("  s/sub/link  0 bytes  (symlink: saved as an empty file s/sub/link)\n"),
+            .contains("  s/sub/link  0 bytes  (symlink: saved as an empty file)\n"),
         "{}",
         m.describe()
     );
@@ -993,9 +1017,12 @@ fn symlink_entries_are_empty_plain_files() {
     let entry = link.clone().set("symlink path", path_list(&["a.bin"]));
     let info = multi_info_entries("s", vec![file_entry(&["a.bin"], 100), entry])
         .set("pieces", pieces_for(100, PL as u64));
-    assert!(parse(info).unwrap().describe().contains(
-        "  s/sub/link  0 bytes  (symlink to s/a.bin: saved as an empty file s/sub/link)\n"
-    ));
+    assert!(
+        parse(info)
+            .unwrap()
+            .describe()
+            .contains("  s/sub/link  0 bytes  (symlink to s/a.bin: saved as an empty file)\n")
+    );
     // without `length` (libtorrent's symlink_zero_size.torrent) or `symlink path`
     let bare = d(vec![("attr", s("xl")), ("path", path_list(&["l2"]))]);
     let info = multi_info_entries("s", vec![file_entry(&["a.bin"], 100), bare]);

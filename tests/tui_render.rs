@@ -139,6 +139,7 @@ fn detail() -> TorrentDetail {
     };
     let file = |path: &str, size: u64, done: u64, priority| FileRow {
         path: path.to_owned(),
+        changed: None,
         size,
         done,
         priority,
@@ -155,6 +156,7 @@ fn detail() -> TorrentDetail {
         id: TorrentId(1),
         info_hash: "aa".repeat(20),
         save_path: PathBuf::from("/srv/torrents/linux"),
+        name_changed: None,
         comment: Some("Debian CD from cdimage.debian.org".to_owned()),
         created_by: Some("mktorrent 1.1".to_owned()),
         creation_date: None,

@@ -194,6 +194,9 @@ pub struct TorrentDetail {
     pub info_hash: String,
     /// The folder the payload is stored in.
     pub save_path: PathBuf,
+    /// What sanitising changed in the torrent's name to give the one used on disk (and
+    /// shown as the row's name), for people; `None` when it is used as given.
+    pub name_changed: Option<String>,
     /// `comment` from the metainfo.
     pub comment: Option<String>,
     /// `created by` from the metainfo.
@@ -314,8 +317,12 @@ impl PeerSource {
 /// One file of the torrent (Files panel).
 #[derive(Debug, Clone, PartialEq)]
 pub struct FileRow {
-    /// Path inside the torrent, `/`-separated (display form).
+    /// Path inside the torrent's folder as used on disk (sanitised and renamed, never the
+    /// torrent's raw path), `/`-separated; for a single-file torrent, the file's name.
     pub path: String,
+    /// What sanitising or renaming changed in that path (`"'..' dropped"`), for people;
+    /// `None` when it is used as the torrent gives it.
+    pub changed: Option<String>,
     /// Bytes.
     pub size: u64,
     /// Bytes of this file inside verified pieces.

@@ -438,7 +438,7 @@ impl Session {
                     match store.load_metainfo(&info_hash) {
                         Ok(meta) => {
                             self.next_id += 1;
-                            let name = meta.name.clone();
+                            let name = meta.saved_name().to_owned();
                             let t = Torrent::new(
                                 id,
                                 Arc::new(meta),
@@ -752,7 +752,7 @@ impl Session {
         if let Some(id) = existing {
             return Err(AddError::AlreadyAdded {
                 id,
-                name: meta.name.clone(),
+                name: meta.saved_name().to_owned(),
                 info_hash: meta.info_hash.to_hex(),
             });
         }
@@ -762,7 +762,7 @@ impl Session {
             .download_dir
             .unwrap_or_else(|| self.ctx.config.download_dir.clone());
         let info_hash = meta.info_hash;
-        let name = meta.name.clone();
+        let name = meta.saved_name().to_owned();
         if let Some(store) = &self.store {
             store.put_metainfo(&info_hash, &bytes).map_err(|e| {
                 AddError::Storage(format!(
@@ -915,11 +915,10 @@ impl Session {
                 t.data_paths(&env)
             };
             match paths {
-                Some((files, top)) => {
-                    let root = t.save_dir.clone();
+                Some(payload) => {
                     let ctx = self.ctx.clone();
                     tokio::task::spawn_blocking(move || {
-                        let error = delete_payload(&root, &files, top.as_deref()).err();
+                        let error = payload.delete().err().map(|e| e.to_string());
                         ctx.send(SessionEvent::Deleted { name, error });
                     });
                 }
@@ -1351,81 +1350,5 @@ fn validate_resume(store: &StateStore, jobs: Vec<ValidateJob>, ctx: &SessionCtx)
             paused: j.paused,
             why,
         });
-    }
-}
-
-/// Delete a removed torrent's payload files, then the folders they leave empty up to (and
-/// including) its top folder; never anything outside `root`, never through a symlink.
-fn delete_payload(
-    root: &std::path::Path,
-    files: &[PathBuf],
-    top: Option<&std::path::Path>,
-) -> Result<(), String> {
-    let mut errors = Vec::new();
-    let mut dirs = std::collections::BTreeSet::new();
-    for f in files {
-        if !f.starts_with(root) {
-            continue;
-        }
-        match std::fs::symlink_metadata(f) {
-            Ok(m) if m.is_file() || m.file_type().is_symlink() => {
-                if let Err(e) = std::fs::remove_file(f) {
-                    errors.push(format!("{}: {e}", f.display()));
-                }
-            }
-            Ok(_) => errors.push(format!("{}: not a regular file; left alone", f.display())),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-            Err(e) => errors.push(format!("{}: {e}", f.display())),
-        }
-        let mut d = f.parent();
-        while let Some(dir) = d {
-            if dir == root || !dir.starts_with(root) {
-                break;
-            }
-            dirs.insert(dir.to_path_buf());
-            d = dir.parent();
-        }
-    }
-    if let Some(top) = top {
-        dirs.insert(top.to_path_buf());
-    }
-    // deepest first; only empty folders go (remove_dir refuses the others)
-    for d in dirs.iter().rev() {
-        let _ = std::fs::remove_dir(d);
-    }
-    if errors.is_empty() {
-        Ok(())
-    } else {
-        Err(errors.join("; "))
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn delete_payload_removes_files_and_empty_folders_only() {
-        let root = tempfile::tempdir().unwrap();
-        let r = root.path();
-        std::fs::create_dir_all(r.join("t/sub")).unwrap();
-        std::fs::write(r.join("t/a"), b"1").unwrap();
-        std::fs::write(r.join("t/sub/b"), b"2").unwrap();
-        std::fs::write(r.join("t/keep-me"), b"user file").unwrap();
-        std::fs::write(r.join("other"), b"x").unwrap();
-        let files = vec![r.join("t/a"), r.join("t/sub/b"), r.join("t/missing")];
-        delete_payload(r, &files, Some(&r.join("t"))).unwrap();
-        assert!(!r.join("t/a").exists());
-        assert!(!r.join("t/sub").exists(), "empty folder removed");
-        assert!(
-            r.join("t/keep-me").exists(),
-            "files not in the torrent stay"
-        );
-        assert!(r.join("other").exists());
-        // nothing outside the root
-        let outside = tempfile::tempdir().unwrap();
-        std::fs::write(outside.path().join("x"), b"x").unwrap();
-        delete_payload(r, &[outside.path().join("x")], None).unwrap();
-        assert!(outside.path().join("x").exists());
     }
 }

@@ -38,13 +38,20 @@ impl Metainfo {
     /// A multi-line summary for `ratorrent info`: name, info hash(es) in hex, piece size
     /// and count, total size (padding excluded, and shown on its own line when present),
     /// private flag, creation details, trackers by tier (BEP 12), web seeds (BEP 19) and
-    /// the files with their sizes (padding files hidden), with the path each is saved at
-    /// when sanitising or renaming changed it, and symlink entries marked. Text from the
-    /// torrent is escaped by [`crate::untrusted::escape`]. Ends with a newline.
+    /// the files with their sizes (padding files hidden) and symlink entries marked. Names
+    /// and paths are the ones used on disk ([`Metainfo::saved_name`], [`super::FileInfo::path`]),
+    /// never the torrent's raw ones, each followed by what sanitising or renaming changed
+    /// ([`super::PathChanges`]). Text from the torrent is escaped by
+    /// [`crate::untrusted::escape`]. Ends with a newline.
     pub fn describe(&self) -> String {
         let mut s = String::new();
         // Writing to a String cannot fail.
-        let _ = writeln!(s, "Name:          {}", escape(&self.name));
+        // the name used on disk, never the torrent's raw one; and what was changed
+        let _ = write!(s, "Name:          {}", escape(self.saved_name()));
+        if let Some(why) = self.name_changes.describe() {
+            let _ = write!(s, "  (changed from the torrent's name: {why})");
+        }
+        s.push('\n');
         let _ = writeln!(s, "Info hash v1:  {}", self.info_hash.to_hex());
         if let Some(v2) = &self.info_hash_v2 {
             let _ = writeln!(s, "Info hash v2:  {}", data_encoding::HEXLOWER.encode(v2));
@@ -113,27 +120,25 @@ impl Metainfo {
         let visible: Vec<_> = self.files.iter().filter(|f| !f.pad).collect();
         let _ = writeln!(s, "Files ({}):", visible.len());
         for f in visible {
-            let shown = if self.multi_file {
-                let mut parts = vec![self.name.as_str()];
-                parts.extend(f.display_path.iter().map(String::as_str));
-                parts.join("/")
-            } else {
-                self.name.clone()
-            };
+            // the path used on disk (sanitised, renamed), never the torrent's raw one
+            let shown = f.path.to_string_lossy();
             let _ = write!(s, "  {}  {}", escape(&shown), size_and_bytes(f.length));
             if f.symlink {
                 match &f.symlink_target {
                     Some(t) => {
-                        let _ = write!(s, "  (symlink to {}: saved as an empty file", t.display());
+                        let _ = write!(
+                            s,
+                            "  (symlink to {}: saved as an empty file)",
+                            escape(&t.to_string_lossy())
+                        );
                     }
                     None => {
-                        let _ = write!(s, "  (symlink: saved as an empty file");
+                        let _ = write!(s, "  (symlink: saved as an empty file)");
                     }
                 }
-                let _ = write!(s, " {})", f.path.display());
-            } else if f.path.to_str() != Some(shown.as_str()) {
-                // sanitised or renamed: say where it really goes
-                let _ = write!(s, "  (saved as {})", f.path.display());
+            }
+            if let Some(why) = f.changes.describe().filter(|_| self.multi_file) {
+                let _ = write!(s, "  (changed from the torrent's path: {why})");
             }
             s.push('\n');
         }

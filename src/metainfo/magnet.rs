@@ -9,10 +9,16 @@
 //! - `dn`: `+` is a space, `%XX` an escaped byte (lossy UTF-8).
 //! - `tr` (any number, in order, duplicates dropped), `x.pe` peer addresses (IP literal and
 //!   port; `[v6]:port`), `so` file indices and ranges (`0,2,4-6`).
-//! - Numbered keys (`xt.1`, `tr.2`) count as their base key; unknown keys are ignored.
+//! - Keys in any case; numbered keys (`xt.1`, `tr.2`) count as their base key; unknown
+//!   keys are ignored.
+//! - An empty parameter (`tr=`, `x.pe=`, `so=`, `xt=`, a value of only spaces, a key with no
+//!   `=`) is ignored and the rest of the link kept, as libtorrent does; [`Magnet::notes`]
+//!   says which were ignored. So is an `xt` of another network (`urn:ed2k:`, `urn:sha1:`)
+//!   beside a btih. Repeated parameters: `tr` and `x.pe` are kept once each, the
+//!   last `dn` and the last `so` win, a repeated `xt` must name the same hash.
 //!
 //! Everything is bounded: the link ([`MAX_LINK_BYTES`]), trackers ([`MAX_TRACKERS`]),
-//! peers ([`MAX_PEERS`]) and `so` indices ([`MAX_SELECT`]).
+//! peers ([`MAX_PEERS`]), `so` indices ([`MAX_SELECT`]) and notes ([`MAX_NOTED_PEERS`]).
 
 use std::net::{IpAddr, SocketAddr};
 
@@ -28,6 +34,9 @@ pub const MAX_TRACKERS: usize = 200;
 pub const MAX_PEERS: usize = 200;
 /// Most file indices a `so` list may name (ranges expanded).
 pub const MAX_SELECT: usize = 100_000;
+/// Most ignored `x.pe` peers named one by one in [`Magnet::notes`] (one more note counts
+/// the rest).
+pub const MAX_NOTED_PEERS: usize = 8;
 
 /// What a magnet link names.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -61,10 +70,8 @@ pub enum MagnetError {
     /// No `xt` parameter.
     #[error("magnet link has no \"xt=urn:btih:\" (the info hash)")]
     NoExactTopic,
-    /// A parameter with an empty value (`xt=`, `tr=`, `x.pe=`, `so=`).
-    #[error("magnet link parameter \"{0}\" is empty")]
-    EmptyParameter(String),
-    /// An `xt` of another kind than `urn:btih:` / `urn:btmh:`.
+    /// Only `xt`s of other kinds than `urn:btih:` / `urn:btmh:` (beside a btih they are
+    /// ignored).
     #[error("magnet link \"xt={0}\" is not a BitTorrent info hash (expected urn:btih:)")]
     UnknownTopic(String),
     /// A btih that is neither 40 hex digits nor 32 base32 characters.
@@ -80,7 +87,7 @@ pub enum MagnetError {
     /// Only a v2 hash (`urn:btmh:`).
     #[error("v2-only magnet links (urn:btmh without urn:btih) are not supported yet")]
     V2Only,
-    /// Two different v1 hashes.
+    /// Two different v1 hashes, or two different v2 hashes.
     #[error("magnet link names two different info hashes")]
     TwoInfoHashes,
     /// A malformed `so` list.
@@ -114,21 +121,33 @@ impl Magnet {
             select_only: Vec::new(),
             notes: Vec::new(),
         };
+        // keys whose value was empty, each named once in a note at the end
+        let mut empty_keys: Vec<&'static str> = Vec::new();
+        // `x.pe` values that are not an IP address and port
+        let mut bad_peers = 0usize;
+        // the first `xt` of another kind than btih / btmh
+        let mut unknown_topic: Option<String> = None;
         for (key, value) in form_urlencoded::parse(query.as_bytes()) {
-            // `xt.1`, `tr.2`: numbered forms of the same keys
-            let base = key.split('.').next().unwrap_or("");
-            let base = if key.starts_with("x.pe") {
-                "x.pe"
-            } else {
-                base
+            // `xt.1`, `tr.2`: numbered forms of the same keys; `TR` is `tr`
+            let key = key.to_ascii_lowercase();
+            let base = match key.split('.').next().unwrap_or("") {
+                _ if key.starts_with("x.pe") => "x.pe",
+                "xt" => "xt",
+                "dn" => "dn",
+                "tr" => "tr",
+                "so" => "so",
+                _ => continue,
             };
             let value = value.trim();
-            let empty = || MagnetError::EmptyParameter(key.to_string());
+            if value.is_empty() {
+                // "nothing here": ignored, the rest of the link is kept
+                if base != "dn" && !empty_keys.contains(&base) {
+                    empty_keys.push(base);
+                }
+                continue;
+            }
             match base {
                 "xt" => {
-                    if value.is_empty() {
-                        return Err(empty());
-                    }
                     if let Some(h) = strip_prefix_ci(value, "urn:btih:") {
                         let h = parse_btih(h)?;
                         if v1.is_some_and(|old| old != h) {
@@ -136,9 +155,14 @@ impl Magnet {
                         }
                         v1 = Some(h);
                     } else if let Some(h) = strip_prefix_ci(value, "urn:btmh:") {
-                        v2 = Some(parse_btmh(h)?);
-                    } else {
-                        return Err(MagnetError::UnknownTopic(shorten(value)));
+                        let h = parse_btmh(h)?;
+                        if v2.is_some_and(|old| old != h) {
+                            return Err(MagnetError::TwoInfoHashes);
+                        }
+                        v2 = Some(h);
+                    } else if unknown_topic.is_none() {
+                        // another network's hash (`urn:ed2k:`, `urn:sha1:` ...) beside ours
+                        unknown_topic = Some(shorten(value));
                     }
                 }
                 "dn" => {
@@ -151,9 +175,6 @@ impl Magnet {
                     }
                 }
                 "tr" => {
-                    if value.is_empty() {
-                        return Err(empty());
-                    }
                     if m.trackers.len() >= MAX_TRACKERS {
                         continue;
                     }
@@ -162,9 +183,6 @@ impl Magnet {
                     }
                 }
                 "x.pe" => {
-                    if value.is_empty() {
-                        return Err(empty());
-                    }
                     // normalised before the checks: `[::ffff:0.0.0.0]:1` is unspecified and
                     // `[::ffff:10.0.0.1]:1` the same peer as `10.0.0.1:1`
                     match value.parse::<SocketAddr>().map(normalise) {
@@ -173,16 +191,18 @@ impl Magnet {
                                 m.peers.push(a);
                             }
                         }
-                        _ => m.notes.push(format!(
-                            "peer \"{}\" ignored (an IP address and port are needed)",
-                            shorten(value)
-                        )),
+                        _ => {
+                            bad_peers += 1;
+                            if m.notes.len() < MAX_NOTED_PEERS {
+                                m.notes.push(format!(
+                                    "peer \"{}\" ignored (an IP address and port are needed)",
+                                    shorten(value)
+                                ));
+                            }
+                        }
                     }
                 }
                 "so" => {
-                    if value.is_empty() {
-                        return Err(empty());
-                    }
                     // checked now, expanded once at the end: the last `so` wins, and a link
                     // of thousands of `so=0-99998` costs no more than one
                     select = Some(parse_select(value)?);
@@ -190,13 +210,29 @@ impl Magnet {
                 _ => {}
             }
         }
-        match (v1, v2) {
-            (Some(h), v2) => {
+        if bad_peers > m.notes.len() {
+            m.notes.push(format!(
+                "{} more peers ignored (an IP address and port are needed)",
+                bad_peers - m.notes.len()
+            ));
+        }
+        if !empty_keys.is_empty() {
+            let list: Vec<String> = empty_keys.iter().map(|k| format!("{k}=")).collect();
+            m.notes
+                .push(format!("empty parameters ignored: {}", list.join(", ")));
+        }
+        match (v1, v2, unknown_topic) {
+            (Some(h), v2, unknown) => {
                 m.info_hash = h;
                 m.info_hash_v2 = v2;
+                if let Some(t) = unknown {
+                    m.notes
+                        .push(format!("\"xt={t}\" ignored (not a BitTorrent info hash)"));
+                }
             }
-            (None, Some(_)) => return Err(MagnetError::V2Only),
-            (None, None) => return Err(MagnetError::NoExactTopic),
+            (None, Some(_), _) => return Err(MagnetError::V2Only),
+            (None, None, Some(t)) => return Err(MagnetError::UnknownTopic(t)),
+            (None, None, None) => return Err(MagnetError::NoExactTopic),
         }
         if let Some(ranges) = select {
             m.select_only = expand_select(&ranges);
@@ -434,7 +470,8 @@ mod tests {
         for (link, needle) in [
             ("http://x", "not a magnet link"),
             ("magnet:?dn=x", "no \"xt=urn:btih:\""),
-            ("magnet:?xt=", "\"xt\" is empty"),
+            ("magnet:?xt=", "no \"xt=urn:btih:\""),
+            ("magnet:?xt=&tr=http://t/a", "no \"xt=urn:btih:\""),
             ("magnet:?xt=urn:btih:", "is malformed"),
             ("magnet:?xt=urn:btih:abcd", "is malformed"),
             (
@@ -452,8 +489,8 @@ mod tests {
                 "v2-only",
             ),
             (
-                "magnet:?xt=urn:btih:6556a734d002eb0183449c4e0faa35afdf57f085&tr=",
-                "\"tr\" is empty",
+                "magnet:?xt=urn:btmh:1220e3d7397a7f2247340e8b7418afa79dc6da7784f6f23f1cd102d04cd1705b5478&xt=urn:btmh:1220f3d7397a7f2247340e8b7418afa79dc6da7784f6f23f1cd102d04cd1705b5478&xt=urn:btih:6556a734d002eb0183449c4e0faa35afdf57f085",
+                "two different",
             ),
             (
                 "magnet:?xt=urn:btih:6556a734d002eb0183449c4e0faa35afdf57f085&so=1-x",
@@ -588,6 +625,50 @@ mod tests {
         }
         let m = Magnet::parse(&format!("magnet:?xt=urn:btih:{hash}&so=0-99999")).unwrap();
         assert!(m.to_link().ends_with("&so=0-99999"), "{}", m.to_link());
+    }
+
+    /// Issue 16 item 6: an empty parameter (`tr=`, `x.pe=`, `so=`, `xt=` beside a real one,
+    /// a value of spaces, a key without `=`) is ignored and the rest kept; keys in any case;
+    /// repeated parameters keep one of each; unknown ones (also another network's `xt`) are
+    /// ignored.
+    #[test]
+    fn empty_repeated_and_unknown_parameters_are_ignored() {
+        let hash = "a16c2be1a916a134c32eef4f6437dbdc2b0ac8a0";
+        let m = Magnet::parse(&format!(
+            "magnet:?tr=&xt=&xt=urn:btih:{hash}&dn=&dn=first&DN=last&tr=%20&TR=http://a/1&tr.1=http://a/1\
+             &x.pe=&x.pe=127.0.0.1:5&X.PE=127.0.0.1:5&so=&so=2&so=&tr&=x&&xl=12&ws=&foo=&xt=urn:ed2k:00\
+             &Tr=udp://b:2"
+        ))
+        .unwrap();
+        assert_eq!(m.info_hash.to_hex(), hash);
+        assert_eq!(m.name.as_deref(), Some("last"));
+        assert_eq!(m.trackers, vec!["http://a/1", "udp://b:2"]);
+        assert_eq!(m.peers, vec!["127.0.0.1:5".parse().unwrap()]);
+        assert_eq!(
+            m.select_only,
+            vec![2],
+            "an empty so after a real one changes nothing"
+        );
+        assert_eq!(
+            m.notes,
+            vec![
+                "empty parameters ignored: tr=, xt=, x.pe=, so=".to_owned(),
+                "\"xt=urn:ed2k:00\" ignored (not a BitTorrent info hash)".to_owned(),
+            ]
+        );
+        // nothing but empties beside the hash: a plain magnet
+        let m = Magnet::parse(&format!("magnet:?xt=urn:btih:{hash}&tr=&x.pe=&so=&dn=")).unwrap();
+        assert!(m.trackers.is_empty() && m.peers.is_empty() && m.select_only.is_empty());
+        assert_eq!(m.name, None);
+        // the canonical link of the result parses to the same magnet
+        let mut again = Magnet::parse(&m.to_link()).unwrap();
+        again.notes = m.notes.clone();
+        assert_eq!(again, m);
+        // many bad peers: a bounded number of notes
+        let link = format!("magnet:?xt=urn:btih:{hash}{}", "&x.pe=host:1".repeat(5000));
+        let m = Magnet::parse(&link).unwrap();
+        assert_eq!(m.notes.len(), MAX_NOTED_PEERS + 1, "{:?}", m.notes);
+        assert!(m.notes.last().unwrap().starts_with("4992 more peers"));
     }
 
     #[test]

@@ -16,6 +16,7 @@ mod describe;
 pub mod magnet;
 mod parse;
 pub mod path;
+pub mod path_change;
 
 pub use create::{CreateError, TorrentBuilder};
 pub use magnet::{Magnet, MagnetError};
@@ -23,6 +24,7 @@ pub use parse::{
     BLOCK_SIZE, FileInfo, MAX_PIECE_LENGTH, MAX_SYMLINK_HOPS, MAX_TORRENT_FILE_BYTES, Metainfo,
     MetainfoError, files_from_bytes,
 };
+pub use path_change::{PathChange, PathChanges};
 
 /// A v1 info hash: SHA-1 of the bencoded `info` dictionary exactly as it appears in the
 /// .torrent file (BEP 3). 20 bytes.

@@ -5,7 +5,10 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use super::InfoHash;
-use super::path::{PLACEHOLDER, is_contained, numbered, sanitize_component};
+use super::path::{
+    PLACEHOLDER, is_contained, numbered, sanitize_component, sanitize_component_noting,
+};
+use super::path_change::{PathChange, PathChanges};
 use crate::bencode::{self, DecodeError, Dict, Value};
 
 /// Largest `piece length` accepted, in bytes (256 MiB).
@@ -34,6 +37,9 @@ pub struct Metainfo {
     /// name on disk is the first component of each [`FileInfo::path`] (sanitised; the info
     /// hash in hex when nothing usable is left, as in libtorrent).
     pub name: String,
+    /// What sanitising changed in the name used on disk ([`Metainfo::saved_name`]), empty
+    /// when it is used as the torrent gives it.
+    pub name_changes: PathChanges,
     /// Bytes per piece (all pieces but the last), 1 ..= [`MAX_PIECE_LENGTH`].
     pub piece_length: u32,
     /// SHA-1 of each piece, in order (the `pieces` string cut into 20-byte hashes).
@@ -91,6 +97,10 @@ pub struct FileInfo {
     /// folder). `None` for other files and for a symlink entry whose target is missing or
     /// outside the torrent (libtorrent points those at themselves).
     pub symlink_target: Option<PathBuf>,
+    /// What sanitising and renaming changed in this file's path below the top folder
+    /// (the top folder's own changes are [`Metainfo::name_changes`]; for a single-file
+    /// torrent both are the same). Empty when the path is used as the torrent gives it.
+    pub changes: PathChanges,
 }
 
 /// Why a .torrent was refused. Each Display names the problem.
@@ -358,7 +368,7 @@ impl Metainfo {
 
         let info_hash = InfoHash::of_info_bytes(info.raw);
 
-        let (name, name_disk) = names(info, || info_hash)?;
+        let (name, name_disk, name_changes) = names(info, || info_hash)?;
 
         // piece length
         let piece_length = match info.get(b"piece length") {
@@ -391,7 +401,7 @@ impl Metainfo {
             return Err(MetainfoError::PiecesNotMultipleOf20 { len: pieces.len() });
         }
 
-        let (files, multi_file) = file_list(info, &name, &name_disk)?;
+        let (files, multi_file) = file_list(info, &name, &name_disk, name_changes)?;
         let total_length = match files.last() {
             Some(f) => f
                 .offset
@@ -435,6 +445,7 @@ impl Metainfo {
             info_hash_v2,
             info_bytes: info.raw.to_vec(),
             name,
+            name_changes,
             piece_length,
             piece_hashes,
             files,
@@ -532,6 +543,32 @@ fn read_torrent_file(path: &Path) -> Result<Vec<u8>, MetainfoError> {
 }
 
 impl Metainfo {
+    /// The name used on disk (the top folder, or the single file): [`Metainfo::name`]
+    /// sanitised (see [`super::path`]), the info hash in hex when nothing usable was left.
+    /// What was changed is in [`Metainfo::name_changes`]. This is the name to show.
+    pub fn saved_name(&self) -> &str {
+        // every path starts with the sanitised name, a single normal component
+        self.files
+            .first()
+            .and_then(|f| f.path.components().next())
+            .and_then(|c| c.as_os_str().to_str())
+            .unwrap_or(PLACEHOLDER)
+    }
+
+    /// `file`'s path as used on disk below the torrent's folder, `/`-separated (for a
+    /// single-file torrent: its name, [`Metainfo::saved_name`]). Never the torrent's raw
+    /// path; what was changed is in [`FileInfo::changes`].
+    pub fn path_in_folder(&self, file: &FileInfo) -> String {
+        let skip = usize::from(self.multi_file);
+        let parts: Vec<_> = file
+            .path
+            .components()
+            .skip(skip)
+            .map(|c| c.as_os_str().to_string_lossy())
+            .collect();
+        parts.join("/")
+    }
+
     /// Piece and block geometry of the payload (padding included).
     pub fn geometry(&self) -> crate::piece::Geometry {
         // from_bytes checked piece length > 0 and the piece count against the length
@@ -625,18 +662,22 @@ fn top_and_info<'r, 'a>(
     Ok((top, info))
 }
 
-/// The torrent's name as shown, and as the folder or file on disk (sanitised; when nothing
-/// usable is left, the info hash in hex, as libtorrent names it).
+/// The torrent's name as shown, as the folder or file on disk (sanitised; when nothing
+/// usable is left, the info hash in hex, as libtorrent names it), and what was changed.
 fn names(
     info: &Dict<'_>,
     info_hash: impl FnOnce() -> InfoHash,
-) -> Result<(String, String), MetainfoError> {
+) -> Result<(String, String, PathChanges), MetainfoError> {
     let name_raw = utf8_preferred(info, "name", "name")?.ok_or_else(|| MetainfoError::Missing {
         field: "name".into(),
     })?;
     let name = text(name_raw).0;
-    let name_disk = sanitize_component(name_raw).unwrap_or_else(|| info_hash().to_hex());
-    Ok((name, name_disk))
+    let mut changes = PathChanges::NONE;
+    let name_disk = sanitize_component_noting(name_raw, &mut changes).unwrap_or_else(|| {
+        changes.insert(PathChange::NamedAfterInfoHash);
+        info_hash().to_hex()
+    });
+    Ok((name, name_disk, changes))
 }
 
 /// The files of `info` (single-file `length` or multi-file `files`), paths sanitised under
@@ -645,6 +686,7 @@ fn file_list(
     info: &Dict<'_>,
     name: &str,
     name_disk: &str,
+    name_changes: PathChanges,
 ) -> Result<(Vec<FileInfo>, bool), MetainfoError> {
     match (info.get(b"length"), info.get(b"files")) {
         (Some(_), Some(_)) => Err(MetainfoError::LengthAndFiles),
@@ -659,6 +701,7 @@ fn file_list(
                 pad: false,
                 symlink: false,
                 symlink_target: None,
+                changes: name_changes,
             };
             Ok((vec![file], false))
         }
@@ -677,8 +720,8 @@ fn file_list(
 pub fn files_from_bytes(data: &[u8]) -> Result<Vec<FileInfo>, MetainfoError> {
     let root = decode_whole(data)?;
     let (_, info) = top_and_info(&root)?;
-    let (name, name_disk) = names(info, || InfoHash::of_info_bytes(info.raw))?;
-    Ok(file_list(info, &name, &name_disk)?.0)
+    let (name, name_disk, name_changes) = names(info, || InfoHash::of_info_bytes(info.raw))?;
+    Ok(file_list(info, &name, &name_disk, name_changes)?.0)
 }
 
 fn multi_files(list: &[Value<'_>], name_disk: &str) -> Result<Vec<FileInfo>, MetainfoError> {
@@ -707,13 +750,19 @@ fn multi_files(list: &[Value<'_>], name_disk: &str) -> Result<Vec<FileInfo>, Met
 
         let mut path = PathBuf::from(name_disk);
         let before = path.components().count();
-        path.extend(raw.iter().flatten().filter_map(|c| sanitize_component(c)));
+        let mut changes = PathChanges::NONE;
+        path.extend(
+            raw.iter()
+                .flatten()
+                .filter_map(|c| sanitize_component_noting(c, &mut changes)),
+        );
         if path.components().count() == before {
             if pad {
                 // never on disk; named like libtorrent's pads, inside the top folder
                 path.push(".pad");
                 path.push(length.to_string());
             } else if raw.as_ref().is_some_and(|r| !r.is_empty()) {
+                changes.insert(PathChange::Nameless);
                 path.push(PLACEHOLDER); // every component was nameless
             } else {
                 // a real file without a name (libtorrent refuses it too)
@@ -744,6 +793,7 @@ fn multi_files(list: &[Value<'_>], name_disk: &str) -> Result<Vec<FileInfo>, Met
             pad,
             symlink: is_symlink,
             symlink_target: None,
+            changes,
         });
         offset = offset
             .checked_add(length)
@@ -872,6 +922,7 @@ fn rename_collisions(files: &mut [FileInfo]) {
                 tracing::debug!(from = %f.path.display(), to = %candidate.display(),
                     "renaming a file whose path another file of the torrent has");
                 f.path = candidate;
+                f.changes.insert(PathChange::Renamed);
                 break;
             }
         }

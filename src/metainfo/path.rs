@@ -43,6 +43,8 @@
 
 use std::path::{Component, Path};
 
+use super::path_change::{PathChange, PathChanges};
+
 /// Longest path component written to disk, in bytes (`NAME_MAX` of ext4, XFS, btrfs).
 /// [`sanitize_component`] never returns more than 252 bytes; renaming a duplicate keeps
 /// within this limit too.
@@ -161,6 +163,19 @@ fn decode_unit(bytes: &[u8]) -> (Option<char>, usize) {
 /// `Some` is always a single normal path component: non-empty, no `/`, no NUL, not `.` or
 /// `..`, at most [`MAX_COMPONENT_BYTES`] bytes.
 pub fn sanitize_component(raw: &[u8]) -> Option<String> {
+    let mut ignored = PathChanges::NONE;
+    sanitize_component_noting(raw, &mut ignored)
+}
+
+/// [`sanitize_component`], adding to `changes` what it changed (see [`PathChange`]): what
+/// a front end says beside the name it shows. A dropped component (`None`) adds why.
+pub fn sanitize_component_noting(raw: &[u8], changes: &mut PathChanges) -> Option<String> {
+    note_separators(raw, changes);
+    match raw {
+        b".." => changes.insert(PathChange::ParentDropped),
+        b"" | b"." => changes.insert(PathChange::EmptyDropped),
+        _ => {}
+    }
     let mut out = String::with_capacity(raw.len().min(MAX_COMPONENT_BYTES));
     let mut extension_found = false;
     let mut i = 0;
@@ -168,12 +183,21 @@ pub fn sanitize_component(raw: &[u8]) -> Option<String> {
         let (c, len) = decode_unit(&raw[i..]);
         match c {
             Some(c) if is_removed(c) => {
+                if c != '/' && c != '\\' {
+                    changes.insert(PathChange::Invisible);
+                }
                 i += len;
                 continue;
             }
-            Some(c) if c.is_control() => out.push('_'),
+            Some(c) if c.is_control() => {
+                changes.insert(PathChange::Control);
+                out.push('_');
+            }
             Some(c) => out.push(c),
-            None => out.push('_'),
+            None => {
+                changes.insert(PathChange::NotUtf8);
+                out.push('_');
+            }
         }
         if out.len() >= CUT_COMPONENT_AT_BYTES && !extension_found {
             // keep a short extension: a dot among the last bytes, after this point
@@ -187,10 +211,18 @@ pub fn sanitize_component(raw: &[u8]) -> Option<String> {
             {
                 Some(dot) => {
                     extension_found = true;
+                    if from + dot > i + len {
+                        changes.insert(PathChange::Shortened);
+                    }
                     i = from + dot;
                     continue;
                 }
-                None => break,
+                None => {
+                    if i + len < raw.len() {
+                        changes.insert(PathChange::Shortened);
+                    }
+                    break;
+                }
             }
         }
         i += len;
@@ -199,12 +231,37 @@ pub fn sanitize_component(raw: &[u8]) -> Option<String> {
         return None;
     }
     if only_dots_and_spaces(&out) {
+        changes.insert(PathChange::DotsAndSpaces);
         out = PLACEHOLDER.to_owned();
     } else if is_drive_designator(&out) {
+        changes.insert(PathChange::DriveLetter);
         out.replace_range(1..2, "_");
     }
     debug_assert!(out.len() <= MAX_COMPONENT_BYTES && check_component(&out).is_ok());
     Some(out)
+}
+
+/// Note what the separators inside `raw` meant: a leading one (or a drive, `C:\`) an
+/// absolute path, a `..` between them a hidden parent, others a mere separator.
+fn note_separators(raw: &[u8], changes: &mut PathChanges) {
+    let is_sep = |b: &u8| *b == b'/' || *b == b'\\';
+    if !raw.iter().any(is_sep) {
+        return;
+    }
+    let drive = raw.len() >= 3 && raw[0].is_ascii_alphabetic() && raw[1] == b':' && is_sep(&raw[2]);
+    if is_sep(&raw[0]) || drive {
+        changes.insert(PathChange::Absolute);
+    }
+    if raw.split(is_sep).any(|part| part == b"..") {
+        changes.insert(PathChange::HiddenParent);
+    }
+    // a separator after the leading ones (and after a drive) that is not beside a `..`
+    let start = if drive { 2 } else { 0 };
+    let rest = &raw[start..];
+    let inner = rest.iter().skip_while(|b| is_sep(b)).any(is_sep);
+    if inner && !changes.contains(PathChange::HiddenParent) {
+        changes.insert(PathChange::Separator);
+    }
 }
 
 /// `name` with a counter before its extension, as libtorrent renames duplicates:

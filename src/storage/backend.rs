@@ -30,29 +30,15 @@ use std::os::unix::fs::FileExt;
 use std::path::Path;
 use std::sync::Arc;
 
-use memmap2::{MmapOptions, MmapRaw};
+use memmap2::MmapOptions;
 
 use super::error::{clone_io, io_err};
-use super::handles::Handle;
+use super::handle::{Handle, Mapping};
 use super::{StorageError, StorageMode};
 use crate::lock::{MutexExt, RwLockExt};
 
 /// Region `fallocate`d at once before writing through a mapping (bytes).
 const RESERVE_CHUNK: u64 = 4 << 20;
-
-/// A file's memory map (shared, read-write when the file was opened read-write).
-pub(crate) struct Mapping {
-    raw: MmapRaw,
-    /// Bytes mapped (from offset 0).
-    len: u64,
-    writable: bool,
-}
-
-impl Mapping {
-    fn ptr(&self) -> *mut u8 {
-        self.raw.as_mut_ptr()
-    }
-}
 
 /// The file's size now (`fstat`).
 fn file_len(path: &Path, h: &Handle) -> Result<u64, StorageError> {
@@ -81,15 +67,13 @@ fn mapping(
     write: bool,
 ) -> Result<Arc<Mapping>, StorageError> {
     if let Some(m) = h.map.read_locked().as_ref()
-        && m.len >= need
-        && (m.writable || !write)
+        && m.covers(need, write)
     {
         return Ok(m.clone());
     }
     let mut slot = h.map.write_locked();
     if let Some(m) = slot.as_ref()
-        && m.len >= need
-        && (m.writable || !write)
+        && m.covers(need, write)
     {
         return Ok(m.clone());
     }
@@ -111,11 +95,7 @@ fn mapping(
         opts.map_raw_read_only(&h.file)
     }
     .map_err(|e| io_err("mapping", path, e))?;
-    let m = Arc::new(Mapping {
-        raw,
-        len: len as u64,
-        writable,
-    });
+    let m = Arc::new(Mapping::new(raw, len as u64, writable));
     *slot = Some(m.clone());
     Ok(m)
 }

@@ -17,93 +17,23 @@
 //! file. [`super::Storage::close_all`] forgets the identities (the user may have put other
 //! files in place, and a re-check reads whatever is there).
 //!
+//! The handle itself ([`super::handle::Handle`]) lives below this cache and the I/O back ends.
+//!
 //! [`raise_fd_limit`] raises the process's soft `RLIMIT_NOFILE` to its hard limit.
 
-use crate::lock::{MutexExt, RwLockExt};
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::fmt;
-use std::fs::File;
-use std::io;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, RwLock, Weak};
+
+use super::handle::{FileId, Handle};
+use crate::lock::{MutexExt, RwLockExt};
 
 /// Handles open at once by default ([`crate::config::Config::max_open_files`]).
 pub const DEFAULT_MAX_OPEN_FILES: usize = 512;
 
 /// Fewest handles a cache keeps (a piece may span several files: fewer would thrash).
 pub const MIN_MAX_OPEN_FILES: usize = 4;
-
-/// What tells one file from another: device, inode and (where the file system records
-/// it) birth time, since an inode number freed by deleting a file is soon reused.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct FileId {
-    dev: u64,
-    ino: u64,
-    /// Birth time in ns since the epoch; 0 where the file system has none.
-    born: u64,
-}
-
-impl FileId {
-    /// The identity of the file `m` describes.
-    pub(crate) fn of(m: &std::fs::Metadata) -> FileId {
-        use std::os::unix::fs::MetadataExt;
-        let born = m
-            .created()
-            .ok()
-            .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
-            .map_or(0, |d| d.as_nanos() as u64);
-        FileId {
-            dev: m.dev(),
-            ino: m.ino(),
-            born,
-        }
-    }
-}
-
-/// An open file and what we know about it.
-pub(crate) struct Handle {
-    pub(crate) file: File,
-    /// `Some(e)`: the read-write open failed with `e` (`EACCES`, `EPERM`, `EROFS`) and this
-    /// handle is read-only; a write reports `e`.
-    pub(crate) read_only: Option<io::Error>,
-    /// The file's identity when opened, compared with its path's.
-    pub(crate) id: FileId,
-    /// Set once the file was made ready for writing through this handle (cut to the
-    /// torrent's length, and in `mmap` mode or with full preallocation, extended to it).
-    pub(crate) sized: AtomicBool,
-    /// `mmap` mode: the file's mapping, made on first access and replaced by a longer one
-    /// when the file grows. Shared, so an access in flight keeps its mapping alive.
-    pub(crate) map: RwLock<Option<Arc<super::backend::Mapping>>>,
-    /// `mmap` mode: 4 MiB regions already `fallocate`d for writing through the map.
-    pub(crate) reserved: Mutex<HashSet<u64>>,
-    /// The whole file is allocated (full preallocation): nothing to reserve per write.
-    pub(crate) reserved_all: AtomicBool,
-}
-
-impl fmt::Debug for Handle {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Handle")
-            .field("file", &self.file)
-            .field("read_only", &self.read_only.is_some())
-            .field("id", &self.id)
-            .finish_non_exhaustive()
-    }
-}
-
-impl Handle {
-    /// A handle for `file` (already checked to be a regular file with this identity).
-    pub(crate) fn new(file: File, read_only: Option<io::Error>, id: FileId) -> Handle {
-        Handle {
-            file,
-            read_only,
-            id,
-            sized: AtomicBool::new(false),
-            map: RwLock::new(None),
-            reserved: Mutex::new(HashSet::new()),
-            reserved_all: AtomicBool::new(false),
-        }
-    }
-}
 
 /// One file's slot in the cache: its open handle, last use, and the identity of the file the
 /// torrent last saw at its path.
@@ -334,6 +264,7 @@ pub fn raise_fd_limit() -> (u64, u64) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::fs::File;
 
     fn handle_for(path: &std::path::Path) -> Handle {
         let file = File::open(path).unwrap();

@@ -15,7 +15,15 @@ use std::os::unix::fs::{FileExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, MutexGuard};
 
+use crate::metainfo::InfoHash;
+
 const MAGIC: &[u8; 8] = b"RTPARTv1";
+
+/// The part file's name in a torrent's save folder: `.INFOHASH.parts`, with the v1 info
+/// hash in lower-case hex (hidden, and unique per torrent in a shared folder).
+pub fn file_name(info_hash: &InfoHash) -> String {
+    format!(".{}.parts", info_hash.to_hex())
+}
 
 /// The part file of one torrent.
 #[derive(Debug)]
@@ -47,6 +55,11 @@ impl PartFile {
     /// Where it is (or would be).
     pub fn path(&self) -> &Path {
         &self.path
+    }
+
+    /// Bytes per slot: the torrent's piece length.
+    pub fn piece_length(&self) -> u32 {
+        self.piece_length
     }
 
     fn header_len(&self) -> u64 {
@@ -220,6 +233,16 @@ impl PartFile {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_name_is_hidden_and_carries_the_info_hash() {
+        let mut ih = InfoHash([0; 20]);
+        ih.0[0] = 0xab;
+        ih.0[19] = 0x01;
+        let name = file_name(&ih);
+        assert_eq!(name, format!(".ab{}01.parts", "00".repeat(18)));
+        assert_eq!(name.len(), 1 + 40 + 6);
+    }
 
     #[test]
     fn slots_are_allocated_on_use_and_survive_reopening() {

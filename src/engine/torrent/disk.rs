@@ -23,19 +23,7 @@ pub fn open_disk(
     // storage mode, preallocation and the open-file cap from the config; one handle cache
     // for the process until the session owns one (lead: `ctx.handles.clone()`)
     let handles = crate::storage::HandleCache::process_with_capacity(ctx.config.open_file_cap());
-    let storage = Storage::with_options(
-        save_dir,
-        meta.files
-            .iter()
-            .map(|f| (f.path.clone(), f.offset, f.length, f.pad)),
-        meta.total_length,
-        ctx.config.storage_options(handles),
-    )?
-    .with_part_file(
-        save_dir.join(format!(".{}.parts", meta.info_hash.to_hex())),
-        meta.piece_length,
-        meta.piece_count(),
-    );
+    let storage = Storage::for_torrent(meta, save_dir, ctx.config.storage_options(handles))?;
     let key = ctx.key();
     let events = ctx.events.clone();
     let geo = meta.geometry();

@@ -2130,7 +2130,8 @@ impl Torrent {
                 .zip(&self.file_prio)
                 .filter(|((f, _), _)| !f.pad)
                 .map(|((f, span), prio)| FileRow {
-                    path: f.display_path.join("/"),
+                    path: m.path_in_folder(f),
+                    changed: f.changes.describe(),
                     size: f.length,
                     done: self.file_done(span, &have),
                     priority: *prio,
@@ -2162,6 +2163,7 @@ impl Torrent {
             id: self.id,
             info_hash: self.sum.info_hash.to_hex(),
             save_path: self.save_dir.clone(),
+            name_changed: meta.as_ref().and_then(|m| m.name_changes.describe()),
             comment: meta.as_ref().and_then(|m| m.comment.clone()),
             created_by: meta.as_ref().and_then(|m| m.created_by.clone()),
             creation_date: meta.as_ref().and_then(|m| m.creation_date),
@@ -2224,16 +2226,7 @@ impl Torrent {
             d.storage.close_all();
             env.ctx.link.pool.forget(d.key);
         }
-        let mut rel: Vec<PathBuf> = meta
-            .files
-            .iter()
-            .filter(|f| !f.pad)
-            .map(|f| f.path.clone())
-            .collect();
-        rel.push(PathBuf::from(format!(
-            ".{}.parts",
-            self.sum.info_hash.to_hex()
-        )));
+        let rel = crate::storage::PayloadFiles::of(&meta, &self.save_dir).files;
         let from = self.save_dir.clone();
         let progress = Arc::new(std::sync::atomic::AtomicU64::new(0));
         self.moving = Some(progress.clone());
@@ -2345,27 +2338,11 @@ impl Torrent {
         }
     }
 
-    /// The payload files (absolute paths), the top folder and the part file, for
-    /// delete-data; `None` when the metainfo cannot be loaded.
-    pub fn data_paths(&mut self, env: &Env<'_>) -> Option<(Vec<PathBuf>, Option<PathBuf>)> {
+    /// The payload files, the part file and the top folder, for delete-data; `None` when
+    /// the metainfo cannot be loaded.
+    pub fn data_paths(&mut self, env: &Env<'_>) -> Option<crate::storage::PayloadFiles> {
         let meta = self.load_meta(env).ok()?;
-        let mut files: Vec<PathBuf> = meta
-            .files
-            .iter()
-            .filter(|f| !f.pad)
-            .map(|f| self.save_dir.join(&f.path))
-            .collect();
-        files.push(
-            self.save_dir
-                .join(format!(".{}.parts", self.sum.info_hash.to_hex())),
-        );
-        let top = meta
-            .multi_file
-            .then(|| meta.files.first())
-            .flatten()
-            .and_then(|f| f.path.components().next())
-            .map(|c| self.save_dir.join(c.as_os_str()));
-        Some((files, top))
+        Some(crate::storage::PayloadFiles::of(&meta, &self.save_dir))
     }
 }
 

@@ -22,7 +22,8 @@ pub struct FileSpan {
 pub struct Summary {
     /// v1 info hash.
     pub info_hash: InfoHash,
-    /// Display name.
+    /// Display name: the name used on disk ([`Metainfo::saved_name`]), or a magnet's
+    /// `dn` until its metadata arrives.
     pub name: String,
     /// Piece and block geometry (padding included).
     pub geometry: Geometry,
@@ -43,7 +44,8 @@ impl Summary {
     pub fn of(meta: &Metainfo) -> Summary {
         Summary {
             info_hash: meta.info_hash,
-            name: meta.name.clone(),
+            // the name used on disk, never the torrent's raw one (`..`, `/`, controls)
+            name: meta.saved_name().to_owned(),
             geometry: meta.geometry(),
             payload_size: meta.payload_size(),
             trackers: meta.trackers.clone(),

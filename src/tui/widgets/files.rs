@@ -88,6 +88,12 @@ impl FileTree {
         self.rebuild();
     }
 
+    /// What sanitising or renaming changed in file `file`'s path, if anything.
+    pub fn changed(&self, file: usize) -> Option<&str> {
+        let (_, detail) = self.source.as_ref()?;
+        detail.files.get(file)?.changed.as_deref()
+    }
+
     fn priority(&self, detail: &TorrentDetail, file: usize) -> FilePriority {
         self.pending
             .get(&file)
@@ -325,8 +331,13 @@ pub(crate) fn render(
             None => format!("{} ", sym.fold.0),
             Some(_) => "  ".to_owned(),
         };
+        // the path shown is the one used on disk: say when it is not the torrent's own
+        let changed = node
+            .file
+            .and_then(|f| tree.changed(f))
+            .map_or(String::new(), |why| format!("  (changed: {why})"));
         let label = format!(
-            "{indent}{icon}{}{}",
+            "{indent}{icon}{}{}{changed}",
             node.name,
             if node.file.is_none() { "/" } else { "" }
         );

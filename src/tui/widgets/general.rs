@@ -35,6 +35,14 @@ fn lines(app: &App, detail: Option<&TorrentDetail>) -> Vec<Line<'static>> {
         out.push(("Tracker".into(), clean(m), theme.warning()));
     }
     out.push(("Name".into(), clean(&row.name), theme.title()));
+    // the name shown is the one used on disk: say when it is not the torrent's own
+    if let Some(why) = detail.and_then(|d| d.name_changed.as_deref()) {
+        out.push((
+            "Renamed".into(),
+            clean(&format!("changed from the torrent's name: {why}")),
+            theme.warning(),
+        ));
+    }
     out.push(("State".into(), row.state.label().into(), theme.state(row)));
     out.push(("Info hash".into(), row.info_hash.clone(), plain));
     if let Some(d) = detail {

@@ -244,8 +244,8 @@ pub fn check_metainfo(data: &[u8]) {
 // magnet
 // ---------------------------------------------------------------------------------------
 
-/// Magnet links (BEP 9, BEP 53): bounded lists, `so` sorted and unique, peers unique and
-/// dialable, the name free of control characters, and the canonical link parses back to the
+/// Magnet links (BEP 9, BEP 53): bounded lists and notes, `so` sorted and unique, peers
+/// unique and dialable, no empty tracker, the name free of control characters, and the canonical link parses back to the
 /// same magnet.
 pub fn check_magnet(data: &[u8]) {
     let text = String::from_utf8_lossy(data);
@@ -272,6 +272,18 @@ pub fn check_magnet(data: &[u8]) {
     }
     let trackers: HashSet<_> = m.trackers.iter().collect();
     assert_eq!(trackers.len(), m.trackers.len(), "duplicate trackers");
+    // empty parameters are ignored, never kept as an empty tracker (issue 16)
+    assert!(
+        m.trackers.iter().all(|t| !t.is_empty() && t.trim() == t),
+        "empty or padded tracker kept: {:?}",
+        m.trackers
+    );
+    // bad peers (named up to a bound, then counted), the empty keys and an unknown xt
+    assert!(
+        m.notes.len() <= magnet::MAX_NOTED_PEERS + 3,
+        "{:?}",
+        m.notes
+    );
     if let Some(n) = &m.name {
         assert!(!n.chars().any(char::is_control), "control character in dn");
         assert!(!n.is_empty(), "empty dn kept");
