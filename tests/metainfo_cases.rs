@@ -1227,7 +1227,8 @@ fn piece_length_bounds() {
         0i64,
         -1,
         -16384,
-        256 * 1024 * 1024 + 1,
+        512 * 1024 * 1024 + 1,
+        1 << 30,
         1 << 32,
         i64::MAX,
         i64::MIN,
@@ -1240,8 +1241,17 @@ fn piece_length_bounds() {
             other => panic!("{bad}: {other:?}"),
         }
     }
-    // 256 MiB and odd sizes are accepted
-    for ok in [256 * 1024 * 1024i64, 1, 270_544, 16385] {
+    // 16 KiB to 512 MiB (libtorrent's large_piece_size: 512 MiB less a block) and odd
+    // sizes are accepted (issue 16)
+    for ok in [
+        512 * 1024 * 1024i64,
+        512 * 1024 * 1024 - 16 * 1024,
+        256 * 1024 * 1024,
+        16 * 1024,
+        1,
+        270_544,
+        16385,
+    ] {
         let info = single_info("n", 1_000_000)
             .set("piece length", B::I(ok))
             .set("pieces", pieces_for(1_000_000, ok as u64));
@@ -1898,7 +1908,7 @@ fn builder_errors() {
     ));
     let file = dir.path().join("f");
     write(&file, 10, 0);
-    for bad in [0u32, 1000, 16 * 1024 + 1, 8 * 1024, 512 * 1024 * 1024] {
+    for bad in [0u32, 1000, 16 * 1024 + 1, 8 * 1024, 1024 * 1024 * 1024] {
         assert!(matches!(
             TorrentBuilder::new(&file).piece_length(bad).build(),
             Err(CreateError::PieceLength(b)) if b == bad

@@ -81,8 +81,8 @@ pub enum CreateError {
         /// The source path.
         path: PathBuf,
     },
-    /// The requested piece length is not a power of two in 16 KiB ..= 256 MiB.
-    #[error("invalid piece length {0} bytes: must be a power of two from 16 KiB to 256 MiB")]
+    /// The requested piece length is not a power of two in 16 KiB ..= 512 MiB.
+    #[error("invalid piece length {0} bytes: must be a power of two from 16 KiB to 512 MiB")]
     PieceLength(u32),
     /// A file's size changed while it was being hashed.
     #[error("{path:?} changed while it was being hashed (expected {expected} bytes)")]
@@ -164,7 +164,7 @@ impl TorrentBuilder {
         }
     }
 
-    /// Use `bytes` per piece: a power of two from 16 KiB to 256 MiB (checked by `build`).
+    /// Use `bytes` per piece: a power of two from 16 KiB to 512 MiB (checked by `build`).
     #[must_use]
     pub fn piece_length(mut self, bytes: u32) -> Self {
         self.piece_length = Some(bytes);
@@ -438,10 +438,17 @@ fn read_some(file: &mut File, buf: &mut [u8]) -> std::io::Result<usize> {
     }
 }
 
-/// SHA-1 of every piece of the concatenated files, 20 bytes per piece.
+/// Bytes read at once while hashing the files of a new torrent: a fixed buffer, never a
+/// whole piece (pieces go up to [`super::MAX_PIECE_LENGTH`], 512 MiB).
+const HASH_READ: usize = 1 << 20;
+
+/// SHA-1 of every piece of the concatenated files, 20 bytes per piece, hashed as the bytes
+/// are read through a [`HASH_READ`] buffer.
 fn hash_pieces(files: &[SourceFile], piece_length: u32) -> Result<Vec<u8>, CreateError> {
     let pl = piece_length as usize;
-    let mut buf = vec![0u8; pl];
+    let mut buf = vec![0u8; HASH_READ.min(pl)];
+    let mut hasher = Sha1::new();
+    // bytes of the current piece hashed so far
     let mut filled = 0usize;
     let mut pieces = Vec::new();
     for f in files {
@@ -456,15 +463,18 @@ fn hash_pieces(files: &[SourceFile], piece_length: u32) -> Result<Vec<u8>, Creat
         let mut file = File::open(&f.disk).map_err(io)?;
         let mut remaining = f.length;
         while remaining > 0 {
-            let want = (pl - filled).min(usize::try_from(remaining).unwrap_or(usize::MAX));
-            let n = read_some(&mut file, &mut buf[filled..filled + want]).map_err(io)?;
+            let want = (pl - filled)
+                .min(buf.len())
+                .min(usize::try_from(remaining).unwrap_or(usize::MAX));
+            let n = read_some(&mut file, &mut buf[..want]).map_err(io)?;
             if n == 0 {
                 return Err(changed());
             }
+            hasher.update(&buf[..n]);
             filled += n;
             remaining -= n as u64;
             if filled == pl {
-                pieces.extend_from_slice(&Sha1::digest(&buf));
+                pieces.extend_from_slice(&std::mem::take(&mut hasher).finalize());
                 filled = 0;
             }
         }
@@ -473,7 +483,7 @@ fn hash_pieces(files: &[SourceFile], piece_length: u32) -> Result<Vec<u8>, Creat
         }
     }
     if filled > 0 {
-        pieces.extend_from_slice(&Sha1::digest(&buf[..filled]));
+        pieces.extend_from_slice(&hasher.finalize());
     }
     Ok(pieces)
 }
@@ -481,6 +491,42 @@ fn hash_pieces(files: &[SourceFile], piece_length: u32) -> Result<Vec<u8>, Creat
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Pieces are hashed through a bounded buffer: the hashes are those of the
+    /// concatenated files cut at every piece length, from 16 KiB to 512 MiB (one piece
+    /// then), with pieces spanning files and reads shorter and longer than the buffer.
+    #[test]
+    fn pieces_are_hashed_across_files_at_every_piece_length() {
+        let dir = tempfile::tempdir().unwrap();
+        let top = dir.path().join("t");
+        std::fs::create_dir(&top).unwrap();
+        let sizes = [3 * HASH_READ as u64 + 5, 1, 0, 40_000, HASH_READ as u64];
+        let mut all = Vec::new();
+        for (i, n) in sizes.iter().enumerate() {
+            let bytes: Vec<u8> = (0..*n).map(|j| (j * 31 + i as u64) as u8).collect();
+            std::fs::write(top.join(format!("f{i}")), &bytes).unwrap();
+            all.extend(bytes);
+        }
+        for pl in [
+            MIN_PIECE_LENGTH,
+            1 << 20,
+            4 << 20,
+            super::super::MAX_PIECE_LENGTH,
+        ] {
+            let t = TorrentBuilder::new(&top).piece_length(pl).build().unwrap();
+            let m = crate::metainfo::Metainfo::from_bytes(&t).unwrap();
+            let want: Vec<[u8; 20]> = all
+                .chunks(pl as usize)
+                .map(|c| Sha1::digest(c).into())
+                .collect();
+            assert_eq!(m.piece_hashes, want, "piece length {pl}");
+        }
+        let e = TorrentBuilder::new(&top)
+            .piece_length(super::super::MAX_PIECE_LENGTH * 2)
+            .build()
+            .unwrap_err();
+        assert!(e.to_string().contains("512 MiB"), "{e}");
+    }
 
     #[test]
     fn default_piece_length_aims_for_1500_pieces() {

@@ -11,8 +11,11 @@ use super::path::{
 use super::path_change::{PathChange, PathChanges};
 use crate::bencode::{self, DecodeError, Dict, Value};
 
-/// Largest `piece length` accepted, in bytes (256 MiB).
-pub const MAX_PIECE_LENGTH: u32 = 256 * 1024 * 1024;
+/// Largest `piece length` accepted, in bytes (512 MiB): what libtorrent accepts (its
+/// `large_piece_size` test torrent has 512 MiB less one block). A piece is never held in
+/// memory whatever its length: blocks are hashed as they arrive and written, checks and
+/// moves read in bounded steps.
+pub const MAX_PIECE_LENGTH: u32 = 512 * 1024 * 1024;
 
 /// Largest .torrent file [`Metainfo::from_file`] reads, in bytes (64 MiB).
 pub const MAX_TORRENT_FILE_BYTES: u64 = 64 * 1024 * 1024;

@@ -14,6 +14,10 @@ use super::part_file::PartFile;
 use super::{Storage, StorageError};
 use crate::lock::MutexExt;
 
+/// Bytes moved at once between the part file and a file (the buffer of
+/// [`Storage::set_skipped`]; a piece's share can be as large as the piece).
+const HELD_CHUNK: u64 = 1 << 20;
+
 /// Where a torrent's skipped files' bytes go: its part file (if it has one), in slots of one
 /// piece, and the gate that keeps a file's bytes from being lost while they move between
 /// the part file and the file.
@@ -132,22 +136,29 @@ impl PartRoute {
         let pl = u64::from(part.piece_length());
         let first = slot.offset / pl;
         let last = (slot.offset + slot.length - 1) / pl;
+        // one bounded buffer, never a whole piece (pieces go up to 512 MiB)
         let mut buf = Vec::new();
         for piece in first..=last {
             if !part.has(piece as u32) {
                 continue;
             }
             let p_start = piece * pl;
-            let a = slot.offset.max(p_start);
-            let b = (slot.offset + slot.length).min(p_start + pl);
-            buf.resize((b - a) as usize, 0);
-            if part
-                .read(piece as u32, (a - p_start) as u32, &mut buf)
-                .is_err()
-            {
-                continue; // this part of the piece was never written
+            let (mut a, b) = (
+                slot.offset.max(p_start),
+                (slot.offset + slot.length).min(p_start + pl),
+            );
+            while a < b {
+                let n = (b - a).min(HELD_CHUNK);
+                buf.resize(n as usize, 0);
+                if part
+                    .read(piece as u32, (a - p_start) as u32, &mut buf)
+                    .is_err()
+                {
+                    break; // this part of the piece was never written
+                }
+                f(a - slot.offset, &buf)?;
+                a += n;
             }
-            f(a - slot.offset, &buf)?;
         }
         Ok(())
     }

@@ -106,6 +106,37 @@ fn skipped_files_are_not_created_and_their_bytes_move_in_when_wanted(mode: Stora
     assert!(!st.in_part_file(3));
 }
 
+/// Issue 16: a piece of 512 MiB whose share of a skipped file (3 MiB here, more than the
+/// 1 MiB step) moves from the part file into the file when it is wanted again, byte-exact,
+/// through a bounded buffer (never the whole share or piece).
+fn a_huge_pieces_share_moves_into_its_file_in_steps(mode: StorageMode) {
+    let dir = tempfile::tempdir().unwrap();
+    const PIECE: u32 = 512 << 20;
+    let (a, c) = (100_000u64, 3 << 20);
+    let files: Vec<FileSpec> = vec![
+        ("t/a.bin".into(), 0, a, false),
+        ("t/c.bin".into(), a, c, false),
+    ];
+    let st = new_st(mode, dir.path(), files, a + c)
+        .unwrap()
+        .with_part_file(dir.path().join(".t.parts"), PIECE, 1);
+    st.set_skipped(1, true).unwrap();
+    let data: Vec<u8> = (0..a + c).map(|i| (i * 7 % 253) as u8).collect();
+    for (i, chunk) in data.chunks(16_384).enumerate() {
+        st.write_at(i as u64 * 16_384, chunk).unwrap();
+    }
+    assert!(!dir.path().join("t/c.bin").exists());
+    st.set_skipped(1, false).unwrap();
+    assert_eq!(
+        std::fs::read(dir.path().join("t/c.bin")).unwrap(),
+        data[a as usize..]
+    );
+    assert_eq!(
+        std::fs::read(dir.path().join("t/a.bin")).unwrap(),
+        data[..a as usize]
+    );
+}
+
 fn out_of_range_is_an_error(mode: StorageMode) {
     let dir = tempfile::tempdir().unwrap();
     let st = new_st(mode, dir.path(), layout(), 36_389).unwrap();
@@ -664,6 +695,7 @@ in_both_modes!(
     truncated_under_the_storage_is_an_error_not_a_crash,
     writes_span_files_and_skip_pads,
     skipped_files_are_not_created_and_their_bytes_move_in_when_wanted,
+    a_huge_pieces_share_moves_into_its_file_in_steps,
     out_of_range_is_an_error,
     missing_file_reads_as_missing_data,
     symlinked_directory_escaping_root_is_refused,

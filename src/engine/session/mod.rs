@@ -2,20 +2,31 @@
 //! the one deadline queue and publishes snapshots.
 //!
 //! Nothing else mutates engine state. Front ends talk to it only through the
-//! [`Client`] in [`SessionHandle::client`] (commands, snapshots, events). The task sleeps until a command, an event from a
-//! connection, disk thread or tracker task, an incoming connection, or the earliest
-//! deadline: a session whose torrents are idle does not wake up.
+//! [`Client`](crate::api::Client) in [`SessionHandle::client`] (commands, snapshots,
+//! events). The task sleeps until a command, an event from a connection, disk thread or
+//! tracker task, an incoming connection, or the earliest deadline: a session whose torrents
+//! are idle does not wake up.
+//!
+//! Rooms beside this actor loop and its dispatch: [`start`] (the handle and start-up),
+//! [`publish`] (snapshots).
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+mod publish;
+mod start;
+
+pub use publish::{PUBLISH_INTERVAL, PUBLISH_MIN_GAP};
+pub use start::{SessionHandle, start, start_with_state};
+
+use publish::{Due, Publisher};
+
+use std::collections::{BTreeMap, HashMap};
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::{Arc, RwLock};
 use std::time::{Duration, Instant};
 
-use anyhow::Context as _;
 use tokio::io::AsyncReadExt;
 use tokio::net::{TcpListener, TcpStream};
-use tokio::sync::{mpsc, watch};
+use tokio::sync::mpsc;
 
 use super::ctx::{MAX_PENDING_INCOMING, SessionCtx, SessionEvent, SlotKind};
 use super::event_log::EventLog;
@@ -25,22 +36,14 @@ use super::timer::Timers;
 use super::torrent::state::Input;
 use super::torrent::{CheckQueue, Env, STOP_ANNOUNCE_TIMEOUT, TimerKey, Torrent};
 use crate::api::{
-    AddError, AddRequest, AddSource, Client, ClientError, Command, EventKind, EventLevel,
-    GlobalStats, Snapshot, TorrentDetail, TorrentId, TorrentRow, TorrentState,
+    AddError, AddRequest, AddSource, Command, EventKind, EventLevel, TorrentId, TorrentState,
 };
-use crate::config::Config;
 use crate::lock::RwLockExt;
 use crate::metainfo::{InfoHash, Magnet, Metainfo};
 use crate::peer::wire::Handshake;
 use crate::state::{StateStore, Stored, Update};
 use std::path::Path;
 
-/// How often snapshots are published at most while something changes.
-pub const PUBLISH_INTERVAL: Duration = Duration::from_millis(500);
-/// Least time between two snapshots published for a state change: a burst of changes
-/// (10,000 restored torrents starting one by one) is published 20 times a second, not
-/// once per torrent (each snapshot costs a pass over every row).
-pub const PUBLISH_MIN_GAP: Duration = Duration::from_millis(50);
 /// Torrents hashing their data at once.
 pub const MAX_CONCURRENT_CHECKS: usize = 1;
 /// Counters and progress reach the state store at least this often.
@@ -49,200 +52,6 @@ pub const CHECKPOINT_INTERVAL: Duration = Duration::from_secs(60);
 pub const CHECKPOINT_SOON: Duration = Duration::from_secs(1);
 /// How often the disk guard measures free space while something downloads.
 pub const DISK_GUARD_INTERVAL: Duration = Duration::from_secs(10);
-
-/// A running session: the client handle to drive it and the task to await.
-#[derive(Debug)]
-pub struct SessionHandle {
-    /// The one way in: commands, snapshots and events (clone it for each user).
-    pub client: Client,
-    /// The TCP port peers can connect to.
-    pub listen_port: u16,
-    /// The session task; ends after [`Command::Shutdown`] or when every client is dropped.
-    pub task: tokio::task::JoinHandle<()>,
-}
-
-impl SessionHandle {
-    /// Shut the session down ([`Client::shutdown`]: torrents stopped, trackers told, state
-    /// saved) and wait for its task to end.
-    ///
-    /// # Errors
-    /// [`ClientError::EngineGone`]: the session had stopped already.
-    pub async fn shutdown(self) -> Result<(), ClientError> {
-        let confirmed = self.client.shutdown().await;
-        let _ = self.task.await;
-        confirmed
-    }
-}
-
-/// Bind the listen port, start the disk threads and the session task, with no state kept
-/// across runs (headless `download`, tests).
-///
-/// # Errors
-/// The listen port cannot be bound (in use, no permission).
-pub async fn start(config: Config) -> anyhow::Result<SessionHandle> {
-    start_session(config, None).await
-}
-
-/// [`start`] with the session state in `state_dir` (see [`crate::state`]): the torrents of
-/// the last run are listed at once and come back (without reading their data when their
-/// files are as they were), and the list, resume data and totals are kept on a checkpoint
-/// cadence and at shutdown.
-///
-/// # Errors
-/// Another ratorrent uses the same state ([`crate::state::StateError::Locked`]), the state
-/// folder cannot be written, or the listen port cannot be bound.
-pub async fn start_with_state(
-    mut config: Config,
-    state_dir: &Path,
-) -> anyhow::Result<SessionHandle> {
-    // the DHT routing table lives beside the session state
-    if config.dht.state_file.is_none() {
-        config.dht.state_file = Some(state_dir.join(crate::dht::STATE_FILE_NAME));
-    }
-    let dir = state_dir.to_path_buf();
-    let opened = tokio::task::spawn_blocking(move || StateStore::open(&dir))
-        .await
-        .context("opening the session state")??;
-    start_session(config, Some(opened)).await
-}
-
-async fn start_session(
-    config: Config,
-    state: Option<(StateStore, crate::state::Loaded)>,
-) -> anyhow::Result<SessionHandle> {
-    let listener = TcpListener::bind(("0.0.0.0", config.listen_port))
-        .await
-        .with_context(|| {
-            format!(
-                "cannot listen for peers on TCP port {} (set listen_port in the config or use --port)",
-                config.listen_port
-            )
-        })?;
-    let listen_port = listener.local_addr()?.port();
-    let dht = start_dht(&config, listen_port).await;
-    let (ev_tx, ev_rx) = mpsc::unbounded_channel();
-    let lsd = start_lsd(&config, listen_port, ev_tx.clone());
-    let ctx = SessionCtx::with_peer_sources(config, listen_port, ev_tx, dht, lsd);
-    let (cmd_tx, cmd_rx) = mpsc::channel(256);
-    let (snap_tx, snap_rx) = watch::channel(Arc::new(Snapshot {
-        seq: 0,
-        global: GlobalStats {
-            listen_port,
-            down_limit: ctx.limits.download.rate(),
-            up_limit: ctx.limits.upload.rate(),
-            dht_nodes: ctx.dht.as_ref().map(crate::dht::Dht::node_count),
-            lsd: ctx.lsd.is_some(),
-            ..GlobalStats::default()
-        },
-        rows: Arc::from(Vec::new()),
-        detail: None,
-    }));
-    let log = EventLog::new();
-    let client = Client::new(cmd_tx, snap_rx, log.sender());
-    let session = Session {
-        ctx,
-        torrents: BTreeMap::new(),
-        registry: Arc::new(RwLock::new(HashMap::new())),
-        next_id: 1,
-        timers: Timers::new(),
-        log,
-        checks: CheckQueue::new(MAX_CONCURRENT_CHECKS),
-        snapshots: snap_tx,
-        seq: 0,
-        focus: None,
-        order: Vec::new(),
-        rows: Vec::new(),
-        detail: None,
-        attention: HashSet::new(),
-        publish_now: false,
-        store: None,
-        deleted: Vec::new(),
-        checkpointing: false,
-        limits_dirty: false,
-        last_publish: None,
-        validating: 0,
-        free_space: None,
-    };
-    let mut session = session;
-    session.free_space = crate::storage::space::free_space(&session.ctx.config.download_dir);
-    if let Some((store, loaded)) = state {
-        session.store = Some(Arc::new(store));
-        session.restore(loaded);
-        // the list of the last session is in the first snapshot, before anything is
-        // hashed or connected
-        session.grant_checks();
-        session.after_input();
-    }
-    let task = tokio::spawn(session.run(cmd_rx, ev_rx, listener));
-    Ok(SessionHandle {
-        client,
-        listen_port,
-        task,
-    })
-}
-
-/// Start the DHT node when the config asks for one: UDP on `[dht] port` (default: the TCP
-/// listen port), dual stack (`[::]`, BEP 32) where the host has IPv6, else IPv4 only. A
-/// node that cannot start is logged and the session runs without it.
-async fn start_dht(config: &Config, listen_port: u16) -> Option<crate::dht::Dht> {
-    use std::net::{Ipv4Addr, Ipv6Addr};
-    if !config.dht.enabled {
-        return None;
-    }
-    let port = config.dht.udp_port(listen_port);
-    let opts = |bind: SocketAddr| crate::dht::DhtOptions {
-        bind,
-        bootstrap: config.dht.bootstrap.clone(),
-        state_file: config.dht.state_file.clone(),
-    };
-    let dual = crate::dht::Dht::start(opts(SocketAddr::from((Ipv6Addr::UNSPECIFIED, port))));
-    match dual.await {
-        Ok(d) => return Some(d),
-        Err(e) => tracing::debug!("{e}; trying IPv4 only"),
-    }
-    match crate::dht::Dht::start(opts(SocketAddr::from((Ipv4Addr::UNSPECIFIED, port)))).await {
-        Ok(d) => Some(d),
-        Err(e) => {
-            tracing::warn!("{e}; running without the DHT");
-            None
-        }
-    }
-}
-
-/// Start Local Service Discovery (BEP 14) when `[lsd] enabled` (off by default): peers
-/// heard for our torrents come back as [`SessionEvent::LsdPeer`]. A socket that cannot
-/// be bound or joined is one log line and the session runs without LSD.
-fn start_lsd(
-    config: &Config,
-    listen_port: u16,
-    events: mpsc::UnboundedSender<SessionEvent>,
-) -> Option<crate::lsd::Lsd> {
-    if !config.lsd.enabled {
-        return None;
-    }
-    let opts = crate::lsd::LsdOptions {
-        interface: config.lsd.interface_addr(),
-        listen_port,
-    };
-    let on_peer = move |info_hash, peer| {
-        let _ = events.send(SessionEvent::LsdPeer { info_hash, peer });
-    };
-    match crate::lsd::Lsd::start(opts, on_peer) {
-        Ok(l) => {
-            tracing::info!(
-                "LSD (BEP 14) on: {}:{} joined on interface {}",
-                crate::lsd::GROUP_V4,
-                crate::lsd::PORT,
-                opts.interface
-            );
-            Some(l)
-        }
-        Err(e) => {
-            tracing::warn!("{e}");
-            None
-        }
-    }
-}
 
 type Registry = Arc<RwLock<HashMap<InfoHash, TorrentId>>>;
 
@@ -254,15 +63,8 @@ struct Session {
     timers: Timers<TimerKey>,
     log: EventLog,
     checks: CheckQueue,
-    snapshots: watch::Sender<Arc<Snapshot>>,
-    seq: u64,
-    focus: Option<TorrentId>,
-    /// Torrent ids in list order, and their last published rows (same order).
-    order: Vec<TorrentId>,
-    rows: Vec<Arc<TorrentRow>>,
-    detail: Option<Arc<TorrentDetail>>,
-    /// Torrents whose row may have changed since the last publish.
-    attention: HashSet<TorrentId>,
+    publisher: Publisher,
+    /// A state changed: publish as soon as [`PUBLISH_MIN_GAP`] allows.
     publish_now: bool,
     /// The state store (none for headless sessions).
     store: Option<Arc<StateStore>>,
@@ -272,8 +74,6 @@ struct Session {
     checkpointing: bool,
     /// The session rate limits were set live and are not yet in the store.
     limits_dirty: bool,
-    /// When the last snapshot was published.
-    last_publish: Option<Instant>,
     /// Restored torrents whose resume data is still being compared with their files.
     validating: usize,
     /// Free space of the default download folder's volume at the last measurement.
@@ -372,7 +172,7 @@ impl Session {
         let mut env = env!(self, now);
         let r = f(t, &mut env);
         if t.is_live() || t.is_dirty() {
-            self.attention.insert(id);
+            self.publisher.touch(id);
         }
         if self.store.is_some() && t.persist_dirty() {
             // a state change goes to disk within a second, counters within a minute
@@ -485,9 +285,7 @@ impl Session {
         self.deleted.retain(|h| *h != ih);
         self.registry.write_locked().insert(ih, id);
         self.torrents.insert(id, t);
-        self.order.push(id);
-        self.rows.push(Arc::new(TorrentRow::default()));
-        self.attention.insert(id);
+        self.publisher.insert(id);
     }
 
     /// Write the records that changed (after syncing the files of torrents whose verified
@@ -612,19 +410,12 @@ impl Session {
         {
             self.timers.schedule(TimerKey::DiskGuard, Instant::now());
         }
-        if self.publish_now {
-            self.publish_now = false;
-            let now = Instant::now();
-            match self.last_publish {
-                Some(at) if now < at + PUBLISH_MIN_GAP => {
-                    self.timers
-                        .schedule_no_later(TimerKey::Publish, at + PUBLISH_MIN_GAP);
-                }
-                _ => self.publish(),
-            }
-        } else if !self.attention.is_empty() {
-            self.timers
-                .schedule_no_later(TimerKey::Publish, Instant::now() + PUBLISH_INTERVAL);
+        let due = self.publisher.due(Instant::now(), self.publish_now);
+        self.publish_now = false;
+        match due {
+            Due::Now => self.publish(),
+            Due::At(at) => self.timers.schedule_no_later(TimerKey::Publish, at),
+            Due::Idle => {}
         }
     }
 
@@ -697,11 +488,7 @@ impl Session {
             }
             Command::Remove { id, delete_data } => self.remove(id, delete_data),
             Command::Focus(id) => {
-                self.focus = id;
-                self.detail = None;
-                if let Some(id) = id {
-                    self.attention.insert(id);
-                }
+                self.publisher.focus(id);
                 self.publish_now = true;
             }
             Command::SetLimits { download, upload } => {
@@ -865,15 +652,7 @@ impl Session {
         self.timers
             .cancel_where(|k| matches!(k, TimerKey::Torrent(tid, _) if *tid == id));
         self.registry.write_locked().remove(&t.info_hash());
-        if let Some(i) = self.order.iter().position(|x| *x == id) {
-            self.order.remove(i);
-            self.rows.remove(i);
-        }
-        self.attention.remove(&id);
-        if self.focus == Some(id) {
-            self.focus = None;
-            self.detail = None;
-        }
+        self.publisher.remove(id);
         let ctx = self.ctx.clone();
         tokio::spawn(async move {
             for (job, mut req) in stops {
@@ -1141,109 +920,29 @@ impl Session {
         if let Some(lsd) = &self.ctx.lsd {
             lsd.shutdown();
         }
-        for id in ids {
-            self.attention.insert(id);
-        }
+        self.publisher.touch_all();
         // the final state, for front ends that look once more after shutdown
         self.publish();
     }
 
+    /// Publish a snapshot if anything shown changed (see [`Publisher::publish`]).
     fn publish(&mut self) {
         self.timers.cancel(TimerKey::Publish);
         let now = Instant::now();
-        self.last_publish = Some(now);
-        let mut changed = false;
-        let mut still = HashSet::new();
-        let index: HashMap<TorrentId, usize> = if self.attention.len() > 8 {
-            self.order
-                .iter()
-                .enumerate()
-                .map(|(i, id)| (*id, i))
-                .collect()
-        } else {
-            HashMap::new()
-        };
-        let mut focus_touched = false;
-        for id in std::mem::take(&mut self.attention) {
-            let Some(t) = self.torrents.get_mut(&id) else {
-                continue;
-            };
-            let row = t.row(now);
-            let i = match index.get(&id) {
-                Some(i) => Some(*i),
-                None => self.order.iter().position(|x| *x == id),
-            };
-            if let Some(i) = i
-                && !Arc::ptr_eq(&self.rows[i], &row)
-            {
-                self.rows[i] = row;
-                changed = true;
-            }
-            if t.is_live() {
-                still.insert(id);
-            }
-            if self.focus == Some(id) {
-                focus_touched = true;
-            }
-        }
-        self.attention = still;
-        if let Some(f) = self.focus
-            && (focus_touched || self.detail.is_none())
-            && let Some(t) = self.torrents.get_mut(&f)
-        {
-            // a quiet or paused torrent lets go of its metainfo; the detail view needs it
-            // (files, dates, comment): load it again while the torrent is looked at
-            {
-                let env = env!(self, now);
-                let _ = t.metainfo(&env);
-            }
-            let d = t.detail(now);
-            if self.detail.as_deref() != Some(&d) {
-                self.detail = Some(Arc::new(d));
-                changed = true;
-            }
-        }
-        let mut global = GlobalStats {
-            listen_port: self.ctx.listen_port,
-            down_limit: self.ctx.limits.download.rate(),
-            up_limit: self.ctx.limits.upload.rate(),
-            free_space: self.free_space,
-            dht_nodes: self.ctx.dht.as_ref().map(crate::dht::Dht::node_count),
-            lsd: self.ctx.lsd.is_some(),
-            ..GlobalStats::default()
-        };
-        for r in &self.rows {
-            global.down_rate += r.down_rate;
-            global.up_rate += r.up_rate;
-            global.downloaded += r.downloaded;
-            global.uploaded += r.uploaded;
-            global.peers += r.peers;
-        }
-        let seq = self.seq + 1;
-        let rows = &self.rows;
-        let detail = self.detail.clone();
-        let sent = self.snapshots.send_if_modified(|cur| {
-            if !changed
-                && cur.global == global
-                && cur.rows.len() == rows.len()
-                && cur.detail.as_ref().map(Arc::as_ptr) == detail.as_ref().map(Arc::as_ptr)
-            {
-                return false;
-            }
-            *cur = Arc::new(Snapshot {
-                seq,
-                global,
-                rows: Arc::from(rows.as_slice()),
-                detail,
+        let global = publish::session_stats(&self.ctx, self.free_space);
+        let next = self
+            .publisher
+            .publish(now, &mut self.torrents, global, |t| {
+                // a quiet or paused torrent lets go of its metainfo; the detail view needs
+                // it (files, dates, comment): load it again while the torrent is looked at
+                {
+                    let env = env!(self, now);
+                    let _ = t.metainfo(&env);
+                }
+                t.detail(now)
             });
-            true
-        });
-        if sent {
-            self.seq = seq;
-        }
-        if !self.attention.is_empty() {
-            self.timers
-                .schedule_no_later(TimerKey::Publish, now + PUBLISH_INTERVAL);
+        if let Some(at) = next {
+            self.timers.schedule_no_later(TimerKey::Publish, at);
         }
     }
 }

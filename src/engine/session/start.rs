@@ -1,0 +1,203 @@
+//! Starting a session: bind the listen port, start the DHT node and LSD when the config
+//! asks for them, open the state store, build the session and spawn its task; and the
+//! [`SessionHandle`] the caller gets back.
+
+use std::collections::{BTreeMap, HashMap};
+use std::net::SocketAddr;
+use std::path::Path;
+use std::sync::{Arc, RwLock};
+
+use anyhow::Context as _;
+use tokio::net::TcpListener;
+use tokio::sync::{mpsc, watch};
+
+use super::publish::{Publisher, session_stats};
+use super::{MAX_CONCURRENT_CHECKS, Session};
+use crate::api::{Client, ClientError, Snapshot};
+use crate::config::Config;
+use crate::engine::ctx::{SessionCtx, SessionEvent};
+use crate::engine::event_log::EventLog;
+use crate::engine::timer::Timers;
+use crate::engine::torrent::CheckQueue;
+use crate::state::StateStore;
+
+/// A running session: the client handle to drive it and the task to await.
+#[derive(Debug)]
+pub struct SessionHandle {
+    /// The one way in: commands, snapshots and events (clone it for each user).
+    pub client: Client,
+    /// The TCP port peers can connect to.
+    pub listen_port: u16,
+    /// The session task; ends after [`Command::Shutdown`](crate::api::Command::Shutdown)
+    /// or when every client is dropped.
+    pub task: tokio::task::JoinHandle<()>,
+}
+
+impl SessionHandle {
+    /// Shut the session down ([`Client::shutdown`]: torrents stopped, trackers told, state
+    /// saved) and wait for its task to end.
+    ///
+    /// # Errors
+    /// [`ClientError::EngineGone`]: the session had stopped already.
+    pub async fn shutdown(self) -> Result<(), ClientError> {
+        let confirmed = self.client.shutdown().await;
+        let _ = self.task.await;
+        confirmed
+    }
+}
+
+/// Bind the listen port, start the disk threads and the session task, with no state kept
+/// across runs (headless `download`, tests).
+///
+/// # Errors
+/// The listen port cannot be bound (in use, no permission).
+pub async fn start(config: Config) -> anyhow::Result<SessionHandle> {
+    start_session(config, None).await
+}
+
+/// [`start`] with the session state in `state_dir` (see [`crate::state`]): the torrents of
+/// the last run are listed at once and come back (without reading their data when their
+/// files are as they were), and the list, resume data and totals are kept on a checkpoint
+/// cadence and at shutdown.
+///
+/// # Errors
+/// Another ratorrent uses the same state ([`crate::state::StateError::Locked`]), the state
+/// folder cannot be written, or the listen port cannot be bound.
+pub async fn start_with_state(
+    mut config: Config,
+    state_dir: &Path,
+) -> anyhow::Result<SessionHandle> {
+    // the DHT routing table lives beside the session state
+    if config.dht.state_file.is_none() {
+        config.dht.state_file = Some(state_dir.join(crate::dht::STATE_FILE_NAME));
+    }
+    let dir = state_dir.to_path_buf();
+    let opened = tokio::task::spawn_blocking(move || StateStore::open(&dir))
+        .await
+        .context("opening the session state")??;
+    start_session(config, Some(opened)).await
+}
+
+async fn start_session(
+    config: Config,
+    state: Option<(StateStore, crate::state::Loaded)>,
+) -> anyhow::Result<SessionHandle> {
+    let listener = TcpListener::bind(("0.0.0.0", config.listen_port))
+        .await
+        .with_context(|| {
+            format!(
+                "cannot listen for peers on TCP port {} (set listen_port in the config or use --port)",
+                config.listen_port
+            )
+        })?;
+    let listen_port = listener.local_addr()?.port();
+    let dht = start_dht(&config, listen_port).await;
+    let (ev_tx, ev_rx) = mpsc::unbounded_channel();
+    let lsd = start_lsd(&config, listen_port, ev_tx.clone());
+    let ctx = SessionCtx::with_peer_sources(config, listen_port, ev_tx, dht, lsd);
+    let (cmd_tx, cmd_rx) = mpsc::channel(256);
+    let (snap_tx, snap_rx) = watch::channel(Arc::new(Snapshot {
+        seq: 0,
+        global: session_stats(&ctx, None),
+        rows: Arc::from(Vec::new()),
+        detail: None,
+    }));
+    let log = EventLog::new();
+    let client = Client::new(cmd_tx, snap_rx, log.sender());
+    let session = Session {
+        ctx,
+        torrents: BTreeMap::new(),
+        registry: Arc::new(RwLock::new(HashMap::new())),
+        next_id: 1,
+        timers: Timers::new(),
+        log,
+        checks: CheckQueue::new(MAX_CONCURRENT_CHECKS),
+        publisher: Publisher::new(snap_tx),
+        publish_now: false,
+        store: None,
+        deleted: Vec::new(),
+        checkpointing: false,
+        limits_dirty: false,
+        validating: 0,
+        free_space: None,
+    };
+    let mut session = session;
+    session.free_space = crate::storage::space::free_space(&session.ctx.config.download_dir);
+    if let Some((store, loaded)) = state {
+        session.store = Some(Arc::new(store));
+        session.restore(loaded);
+        // the list of the last session is in the first snapshot, before anything is
+        // hashed or connected
+        session.grant_checks();
+        session.after_input();
+    }
+    let task = tokio::spawn(session.run(cmd_rx, ev_rx, listener));
+    Ok(SessionHandle {
+        client,
+        listen_port,
+        task,
+    })
+}
+
+/// Start the DHT node when the config asks for one: UDP on `[dht] port` (default: the TCP
+/// listen port), dual stack (`[::]`, BEP 32) where the host has IPv6, else IPv4 only. A
+/// node that cannot start is logged and the session runs without it.
+async fn start_dht(config: &Config, listen_port: u16) -> Option<crate::dht::Dht> {
+    use std::net::{Ipv4Addr, Ipv6Addr};
+    if !config.dht.enabled {
+        return None;
+    }
+    let port = config.dht.udp_port(listen_port);
+    let opts = |bind: SocketAddr| crate::dht::DhtOptions {
+        bind,
+        bootstrap: config.dht.bootstrap.clone(),
+        state_file: config.dht.state_file.clone(),
+    };
+    let dual = crate::dht::Dht::start(opts(SocketAddr::from((Ipv6Addr::UNSPECIFIED, port))));
+    match dual.await {
+        Ok(d) => return Some(d),
+        Err(e) => tracing::debug!("{e}; trying IPv4 only"),
+    }
+    match crate::dht::Dht::start(opts(SocketAddr::from((Ipv4Addr::UNSPECIFIED, port)))).await {
+        Ok(d) => Some(d),
+        Err(e) => {
+            tracing::warn!("{e}; running without the DHT");
+            None
+        }
+    }
+}
+
+/// Start Local Service Discovery (BEP 14) when `[lsd] enabled` (off by default): peers
+/// heard for our torrents come back as [`SessionEvent::LsdPeer`]. A socket that cannot
+/// be bound or joined is one log line and the session runs without LSD.
+fn start_lsd(
+    config: &Config,
+    listen_port: u16,
+    events: mpsc::UnboundedSender<SessionEvent>,
+) -> Option<crate::lsd::Lsd> {
+    if !config.lsd.enabled {
+        return None;
+    }
+    let opts = crate::lsd::LsdOptions {
+        interface: config.lsd.interface_addr(),
+        listen_port,
+    };
+    let on_peer = move |info_hash, peer| {
+        let _ = events.send(SessionEvent::LsdPeer { info_hash, peer });
+    };
+    match crate::lsd::Lsd::start(opts, on_peer) {
+        Ok(l) => {
+            tracing::info!(
+                "LSD (BEP 14) on: {}:{} joined on interface {}",
+                crate::lsd::GROUP_V4,
+                crate::lsd::PORT,
+                opts.interface
+            );
+            Some(l)
+        }
+        Err(e) => {
+            tracing::warn!("{e}");
+            None
+        }
+    }
+}
