@@ -74,10 +74,7 @@ fn info_accepts_16_kib_to_512_mib_and_refuses_more() {
         (16 << 10, "Pieces:        1 x 16.0 KiB (16384 bytes)"),
         (16 << 10 | 1, "Pieces:        1 x 16.0 KiB (16385 bytes)"),
         (256 << 20, "Pieces:        1 x 256 MiB (268435456 bytes)"),
-        (
-            LT_MAX_PIECE,
-            "Pieces:        1 x 512 MiB (536854528 bytes)",
-        ),
+        (LT_MAX_PIECE, "Pieces:        1 x 512 MiB (536854528 bytes)"),
         (512 << 20, "Pieces:        1 x 512 MiB (536870912 bytes)"),
     ] {
         let out = info(dir.path(), pl);
