@@ -129,7 +129,7 @@ impl Torrent {
         // BEP 53: indices into the info dictionary's file list
         self.wanted = Wanted::select_only(&pending.link.select_only, &self.sum);
         let files = meta.files.iter().filter(|f| !f.pad).count();
-        let size = crate::metainfo::human_size(meta.payload_size());
+        let size = crate::units::size(meta.payload_size());
         self.meta = Some(Arc::new(meta));
         self.persist_dirty = true;
         self.log(

@@ -79,7 +79,7 @@ impl Torrent {
         result: &Result<crate::tracker::ScrapeStats, crate::tracker::TrackerError>,
     ) {
         if let Err(e) = result {
-            tracing::debug!(torrent = %self.sum.name, tracker = %crate::tracker::host_of(url), "scrape: {e}");
+            tracing::debug!(torrent = %self.sum.name, tracker = %crate::net::host_of(url), "scrape: {e}");
         }
         self.trackers.scraped(url, result);
     }
@@ -111,7 +111,7 @@ impl Torrent {
                         env,
                         EventLevel::Warn,
                         EventKind::TrackerWarning,
-                        format!("tracker {}: {w}", crate::tracker::host_of(&job.url)),
+                        format!("tracker {}: {w}", crate::net::host_of(&job.url)),
                     );
                 }
                 if self.life.is_running() {
@@ -130,7 +130,7 @@ impl Torrent {
                         env,
                         EventLevel::Warn,
                         EventKind::TrackerError,
-                        format!("tracker {}: {e}", crate::tracker::host_of(&job.url)),
+                        format!("tracker {}: {e}", crate::net::host_of(&job.url)),
                     );
                 }
             }

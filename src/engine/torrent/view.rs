@@ -17,6 +17,7 @@ use crate::api::{
 };
 use crate::engine::link::peer::PeerInfo;
 use crate::engine::rate::RateMeter;
+use crate::lock::MutexExt;
 use crate::piece::Bitfield;
 
 /// The last row built for a torrent: a rebuilt row equal to it is the same `Arc` (nothing
@@ -113,8 +114,7 @@ pub fn peer_row(
     let uploaded = i.uploaded.load(Ordering::Relaxed);
     let client = i
         .client
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
+        .locked()
         .clone()
         .unwrap_or_else(|| crate::peer::client_name(&i.peer_id));
     PeerRow {
