@@ -21,6 +21,7 @@ use super::ctx::LinkCtx;
 use super::message::PeerEvent;
 use super::shared::TorrentShared;
 use crate::api::TorrentId;
+use crate::lock::MutexExt;
 use crate::metainfo::InfoHash;
 use crate::peer::metadata::{Assembly, MetadataError, Progress};
 
@@ -103,7 +104,7 @@ impl MetadataFetch {
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, State> {
-        self.state.lock().unwrap_or_else(|e| e.into_inner())
+        self.state.locked()
     }
 
     /// Tell the torrent about connection `key`.
