@@ -47,6 +47,10 @@ const MAX_PEER_ALLOWED_FAST: usize = 64;
 /// Rejects from an unchoking peer after which we stop asking it until it unchokes us again
 /// (a peer that rejects everything must not make us ask in a loop).
 const MAX_REJECTS_UNCHOKED: u32 = 256;
+/// Rejects (BEP 6) we send one peer between two ticks (10 s); its requests past that are
+/// dropped unanswered (BEP 3). A peer that asks while choked and never reads would
+/// otherwise pile up a reject per request behind its full socket.
+const MAX_REJECTS_PER_TICK: u32 = 256;
 /// Requests in flight to a peer that chokes us, for its allowed-fast pieces only.
 const ALLOWED_FAST_PIPELINE: usize = MIN_PIPELINE;
 /// Metadata pieces (BEP 9) we send one peer, as a multiple of the metadata's piece count:
@@ -83,6 +87,8 @@ pub struct Conn {
     peer_allowed: Vec<u32>,
     /// Rejects received since the peer last unchoked us.
     rejects: u32,
+    /// Rejects we sent since the last tick (at most [`MAX_REJECTS_PER_TICK`]).
+    rejects_sent: u32,
     /// We offer `ut_pex` on this connection (config `pex`, not a private torrent, BEP 27).
     pex_on: bool,
     /// The id to send the peer `ut_pex` messages with.
@@ -127,6 +133,7 @@ impl Conn {
             our_allowed: Vec::new(),
             peer_allowed: Vec::new(),
             rejects: 0,
+            rejects_sent: 0,
             pex_on: false,
             peer_ut_pex: None,
             pex_told: HashSet::new(),
@@ -613,12 +620,17 @@ impl Conn {
             || self.info.upload_queued.load(Ordering::Relaxed) >= MAX_QUEUED_UPLOADS
             || !self.t.have.get(b.piece)
         {
-            // BEP 3: dropped; BEP 6: rejected, so the peer can ask elsewhere at once
-            if self.fast {
+            // BEP 3: dropped; BEP 6: rejected, so the peer can ask elsewhere at once (a
+            // bounded number a tick)
+            if self.fast && self.rejects_sent < MAX_REJECTS_PER_TICK {
+                self.rejects_sent += 1;
                 self.send(Message::Reject(b));
             }
             return Ok(());
         }
+        // counted here too: while the pump waits on a socket that does not drain it takes
+        // nothing from its channel, and the cap above must still hold
+        self.info.upload_queued.fetch_add(1, Ordering::Relaxed);
         let _ = self.out.send(Outgoing::Request(b));
         Ok(())
     }
@@ -707,6 +719,7 @@ impl Conn {
     }
 
     fn on_tick(&mut self) -> Result<(), PeerError> {
+        self.rejects_sent = 0;
         let now_ms = self.t.ctx.clock.now_ms();
         let silent = now_ms.saturating_sub(self.info.last_recv.load(Ordering::Relaxed));
         if silent > SILENCE_TIMEOUT.as_millis() as u64 {
