@@ -8,14 +8,17 @@
 //! are idle does not wake up.
 //!
 //! Rooms beside this actor loop and its dispatch: [`start`] (the handle and start-up),
-//! [`publish`] (snapshots).
+//! [`publish`] (snapshots), [`persist`] (the state store: restore and checkpoints).
 
+mod persist;
 mod publish;
 mod start;
 
+pub use persist::{CHECKPOINT_INTERVAL, CHECKPOINT_SOON};
 pub use publish::{PUBLISH_INTERVAL, PUBLISH_MIN_GAP};
 pub use start::{SessionHandle, start, start_with_state};
 
+use persist::Persist;
 use publish::{Due, Publisher};
 
 use std::collections::{BTreeMap, HashMap};
@@ -40,15 +43,10 @@ use crate::api::{
 };
 use crate::metainfo::{InfoHash, Magnet, Metainfo};
 use crate::peer::wire::Handshake;
-use crate::state::{StateStore, Stored, Update};
 use std::path::Path;
 
 /// Torrents hashing their data at once.
 pub const MAX_CONCURRENT_CHECKS: usize = 1;
-/// Counters and progress reach the state store at least this often.
-pub const CHECKPOINT_INTERVAL: Duration = Duration::from_secs(60);
-/// A state change (added, paused, completed, removed) reaches it within this.
-pub const CHECKPOINT_SOON: Duration = Duration::from_secs(1);
 /// How often the disk guard measures free space while something downloads.
 pub const DISK_GUARD_INTERVAL: Duration = Duration::from_secs(10);
 
@@ -65,16 +63,8 @@ struct Session {
     publisher: Publisher,
     /// A state changed: publish as soon as [`PUBLISH_MIN_GAP`] allows.
     publish_now: bool,
-    /// The state store (none for headless sessions).
-    store: Option<Arc<StateStore>>,
-    /// Removed torrents whose records are still to be deleted from the store.
-    deleted: Vec<InfoHash>,
-    /// A checkpoint is being written.
-    checkpointing: bool,
-    /// The session rate limits were set live and are not yet in the store.
-    limits_dirty: bool,
-    /// Restored torrents whose resume data is still being compared with their files.
-    validating: usize,
+    /// The state store and what is still to be written to it.
+    persist: Persist,
     /// Free space of the default download folder's volume at the last measurement.
     free_space: Option<u64>,
 }
@@ -89,7 +79,7 @@ macro_rules! env {
             checks: &mut $s.checks,
             now: $now,
             publish_now: &mut $s.publish_now,
-            store: $s.store.as_ref(),
+            store: $s.persist.store(),
         }
     };
 }
@@ -177,7 +167,7 @@ impl Session {
         if t.is_live() || t.is_dirty() {
             self.publisher.touch(id);
         }
-        if self.store.is_some() && t.persist_dirty() {
+        if self.persist.is_on() && t.persist_dirty() {
             // a state change goes to disk within a second, counters within a minute
             let soon = self.publish_now && !was_publish;
             let at = now
@@ -191,161 +181,16 @@ impl Session {
         Some(r)
     }
 
-    /// List the torrents of the last run at once; check their resume data against their
-    /// files in the background (stat only), then start them.
-    fn restore(&mut self, loaded: crate::state::Loaded) {
-        let (down, up) = crate::state::SessionLimits::effective(
-            loaded.session_limits,
-            self.ctx.config.download_rate_limit,
-            self.ctx.config.upload_rate_limit,
-        );
-        self.ctx.limits.download.set_rate(down);
-        self.ctx.limits.upload.set_rate(up);
-        self.publish_now = true;
-        for w in loaded.warnings {
-            self.log
-                .push(None, EventLevel::Error, EventKind::DiskError, w);
-        }
-        let slots = self.ctx.config.upload_slots as usize;
-        let mut jobs = Vec::new();
-        let mut magnets = Vec::new();
-        for stored in loaded.torrents {
-            let id = TorrentId(self.next_id);
-            match stored {
-                Stored::Record(ih, r) => {
-                    if self.torrent_by_hash(&ih).is_some() {
-                        continue;
-                    }
-                    self.next_id += 1;
-                    let t = Torrent::restore(id, ih, &r, slots);
-                    if t.awaiting_metadata() {
-                        // no files yet: nothing to compare; it fetches its metadata again
-                        self.insert(id, ih, t);
-                        if r.error.is_none() {
-                            magnets.push(id);
-                        }
-                        continue;
-                    }
-                    jobs.push(ValidateJob {
-                        id,
-                        info_hash: ih,
-                        save_dir: r.save_dir.clone(),
-                        stats: r.file_stats.clone(),
-                        had_pieces: r.have.iter().any(|b| *b != 0),
-                        paused: r.paused,
-                    });
-                    self.insert(id, ih, t);
-                }
-                Stored::NeedsRecheck { info_hash, why } => {
-                    let Some(store) = &self.store else { continue };
-                    match store.load_metainfo(&info_hash) {
-                        Ok(meta) => {
-                            self.next_id += 1;
-                            let name = meta.saved_name().to_owned();
-                            let t = Torrent::new(
-                                id,
-                                Arc::new(meta),
-                                self.ctx.config.download_dir.clone(),
-                                self.ctx.config.seed_after_download,
-                                slots,
-                                false,
-                            );
-                            self.insert(id, info_hash, t);
-                            self.log.push(
-                                Some(id),
-                                EventLevel::Warn,
-                                EventKind::Checked,
-                                format!("{name}: {why}; its data is rechecked"),
-                            );
-                            self.with(id, |t, env| t.input(Input::Resume, env));
-                        }
-                        Err(e) => self.log.push(
-                            None,
-                            EventLevel::Error,
-                            EventKind::DiskError,
-                            format!("a torrent of the last session cannot come back: {e}"),
-                        ),
-                    }
-                }
-            }
-        }
-        // a paused one stays paused (the record says so: Restoring remembers it)
-        for id in magnets {
-            self.with(id, |t, env| t.resume_checked(true, "", env));
-        }
-        if let (Some(store), false) = (&self.store, jobs.is_empty()) {
-            self.validating = jobs.len();
-            let store = store.clone();
-            let ctx = self.ctx.clone();
-            tokio::task::spawn_blocking(move || validate_resume(&store, jobs, &ctx));
-        }
-        self.publish_now = true;
-    }
-
     fn insert(&mut self, id: TorrentId, ih: InfoHash, t: Torrent) {
         // removed a moment ago and added again: the pending delete of its record and its
         // .torrent copy must not reach the store after this add
-        self.deleted.retain(|h| *h != ih);
+        self.persist.listed(&ih);
         self.registry
             .write()
             .unwrap_or_else(|e| e.into_inner())
             .insert(ih, id);
         self.torrents.insert(id, t);
         self.publisher.insert(id);
-    }
-
-    /// Write the records that changed (after syncing the files of torrents whose verified
-    /// pieces are recorded, so no piece is recorded before its bytes are on disk).
-    fn checkpoint(&mut self) -> Option<tokio::task::JoinHandle<()>> {
-        let store = self.store.clone()?;
-        if self.checkpointing {
-            self.timers
-                .schedule_no_later(TimerKey::Checkpoint, Instant::now() + CHECKPOINT_SOON);
-            return None;
-        }
-        let mut jobs = Vec::new();
-        for (id, t) in self.torrents.iter_mut() {
-            if t.take_persist_dirty() {
-                jobs.push((*id, t.info_hash(), t.record(), t.storage_for_checkpoint()));
-            }
-        }
-        let deleted = std::mem::take(&mut self.deleted);
-        let limits = std::mem::take(&mut self.limits_dirty).then(|| crate::state::SessionLimits {
-            download: self.ctx.limits.download.rate(),
-            upload: self.ctx.limits.upload.rate(),
-            config_download: self.ctx.config.download_rate_limit,
-            config_upload: self.ctx.config.upload_rate_limit,
-        });
-        if jobs.is_empty() && deleted.is_empty() && limits.is_none() {
-            return None;
-        }
-        self.checkpointing = true;
-        let ctx = self.ctx.clone();
-        Some(tokio::task::spawn_blocking(move || {
-            let mut updates = Vec::new();
-            let mut stats = Vec::new();
-            let mut ids = Vec::new();
-            for (id, ih, mut record, disk) in jobs {
-                if let Some(d) = disk {
-                    if let Err(e) = d.storage.sync_all() {
-                        tracing::warn!("syncing {} before a checkpoint: {e}", record.name);
-                    }
-                    record.file_stats = d.storage.file_stats();
-                    stats.push((id, record.file_stats.clone()));
-                }
-                ids.push(id);
-                updates.push(Update::Put(ih, Box::new(record)));
-            }
-            updates.extend(deleted.into_iter().map(Update::Delete));
-            updates.extend(limits.map(Update::SessionLimits));
-            let result = store.write(updates).map_err(|e| e.to_string());
-            ctx.send(SessionEvent::Checkpointed {
-                result,
-                stats,
-                ids,
-                limits: limits.is_some(),
-            });
-        }))
     }
 
     fn grant_checks(&mut self) {
@@ -501,11 +346,9 @@ impl Session {
                 self.ctx.limits.download.set_rate(download);
                 self.ctx.limits.upload.set_rate(upload);
                 self.publish_now = true;
-                if self.store.is_some() {
-                    // kept across restarts, like a torrent's own limits
-                    self.limits_dirty = true;
-                    self.timers
-                        .schedule_no_later(TimerKey::Checkpoint, Instant::now() + CHECKPOINT_SOON);
+                // kept across restarts, like a torrent's own limits
+                if self.persist.limits_set() {
+                    self.checkpoint_soon();
                 }
             }
             Command::SetTorrentLimits {
@@ -556,7 +399,7 @@ impl Session {
             .unwrap_or_else(|| self.ctx.config.download_dir.clone());
         let info_hash = meta.info_hash;
         let name = meta.saved_name().to_owned();
-        if let Some(store) = &self.store {
+        if let Some(store) = self.persist.store() {
             store.put_metainfo(&info_hash, &bytes).map_err(|e| {
                 AddError::Storage(format!(
                     "cannot keep a copy of {} in {}: {e}",
@@ -571,7 +414,7 @@ impl Session {
             save_dir,
             req.seed,
             self.ctx.config.upload_slots as usize,
-            self.store.is_none(),
+            !self.persist.is_on(),
         );
         self.insert(id, info_hash, t);
         self.log.push(
@@ -590,9 +433,8 @@ impl Session {
             self.with(id, |t, env| t.input(Input::Resume, env));
         }
         self.publish_now = true;
-        if self.store.is_some() {
-            self.timers
-                .schedule_no_later(TimerKey::Checkpoint, Instant::now() + CHECKPOINT_SOON);
+        if self.persist.is_on() {
+            self.checkpoint_soon();
         }
     }
 
@@ -624,7 +466,7 @@ impl Session {
             save_dir,
             req.seed,
             self.ctx.config.upload_slots as usize,
-            self.store.is_none(),
+            !self.persist.is_on(),
         );
         self.insert(id, info_hash, t);
         self.log.push(
@@ -682,10 +524,8 @@ impl Session {
             }
         });
         let name = t.sum.name.clone();
-        if self.store.is_some() {
-            self.deleted.push(t.info_hash());
-            self.timers
-                .schedule_no_later(TimerKey::Checkpoint, Instant::now() + CHECKPOINT_SOON);
+        if self.persist.removed(t.info_hash()) {
+            self.checkpoint_soon();
         }
         self.log.push(
             Some(id),
@@ -792,49 +632,13 @@ impl Session {
                 trusted,
                 why,
                 ..
-            } => {
-                self.with(torrent, |t, env| t.resume_checked(trusted, &why, env));
-                if self.validating > 0 {
-                    self.validating -= 1;
-                    if self.validating == 0 {
-                        // every .torrent of the list was read and let go again
-                        release_free_heap();
-                    }
-                }
-            }
+            } => self.on_validated(torrent, trusted, &why),
             SessionEvent::Checkpointed {
                 result,
                 stats,
                 ids,
                 limits,
-            } => {
-                self.checkpointing = false;
-                if limits && result.is_err() {
-                    self.limits_dirty = true;
-                }
-                for (id, st) in stats {
-                    if let Some(t) = self.torrents.get_mut(&id) {
-                        t.set_file_stats(st);
-                    }
-                }
-                if let Err(e) = result {
-                    for id in ids {
-                        if let Some(t) = self.torrents.get_mut(&id) {
-                            t.mark_persist_dirty();
-                        }
-                    }
-                    self.log.push(
-                        None,
-                        EventLevel::Error,
-                        EventKind::DiskError,
-                        format!("saving the session state failed: {e}; retrying in a minute"),
-                    );
-                    self.timers.schedule_no_later(
-                        TimerKey::Checkpoint,
-                        Instant::now() + CHECKPOINT_INTERVAL,
-                    );
-                }
-            }
+            } => self.on_checkpointed(result, stats, ids, limits),
             SessionEvent::Moved { torrent, result } => {
                 self.with(torrent, |t, env| t.on_moved(result, env));
             }
@@ -878,8 +682,8 @@ impl Session {
         let ids: Vec<TorrentId> = self.torrents.keys().copied().collect();
         // the final checkpoint: every record, files synced and their times taken, before
         // the torrents let go of their storage
-        let final_checkpoint = if self.store.is_some() {
-            while self.checkpointing {
+        let final_checkpoint = if self.persist.is_on() {
+            while self.persist.busy() {
                 match events.recv().await {
                     Some(ev @ SessionEvent::Checkpointed { .. }) => self.event(ev),
                     Some(_) => {}
@@ -1033,64 +837,4 @@ fn read_torrent(path: &Path) -> Result<(Metainfo, Vec<u8>), String> {
     let meta = Metainfo::from_bytes(&data)
         .map_err(|e| format!("{}: not a valid torrent: {e}", path.display()))?;
     Ok((meta, data))
-}
-
-/// One restored torrent whose resume data is to be checked against its files.
-struct ValidateJob {
-    id: TorrentId,
-    info_hash: InfoHash,
-    save_dir: PathBuf,
-    stats: Vec<crate::state::FileStat>,
-    had_pieces: bool,
-    paused: bool,
-}
-
-/// Hand heap memory that was freed back to the system: glibc keeps it in its arenas
-/// otherwise, so a burst of short-lived allocations (reading and parsing the .torrent of
-/// 10,000 restored torrents) would stay in the RSS for the life of the process.
-fn release_free_heap() {
-    #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    // SAFETY: malloc_trim has no preconditions; it only returns free pages of glibc's own
-    // arenas to the kernel.
-    unsafe {
-        libc::malloc_trim(0);
-    }
-}
-
-/// Compare each restored torrent's files with its resume data (sizes and modification
-/// times; no data is read) and tell the session which can be trusted.
-fn validate_resume(store: &StateStore, jobs: Vec<ValidateJob>, ctx: &SessionCtx) {
-    for j in jobs {
-        let (trusted, why) = match store.load_files(&j.info_hash) {
-            Err(e) => (false, e),
-            Ok(files) => {
-                let now: Vec<crate::state::FileStat> = files
-                    .iter()
-                    .map(|f| {
-                        if f.pad {
-                            None
-                        } else {
-                            crate::storage::file_stat(&j.save_dir.join(&f.path))
-                        }
-                    })
-                    .collect();
-                if j.stats.len() == now.len() {
-                    match j.stats.iter().zip(&now).position(|(a, b)| a != b) {
-                        None => (true, String::new()),
-                        Some(i) => (false, format!("{} differs", files[i].path.display())),
-                    }
-                } else if !j.had_pieces && now.iter().all(Option::is_none) {
-                    (true, String::new())
-                } else {
-                    (false, "no file times recorded".into())
-                }
-            }
-        };
-        ctx.send(SessionEvent::Validated {
-            torrent: j.id,
-            trusted,
-            paused: j.paused,
-            why,
-        });
-    }
 }

@@ -11,6 +11,7 @@ use anyhow::Context as _;
 use tokio::net::TcpListener;
 use tokio::sync::{mpsc, watch};
 
+use super::persist::Persist;
 use super::publish::{Publisher, session_stats};
 use super::{MAX_CONCURRENT_CHECKS, Session};
 use crate::api::{Client, ClientError, Snapshot};
@@ -114,17 +115,13 @@ async fn start_session(
         checks: CheckQueue::new(MAX_CONCURRENT_CHECKS),
         publisher: Publisher::new(snap_tx),
         publish_now: false,
-        store: None,
-        deleted: Vec::new(),
-        checkpointing: false,
-        limits_dirty: false,
-        validating: 0,
+        persist: Persist::new(None),
         free_space: None,
     };
     let mut session = session;
     session.free_space = crate::storage::space::free_space(&session.ctx.config.download_dir);
     if let Some((store, loaded)) = state {
-        session.store = Some(Arc::new(store));
+        session.persist = Persist::new(Some(Arc::new(store)));
         session.restore(loaded);
         // the list of the last session is in the first snapshot, before anything is
         // hashed or connected
