@@ -1396,11 +1396,23 @@ fn v2_only_torrents_are_refused_clearly() {
     let m = parse(single_info("n", 10)).unwrap();
     assert_eq!(m.info_hash_v2, None);
     // meta version 2 with v1 fields (hybrid): SHA-256 over the same bytes
-    let info = single_info("n", 10).push("meta version", B::I(2));
+    let leaf = d(vec![
+        ("length", B::I(10)),
+        ("pieces root", B::S(vec![1; 32])),
+    ]);
+    let info = single_info("n", 10)
+        .push("meta version", B::I(2))
+        .push("file tree", d(vec![("n", d(vec![("", leaf)]))]));
     let m = parse(info.clone()).unwrap();
     use sha2::Digest as _;
     let want: [u8; 32] = sha2::Sha256::digest(info.bytes()).into();
     assert_eq!(m.info_hash_v2, Some(want));
+    // meta version 2 without a file tree: neither v1 nor a hybrid (issue 16)
+    let err = parse(single_info("n", 10).push("meta version", B::I(2))).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "invalid hybrid torrent: 'meta version' is 2 but there is no 'file tree' dictionary"
+    );
 }
 
 // ---------------------------------------------------------------------------------------

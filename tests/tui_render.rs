@@ -19,8 +19,8 @@ use ratorrent::api::{
     TorrentError, TorrentErrorKind, TorrentId, TorrentRow, TorrentState, TrackerRow, TrackerStatus,
 };
 use ratorrent::tui::action::{ACTIONS, Context};
-use ratorrent::tui::dialog::Dialog;
 use ratorrent::tui::keymap::Keymap;
+use ratorrent::tui::popups::Dialog;
 use ratorrent::tui::theme::Theme;
 use ratorrent::tui::{App, Screen, Tab, UiOptions};
 
@@ -372,7 +372,9 @@ fn options(no_color: bool, ascii: bool) -> UiOptions {
 
 fn render(app: &mut App, width: u16, height: u16) -> Terminal<TestBackend> {
     let mut terminal = Terminal::new(TestBackend::new(width, height)).expect("test backend");
-    terminal.draw(|frame| app.draw(frame)).expect("draw");
+    terminal
+        .draw(|frame| ratorrent::tui::draw(frame, app))
+        .expect("draw");
     terminal
 }
 

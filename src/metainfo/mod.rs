@@ -1,6 +1,7 @@
 //! Metainfo (.torrent) parsing: BEP 3 (info dictionary, info hash), BEP 12 (tiers of
 //! trackers), BEP 19 (`url-list` web seeds), BEP 27 (`private`), BEP 47 (padding files),
-//! BEP 52 hybrid torrents (the v1 side, plus the SHA-256 info hash).
+//! BEP 52 hybrid torrents (the v1 side, plus the SHA-256 info hash; the v2 side is checked
+//! against the v1 side by [`hybrid`]).
 //!
 //! [`Metainfo::from_bytes`] decodes with the tolerant [`crate::bencode`] decoder
 //! (unsorted and repeated keys accepted, the first occurrence wins) and takes the info
@@ -13,6 +14,7 @@ use std::fmt;
 
 pub mod create;
 mod describe;
+pub mod hybrid;
 pub mod magnet;
 mod parse;
 pub mod path;
@@ -20,6 +22,7 @@ pub mod path_change;
 
 pub use create::{CreateError, TorrentBuilder};
 pub use describe::human_size;
+pub use hybrid::HybridError;
 pub use magnet::{Magnet, MagnetError};
 pub use parse::{
     BLOCK_SIZE, FileInfo, MAX_PIECE_LENGTH, MAX_SYMLINK_HOPS, MAX_TORRENT_FILE_BYTES, Metainfo,

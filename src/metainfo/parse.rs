@@ -190,6 +190,9 @@ pub enum MetainfoError {
     /// More pieces than fit in a `u32`.
     #[error("invalid 'pieces': more than 2^32 - 1 pieces")]
     TooManyPieces,
+    /// A hybrid torrent (BEP 52) whose v2 side is malformed or disagrees with its v1 side.
+    #[error("invalid hybrid torrent: {0}")]
+    Hybrid(#[from] super::hybrid::HybridError),
     /// The .torrent file could not be read.
     #[error("cannot read {path:?}: {source}")]
     Io {
@@ -438,6 +441,10 @@ impl Metainfo {
             })
             .collect();
 
+        if meta_version == Some(2) {
+            // a hybrid: its v2 side must describe the same files as the v1 side we use
+            super::hybrid::check(info, top, &files, piece_length, multi_file)?;
+        }
         let info_hash_v2 = (meta_version == Some(2)).then(|| {
             use sha2::{Digest, Sha256};
             Sha256::digest(info.raw).into()

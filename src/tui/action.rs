@@ -8,7 +8,7 @@
 
 use crossterm::event::KeyCode;
 
-use super::keymap::KeyBinding;
+use super::key::KeyBinding;
 
 /// Where an action applies. A context also sees the actions of its parents
 /// ([`Context::parents`]); the most specific binding wins, and the registry test makes sure

@@ -9,6 +9,7 @@ use std::time::Duration;
 use anyhow::{Context as _, anyhow};
 use crossterm::event::{Event, EventStream, KeyEventKind};
 use futures::StreamExt;
+use ratatui::Frame;
 use tokio::sync::broadcast::error::RecvError;
 use tokio::sync::mpsc;
 
@@ -18,11 +19,22 @@ use crate::api::{
 
 use super::action::{Action, Context};
 use super::app::{App, UiOptions};
+use super::screen::{Screen, Tab};
 use super::terminal::{self, TerminalGuard};
+use super::widgets;
 
 /// How long to wait for the engine to confirm a shutdown (tracker `stopped` announces)
 /// before restoring the terminal anyway.
 pub const SHUTDOWN_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// Draws the whole screen for `app`'s state: the widgets read the model, the Speed tab's
+/// points are taken from its history first (only while that tab is shown). Works at any
+/// size (tiny areas simply show less).
+pub fn draw(frame: &mut Frame, app: &mut App) {
+    let speed =
+        (app.screen() == Screen::Detail && app.tab() == Tab::Speed).then(|| app.speed_points());
+    widgets::draw(frame, app, speed.as_ref());
+}
 
 /// What the UI runs with.
 #[derive(Debug)]
@@ -166,7 +178,7 @@ impl Ui {
             }
             if dirty {
                 let app = &mut self.app;
-                if let Err(err) = self.guard.draw(|frame| app.draw(frame)) {
+                if let Err(err) = self.guard.draw(|frame| draw(frame, app)) {
                     self.can_draw = false;
                     return Exit::Failed(anyhow::Error::new(err).context("drawing the screen"));
                 }
@@ -284,7 +296,7 @@ impl Ui {
     fn try_draw(&mut self) {
         if self.can_draw && terminal::is_active() {
             let app = &mut self.app;
-            if self.guard.draw(|frame| app.draw(frame)).is_err() {
+            if self.guard.draw(|frame| draw(frame, app)).is_err() {
                 self.can_draw = false;
             }
         }

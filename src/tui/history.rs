@@ -11,6 +11,10 @@ use std::sync::Arc;
 
 use crate::api::{Snapshot, TorrentId, TorrentRow};
 
+/// Speed points of the Speed tab, (down, up) bytes/s oldest first: the session's, and the
+/// selected torrent's when it ever moved data.
+pub type SpeedPoints = (Vec<(u64, u64)>, Option<Vec<(u64, u64)>>);
+
 /// Buckets per ring (and so points per graph).
 pub const POINTS: usize = 60;
 

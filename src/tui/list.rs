@@ -141,6 +141,18 @@ impl StateFilter {
         }
     }
 
+    /// The one filter besides [`StateFilter::All`] that shows `state`.
+    pub fn of(state: TorrentState) -> StateFilter {
+        use TorrentState as S;
+        match state {
+            S::Downloading | S::FetchingMetadata => StateFilter::Downloading,
+            S::Seeding | S::Completed => StateFilter::Seeding,
+            S::Paused => StateFilter::Paused,
+            S::Checking | S::Queued | S::Moving => StateFilter::Checking,
+            S::Error => StateFilter::Error,
+        }
+    }
+
     /// The next (`forward`) or previous filter, wrapping.
     pub fn step(self, forward: bool) -> StateFilter {
         let n = Self::ALL.len();
@@ -151,6 +163,19 @@ impl StateFilter {
             (i + n - 1) % n
         }]
     }
+}
+
+/// How many of `rows` each filter shows, in [`StateFilter::ALL`] order (one pass).
+pub fn counts(rows: &[std::sync::Arc<TorrentRow>]) -> [usize; 6] {
+    let mut counts = [0; 6];
+    counts[0] = rows.len();
+    for row in rows {
+        let filter = StateFilter::of(row.state);
+        if let Some(i) = StateFilter::ALL.iter().position(|f| *f == filter) {
+            counts[i] += 1;
+        }
+    }
+    counts
 }
 
 /// How the list is filtered and ordered.
@@ -333,6 +358,37 @@ mod tests {
             c = c.next();
         }
         assert_eq!(c, SortColumn::Added);
+    }
+
+    #[test]
+    fn every_state_is_counted_under_the_one_filter_that_shows_it() {
+        use TorrentState as S;
+        let states = [
+            S::Downloading,
+            S::FetchingMetadata,
+            S::Seeding,
+            S::Completed,
+            S::Paused,
+            S::Checking,
+            S::Queued,
+            S::Moving,
+            S::Error,
+        ];
+        for state in states {
+            let showing: Vec<StateFilter> = StateFilter::ALL[1..]
+                .iter()
+                .copied()
+                .filter(|f| f.accepts(state))
+                .collect();
+            assert_eq!(showing, [StateFilter::of(state)], "{state:?}");
+        }
+        let rows: Vec<Arc<TorrentRow>> = states
+            .iter()
+            .enumerate()
+            .map(|(i, s)| row(i as u64, "x", *s, 0, 0))
+            .collect();
+        assert_eq!(counts(&rows), [9, 2, 2, 1, 3, 1]);
+        assert_eq!(counts(&[]), [0; 6]);
     }
 
     #[test]

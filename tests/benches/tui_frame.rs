@@ -95,9 +95,9 @@ fn terminal() -> Term {
 fn frame_unchanged_10k(bencher: divan::Bencher) {
     let mut app = App::new(snapshot(1));
     let mut term = terminal();
-    term.draw(|f| app.draw(f)).unwrap();
+    term.draw(|f| ratorrent::tui::draw(f, &mut app)).unwrap();
     bencher.bench_local(|| {
-        term.draw(|f| app.draw(f)).unwrap();
+        term.draw(|f| ratorrent::tui::draw(f, &mut app)).unwrap();
     });
 }
 
@@ -112,7 +112,7 @@ fn frame_new_snapshot_10k(bencher: divan::Bencher) {
     bencher.bench_local(|| {
         i += 1;
         app.set_snapshot(snaps[i % snaps.len()].clone());
-        term.draw(|f| app.draw(f)).unwrap();
+        term.draw(|f| ratorrent::tui::draw(f, &mut app)).unwrap();
     });
 }
 
@@ -129,7 +129,7 @@ fn frame_new_snapshot_sorted_searched_10k(bencher: divan::Bencher) {
     bencher.bench_local(|| {
         i += 1;
         app.set_snapshot(snaps[i % snaps.len()].clone());
-        term.draw(|f| app.draw(f)).unwrap();
+        term.draw(|f| ratorrent::tui::draw(f, &mut app)).unwrap();
     });
 }
 
@@ -144,7 +144,7 @@ fn frame_key_move_10k(bencher: divan::Bencher) {
     bencher.bench_local(|| {
         n += 1;
         app.handle_key(if n % 200 < 100 { down } else { up });
-        term.draw(|f| app.draw(f)).unwrap();
+        term.draw(|f| ratorrent::tui::draw(f, &mut app)).unwrap();
     });
 }
 

@@ -7,8 +7,9 @@ use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Clear, Paragraph, Wrap};
 
-use crate::tui::dialog::{Dialog, FieldKind, Form};
 use crate::tui::format;
+use crate::tui::popups::Dialog;
+use crate::tui::popups::form::{FieldKind, Form};
 use crate::tui::theme::Theme;
 
 /// Draws `dialog` centred in `area`.

@@ -6,8 +6,9 @@ use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 
 use crate::api::{EngineEvent, EventKind, EventLevel};
-use crate::tui::app::{App, Scroll};
+use crate::tui::app::App;
 use crate::tui::format;
+use crate::tui::scroll::{Scroll, scroll_offset};
 
 /// Short label of an event kind.
 pub fn kind_label(kind: EventKind) -> &'static str {
@@ -43,7 +44,7 @@ pub(crate) fn render<'a>(
     }
     let visible = usize::from(area.height);
     let cursor = scroll.cursor.min(events.len() - 1);
-    let first = super::scroll_offset(scroll.offset.get(), Some(cursor), events.len(), visible);
+    let first = scroll_offset(scroll.offset.get(), Some(cursor), events.len(), visible);
     scroll.offset.set(first);
     scroll.height.set(visible);
     let width = usize::from(area.width);

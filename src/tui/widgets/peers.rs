@@ -7,11 +7,13 @@ use ratatui::text::Line;
 use ratatui::widgets::{Row, Table};
 
 use crate::api::{PeerRow, PeerSource, TorrentDetail};
-use crate::tui::app::Scroll;
 use crate::tui::format;
+use crate::tui::scroll::Scroll;
 use crate::tui::theme::{Role, Theme};
 
-/// The flag letters of a peer, e.g. `"D U I E"`: see [`super::help::PEER_FLAGS`].
+use super::parts::highlight_row;
+
+/// The flag letters of a peer, e.g. `"D U I E"`: see [`crate::tui::help::PEER_FLAGS`].
 pub fn flags(peer: &PeerRow) -> String {
     let f = peer.flags;
     let mut out = Vec::new();
@@ -136,7 +138,7 @@ pub(crate) fn render(
         Table::new(rows, widths).header(header).column_spacing(1),
         area,
     );
-    super::highlight_row(
+    highlight_row(
         frame,
         area,
         scroll.cursor.checked_sub(first).map(|r| r + 1),

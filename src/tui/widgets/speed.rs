@@ -11,10 +11,8 @@ use ratatui::text::{Line, Span};
 use crate::tui::action::Action;
 use crate::tui::app::App;
 use crate::tui::format;
-use crate::tui::history::{POINTS, Window};
+use crate::tui::history::{POINTS, SpeedPoints, Window};
 use crate::tui::theme::{GraphStyle, Role, Theme};
-
-use super::SpeedPoints;
 
 /// Width of the rate labels on the left, in cells.
 const LABEL: u16 = 11;

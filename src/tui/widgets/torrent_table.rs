@@ -15,7 +15,10 @@ use crate::tui::action::Action;
 use crate::tui::app::App;
 use crate::tui::format;
 use crate::tui::list::SortColumn;
+use crate::tui::scroll::scroll_offset;
 use crate::tui::theme::{Role, Theme};
+
+use super::parts::progress_line;
 
 /// A column of the list.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -82,7 +85,7 @@ pub(crate) fn render(frame: &mut Frame, area: Rect, app: &App) {
     }
     let visible = usize::from(area.height.saturating_sub(1));
     let selected = app.selected_pos();
-    let first = super::scroll_offset(scrolls.list.offset.get(), selected, len, visible);
+    let first = scroll_offset(scrolls.list.offset.get(), selected, len, visible);
     scrolls.list.offset.set(first);
     scrolls.list.height.set(visible);
     scrolls.list_top.set(area.y + 1);
@@ -206,7 +209,7 @@ fn draw_cell(
     let right = align_right(column);
     match column {
         Column::Progress => {
-            let line = super::progress_line(row.done, row.size, width, theme);
+            let line = progress_line(row.done, row.size, width, theme);
             buf.set_line(x, y, &line, width);
         }
         Column::Name => {
@@ -361,19 +364,6 @@ fn render_empty(frame: &mut Frame, area: Rect, app: &App) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::tui::widgets::scroll_offset;
-
-    #[test]
-    fn offset_moves_only_to_keep_the_selection_visible() {
-        assert_eq!(scroll_offset(0, Some(3), 10, 4), 0);
-        assert_eq!(scroll_offset(0, Some(4), 10, 4), 1);
-        assert_eq!(scroll_offset(0, Some(9), 10, 4), 6);
-        assert_eq!(scroll_offset(6, Some(7), 10, 4), 6);
-        assert_eq!(scroll_offset(6, Some(5), 10, 4), 5);
-        assert_eq!(scroll_offset(6, Some(2), 5, 4), 1);
-        assert_eq!(scroll_offset(6, None, 3, 4), 0);
-        assert_eq!(scroll_offset(2, Some(5), 10, 0), 2);
-    }
 
     #[test]
     fn columns_fill_the_width_and_drop_by_priority() {
@@ -401,23 +391,6 @@ mod tests {
         assert!(
             at_80.contains(&Column::Progress) && at_80.contains(&Column::Down),
             "{at_80:?}"
-        );
-    }
-
-    #[test]
-    fn progress_bar_is_proportional() {
-        let theme = Theme::default();
-        let line = crate::tui::widgets::progress_line(50, 100, 14, &theme);
-        assert_eq!(line.to_string(), "━━━━──── 50.0%");
-        assert_eq!(line.width(), 14);
-        assert_eq!(
-            crate::tui::widgets::progress_line(100, 100, 14, &theme).to_string(),
-            "━━━━━━━━  100%"
-        );
-        let ascii = Theme::new(&Default::default(), false, true);
-        assert_eq!(
-            crate::tui::widgets::progress_line(50, 100, 14, &ascii).to_string(),
-            "####---- 50.0%"
         );
     }
 

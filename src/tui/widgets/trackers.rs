@@ -9,8 +9,8 @@ use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 
 use crate::api::{TorrentDetail, TrackerStatus};
-use crate::tui::app::Scroll;
 use crate::tui::format;
+use crate::tui::scroll::Scroll;
 use crate::tui::theme::{Role, Theme};
 
 /// What a torrent without trackers gets its peers from, given whether the DHT and LSD

@@ -1,12 +1,13 @@
-//! Dialog state: forms with fields (add, limits, move storage) and yes/no questions
-//! (remove, delete, quit). Pure data; [`super::App`] applies the keys and turns a
-//! submitted dialog into commands, [`super::widgets::dialog`] draws it.
+//! A dialog with fields (add, rate limits, move storage): text, path and checkbox fields,
+//! the focused one, Tab completion of paths, pasted text, the error of the last refused
+//! submit. The dialogs' own rooms ([`super::add`], [`super::limits`],
+//! [`super::move_storage`]) build a [`Form`] and read it back when it is submitted.
 
 use crossterm::event::{KeyCode, KeyEvent};
 
-use crate::api::TorrentId;
-
-use super::input::{TextField, complete_path};
+use crate::api::{Command, TorrentId};
+use crate::metainfo::magnet::is_magnet;
+use crate::tui::input::{TextField, complete_path};
 
 /// What a field holds.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -153,7 +154,7 @@ impl Form {
         if let FieldKind::Path { field, dirs_only } = &mut field.kind {
             let dirs_only = *dirs_only;
             let before = field.text().to_owned();
-            if !before.is_empty() && !crate::metainfo::magnet::is_magnet(&before) {
+            if !before.is_empty() && !is_magnet(&before) {
                 let done = complete_path(&before, |p| {
                     !dirs_only
                         && p.extension()
@@ -211,36 +212,127 @@ impl Form {
     }
 }
 
-/// What a yes/no dialog confirms.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum ConfirmKind {
-    /// Remove torrents (with `delete_data`, their files too).
-    Remove {
-        /// The torrents.
-        ids: Vec<TorrentId>,
-        /// Delete the data as well.
-        delete_data: bool,
-    },
-    /// Quit while torrents are active.
-    Quit,
+/// What a submitted form asks for.
+#[derive(Debug)]
+pub struct Outcome {
+    /// Commands for the engine, in order.
+    pub commands: Vec<Command>,
+    /// A line for the message line ("adding…", "limits unchanged").
+    pub notice: Option<String>,
 }
 
-/// A yes/no question.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Confirm {
-    /// What it confirms.
-    pub kind: ConfirmKind,
-    /// Title.
-    pub title: String,
-    /// The question and what will happen, one line each.
-    pub lines: Vec<String>,
-}
+/// A submitted form's outcome, or why it was refused (shown in the dialog, which stays
+/// open).
+pub type Submitted = Result<Outcome, String>;
 
-/// The open dialog.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Dialog {
-    /// A form.
-    Form(Form),
-    /// A yes/no question.
-    Confirm(Confirm),
+#[cfg(test)]
+mod tests {
+    use crossterm::event::KeyModifiers;
+
+    use super::*;
+
+    fn key(code: KeyCode) -> KeyEvent {
+        KeyEvent::new(code, KeyModifiers::NONE)
+    }
+
+    fn form(fields: Vec<Field>) -> Form {
+        Form::new(FormKind::Add, "t", fields)
+    }
+
+    #[test]
+    fn fields_read_back_what_they_hold() {
+        let text = Field::text("a", "1M");
+        assert_eq!((text.value(), text.checked()), ("1M", false));
+        assert_eq!(text.editor().map(TextField::text), Some("1M"));
+        let path = Field::path("p", "/tmp", true);
+        assert_eq!(path.value(), "/tmp");
+        let check = Field::check("c", true);
+        assert_eq!((check.value(), check.checked()), ("", true));
+        assert!(check.editor().is_none());
+    }
+
+    #[test]
+    fn focus_wraps_both_ways_and_drops_candidates() {
+        let mut f = form(vec![Field::text("a", ""), Field::check("b", false)]);
+        f.candidates = vec!["x".to_owned()];
+        f.move_focus(true);
+        assert_eq!(f.focus, 1);
+        assert!(f.candidates.is_empty());
+        f.move_focus(true);
+        assert_eq!(f.focus, 0, "wraps forward");
+        f.move_focus(false);
+        assert_eq!(f.focus, 1, "wraps back");
+        let mut empty = form(vec![]);
+        empty.move_focus(true);
+        assert_eq!(empty.focus, 0);
+        empty.tab();
+        assert!(!empty.paste("x") && !empty.edit(&key(KeyCode::Char('x'))));
+    }
+
+    #[test]
+    fn typing_edits_the_focused_field_and_clears_the_error() {
+        let mut f = form(vec![Field::text("a", "1"), Field::check("b", false)]);
+        f.error = Some("bad".to_owned());
+        assert!(f.edit(&key(KeyCode::Char('M'))));
+        assert_eq!(f.fields[0].value(), "1M");
+        assert_eq!(f.error, None);
+        f.move_focus(true);
+        assert!(
+            !f.edit(&key(KeyCode::Char('x'))),
+            "a checkbox takes no letters"
+        );
+        assert!(f.edit(&key(KeyCode::Char(' '))));
+        assert!(f.fields[1].checked(), "Space toggles");
+        assert!(f.edit(&key(KeyCode::Char(' '))));
+        assert!(!f.fields[1].checked());
+    }
+
+    #[test]
+    fn a_paste_goes_into_a_text_field_without_its_newline() {
+        let mut f = form(vec![Field::path("p", "", false), Field::check("b", false)]);
+        assert!(f.paste("magnet:?xt=urn:btih:abc\n"));
+        assert_eq!(f.fields[0].value(), "magnet:?xt=urn:btih:abc");
+        f.move_focus(true);
+        assert!(!f.paste("text"), "a checkbox takes no paste");
+        assert!(!f.fields[1].checked());
+    }
+
+    #[test]
+    fn tab_completes_a_path_before_it_moves_on() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("debian.torrent"), b"x").unwrap();
+        std::fs::write(dir.path().join("debian.txt"), b"x").unwrap();
+        std::fs::create_dir(dir.path().join("folder")).unwrap();
+        let typed = format!("{}/deb", dir.path().display());
+        let mut f = form(vec![
+            Field::path("torrent", typed, false),
+            Field::path("save", format!("{}/fo", dir.path().display()), true),
+            Field::text("x", ""),
+        ]);
+        f.tab();
+        assert_eq!(f.focus, 0, "completed: the focus stays");
+        assert_eq!(
+            f.fields[0].value(),
+            format!("{}/debian.torrent", dir.path().display()),
+            "only .torrent files are offered"
+        );
+        f.tab();
+        assert_eq!(f.focus, 1, "nothing more to complete: next field");
+        f.tab();
+        assert_eq!(
+            f.fields[1].value(),
+            format!("{}/folder/", dir.path().display())
+        );
+        f.move_focus(true);
+        f.tab();
+        assert_eq!(f.focus, 0, "a text field: next field, wrapping");
+        // a magnet link is never completed
+        f.fields[0].kind = FieldKind::Path {
+            field: TextField::new("magnet:?xt=urn:btih:"),
+            dirs_only: false,
+        };
+        f.tab();
+        assert_eq!(f.focus, 1);
+        assert_eq!(f.fields[0].value(), "magnet:?xt=urn:btih:");
+    }
 }

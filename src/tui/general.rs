@@ -1,0 +1,349 @@
+//! The General tab's facts about one torrent: for a torrent in error what happened and
+//! what to do first, then its name, state, info hash, folder, size, progress, transfer,
+//! rates and limits, peers and their sources, dates, creator, comment and privacy. Untrusted
+//! text (names, messages, comments) is cleaned for the terminal. The General tab widget
+//! styles and draws them; the model scrolls through as many.
+
+use crate::api::{TorrentDetail, TorrentRow};
+
+use super::action::Action;
+use super::format;
+use super::keymap::Keymap;
+use super::theme::Symbols;
+
+/// How a fact's value reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Tone {
+    /// Plain text.
+    Plain,
+    /// The torrent's error and what to do about it.
+    Error,
+    /// A tracker's message.
+    Warning,
+    /// The torrent's name.
+    Title,
+    /// The state, coloured like the list's State column.
+    State,
+    /// A hint ("waiting for …").
+    Dim,
+}
+
+/// One line of the tab: a label and its value.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Fact {
+    /// `"Name"`, `"Size"`, ... (empty for a hint).
+    pub label: &'static str,
+    /// The value, cleaned for the terminal.
+    pub value: String,
+    /// How the value reads.
+    pub tone: Tone,
+}
+
+fn fact(label: &'static str, value: impl Into<String>, tone: Tone) -> Fact {
+    Fact {
+        label,
+        value: value.into(),
+        tone,
+    }
+}
+
+/// The facts about `row`, with those only the engine's `detail` knows when it is there;
+/// `keymap` names the resume key, `sym` gives the arrows and the ASCII choice.
+pub fn facts(
+    row: &TorrentRow,
+    detail: Option<&TorrentDetail>,
+    keymap: &Keymap,
+    sym: &Symbols,
+) -> Vec<Fact> {
+    use Tone::Plain;
+    let clean = |s: &str| format::clean(s, sym.ascii);
+    let mut out = Vec::new();
+    if let Some(err) = &row.error {
+        let key = keymap.hint(Action::TogglePause);
+        out.push(fact("Error", clean(&err.message), Tone::Error));
+        out.push(fact(
+            "What to do",
+            format!("{} ({key} resumes)", err.kind.hint()),
+            Tone::Error,
+        ));
+    }
+    if let Some(m) = &row.message {
+        out.push(fact("Tracker", clean(m), Tone::Warning));
+    }
+    out.push(fact("Name", clean(&row.name), Tone::Title));
+    // the name shown is the one used on disk: say when it is not the torrent's own
+    if let Some(why) = detail.and_then(|d| d.name_changed.as_deref()) {
+        out.push(fact(
+            "Renamed",
+            clean(&format!("changed from the torrent's name: {why}")),
+            Tone::Warning,
+        ));
+    }
+    out.push(fact("State", row.state.label(), Tone::State));
+    out.push(fact("Info hash", row.info_hash.clone(), Plain));
+    if let Some(d) = detail {
+        out.push(fact(
+            "Save path",
+            clean(&d.save_path.display().to_string()),
+            Plain,
+        ));
+    }
+    let piece_len = detail.map_or(String::new(), |d| {
+        format!(" of {}", format::size(u64::from(d.piece_length)))
+    });
+    out.push(fact(
+        "Size",
+        format!(
+            "{} ({} pieces{piece_len})",
+            format::size(row.size),
+            row.pieces_total
+        ),
+        Plain,
+    ));
+    out.push(fact(
+        "Progress",
+        format!(
+            "{} ({} of {}), {}/{} pieces",
+            format::percent(row.done, row.size),
+            format::size(row.done),
+            format::size(row.size),
+            row.pieces_have,
+            row.pieces_total
+        ),
+        Plain,
+    ));
+    let wasted = detail.map_or(String::new(), |d| {
+        format!(", wasted {}", format::size(d.wasted))
+    });
+    out.push(fact(
+        "Transferred",
+        format!(
+            "{} {}  {} {}  ratio {}{wasted}",
+            sym.down,
+            format::size(row.downloaded),
+            sym.up,
+            format::size(row.uploaded),
+            format::ratio(row.ratio())
+        ),
+        Plain,
+    ));
+    let lim = |v: u64| {
+        if v == 0 {
+            "unlimited".to_owned()
+        } else {
+            format::rate(v)
+        }
+    };
+    out.push(fact(
+        "Rates",
+        format!(
+            "{} {} (limit {})  {} {} (limit {})",
+            sym.down,
+            format::rate(row.down_rate),
+            lim(row.down_limit),
+            sym.up,
+            format::rate(row.up_rate),
+            lim(row.up_limit)
+        ),
+        Plain,
+    ));
+    out.push(fact(
+        "Peers",
+        format!(
+            "{} connected, {} seeds; swarm {} seeds, {} leechers",
+            row.peers,
+            row.seeds,
+            row.swarm_seeds.map_or("?".into(), |n| n.to_string()),
+            row.swarm_leechers.map_or("?".into(), |n| n.to_string())
+        ),
+        Plain,
+    ));
+    if let Some(d) = detail
+        && !d.peer_sources.is_empty()
+    {
+        let parts: Vec<String> = d
+            .peer_sources
+            .iter()
+            .map(|c| format!("{} {}/{}", c.source.label(), c.connected, c.known))
+            .collect();
+        out.push(fact(
+            "Sources",
+            format!("{} (connected/known)", parts.join(", ")),
+            Plain,
+        ));
+    }
+    out.push(fact(
+        "Added",
+        format::date_time(i64::try_from(row.added_at).unwrap_or(0)),
+        Plain,
+    ));
+    if let Some(d) = detail {
+        out.push(fact(
+            "Created",
+            d.creation_date.map_or("-".into(), format::date_time),
+            Plain,
+        ));
+        out.push(fact(
+            "Created by",
+            d.created_by.as_deref().map_or("-".into(), clean),
+            Plain,
+        ));
+        out.push(fact(
+            "Comment",
+            d.comment.as_deref().map_or("-".into(), clean),
+            Plain,
+        ));
+        let private = if d.private {
+            "yes (no DHT, no PEX)"
+        } else {
+            "no"
+        };
+        out.push(fact("Private", private, Plain));
+    } else {
+        out.push(fact(
+            "",
+            "waiting for the engine's detail of this torrent…",
+            Tone::Dim,
+        ));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::PathBuf;
+
+    use super::*;
+    use crate::api::{PeerSource, SourceCount, TorrentError, TorrentErrorKind, TorrentState};
+    use crate::tui::theme::Theme;
+
+    fn labels(facts: &[Fact]) -> Vec<&'static str> {
+        facts.iter().map(|f| f.label).collect()
+    }
+
+    fn value<'a>(facts: &'a [Fact], label: &str) -> &'a str {
+        facts
+            .iter()
+            .find(|f| f.label == label)
+            .map_or("", |f| f.value.as_str())
+    }
+
+    fn row() -> TorrentRow {
+        TorrentRow {
+            name: "debian\u{1b}[2J.iso".to_owned(),
+            state: TorrentState::Downloading,
+            size: 2048,
+            done: 1024,
+            pieces_total: 2,
+            pieces_have: 1,
+            down_limit: 1024,
+            ..TorrentRow::default()
+        }
+    }
+
+    #[test]
+    fn without_the_detail_the_row_says_what_it_knows() {
+        let sym = Theme::default().sym;
+        let facts = facts(&row(), None, &Keymap::default(), &sym);
+        assert_eq!(
+            labels(&facts),
+            [
+                "Name",
+                "State",
+                "Info hash",
+                "Size",
+                "Progress",
+                "Transferred",
+                "Rates",
+                "Peers",
+                "Added",
+                ""
+            ]
+        );
+        assert_eq!(value(&facts, "Name"), "debian\u{fffd}[2J.iso", "cleaned");
+        assert_eq!(facts[0].tone, Tone::Title);
+        assert_eq!(facts[1].tone, Tone::State);
+        assert_eq!(value(&facts, "Size"), "2.00 KiB (2 pieces)");
+        assert_eq!(
+            value(&facts, "Progress"),
+            "50.0% (1.00 KiB of 2.00 KiB), 1/2 pieces"
+        );
+        assert!(value(&facts, "Rates").contains("(limit 1.00 KiB/s)"));
+        assert!(value(&facts, "Rates").contains("(limit unlimited)"));
+        assert_eq!(
+            value(&facts, "Peers"),
+            "0 connected, 0 seeds; swarm ? seeds, ? leechers"
+        );
+        assert_eq!(facts.last().map(|f| f.tone), Some(Tone::Dim));
+    }
+
+    #[test]
+    fn a_name_changed_on_disk_says_so_under_the_name() {
+        let sym = Theme::default().sym;
+        let detail = TorrentDetail {
+            name_changed: Some("'..' joined".to_owned()),
+            ..TorrentDetail::default()
+        };
+        let facts = facts(&row(), Some(&detail), &Keymap::default(), &sym);
+        assert_eq!(labels(&facts)[..3], ["Name", "Renamed", "State"]);
+        assert_eq!(
+            facts[1].value,
+            "changed from the torrent's name: '..' joined"
+        );
+        assert_eq!(facts[1].tone, Tone::Warning);
+    }
+
+    #[test]
+    fn an_error_comes_first_with_what_to_do() {
+        let sym = Theme::default().sym;
+        let row = TorrentRow {
+            error: Some(TorrentError {
+                kind: TorrentErrorKind::FilesMissing,
+                message: "gone: /data/x".to_owned(),
+            }),
+            message: Some("tracker says no".to_owned()),
+            ..row()
+        };
+        let facts = facts(&row, None, &Keymap::default(), &sym);
+        assert_eq!(
+            labels(&facts)[..4],
+            ["Error", "What to do", "Tracker", "Name"]
+        );
+        assert_eq!(facts[0].tone, Tone::Error);
+        assert_eq!(
+            facts[1].value,
+            format!("{} (p resumes)", TorrentErrorKind::FilesMissing.hint())
+        );
+        assert_eq!(facts[2].tone, Tone::Warning);
+    }
+
+    #[test]
+    fn the_detail_adds_folder_sources_and_metadata() {
+        let sym = Theme::new(&Default::default(), false, true).sym;
+        let detail = TorrentDetail {
+            save_path: PathBuf::from("/srv/linux"),
+            piece_length: 1024,
+            peer_sources: vec![SourceCount {
+                source: PeerSource::Tracker,
+                known: 5,
+                connected: 2,
+            }],
+            comment: Some("caf\u{e9}".to_owned()),
+            private: true,
+            ..TorrentDetail::default()
+        };
+        let facts = facts(&row(), Some(&detail), &Keymap::default(), &sym);
+        assert!(!labels(&facts).contains(&""), "no waiting hint");
+        assert!(
+            !labels(&facts).contains(&"Renamed"),
+            "the torrent's own name"
+        );
+        assert_eq!(value(&facts, "Save path"), "/srv/linux");
+        assert_eq!(value(&facts, "Size"), "2.00 KiB (2 pieces of 1.00 KiB)");
+        assert!(value(&facts, "Sources").ends_with("2/5 (connected/known)"));
+        assert_eq!(value(&facts, "Comment"), "caf?", "ASCII mode");
+        assert_eq!(value(&facts, "Created by"), "-");
+        assert_eq!(value(&facts, "Private"), "yes (no DHT, no PEX)");
+        assert!(value(&facts, "Transferred").contains("wasted 0 B"));
+    }
+}

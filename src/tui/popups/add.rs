@@ -1,0 +1,198 @@
+//! The add dialog: a .torrent file's path (Tab completes it) or a magnet link, typed or
+//! pasted; the folder to save in (empty: the default); start paused. A typo is refused in
+//! the dialog (a missing file, a folder, a malformed magnet link), not reported later as a
+//! failed add.
+
+use crate::api::{AddRequest, AddSource, Command};
+use crate::metainfo::magnet::{Magnet, is_magnet};
+use crate::tui::action::Action;
+use crate::tui::input::expand_home;
+use crate::tui::keymap::Keymap;
+
+use super::form::{Field, Form, FormKind, Outcome, Submitted};
+
+/// The empty dialog; its intro names the key that completes a path.
+pub fn open(keymap: &Keymap) -> Form {
+    let mut form = Form::new(
+        FormKind::Add,
+        "Add a torrent",
+        vec![
+            Field::path("Torrent file or magnet link", "", false),
+            Field::path("Save in (empty: the default folder)", "", true),
+            Field::check("Start paused", false),
+        ],
+    );
+    let tab = keymap.hint(Action::NextField);
+    form.intro = vec![format!(
+        "{tab} completes a path or moves to the next field."
+    )];
+    form
+}
+
+/// The add request for the filled-in dialog (`seed`: keep seeding once complete), without a
+/// reply channel: the event loop gives it one.
+///
+/// Errors: the text of what to fix: nothing typed, a malformed magnet link, no such file,
+/// a folder given as the torrent, a file given as the save folder.
+pub fn submit(form: &Form, seed: bool) -> Submitted {
+    let text = form.fields.first().map_or("", |f| f.value()).trim();
+    let save = form.fields.get(1).map_or("", |f| f.value()).trim();
+    let paused = form.fields.get(2).is_some_and(Field::checked);
+    if text.is_empty() {
+        return Err("type the path of a .torrent file (Tab completes) or a magnet link".to_owned());
+    }
+    let source = if is_magnet(text) {
+        // Checked here so a typo is reported in the dialog, not as a failed add.
+        Magnet::parse(text).map_err(|e| e.to_string())?;
+        AddSource::Magnet(text.to_owned())
+    } else {
+        let path = expand_home(text);
+        if !path.exists() {
+            return Err(format!("no such file: {}", path.display()));
+        }
+        if !path.is_file() {
+            return Err(format!(
+                "{} is a folder: give a .torrent file",
+                path.display()
+            ));
+        }
+        AddSource::File(path)
+    };
+    let download_dir = if save.is_empty() {
+        None
+    } else {
+        let dir = expand_home(save);
+        if dir.exists() && !dir.is_dir() {
+            return Err(format!("{} is a file, not a folder", dir.display()));
+        }
+        Some(dir)
+    };
+    Ok(Outcome {
+        commands: vec![Command::Add(
+            AddRequest {
+                source,
+                download_dir,
+                paused,
+                seed,
+            },
+            None,
+        )],
+        notice: Some("adding…".to_owned()),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tui::popups::form::FieldKind;
+
+    /// The dialog with the torrent field, the save field and the checkbox filled in.
+    fn filled(torrent: &str, save: &str, paused: bool) -> Form {
+        let mut form = open(&Keymap::default());
+        for (field, text) in form.fields.iter_mut().zip([torrent, save]) {
+            if let FieldKind::Path { field, .. } = &mut field.kind {
+                field.set(text);
+            }
+        }
+        form.fields[2].kind = FieldKind::Check(paused);
+        form
+    }
+
+    fn request(outcome: Outcome) -> AddRequest {
+        let mut commands = outcome.commands.into_iter();
+        match (commands.next(), commands.next()) {
+            (Some(Command::Add(request, None)), None) => request,
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn opens_empty_with_the_completion_key_named() {
+        let form = open(&Keymap::default());
+        assert_eq!(form.kind, FormKind::Add);
+        assert_eq!(form.fields.len(), 3);
+        assert!(
+            form.fields
+                .iter()
+                .all(|f| f.value().is_empty() && !f.checked())
+        );
+        assert!(
+            form.intro[0].starts_with("Tab completes"),
+            "{:?}",
+            form.intro
+        );
+    }
+
+    #[test]
+    fn a_torrent_file_is_added_with_the_options_given() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("a.torrent");
+        std::fs::write(&file, b"d4:infod4:name1:aee").unwrap();
+        let save = dir.path().join("not-yet");
+        let outcome = submit(
+            &filled(
+                &format!("  {}  ", file.display()),
+                &save.display().to_string(),
+                true,
+            ),
+            false,
+        )
+        .unwrap();
+        assert_eq!(outcome.notice.as_deref(), Some("adding…"));
+        let req = request(outcome);
+        assert_eq!(req.source, AddSource::File(file));
+        assert_eq!(req.download_dir, Some(save), "a folder to be made is fine");
+        assert!(req.paused && !req.seed);
+        let req = request(submit(&filled(&link(), "", false), true).unwrap());
+        assert_eq!(req.download_dir, None, "empty: the default folder");
+        assert!(!req.paused && req.seed);
+    }
+
+    fn link() -> String {
+        format!("magnet:?xt=urn:btih:{}&dn=debian", "c".repeat(40))
+    }
+
+    #[test]
+    fn a_magnet_link_is_checked_before_it_is_sent() {
+        let req = request(submit(&filled(&link(), "", false), true).unwrap());
+        assert_eq!(req.source, AddSource::Magnet(link()));
+        let err = submit(&filled("magnet:?xt=urn:btih:aaaa", "", false), true).unwrap_err();
+        assert!(err.contains("malformed"), "{err}");
+    }
+
+    #[test]
+    fn typos_are_refused_with_what_to_fix() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("a.torrent");
+        std::fs::write(&file, b"x").unwrap();
+        let refused = |torrent: &str, save: &str| submit(&filled(torrent, save, false), true);
+        assert!(refused("   ", "").unwrap_err().contains("type the path"));
+        let missing = dir.path().join("missing.torrent");
+        assert_eq!(
+            refused(&missing.display().to_string(), "").unwrap_err(),
+            format!("no such file: {}", missing.display())
+        );
+        assert!(
+            refused(&dir.path().display().to_string(), "")
+                .unwrap_err()
+                .contains("is a folder")
+        );
+        let as_save = refused(&file.display().to_string(), &file.display().to_string());
+        assert!(as_save.unwrap_err().contains("is a file, not a folder"));
+    }
+
+    #[test]
+    fn home_is_expanded() {
+        let Some(home) = dirs::home_dir() else {
+            return;
+        };
+        let err = submit(&filled("~/surely-not-here.torrent", "", false), true).unwrap_err();
+        assert_eq!(
+            err,
+            format!(
+                "no such file: {}",
+                home.join("surely-not-here.torrent").display()
+            )
+        );
+    }
+}

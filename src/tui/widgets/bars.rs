@@ -1,0 +1,278 @@
+//! The bars around every screen's body: the top bar (the list's filters with their counts,
+//! the sort and the search; or the detail view's tabs), the message line (the search line
+//! being edited, a notice, the selected torrent's error or message, or its figures) and the
+//! status bar (session rates and limits, peers, free space, torrents, port, DHT, and the
+//! help and quit keys).
+
+use ratatui::Frame;
+use ratatui::layout::{Position, Rect};
+use ratatui::style::Style;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::Paragraph;
+
+use crate::api::TorrentState;
+use crate::tui::action::Action;
+use crate::tui::app::App;
+use crate::tui::format;
+use crate::tui::list::StateFilter;
+use crate::tui::notice::NoticeLevel;
+use crate::tui::screen::{Screen, Tab};
+use crate::tui::theme::{Role, Theme};
+
+/// Spans that fit in `width` cells: each item whole or not at all.
+fn fit_spans<'a>(items: Vec<(String, Style)>, width: usize) -> Vec<Span<'a>> {
+    let mut used = 0;
+    let mut out = Vec::new();
+    for (text, style) in items {
+        let w = format::width(&text);
+        if used + w > width {
+            break;
+        }
+        used += w;
+        out.push(Span::styled(text, style));
+    }
+    out
+}
+
+/// The list's top bar: filters with their counts, the sort, marks and the search.
+pub(crate) fn top_bar_list(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
+    let view = app.view();
+    let counts = app.counts();
+    let short = area.width < 100;
+    let mut items = Vec::new();
+    for (i, f) in StateFilter::ALL.iter().enumerate() {
+        // lower case, so the bar never reads like a row's state ("Seeding")
+        let label = if short {
+            match f {
+                StateFilter::All => "all",
+                StateFilter::Downloading => "down",
+                StateFilter::Seeding => "seed",
+                StateFilter::Paused => "paused",
+                StateFilter::Checking => "check",
+                StateFilter::Error => "error",
+            }
+        } else {
+            match f {
+                StateFilter::All => "all",
+                StateFilter::Downloading => "downloading",
+                StateFilter::Seeding => "seeding",
+                StateFilter::Paused => "paused",
+                StateFilter::Checking => "checking",
+                StateFilter::Error => "error",
+            }
+        };
+        let style = if *f == view.filter {
+            theme
+                .selected()
+                .add_modifier(ratatui::style::Modifier::BOLD)
+        } else if *f == StateFilter::Error && counts[i] > 0 {
+            theme.error()
+        } else {
+            Style::new()
+        };
+        items.push((format!(" {label} {} ", counts[i]), style));
+    }
+    let (asc, desc) = theme.sym.sort;
+    let dir = if view.reverse { desc } else { asc };
+    items.push((format!(" sort: {} {dir}", view.sort.label()), theme.dim()));
+    if !app.marks().is_empty() {
+        items.push((
+            format!("  {} marked", app.marks().len()),
+            theme.fg(Role::Mark),
+        ));
+    }
+    if !view.query.is_empty() && !app.searching() {
+        let q = format::fit_with(&view.query, 20, theme.sym.ascii, theme.sym.ellipsis);
+        items.push((format!("  /{q}"), theme.key()));
+    }
+    let spans = fit_spans(items, usize::from(area.width));
+    frame.render_widget(Line::from(spans), area);
+}
+
+/// The detail view's top bar: the tabs, with the counts of peers, files and trackers.
+pub(crate) fn top_bar_tabs(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
+    let detail = app.detail();
+    let mut items = Vec::new();
+    for tab in Tab::ALL {
+        let count = match (tab, detail) {
+            (Tab::Peers, Some(d)) => format!(" {}", d.peers.len()),
+            (Tab::Files, Some(d)) => format!(" {}", d.files.len()),
+            (Tab::Trackers, Some(d)) => format!(" {}", d.trackers.len()),
+            _ => String::new(),
+        };
+        let style = if tab == app.tab() {
+            theme
+                .selected()
+                .add_modifier(ratatui::style::Modifier::BOLD)
+        } else {
+            Style::new()
+        };
+        items.push((format!(" {}{count} ", tab.title()), style));
+    }
+    let spans = fit_spans(items, usize::from(area.width));
+    frame.render_widget(Line::from(spans), area);
+}
+
+/// The message line: the search being edited, a notice, or the selected torrent's error,
+/// message or figures.
+pub(crate) fn message_line(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
+    let width = usize::from(area.width);
+    let sym = theme.sym;
+    if app.searching() {
+        let field = app.search_field();
+        let text = format::clean(field.text(), sym.ascii);
+        let matches = app.visible_len();
+        let prefix = "/";
+        let line = Line::from(vec![
+            Span::styled(prefix, theme.key()),
+            Span::raw(format::fit_with(
+                &text,
+                width.saturating_sub(20),
+                sym.ascii,
+                sym.ellipsis,
+            )),
+            Span::styled(
+                format!("   {matches} match{}", if matches == 1 { "" } else { "es" }),
+                theme.dim(),
+            ),
+        ]);
+        frame.render_widget(line, area);
+        let before: String = text.chars().take(field.cursor()).collect();
+        let x = area.x + (1 + format::width(&before)).min(width.saturating_sub(1)) as u16;
+        frame.set_cursor_position(Position::new(x, area.y));
+        return;
+    }
+    if let Some((text, level)) = app.notice_level() {
+        let style = match level {
+            NoticeLevel::Info => theme.fg(Role::Good),
+            NoticeLevel::Error => theme.error(),
+        };
+        let line = format::fit_with(&format!(" {text}"), width, sym.ascii, sym.ellipsis);
+        frame.render_widget(Line::styled(line, style), area);
+        return;
+    }
+    let Some(row) = app.selected_row() else {
+        if app.screen() == Screen::List && app.visible_len() == 0 && !app.snapshot().rows.is_empty()
+        {
+            let line = format!(
+                " nothing matches; {}: clear the filter and search",
+                app.options().keymap.hint(Action::ClearMarks)
+            );
+            frame.render_widget(Line::styled(line, theme.dim()), area);
+        }
+        return;
+    };
+    let (text, style) = if let Some(err) = &row.error {
+        let key = app.options().keymap.hint(Action::TogglePause);
+        (
+            format!(
+                " Error: {} — {} ({key} resumes)",
+                err.message,
+                err.kind.hint()
+            ),
+            theme.error(),
+        )
+    } else if let Some(m) = &row.message {
+        (
+            format!(" {m}"),
+            if row.state == TorrentState::Error {
+                theme.error()
+            } else {
+                theme.warning()
+            },
+        )
+    } else {
+        (
+            format!(
+                " {}  pieces {}/{}  {} {}  {} {}  ratio {}",
+                row.info_hash,
+                row.pieces_have,
+                row.pieces_total,
+                sym.down,
+                format::size(row.downloaded),
+                sym.up,
+                format::size(row.uploaded),
+                format::ratio(row.ratio()),
+            ),
+            theme.dim(),
+        )
+    };
+    let line = format::fit_with(&text, width, sym.ascii, sym.ellipsis);
+    frame.render_widget(Line::styled(line, style), area);
+}
+
+/// The status bar: session figures that fit, whole, and the help and quit keys.
+pub(crate) fn status_bar(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
+    let width = usize::from(area.width);
+    let snapshot = app.snapshot();
+    let g = &snapshot.global;
+    let sym = theme.sym;
+    let limit = |v: u64| {
+        if v == 0 {
+            String::new()
+        } else {
+            format!(" (max {})", format::rate(v))
+        }
+    };
+    let mut figures = vec![
+        format!(
+            "{} {}{}",
+            sym.down,
+            format::rate(g.down_rate),
+            limit(g.down_limit)
+        ),
+        format!(
+            "{} {}{}",
+            sym.up,
+            format::rate(g.up_rate),
+            limit(g.up_limit)
+        ),
+        format!("peers {}", g.peers),
+    ];
+    if let Some(free) = g.free_space {
+        figures.push(format!("free {}", format::size(free)));
+    }
+    figures.push(format!("torrents {}", snapshot.rows.len()));
+    figures.push(if g.listen_port == 0 {
+        "port -".to_owned()
+    } else {
+        format!("port {}", g.listen_port)
+    });
+    if let Some(n) = g.dht_nodes {
+        figures.push(format!("DHT {n}"));
+    }
+    let keymap = &app.options().keymap;
+    let help_key = keymap.hint(Action::Help);
+    let quit_key = keymap.hint(Action::Quit);
+    let hint = Line::from(vec![
+        Span::styled(help_key.clone(), theme.status_key()),
+        Span::raw(" help  "),
+        Span::styled(quit_key.clone(), theme.status_key()),
+        Span::raw(" quit "),
+    ]);
+    let hint_width = hint.width();
+    // the key hint keeps its place; figures fill what is left, whole or not at all
+    let room = if width >= 60 {
+        width.saturating_sub(hint_width + 1)
+    } else {
+        width
+    };
+    let mut used = 0;
+    let mut left = Vec::new();
+    for (i, figure) in figures.iter().enumerate() {
+        let sep = if i == 0 { " " } else { "  " };
+        let w = sep.len() + format::width(figure);
+        if used + w > room {
+            continue;
+        }
+        used += w;
+        left.push(Span::raw(format!("{sep}{figure}")));
+    }
+    frame.render_widget(
+        Paragraph::new(Line::from(left)).style(theme.status_bar()),
+        area,
+    );
+    if used + 1 + hint_width <= width {
+        frame.render_widget(hint.right_aligned(), area);
+    }
+}
