@@ -209,8 +209,7 @@ fn a_file_truncated_under_a_mapping_is_an_error_not_sigbus() {
     let t = Arc::new(TorrentDisk {
         key: 1,
         storage: st,
-        piece_length: plen,
-        last_piece_length: plen,
+        geometry: geo,
         hashes: hashes.clone(),
         sink: Arc::new(|_| {}),
     });
@@ -277,7 +276,10 @@ fn adding_and_checking_create_nothing_then_writes_create_only_their_files() {
         ];
         let st = Storage::with_options(&root, files, 200_000, opts(mode, &cache))
             .unwrap()
-            .with_part_file(root.join(".t.parts"), 16_384, 13);
+            .with_part_file(
+                root.join(".t.parts"),
+                ratorrent::piece::Geometry::new(200_000, 16_384, 13).unwrap(),
+            );
         let payload = pattern(200_000, 1);
         let hashes: Vec<[u8; 20]> = payload
             .chunks(16_384)

@@ -126,17 +126,16 @@ async fn full_disk_fails_the_piece_and_keeps_verified_pieces_in(mode: StorageMod
     .unwrap();
     storage.create_files().unwrap();
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    let geo = Geometry::new(total as u64, plen, hashes.len() as u32).unwrap();
     let t = Arc::new(TorrentDisk {
         key: 1,
         storage,
-        piece_length: plen,
-        last_piece_length: plen,
+        geometry: geo,
         hashes: hashes.clone(),
         sink: Arc::new(move |e| {
             let _ = tx.send(e);
         }),
     });
-    let geo = Geometry::new(total as u64, plen, hashes.len() as u32).unwrap();
     let pool = DiskPool::new(2, 1 << 20);
     let mut verified = Vec::new();
     let mut failure = None;

@@ -106,6 +106,17 @@ pub struct FileInfo {
     pub changes: PathChanges,
 }
 
+impl FileInfo {
+    /// The file's place in the payload.
+    pub fn span(&self) -> crate::piece::FileSpan {
+        crate::piece::FileSpan {
+            offset: self.offset,
+            length: self.length,
+            pad: self.pad,
+        }
+    }
+}
+
 /// Why a .torrent was refused. Each Display names the problem.
 #[derive(Debug, thiserror::Error)]
 pub enum MetainfoError {
@@ -582,38 +593,34 @@ impl Metainfo {
         u32::try_from(self.piece_hashes.len()).unwrap_or(u32::MAX)
     }
 
+    /// Where each file lies in the payload, padding files included (BEP 47).
+    pub fn layout(&self) -> crate::piece::FileLayout {
+        // from_bytes laid the files end to end from 0 to total_length
+        crate::piece::FileLayout::new(self.files.iter().map(FileInfo::span), self.total_length)
+            .unwrap_or_default()
+    }
+
     /// Size of piece `index` in bytes: [`Metainfo::piece_length`] for every piece but the
     /// last, which holds the rest of the payload. 0 for an index past the end.
     pub fn piece_size(&self, index: u32) -> u32 {
-        let start = self.piece_offset(index);
-        if index >= self.piece_count() || start >= self.total_length {
-            return 0;
-        }
-        let rest = self.total_length - start;
-        // rest > 0 and min with a u32 fits in u32
-        rest.min(u64::from(self.piece_length)) as u32
+        self.geometry().piece_size(index)
     }
 
     /// Byte offset of piece `index` in the concatenated payload (`index * piece_length`).
     pub fn piece_offset(&self, index: u32) -> u64 {
-        u64::from(index) * u64::from(self.piece_length)
+        self.geometry().piece_offset(index)
     }
 
     /// Number of [`BLOCK_SIZE`] blocks in piece `index` (the last one may be shorter);
     /// 0 for an index past the end.
     pub fn block_count(&self, index: u32) -> u32 {
-        self.piece_size(index).div_ceil(BLOCK_SIZE)
+        self.geometry().block_count(index)
     }
 
     /// Size in bytes of block `block` of piece `index`: [`BLOCK_SIZE`], or less for the
     /// last block of a piece. 0 when out of range.
     pub fn block_size(&self, index: u32, block: u32) -> u32 {
-        let size = u64::from(self.piece_size(index));
-        let start = u64::from(block) * u64::from(BLOCK_SIZE);
-        if start >= size {
-            return 0;
-        }
-        (size - start).min(u64::from(BLOCK_SIZE)) as u32
+        self.geometry().block(index, block).map_or(0, |b| b.length)
     }
 
     /// Bytes written to disk: [`Metainfo::total_length`] minus padding files.

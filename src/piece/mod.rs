@@ -5,16 +5,20 @@
 //!   `piece_length` bytes (the last one shorter) and each piece into [`BLOCK_SIZE`] blocks.
 //! - [`BlockRef`]: one block's address, as `request`, `cancel` and `piece` messages name it.
 //! - [`Bitfield`]: one bit per piece, high bit first, as the `bitfield` message carries it.
+//! - [`FileLayout`]: where each file lies in the payload ([`FileSpan`]), and which file
+//!   bytes a piece or any byte range covers.
 //! - [`HaveBits`]: the verified pieces of a torrent, readable without a lock (the upload
 //!   path asks "do we have piece p?" for every request).
 
 mod bitfield;
 mod geometry;
 mod have;
+mod layout;
 
 pub use bitfield::{Bitfield, BitfieldError};
 pub use geometry::{Geometry, GeometryError};
 pub use have::HaveBits;
+pub use layout::{FileLayout, FileSpan, LayoutError, Segment, Segments};
 
 /// Transfer unit: 16 KiB (BEP 3 recommends 2^14; most clients refuse larger requests).
 pub const BLOCK_SIZE: u32 = 16 * 1024;

@@ -6,6 +6,8 @@ use std::path::PathBuf;
 use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
+use crate::piece::{FileLayout, Geometry};
+
 /// The record format this build writes (first byte of every record).
 pub const RECORD_FORMAT: u8 = 2;
 
@@ -110,6 +112,19 @@ impl TorrentRecord {
         Ok(r)
     }
 
+    /// The payload's pieces as recorded; `None` when the fields do not make a geometry
+    /// (a record that [`TorrentRecord::decode`] accepted always does, magnets aside: theirs
+    /// is the empty one).
+    pub fn geometry(&self) -> Option<Geometry> {
+        Geometry::new(self.total_length, self.piece_length, self.piece_count).ok()
+    }
+
+    /// Where each recorded file lies in the payload (files end to end from byte 0);
+    /// `None` when their lengths add up past 2^64 bytes.
+    pub fn layout(&self) -> Option<FileLayout> {
+        FileLayout::from_lengths(self.files.iter().copied()).ok()
+    }
+
     /// Shapes that must agree (a record that decodes but lies is damaged too).
     fn validate(&self) -> Result<(), RecordError> {
         let bad = |m: &str| Err(RecordError::Damaged(m.to_string()));
@@ -123,13 +138,10 @@ impl TorrentRecord {
         if self.piece_length == 0 && self.piece_count > 0 {
             return bad("piece length 0");
         }
-        if crate::piece::Geometry::new(self.total_length, self.piece_length, self.piece_count)
-            .is_err()
-            || self.have.len() != (self.piece_count as usize).div_ceil(8)
-        {
+        if self.geometry().is_none() || self.have.len() != (self.piece_count as usize).div_ceil(8) {
             return bad("piece count and bitfield disagree");
         }
-        if self.files.iter().map(|f| f.0).sum::<u64>() != self.total_length {
+        if self.layout().map(|l| l.total_length()) != Some(self.total_length) {
             return bad("file lengths do not add up");
         }
         if !self.file_stats.is_empty() && self.file_stats.len() != self.files.len() {

@@ -97,6 +97,41 @@ fn records_round_trip_and_bad_ones_are_refused_not_panicked() {
 }
 
 #[test]
+fn a_record_gives_its_geometry_and_file_layout() {
+    let mut r = record("a", 1);
+    r.files = vec![(60_000, false), (1_000, true), (39_000, false)];
+    r.file_stats = vec![None; 3];
+    let geo = r.geometry().unwrap();
+    assert_eq!(
+        (geo.piece_count(), geo.last_piece_length()),
+        (4, 100_000 - 3 * 32_768)
+    );
+    let layout = r.layout().unwrap();
+    assert_eq!(layout.total_length(), 100_000);
+    let last = layout.spans()[2];
+    assert_eq!(
+        (last.offset, last.length, last.pad),
+        (61_000, 39_000, false)
+    );
+    assert!(layout.spans()[1].pad);
+    assert_eq!(TorrentRecord::decode(&r.encode()).unwrap(), r);
+    // lengths that overflow or do not add up: damaged, not a panic
+    let mut huge = record("h", 2);
+    huge.files = vec![(u64::MAX, false), (2, false)];
+    assert!(huge.layout().is_none());
+    assert!(matches!(
+        TorrentRecord::decode(&huge.encode()),
+        Err(RecordError::Damaged(_))
+    ));
+    let mut short = record("s", 3);
+    short.files = vec![(99_999, false)];
+    assert!(TorrentRecord::decode(&short.encode()).is_err());
+    let mut no_geo = record("g", 4);
+    no_geo.piece_count = 5;
+    assert!(no_geo.geometry().is_none());
+}
+
+#[test]
 fn store_keeps_records_in_order_and_rebuilds_from_torrents_when_damaged() {
     let dir = tempfile::tempdir().unwrap();
     {

@@ -32,9 +32,10 @@ use std::sync::{Arc, PoisonError};
 
 use memmap2::MmapOptions;
 
+use super::error::StorageError;
 use super::error::{clone_io, io_err};
 use super::handle::{Handle, Mapping};
-use super::{StorageError, StorageMode};
+use super::options::StorageMode;
 
 /// Region `fallocate`d at once before writing through a mapping (bytes).
 const RESERVE_CHUNK: u64 = 4 << 20;

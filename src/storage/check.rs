@@ -104,13 +104,13 @@ pub fn check_report_with(
     // the piece holding the last byte of an oversized file cannot match the file on disk
     let mut oversized = Vec::new();
     let mut skip = Bitfield::new(n);
-    for f in storage.files().iter().filter(|f| !f.pad) {
+    for f in storage.files().iter().filter(|f| !f.span.pad) {
         let on_disk =
             std::fs::symlink_metadata(&f.path).map_or(0, |m| if m.is_file() { m.len() } else { 0 });
-        if on_disk > f.length {
+        if on_disk > f.span.length {
             oversized.push(f.path.clone());
-            if f.length > 0 {
-                for p in geo.pieces_of_range(f.offset + f.length - 1, 1) {
+            if f.span.length > 0 {
+                for p in geo.pieces_of_range(f.span.offset + f.span.length - 1, 1) {
                     if p < n {
                         skip.set(p);
                     }

@@ -1,12 +1,12 @@
 //! Deleting a removed torrent's payload ("remove with data"): its files, its part file, and
 //! the folders they leave empty up to its top folder; never anything outside its save
-//! folder, never a file the torrent does not name; a symbolic link at a file's path is
-//! removed, not followed.
+//! folder (also not through a symbolic link to a folder elsewhere), never a file the torrent
+//! does not name; a symbolic link at a file's path is removed, not followed.
 
 use std::collections::BTreeSet;
 use std::fmt;
 use std::io;
-use std::path::{Path, PathBuf};
+use std::path::{Component, Path, PathBuf};
 
 use super::part_file;
 use crate::metainfo::Metainfo;
@@ -58,11 +58,23 @@ impl PayloadFiles {
     /// [`DeleteError`] listing every file that could not be deleted (the rest were).
     pub fn delete(&self) -> Result<(), DeleteError> {
         let root = self.root.as_path();
+        // nothing of the torrent can be there without its save folder
+        let Ok(real_root) = root.canonicalize() else {
+            return Ok(());
+        };
+        let inside = |p: &Path| p.canonicalize().is_ok_and(|r| r.starts_with(&real_root));
         let mut failures = Vec::new();
         let mut dirs = BTreeSet::new();
-        for f in self.files.iter().map(|r| root.join(r)) {
-            if !f.starts_with(root) {
-                continue;
+        for rel in self.files.iter().filter(|r| is_normal(r)) {
+            let f = root.join(rel);
+            // a folder on the way that is a link leading out: not ours to touch
+            match f.parent() {
+                Some(parent) if inside(parent) => {}
+                Some(parent) if parent.exists() => {
+                    failures.push((f.clone(), DeleteFailure::Outside));
+                    continue;
+                }
+                _ => continue, // its folder is gone: so is the file
             }
             match std::fs::symlink_metadata(&f) {
                 Ok(m) if m.is_file() || m.file_type().is_symlink() => {
@@ -83,15 +95,16 @@ impl PayloadFiles {
                 d = dir.parent();
             }
         }
-        if let Some(top) = &self.top {
-            let top = root.join(top);
-            if top.starts_with(root) && top != root {
-                dirs.insert(top);
-            }
+        if let Some(top) = self.top.as_deref().filter(|t| is_normal(t)) {
+            dirs.insert(root.join(top));
         }
-        // deepest first; only empty folders go (remove_dir refuses the others)
+        // deepest first; only empty real folders inside the save folder go (remove_dir
+        // refuses the others, and a link is never followed)
         for d in dirs.iter().rev() {
-            let _ = std::fs::remove_dir(d);
+            let real_dir = std::fs::symlink_metadata(d).is_ok_and(|m| m.is_dir());
+            if real_dir && inside(d) {
+                let _ = std::fs::remove_dir(d);
+            }
         }
         if failures.is_empty() {
             Ok(())
@@ -101,6 +114,12 @@ impl PayloadFiles {
     }
 }
 
+/// Whether `rel` is a relative path of normal components only (what the metainfo parser
+/// makes): joined to the save folder it names something inside it.
+fn is_normal(rel: &Path) -> bool {
+    !rel.as_os_str().is_empty() && rel.components().all(|c| matches!(c, Component::Normal(_)))
+}
+
 /// Why one file of a payload was not deleted.
 #[derive(Debug)]
 pub enum DeleteFailure {
@@ -108,6 +127,9 @@ pub enum DeleteFailure {
     Io(io::Error),
     /// Something other than a file or symlink is at its path (left alone).
     NotAFile,
+    /// A folder on its way is a symbolic link that leads outside the save folder (left
+    /// alone: the torrent never writes through such a link).
+    Outside,
 }
 
 /// The files of a payload that could not be deleted (every other file was).
@@ -130,6 +152,11 @@ impl fmt::Display for DeleteError {
                 DeleteFailure::NotAFile => {
                     write!(f, "{}: not a regular file; left alone", path.display())?
                 }
+                DeleteFailure::Outside => write!(
+                    f,
+                    "{}: a folder on its way leads outside the save folder; left alone",
+                    path.display()
+                )?,
             }
         }
         Ok(())
@@ -198,6 +225,25 @@ mod tests {
         };
         p.delete().unwrap();
         assert!(far.exists(), "an absolute path elsewhere is ignored");
+        // paths that climb out, and a folder link that leads out
+        std::fs::create_dir(outside.path().join("sub")).unwrap();
+        std::fs::write(outside.path().join("sub/y"), b"y").unwrap();
+        std::os::unix::fs::symlink(outside.path(), r.join("link")).unwrap();
+        std::fs::create_dir(r.join("t")).unwrap();
+        let climb = PayloadFiles {
+            root: r.join("t"),
+            files: vec!["../file-link".into(), "../link/x".into()],
+            top: Some("..".into()),
+        };
+        climb.delete().unwrap();
+        assert!(r.join("t").exists() && outside.path().join("x").exists());
+        let through = payload(r, &["link/x", "link/sub/y"], Some("link"));
+        let err = through.delete().unwrap_err();
+        assert_eq!(err.failures.len(), 2);
+        assert!(matches!(err.failures[0].1, DeleteFailure::Outside));
+        assert!(err.to_string().contains("leads outside the save folder"));
+        assert!(far.exists() && outside.path().join("sub/y").exists());
+        assert!(r.join("link").exists(), "the link itself stays");
         assert!(!r.join("file-link").exists(), "the link goes");
         assert!(far.exists(), "not what it points to");
         assert!(outside.path().exists() && r.exists());

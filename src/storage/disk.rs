@@ -29,7 +29,7 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 #[cfg(doc)]
 use super::StorageErrorKind;
 use super::{Storage, StorageError};
-use crate::piece::{BLOCK_SIZE, BlockRef};
+use crate::piece::{BLOCK_SIZE, BlockRef, Geometry};
 
 /// Most disk threads a pool starts, whatever it is asked for.
 pub const MAX_DISK_THREADS: usize = 64;
@@ -89,10 +89,8 @@ pub struct TorrentDisk {
     pub key: u64,
     /// Files on disk.
     pub storage: Storage,
-    /// Bytes per piece (BEP 3 `piece length`).
-    pub piece_length: u32,
-    /// Bytes in the last piece.
-    pub last_piece_length: u32,
+    /// The payload's pieces (`piece_count` = `hashes.len()`).
+    pub geometry: Geometry,
     /// Expected SHA-1 per piece.
     pub hashes: Vec<[u8; 20]>,
     /// Where verification results go.
@@ -110,19 +108,14 @@ impl fmt::Debug for TorrentDisk {
 
 impl TorrentDisk {
     /// Size of piece `p` in bytes; 0 past the last piece.
+    #[inline]
     pub fn piece_size(&self, p: u32) -> u32 {
-        let n = self.hashes.len();
-        if p as usize >= n {
-            0
-        } else if p as usize + 1 == n {
-            self.last_piece_length
-        } else {
-            self.piece_length
-        }
+        self.geometry.piece_size(p)
     }
 
+    #[inline]
     fn piece_offset(&self, p: u32) -> u64 {
-        u64::from(p) * u64::from(self.piece_length)
+        self.geometry.piece_offset(p)
     }
 }
 
@@ -554,14 +547,13 @@ mod tests {
             .chunks(plen as usize)
             .map(|c| Sha1::digest(c).into())
             .collect();
-        let last = payload.len() as u32 - (hashes.len() as u32 - 1) * plen;
+        let geometry = Geometry::new(payload.len() as u64, plen, hashes.len() as u32).unwrap();
         let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
         (
             Arc::new(TorrentDisk {
                 key: 1,
                 storage,
-                piece_length: plen,
-                last_piece_length: last,
+                geometry,
                 hashes,
                 sink: Arc::new(move |e| {
                     let _ = tx.send(e);

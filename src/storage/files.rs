@@ -1,118 +1,120 @@
-//! Creating and sizing files. Nothing is created on disk by [`Storage::new`], by checking
-//! or by reading. The download directory is created by [`Storage::prepare_root`] (the
-//! engine calls it when the torrent starts downloading) or [`Storage::create_files`]; if it
+//! Creating and sizing files. Nothing is created on disk by [`super::Storage::new`], by
+//! checking or by reading. The download directory is created by [`prepare_root`] (the
+//! engine calls it when the torrent starts downloading) or [`create_files`]; if it
 //! disappears later, I/O fails with [`StorageErrorKind::NotFound`] instead of silently
 //! starting over in a new, empty folder. A file is created by the first write to it
 //! (sparse; fully allocated with [`Preallocate::Full`]), which also cuts a file longer than
 //! the torrent says to its exact length; zero-length files are made by
-//! [`Storage::create_empty_files`] (the engine calls it when the torrent completes).
+//! [`create_empty_files`] (the engine calls it when the torrent completes).
 
 use std::fs::OpenOptions;
 use std::os::unix::fs::OpenOptionsExt;
 use std::sync::atomic::Ordering;
 
+use std::path::Path;
+
+use super::backend;
 #[cfg(doc)]
-use super::StorageErrorKind;
-use super::error::{clone_io, io_err};
+use super::error::StorageErrorKind;
+use super::error::{StorageError, clone_io, io_err};
 use super::handle::Handle;
-use super::layout::FileSlot;
-use super::{Preallocate, Storage, StorageError, StorageMode, backend};
+use super::layout::{FileSlot, Files};
+use super::open::Opener;
+use super::options::{Preallocate, StorageMode};
 
-impl Storage {
-    /// Create the download directory (and its parents) if missing, and nothing else: the
-    /// engine calls it when the torrent starts downloading, so that files can be created
-    /// by their first write. After that, a download directory that vanishes gives
-    /// [`StorageErrorKind::NotFound`] on I/O (it is not created again behind the user's
-    /// back).
-    ///
-    /// # Errors
-    /// The directory cannot be created (permissions, read-only, a file in the way), naming
-    /// it.
-    pub fn prepare_root(&self) -> Result<(), StorageError> {
-        let root = self.opener.root();
-        std::fs::create_dir_all(root).map_err(|e| io_err("creating", root, e))
-    }
+/// Create the download directory `root` (and its parents) if missing, and nothing else:
+/// the engine calls it when the torrent starts downloading, so that files can be created
+/// by their first write. After that, a download directory that vanishes gives
+/// [`StorageErrorKind::NotFound`] on I/O (it is not created again behind the user's back).
+///
+/// # Errors
+/// The directory cannot be created (permissions, read-only, a file in the way), naming it.
+pub(crate) fn prepare_root(root: &Path) -> Result<(), StorageError> {
+    std::fs::create_dir_all(root).map_err(|e| io_err("creating", root, e))
+}
 
-    /// Create every zero-length file of the torrent that is missing (and the folders on
-    /// the way), leaving existing files alone: call it when the torrent completes, since a
-    /// file with no bytes is never written. Skipped and padding files are not created.
-    ///
-    /// # Errors
-    /// As for a write: permissions, read-only, [`StorageError::Escapes`], a missing download
-    /// directory ([`StorageErrorKind::NotFound`]).
-    pub fn create_empty_files(&self) -> Result<(), StorageError> {
-        for slot in self
-            .files
-            .slots()
-            .iter()
-            .filter(|f| f.length == 0 && f.on_disk())
-        {
-            if std::fs::symlink_metadata(&slot.path).is_ok_and(|m| m.is_file()) {
-                continue;
-            }
-            self.opener.safe_folders(slot, true)?;
-            OpenOptions::new()
-                .write(true)
-                .create(true)
-                .truncate(false)
-                .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
-                .open(&slot.path)
-                .map_err(|e| io_err("creating", &slot.path, e))?;
+/// Create every zero-length file of `files` that is missing (and the folders on the way),
+/// leaving existing files alone: a file with no bytes is never written. Skipped and padding
+/// files are not created.
+///
+/// # Errors
+/// As for a write: permissions, read-only, [`StorageError::Escapes`], a missing download
+/// directory ([`StorageErrorKind::NotFound`]).
+pub(crate) fn create_empty_files(opener: &Opener, files: &Files) -> Result<(), StorageError> {
+    for slot in files
+        .slots()
+        .iter()
+        .filter(|f| f.span.length == 0 && f.on_disk())
+    {
+        if std::fs::symlink_metadata(&slot.path).is_ok_and(|m| m.is_file()) {
+            continue;
         }
-        Ok(())
+        opener.safe_folders(slot, true)?;
+        OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+            .open(&slot.path)
+            .map_err(|e| io_err("creating", &slot.path, e))?;
     }
+    Ok(())
+}
 
-    /// Create the download directory, every folder and every file (sparse, extended to its
-    /// length if shorter; existing data is never truncated here). Zero-length files are
-    /// created too. Files that can only be opened read-only are fine if they are long
-    /// enough (seeding from a read-only mount). The engine no longer calls this (files are
-    /// created lazily); it stays for tools and tests that want the whole layout at once.
-    ///
-    /// # Errors
-    /// I/O errors naming the file ([`StorageError::kind`] tells disk full, permission
-    /// denied, read-only); [`StorageError::Escapes`] when a folder resolves outside the
-    /// download directory.
-    pub fn create_files(&self) -> Result<(), StorageError> {
-        self.prepare_root()?;
-        for slot in self.files.slots().iter().filter(|f| f.on_disk()) {
-            let h = self.opener.handle(slot, true)?;
-            let len = h
-                .file
-                .metadata()
-                .map_err(|e| io_err("checking", &slot.path, e))?
-                .len();
-            if len < slot.length {
-                if let Some(e) = &h.read_only {
-                    return Err(io_err("extending", &slot.path, clone_io(e)));
-                }
-                h.file
-                    .set_len(slot.length)
-                    .map_err(|e| io_err("extending", &slot.path, e))?;
+/// Create the download directory, every folder and every file of `files` (sparse, extended
+/// to its length if shorter; existing data is never truncated here; fully allocated with
+/// [`Preallocate::Full`]). Files that can only be opened read-only are fine if they are long
+/// enough (seeding from a read-only mount).
+///
+/// # Errors
+/// I/O errors naming the file ([`StorageError::kind`] tells disk full, permission denied,
+/// read-only); [`StorageError::Escapes`] when a folder resolves outside the download
+/// directory.
+pub(crate) fn create_files(
+    opener: &Opener,
+    files: &Files,
+    prealloc: Preallocate,
+) -> Result<(), StorageError> {
+    prepare_root(opener.root())?;
+    for slot in files.slots().iter().filter(|f| f.on_disk()) {
+        let h = opener.handle(slot, true)?;
+        let len = h
+            .file
+            .metadata()
+            .map_err(|e| io_err("checking", &slot.path, e))?
+            .len();
+        if len < slot.span.length {
+            if let Some(e) = &h.read_only {
+                return Err(io_err("extending", &slot.path, clone_io(e)));
             }
-            if self.preallocate == Preallocate::Full && h.read_only.is_none() {
-                preallocate(slot, &h)?;
-            }
+            h.file
+                .set_len(slot.span.length)
+                .map_err(|e| io_err("extending", &slot.path, e))?;
         }
-        Ok(())
+        if prealloc == Preallocate::Full && h.read_only.is_none() {
+            preallocate(slot, &h)?;
+        }
     }
+    Ok(())
+}
 
-    /// Write `data` at byte `at` of `slot`'s file (opening or creating it, and preparing it
-    /// for writing on first use: see [`prepare_write`]).
-    ///
-    /// # Errors
-    /// As [`Storage::write_at`].
-    #[inline]
-    pub(crate) fn write_file(
-        &self,
-        slot: &FileSlot,
-        at: u64,
-        data: &[u8],
-    ) -> Result<(), StorageError> {
-        let h = self.opener.handle(slot, true)?;
-        prepare_write(slot, &h, self.opener.mode(), self.preallocate)?;
-        slot.written.store(true, Ordering::Relaxed);
-        backend::write(self.opener.mode(), &slot.path, slot.length, &h, at, data)
-    }
+/// Write `data` at byte `at` of `slot`'s file (opening or creating it through `opener`, and
+/// preparing it for writing on first use: see [`prepare_write`]).
+///
+/// # Errors
+/// As [`super::Storage::write_at`].
+#[inline]
+pub(crate) fn write_file(
+    opener: &Opener,
+    prealloc: Preallocate,
+    slot: &FileSlot,
+    at: u64,
+    data: &[u8],
+) -> Result<(), StorageError> {
+    let h = opener.handle(slot, true)?;
+    prepare_write(slot, &h, opener.mode(), prealloc)?;
+    slot.written.store(true, Ordering::Relaxed);
+    backend::write(opener.mode(), &slot.path, slot.span.length, &h, at, data)
 }
 
 /// Allocate the whole of `slot`'s file (full preallocation) and mark the handle so that
@@ -122,10 +124,10 @@ impl Storage {
 /// [`StorageError::Unsupported`] on a file system without `fallocate` (naming the setting to
 /// change); the OS error of `fallocate` (`ENOSPC`: [`StorageErrorKind::NoSpace`]).
 pub(crate) fn preallocate(slot: &FileSlot, h: &Handle) -> Result<(), StorageError> {
-    if slot.length == 0 {
+    if slot.span.length == 0 {
         return Ok(());
     }
-    match backend::fallocate(h, 0, slot.length) {
+    match backend::fallocate(h, 0, slot.span.length) {
         Ok(()) => {
             h.reserved_all.store(true, Ordering::Release);
             Ok(())
@@ -165,18 +167,18 @@ pub(crate) fn prepare_write(
         .metadata()
         .map_err(|e| io_err("checking", &slot.path, e))?
         .len();
-    if len > slot.length {
-        tracing::info!(path = %slot.path.display(), len, want = slot.length,
+    if len > slot.span.length {
+        tracing::info!(path = %slot.path.display(), len, want = slot.span.length,
             "cutting a file longer than the torrent says to its exact length");
         h.file
-            .set_len(slot.length)
+            .set_len(slot.span.length)
             .map_err(|e| io_err("truncating", &slot.path, e))?;
     }
     if prealloc == Preallocate::Full {
         preallocate(slot, h)?;
-    } else if mode == StorageMode::Mmap && len < slot.length {
+    } else if mode == StorageMode::Mmap && len < slot.span.length {
         h.file
-            .set_len(slot.length)
+            .set_len(slot.span.length)
             .map_err(|e| io_err("extending", &slot.path, e))?;
     }
     h.sized.store(true, Ordering::Release);
@@ -186,9 +188,8 @@ pub(crate) fn prepare_write(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::storage::StorageErrorKind;
+    use crate::storage::error::StorageErrorKind;
     use crate::storage::handle::FileId;
-    use crate::storage::layout::Files;
     use std::os::unix::fs::MetadataExt;
     use std::path::{Path, PathBuf};
 

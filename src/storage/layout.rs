@@ -1,6 +1,6 @@
 //! The torrent's files as storage sees them: each file's absolute path and place in the
-//! payload ([`FileSlot`]), checked to tile the payload, and the routing of a payload byte
-//! range to the file segments it covers ([`Files::segments`]).
+//! payload ([`FileSlot`]), laid out by the one [`FileLayout`] of the `piece` module, and the
+//! routing of a payload byte range to the file segments it covers ([`Files::segments`]).
 //!
 //! Every path is relative with only normal components (the metainfo parser guarantees it;
 //! [`Files::new`] checks again), so joined to the download directory it stays inside it.
@@ -9,10 +9,12 @@ use std::path::{Component, Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use super::StorageError;
+use super::error::StorageError;
 use super::handles::HandleCell;
+use crate::piece::{FileLayout, FileSpan, LayoutError};
 
-/// A file to place: relative path, payload offset (bytes), length (bytes), padding flag.
+/// A file to place by hand (tools and tests): relative path, payload offset (bytes), length
+/// (bytes), padding flag. [`super::Storage::for_torrent`] takes them from the metainfo.
 pub type FileSpec = (PathBuf, u64, u64, bool);
 
 /// One file of the payload.
@@ -20,12 +22,9 @@ pub type FileSpec = (PathBuf, u64, u64, bool);
 pub struct FileSlot {
     /// Absolute path: download directory joined with the torrent's relative path.
     pub path: PathBuf,
-    /// Byte offset of the file within the payload.
-    pub offset: u64,
-    /// Length in bytes.
-    pub length: u64,
-    /// BEP 47 padding file: zeros, never on disk.
-    pub pad: bool,
+    /// Where the file lies in the payload (bytes), and whether it is BEP 47 padding
+    /// (zeros, never on disk).
+    pub span: FileSpan,
     /// The open handle (in the session's cache) and the file's identity.
     pub(crate) cell: Arc<HandleCell>,
     /// Skipped and not on disk: its bytes live in the part file.
@@ -45,15 +44,16 @@ impl FileSlot {
     /// routed to the part file.
     #[inline]
     pub(crate) fn on_disk(&self) -> bool {
-        !self.pad && !self.in_part()
+        !self.span.pad && !self.in_part()
     }
 }
 
 /// The files of one payload, in payload order, tiling it without gaps.
 #[derive(Debug)]
 pub(crate) struct Files {
+    layout: FileLayout,
+    /// One per span of `layout`, in the same order.
     slots: Vec<FileSlot>,
-    total_length: u64,
 }
 
 impl Files {
@@ -68,48 +68,56 @@ impl Files {
         specs: impl IntoIterator<Item = FileSpec>,
         total_length: u64,
     ) -> Result<Files, StorageError> {
-        let mut slots = Vec::new();
-        let mut end = 0u64;
-        for (index, (rel, offset, length, pad)) in specs.into_iter().enumerate() {
+        let (paths, spans): (Vec<PathBuf>, Vec<FileSpan>) = specs
+            .into_iter()
+            .map(|(rel, offset, length, pad)| {
+                (
+                    rel,
+                    FileSpan {
+                        offset,
+                        length,
+                        pad,
+                    },
+                )
+            })
+            .unzip();
+        let count = spans.len();
+        let layout = FileLayout::new(spans, total_length).map_err(|e| bad_layout(&e, count));
+        Files::laid_out(root, paths, layout?)
+    }
+
+    /// Place the files of `layout` under `root`, at `paths` (relative, one per file).
+    ///
+    /// # Errors
+    /// [`StorageError::UnsafePath`] for a path that is not relative and normal;
+    /// [`StorageError::BadLayout`] when there are not as many paths as files.
+    pub(crate) fn laid_out(
+        root: &Path,
+        paths: Vec<PathBuf>,
+        layout: FileLayout,
+    ) -> Result<Files, StorageError> {
+        if paths.len() != layout.len() {
+            return Err(StorageError::BadLayout {
+                index: paths.len().min(layout.len()),
+                problem: format!("{} paths for {} files", paths.len(), layout.len()),
+            });
+        }
+        let mut slots = Vec::with_capacity(paths.len());
+        for (rel, span) in paths.into_iter().zip(layout.spans()) {
             if rel.as_os_str().is_empty()
                 || !rel.components().all(|c| matches!(c, Component::Normal(_)))
             {
                 return Err(StorageError::UnsafePath(rel));
             }
-            if offset != end {
-                return Err(StorageError::BadLayout {
-                    index,
-                    problem: format!("starts at byte {offset}, the previous file ends at {end}"),
-                });
-            }
-            end = offset
-                .checked_add(length)
-                .ok_or_else(|| StorageError::BadLayout {
-                    index,
-                    problem: format!("of {length} bytes at byte {offset} ends past 2^64"),
-                })?;
             slots.push(FileSlot {
                 path: root.join(&rel),
-                offset,
-                length,
-                pad,
+                span: *span,
                 cell: Arc::default(),
                 to_part: AtomicBool::new(false),
                 written: AtomicBool::new(false),
             });
         }
-        if end != total_length {
-            return Err(StorageError::BadLayout {
-                index: slots.len(),
-                problem: format!(
-                    "(the end): files add up to {end} bytes, the payload is {total_length}"
-                ),
-            });
-        }
-        Ok(Files {
-            slots,
-            total_length,
-        })
+        Ok(Files { layout, slots })
     }
 
     /// Every file, in payload order.
@@ -124,7 +132,7 @@ impl Files {
 
     /// Payload bytes, padding included.
     pub(crate) fn total_length(&self) -> u64 {
-        self.total_length
+        self.layout.total_length()
     }
 
     /// Call `f(slot, file_offset, range_in_buffer)` for each file segment of payload range
@@ -133,39 +141,53 @@ impl Files {
     /// # Errors
     /// [`StorageError::OutOfRange`] when the range passes the end of the payload (nothing
     /// is called); else the first error `f` returns.
+    #[inline]
     pub(crate) fn segments(
         &self,
         offset: u64,
         len: usize,
         mut f: impl FnMut(&FileSlot, u64, std::ops::Range<usize>) -> Result<(), StorageError>,
     ) -> Result<(), StorageError> {
-        let end = offset
-            .checked_add(len as u64)
-            .filter(|&e| e <= self.total_length)
+        let segments = self
+            .layout
+            .segments(offset, len)
             .ok_or(StorageError::OutOfRange {
                 offset,
                 len: len as u64,
-                total: self.total_length,
+                total: self.layout.total_length(),
             })?;
-        // first file whose end is past `offset` (the layout was checked: no overflow)
-        let mut i = self
-            .slots
-            .partition_point(|s| s.offset + s.length <= offset);
-        let mut pos = offset;
-        while pos < end && i < self.slots.len() {
-            let slot = &self.slots[i];
-            i += 1;
-            if slot.length == 0 {
-                continue;
-            }
-            let seg_end = end.min(slot.offset + slot.length);
-            let a = (pos - offset) as usize;
-            let b = (seg_end - offset) as usize;
-            f(slot, pos - slot.offset, a..b)?;
-            pos = seg_end;
+        for s in segments {
+            f(&self.slots[s.file], s.at, s.range)?;
         }
         Ok(())
     }
+}
+
+/// A layout error as storage reports it (`count`: the number of files).
+fn bad_layout(e: &LayoutError, count: usize) -> StorageError {
+    let (index, problem) = match *e {
+        LayoutError::Gap {
+            index,
+            offset,
+            expected,
+        } => (
+            index,
+            format!("starts at byte {offset}, the previous file ends at {expected}"),
+        ),
+        LayoutError::Overflow {
+            index,
+            offset,
+            length,
+        } => (
+            index,
+            format!("of {length} bytes at byte {offset} ends past 2^64"),
+        ),
+        LayoutError::Total { sum, total } => (
+            count,
+            format!("(the end): files add up to {sum} bytes, the payload is {total}"),
+        ),
+    };
+    StorageError::BadLayout { index, problem }
 }
 
 #[cfg(test)]
@@ -200,7 +222,7 @@ mod tests {
         assert_eq!(f.slots().len(), 4);
         let b = f.get(3).unwrap();
         assert_eq!(b.path, Path::new("/dl/t/b"));
-        assert_eq!((b.offset, b.length, b.pad), (16, 20, false));
+        assert_eq!((b.span.offset, b.span.length, b.span.pad), (16, 20, false));
         assert!(f.get(4).is_none());
         assert!(b.on_disk() && !b.in_part());
         assert!(!f.get(2).unwrap().on_disk(), "padding is never on disk");
@@ -247,7 +269,7 @@ mod tests {
         let mut seen = 0;
         let r = f.segments(0, 36, |s, _, _| {
             seen += 1;
-            if s.pad {
+            if s.span.pad {
                 return Err(StorageError::OutOfRange {
                     offset: 0,
                     len: 0,
@@ -258,6 +280,24 @@ mod tests {
         });
         assert!(r.is_err());
         assert_eq!(seen, 2, "a, then the pad; b never");
+    }
+
+    #[test]
+    fn a_layout_is_placed_path_by_path() {
+        let layout = FileLayout::from_lengths([(10, false), (6, true), (20, false)]).unwrap();
+        let paths = || vec![PathBuf::from("t/a"), "t/.pad/6".into(), "t/b".into()];
+        let f = Files::laid_out(Path::new("/dl"), paths(), layout.clone()).unwrap();
+        assert_eq!(f.total_length(), 36);
+        assert_eq!(f.slots()[2].path, Path::new("/dl/t/b"));
+        assert_eq!(f.slots()[2].span, layout.spans()[2]);
+        let mut fewer = paths();
+        fewer.pop();
+        let e = Files::laid_out(Path::new("/dl"), fewer, layout.clone()).unwrap_err();
+        assert!(matches!(e, StorageError::BadLayout { index: 2, .. }), "{e}");
+        let mut unsafe_path = paths();
+        unsafe_path[1] = "../x".into();
+        let e = Files::laid_out(Path::new("/dl"), unsafe_path, layout).unwrap_err();
+        assert!(matches!(e, StorageError::UnsafePath(_)), "{e}");
     }
 
     #[test]

@@ -59,9 +59,10 @@ pub use layout::{FileSlot, FileSpec};
 pub use open::file_stat;
 pub use options::{Preallocate, StorageMode, StorageOptions};
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use crate::metainfo::Metainfo;
+use crate::piece::{FileLayout, Geometry};
 use layout::Files;
 use open::{Opener, advise};
 use part_file::PartFile;
@@ -120,12 +121,30 @@ impl Storage {
         total_length: u64,
         opts: StorageOptions,
     ) -> Result<Storage, StorageError> {
-        Ok(Storage {
-            files: Files::new(root, files, total_length)?,
-            opener: Opener::new(root, opts.mode, opts.handles),
-            preallocate: opts.preallocate,
-            part: PartRoute::default(),
-        })
+        Ok(Storage::assemble(
+            root,
+            Files::new(root, files, total_length)?,
+            opts,
+        ))
+    }
+
+    /// The files of `layout` under `root`, at `paths` (relative, one per file of the layout,
+    /// in payload order), with `opts`. Nothing is touched on disk.
+    ///
+    /// # Errors
+    /// [`StorageError::UnsafePath`] for a path that is not relative and normal;
+    /// [`StorageError::BadLayout`] when there are not as many paths as files.
+    pub fn with_layout(
+        root: &Path,
+        paths: Vec<PathBuf>,
+        layout: FileLayout,
+        opts: StorageOptions,
+    ) -> Result<Storage, StorageError> {
+        Ok(Storage::assemble(
+            root,
+            Files::laid_out(root, paths, layout)?,
+            opts,
+        ))
     }
 
     /// The storage of `meta`'s payload under `save_dir`, with `opts`, its skipped files'
@@ -133,35 +152,35 @@ impl Storage {
     /// [`part_file::file_name`]). Nothing is touched on disk.
     ///
     /// # Errors
-    /// As [`Storage::new`] (a metainfo from the parser always lays out).
+    /// As [`Storage::with_layout`] (a metainfo from the parser always lays out).
     pub fn for_torrent(
         meta: &Metainfo,
         save_dir: &Path,
         opts: StorageOptions,
     ) -> Result<Storage, StorageError> {
-        let files = meta
-            .files
-            .iter()
-            .map(|f| (f.path.clone(), f.offset, f.length, f.pad));
+        let paths = meta.files.iter().map(|f| f.path.clone()).collect();
         Ok(
-            Storage::with_options(save_dir, files, meta.total_length, opts)?.with_part_file(
+            Storage::with_layout(save_dir, paths, meta.layout(), opts)?.with_part_file(
                 save_dir.join(part_file::file_name(&meta.info_hash)),
-                meta.piece_length,
-                meta.piece_count(),
+                meta.geometry(),
             ),
         )
     }
 
+    fn assemble(root: &Path, files: Files, opts: StorageOptions) -> Storage {
+        Storage {
+            files,
+            opener: Opener::new(root, opts.mode, opts.handles),
+            preallocate: opts.preallocate,
+            part: PartRoute::default(),
+        }
+    }
+
     /// Keep skipped files' bytes in a part file at `path` (inside the download folder), in
-    /// slots of `piece_length` bytes for `piece_count` pieces. Nothing is created until a
-    /// skipped file's bytes are written.
-    pub fn with_part_file(
-        mut self,
-        path: std::path::PathBuf,
-        piece_length: u32,
-        piece_count: u32,
-    ) -> Storage {
-        self.part = PartRoute::new(PartFile::new(path, piece_length, piece_count));
+    /// slots of one piece of `geometry` each. Nothing is created until a skipped file's bytes
+    /// are written.
+    pub fn with_part_file(mut self, path: PathBuf, geometry: Geometry) -> Storage {
+        self.part = PartRoute::new(PartFile::new(path, geometry));
         self
     }
 
@@ -189,8 +208,8 @@ impl Storage {
     /// there may be verified pieces to find by checking.
     pub fn any_data_present(&self) -> bool {
         self.files.slots().iter().any(|f| {
-            !f.pad
-                && f.length > 0
+            !f.span.pad
+                && f.span.length > 0
                 && std::fs::symlink_metadata(&f.path).is_ok_and(|m| m.is_file() && m.len() > 0)
         }) || self.part.file().is_some_and(PartFile::in_use)
     }
@@ -209,6 +228,86 @@ impl Storage {
         }
     }
 
+    /// Skip file `index` (or want it again). Skipping a file that is not on disk routes its
+    /// bytes to the part file, so it is never created; a file already on disk stays where it
+    /// is. Wanting a skipped file again moves its bytes from the part file into the file
+    /// (creating it). Without a part file this only records the wish.
+    ///
+    /// # Errors
+    /// Moving the bytes failed (disk full, permissions): the file stays skipped.
+    pub fn set_skipped(&self, index: usize, skip: bool) -> Result<(), StorageError> {
+        self.part
+            .set_skipped(&self.files, index, skip, &self.opener, |slot, at, bytes| {
+                files::write_file(&self.opener, self.preallocate, slot, at, bytes)
+            })
+    }
+
+    /// Whether file `index` is skipped and kept in the part file.
+    pub fn in_part_file(&self, index: usize) -> bool {
+        self.files.get(index).is_some_and(FileSlot::in_part)
+    }
+
+    /// Create the download directory (and its parents) if missing, and nothing else: the
+    /// engine calls it when the torrent starts downloading, so that files can be created
+    /// by their first write. After that, a download directory that vanishes gives
+    /// [`StorageErrorKind::NotFound`] on I/O (it is not created again behind the user's
+    /// back).
+    ///
+    /// # Errors
+    /// The directory cannot be created (permissions, read-only, a file in the way), naming
+    /// it.
+    pub fn prepare_root(&self) -> Result<(), StorageError> {
+        files::prepare_root(self.opener.root())
+    }
+
+    /// Create every zero-length file of the torrent that is missing (and the folders on
+    /// the way), leaving existing files alone: call it when the torrent completes, since a
+    /// file with no bytes is never written. Skipped and padding files are not created.
+    ///
+    /// # Errors
+    /// As for a write: permissions, read-only, [`StorageError::Escapes`], a missing download
+    /// directory ([`StorageErrorKind::NotFound`]).
+    pub fn create_empty_files(&self) -> Result<(), StorageError> {
+        files::create_empty_files(&self.opener, &self.files)
+    }
+
+    /// Create the download directory, every folder and every file (sparse, extended to its
+    /// length if shorter; existing data is never truncated here). Zero-length files are
+    /// created too. Files that can only be opened read-only are fine if they are long
+    /// enough (seeding from a read-only mount). The engine no longer calls this (files are
+    /// created lazily); it stays for tools and tests that want the whole layout at once.
+    ///
+    /// # Errors
+    /// I/O errors naming the file ([`StorageError::kind`] tells disk full, permission
+    /// denied, read-only); [`StorageError::Escapes`] when a folder resolves outside the
+    /// download directory.
+    pub fn create_files(&self) -> Result<(), StorageError> {
+        files::create_files(&self.opener, &self.files, self.preallocate)
+    }
+
+    /// Check that every non-padding file with data is still there: each file the torrent
+    /// opened is still the file at its path (not unlinked, not replaced; also when its
+    /// handle was closed by the cache since), and each file is a regular file at least as
+    /// long as the torrent says. Zero-length files are not looked at (they hold no data;
+    /// [`Storage::create_empty_files`] makes them). Cost: one `lstat` per file. Call it
+    /// when the last piece is verified, before reporting the torrent complete.
+    ///
+    /// # Errors
+    /// The first problem found: [`StorageErrorKind::FileDeleted`] (a file opened here was
+    /// deleted or replaced, e.g. the download folder was removed),
+    /// [`StorageErrorKind::NotFound`] (a file never opened here is missing),
+    /// [`StorageErrorKind::Truncated`] (shorter than the torrent needs), or another I/O
+    /// error from `lstat`.
+    pub fn verify_files_present(&self) -> Result<(), StorageError> {
+        open::verify_present(&self.files)
+    }
+
+    /// [`Storage::verify_files_present`] for the files holding payload bytes
+    /// `offset..offset+len` only (the disk workers call it for each piece they verify).
+    pub(crate) fn verify_range_present(&self, offset: u64, len: usize) -> Result<(), StorageError> {
+        open::verify_range_present(&self.files, offset, len)
+    }
+
     /// Write `data` at payload offset `offset` (bytes). Padding segments are skipped. The
     /// first write to a file creates it (and the folders on the way; the download
     /// directory must exist, see [`Storage::prepare_root`]) and cuts a file longer than
@@ -222,14 +321,14 @@ impl Storage {
     /// without it); [`StorageError::OutOfRange`].
     pub fn write_at(&self, offset: u64, data: &[u8]) -> Result<(), StorageError> {
         self.files.segments(offset, data.len(), |slot, at, range| {
-            if slot.pad {
+            if slot.span.pad {
                 return Ok(());
             }
             let data = &data[range];
             if let Some(r) = self.part.write(slot, at, data) {
                 return r;
             }
-            self.write_file(slot, at, data)
+            files::write_file(&self.opener, self.preallocate, slot, at, data)
         })
     }
 
@@ -241,7 +340,7 @@ impl Storage {
     /// The first file that could not be synced (its data may not be on disk).
     pub fn sync_all(&self) -> Result<(), StorageError> {
         let mut first = None;
-        for slot in self.files.slots().iter().filter(|f| !f.pad) {
+        for slot in self.files.slots().iter().filter(|f| !f.span.pad) {
             if !slot
                 .written
                 .swap(false, std::sync::atomic::Ordering::AcqRel)
@@ -273,7 +372,7 @@ impl Storage {
         self.files
             .slots()
             .iter()
-            .map(|f| if f.pad { None } else { file_stat(&f.path) })
+            .map(|f| if f.span.pad { None } else { file_stat(&f.path) })
             .collect()
     }
 
@@ -288,7 +387,7 @@ impl Storage {
     pub fn read_at(&self, offset: u64, buf: &mut [u8]) -> Result<(), StorageError> {
         self.files.segments(offset, buf.len(), |slot, at, range| {
             let buf = &mut buf[range];
-            if slot.pad {
+            if slot.span.pad {
                 buf.fill(0);
                 return Ok(());
             }
@@ -296,7 +395,7 @@ impl Storage {
                 return r;
             }
             let h = self.opener.handle(slot, false)?;
-            backend::read(self.mode(), &slot.path, slot.length, &h, at, buf)
+            backend::read(self.mode(), &slot.path, slot.span.length, &h, at, buf)
         })
     }
 
@@ -335,12 +434,12 @@ impl Storage {
                 if scratch.len() < n {
                     scratch.resize(n, 0);
                 }
-                self.read_at(slot.offset + at, &mut scratch[..n])?;
+                self.read_at(slot.span.offset + at, &mut scratch[..n])?;
                 f(&scratch[..n]);
                 return Ok(());
             }
             let h = self.opener.handle(slot, false)?;
-            backend::visit_mapped(&slot.path, slot.length, &h, at, n, &mut f)
+            backend::visit_mapped(&slot.path, slot.span.length, &h, at, n, &mut f)
         })
     }
 

@@ -16,10 +16,11 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use super::error::io_err;
+use super::error::{StorageError, StorageErrorKind};
 use super::handle::{FileId, Handle};
 use super::handles::HandleCache;
-use super::layout::FileSlot;
-use super::{Storage, StorageError, StorageErrorKind, StorageMode};
+use super::layout::{FileSlot, Files};
+use super::options::StorageMode;
 
 /// Opens the files of one torrent under its download directory.
 #[derive(Debug)]
@@ -227,49 +228,50 @@ impl Opener {
     }
 }
 
-impl Storage {
-    /// Check that every non-padding file with data is still there: each file the torrent
-    /// opened is still the file at its path (not unlinked, not replaced; also when its
-    /// handle was closed by the cache since), and each file is a regular file at least as
-    /// long as the torrent says. Zero-length files are not looked at (they hold no data;
-    /// [`Storage::create_empty_files`] makes them). Cost: one `lstat` per file. Call it
-    /// when the last piece is verified, before reporting the torrent complete.
-    ///
-    /// # Errors
-    /// The first problem found: [`StorageErrorKind::FileDeleted`] (a file opened here was
-    /// deleted or replaced, e.g. the download folder was removed),
-    /// [`StorageErrorKind::NotFound`] (a file never opened here is missing),
-    /// [`StorageErrorKind::Truncated`] (shorter than the torrent needs), or another I/O
-    /// error from `lstat`.
-    pub fn verify_files_present(&self) -> Result<(), StorageError> {
-        for slot in self
-            .files
-            .slots()
-            .iter()
-            .filter(|f| f.length > 0 && f.on_disk())
-        {
-            let meta = slot.check_current()?;
-            if meta.len() < slot.length {
-                return Err(StorageError::Truncated {
-                    path: slot.path.clone(),
-                    length: meta.len(),
-                    needed: slot.length,
-                });
-            }
+/// Check that every non-padding file with data is still there: each file the torrent
+/// opened is still the file at its path (not unlinked, not replaced; also when its
+/// handle was closed by the cache since), and each file is a regular file at least as
+/// long as the torrent says. Zero-length files are not looked at (they hold no data;
+/// [`super::Storage::create_empty_files`] makes them). Cost: one `lstat` per file. Call it
+/// when the last piece is verified, before reporting the torrent complete.
+///
+/// # Errors
+/// The first problem found: [`StorageErrorKind::FileDeleted`] (a file opened here was
+/// deleted or replaced, e.g. the download folder was removed),
+/// [`StorageErrorKind::NotFound`] (a file never opened here is missing),
+/// [`StorageErrorKind::Truncated`] (shorter than the torrent needs), or another I/O
+/// error from `lstat`.
+pub(crate) fn verify_present(files: &Files) -> Result<(), StorageError> {
+    for slot in files
+        .slots()
+        .iter()
+        .filter(|f| f.span.length > 0 && f.on_disk())
+    {
+        let meta = slot.check_current()?;
+        if meta.len() < slot.span.length {
+            return Err(StorageError::Truncated {
+                path: slot.path.clone(),
+                length: meta.len(),
+                needed: slot.span.length,
+            });
         }
-        Ok(())
     }
+    Ok(())
+}
 
-    /// [`Storage::verify_files_present`] for the files holding payload bytes
-    /// `offset..offset+len` only (the disk workers call it for each piece they verify).
-    pub(crate) fn verify_range_present(&self, offset: u64, len: usize) -> Result<(), StorageError> {
-        self.files.segments(offset, len, |slot, _, _| {
-            if !slot.on_disk() {
-                return Ok(());
-            }
-            slot.check_current().map(drop)
-        })
-    }
+/// [`verify_present`] for the files holding payload bytes
+/// `offset..offset+len` only (the disk workers call it for each piece they verify).
+pub(crate) fn verify_range_present(
+    files: &Files,
+    offset: u64,
+    len: usize,
+) -> Result<(), StorageError> {
+    files.segments(offset, len, |slot, _, _| {
+        if !slot.on_disk() {
+            return Ok(());
+        }
+        slot.check_current().map(drop)
+    })
 }
 
 impl FileSlot {

@@ -5,7 +5,7 @@
 use serde::Deserialize;
 
 #[cfg(doc)]
-use super::StorageError;
+use super::error::StorageError;
 use super::handles::HandleCache;
 
 /// How payload bytes reach the files (config `storage`, command line `--storage`).

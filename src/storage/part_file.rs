@@ -15,6 +15,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
 use crate::metainfo::InfoHash;
+use crate::piece::Geometry;
 
 const MAGIC: &[u8; 8] = b"RTPARTv1";
 
@@ -28,8 +29,8 @@ pub fn file_name(info_hash: &InfoHash) -> String {
 #[derive(Debug)]
 pub struct PartFile {
     path: PathBuf,
-    piece_length: u32,
-    piece_count: u32,
+    /// The torrent's pieces: one slot holds one piece.
+    geo: Geometry,
     inner: Mutex<Option<Inner>>,
 }
 
@@ -41,12 +42,12 @@ struct Inner {
 }
 
 impl PartFile {
-    /// The part file at `path` for pieces of `piece_length` bytes; nothing is touched on disk.
-    pub fn new(path: PathBuf, piece_length: u32, piece_count: u32) -> PartFile {
+    /// The part file at `path` for the pieces of `geo`, in slots of `piece length` bytes;
+    /// nothing is touched on disk.
+    pub fn new(path: PathBuf, geo: Geometry) -> PartFile {
         PartFile {
             path,
-            piece_length,
-            piece_count,
+            geo,
             inner: Mutex::new(None),
         }
     }
@@ -56,13 +57,22 @@ impl PartFile {
         &self.path
     }
 
+    /// The torrent's pieces, as the part file slots them.
+    pub fn geometry(&self) -> &Geometry {
+        &self.geo
+    }
+
     /// Bytes per slot: the torrent's piece length.
-    pub fn piece_length(&self) -> u32 {
-        self.piece_length
+    fn piece_length(&self) -> u32 {
+        self.geo.piece_length()
+    }
+
+    fn piece_count(&self) -> u32 {
+        self.geo.piece_count()
     }
 
     fn header_len(&self) -> u64 {
-        (16 + 4 * u64::from(self.piece_count)).div_ceil(4096) * 4096
+        (16 + 4 * u64::from(self.piece_count())).div_ceil(4096) * 4096
     }
 
     fn lock(&self) -> MutexGuard<'_, Option<Inner>> {
@@ -88,7 +98,7 @@ impl PartFile {
                 Err(e) if e.kind() == io::ErrorKind::NotFound && !create => return Ok(None),
                 Err(e) => return Err(e),
             };
-            let mut slots = vec![0u32; self.piece_count as usize];
+            let mut slots = vec![0u32; self.piece_count() as usize];
             let len = file.metadata()?.len();
             let mut next = 0;
             if len >= 16 {
@@ -96,13 +106,13 @@ impl PartFile {
                 file.read_exact_at(&mut head, 0)?;
                 let pl = u32::from_be_bytes([head[8], head[9], head[10], head[11]]);
                 let pc = u32::from_be_bytes([head[12], head[13], head[14], head[15]]);
-                if &head[..8] == MAGIC && pl == self.piece_length && pc == self.piece_count {
-                    let mut table = vec![0u8; 4 * self.piece_count as usize];
+                if &head[..8] == MAGIC && pl == self.piece_length() && pc == self.piece_count() {
+                    let mut table = vec![0u8; 4 * self.piece_count() as usize];
                     file.read_exact_at(&mut table, 16)?;
                     for (i, c) in table.chunks_exact(4).enumerate() {
                         let v = u32::from_be_bytes([c[0], c[1], c[2], c[3]]);
                         // a slot past the file's end was never filled
-                        let end = self.header_len() + u64::from(v) * u64::from(self.piece_length);
+                        let end = self.header_len() + u64::from(v) * u64::from(self.piece_length());
                         if v > 0 && end <= len {
                             slots[i] = v;
                             next = next.max(v);
@@ -116,8 +126,8 @@ impl PartFile {
             if file.metadata()?.len() < 16 {
                 let mut head = Vec::with_capacity(16);
                 head.extend_from_slice(MAGIC);
-                head.extend_from_slice(&self.piece_length.to_be_bytes());
-                head.extend_from_slice(&self.piece_count.to_be_bytes());
+                head.extend_from_slice(&self.piece_length().to_be_bytes());
+                head.extend_from_slice(&self.piece_count().to_be_bytes());
                 file.write_all_at(&head, 0)?;
             }
             **g = Some(Inner { file, slots, next });
@@ -130,13 +140,13 @@ impl PartFile {
     /// # Errors
     /// I/O errors of the part file; `InvalidInput` when the range is outside the piece.
     pub fn write(&self, piece: u32, offset: u32, data: &[u8]) -> io::Result<()> {
-        if piece >= self.piece_count
-            || u64::from(offset) + data.len() as u64 > u64::from(self.piece_length)
+        if piece >= self.piece_count()
+            || u64::from(offset) + data.len() as u64 > u64::from(self.piece_length())
         {
             return Err(io::ErrorKind::InvalidInput.into());
         }
         let header = self.header_len();
-        let pl = u64::from(self.piece_length);
+        let pl = u64::from(self.piece_length());
         let mut g = self.lock();
         let inner = self.open(&mut g, true)?.ok_or(io::ErrorKind::NotFound)?;
         let slot = match inner.slots[piece as usize] {
@@ -168,13 +178,13 @@ impl PartFile {
     /// # Errors
     /// `NotFound` when the piece has no slot (its bytes were never written here); I/O errors.
     pub fn read(&self, piece: u32, offset: u32, buf: &mut [u8]) -> io::Result<()> {
-        if piece >= self.piece_count
-            || u64::from(offset) + buf.len() as u64 > u64::from(self.piece_length)
+        if piece >= self.piece_count()
+            || u64::from(offset) + buf.len() as u64 > u64::from(self.piece_length())
         {
             return Err(io::ErrorKind::InvalidInput.into());
         }
         let header = self.header_len();
-        let pl = u64::from(self.piece_length);
+        let pl = u64::from(self.piece_length());
         let mut g = self.lock();
         let Some(inner) = self.open(&mut g, false)? else {
             return Err(io::ErrorKind::NotFound.into());
@@ -243,11 +253,16 @@ mod tests {
         assert_eq!(name.len(), 1 + 40 + 6);
     }
 
+    /// 100 pieces of `piece_length` bytes.
+    fn geo(piece_length: u32) -> Geometry {
+        Geometry::new(100 * u64::from(piece_length), piece_length, 100).unwrap()
+    }
+
     #[test]
     fn slots_are_allocated_on_use_and_survive_reopening() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join(".x.parts");
-        let pf = PartFile::new(path.clone(), 32_768, 100);
+        let pf = PartFile::new(path.clone(), geo(32_768));
         assert!(!pf.in_use());
         assert!(!path.exists(), "nothing created until a write");
         let mut buf = [0u8; 10];
@@ -259,7 +274,7 @@ mod tests {
         pf.write(7, 0, b"seven").unwrap();
         pf.write(50, 0, b"start").unwrap();
         pf.close();
-        let pf = PartFile::new(path.clone(), 32_768, 100);
+        let pf = PartFile::new(path.clone(), geo(32_768));
         let mut five = [0u8; 5];
         pf.read(50, 100, &mut five).unwrap();
         assert_eq!(&five, b"hello");
@@ -273,7 +288,7 @@ mod tests {
         assert!(pf.write(100, 0, b"x").is_err(), "piece out of range");
         assert!(pf.write(1, 32_767, b"xx").is_err(), "past the piece");
         // another geometry: the old data is not trusted
-        let other = PartFile::new(path.clone(), 16_384, 100);
+        let other = PartFile::new(path.clone(), geo(16_384));
         assert!(!other.has(7));
         other.remove().unwrap();
         assert!(!path.exists());

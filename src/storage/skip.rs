@@ -1,20 +1,21 @@
 //! Skipped-file routing: a file set to skip that does not exist yet is never created; the
 //! bytes of it that a downloaded piece holds (a piece it shares with a wanted file) go to
 //! the torrent's [`PartFile`] and come back from there, and move into the file when it is
-//! wanted again ([`Storage::set_skipped`]). The part file's descriptor is not in the handle
+//! wanted again ([`PartRoute::set_skipped`]). The part file's descriptor is not in the handle
 //! cache (at most one per torrent with skipped files).
 
 use std::io;
 use std::ops::Range;
+use std::sync::atomic::Ordering;
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
-use super::error::io_err;
-use super::layout::FileSlot;
+use super::error::{StorageError, io_err};
+use super::layout::{FileSlot, Files};
+use super::open::Opener;
 use super::part_file::PartFile;
-use super::{Storage, StorageError};
 
 /// Bytes moved at once between the part file and a file (the buffer of
-/// [`Storage::set_skipped`]; a piece's share can be as large as the piece).
+/// [`PartRoute::set_skipped`]; a piece's share can be as large as the piece).
 const HELD_CHUNK: u64 = 1 << 20;
 
 /// Where a torrent's skipped files' bytes go: its part file (if it has one), in slots of one
@@ -55,17 +56,16 @@ impl PartRoute {
         mut f: impl FnMut(&PartFile, u32, u32, Range<usize>) -> io::Result<()>,
     ) -> Option<io::Result<()>> {
         let part = self.part.as_ref()?;
-        let pl = u64::from(part.piece_length());
-        let mut pos = offset;
+        let geo = part.geometry();
         let end = offset + len as u64;
-        while pos < end {
-            let piece = pos / pl;
-            let seg_end = end.min((piece + 1) * pl);
-            let r = (pos - offset) as usize..(seg_end - offset) as usize;
-            if let Err(e) = f(part, piece as u32, (pos - piece * pl) as u32, r) {
+        for piece in geo.pieces_of_range(offset, len as u64) {
+            let start = geo.piece_offset(piece);
+            let a = offset.max(start);
+            let b = end.min(start + u64::from(geo.piece_size(piece)));
+            let r = (a - offset) as usize..(b - offset) as usize;
+            if let Err(e) = f(part, piece, (a - start) as u32, r) {
                 return Some(Err(e));
             }
-            pos = seg_end;
         }
         Some(Ok(()))
     }
@@ -87,7 +87,7 @@ impl PartRoute {
             return None; // moved into its file meanwhile
         }
         let part = self.part.as_ref()?;
-        let r = self.pieces(slot.offset + at, data.len(), |part, piece, off, r| {
+        let r = self.pieces(slot.span.offset + at, data.len(), |part, piece, off, r| {
             part.write(piece, off, &data[r])
         })?;
         Some(r.map_err(|e| io_err("writing", part.path(), e)))
@@ -110,10 +110,56 @@ impl PartRoute {
             return None;
         }
         let part = self.part.as_ref()?;
-        let r = self.pieces(slot.offset + at, buf.len(), |part, piece, off, r| {
+        let r = self.pieces(slot.span.offset + at, buf.len(), |part, piece, off, r| {
             part.read(piece, off, &mut buf[r])
         })?;
         Some(r.map_err(|e| io_err("reading", part.path(), e)))
+    }
+
+    /// Skip file `index` of `files` (or want it again). Skipping a file that is not on disk
+    /// routes its bytes to the part file (its handle is dropped and its identity forgotten
+    /// through `opener`), so it is never created; a file already on disk stays where it is.
+    /// Wanting a skipped file again moves its bytes from the part file into the file with
+    /// `write(slot, file_offset, bytes)`, then deletes the part file once no file is routed
+    /// to it. Without a part file this only records the wish; padding is never skipped.
+    ///
+    /// # Errors
+    /// The first error of `write` (disk full, permissions): the file stays skipped.
+    pub(crate) fn set_skipped(
+        &self,
+        files: &Files,
+        index: usize,
+        skip: bool,
+        opener: &Opener,
+        mut write: impl FnMut(&FileSlot, u64, &[u8]) -> Result<(), StorageError>,
+    ) -> Result<(), StorageError> {
+        let Some(slot) = files.get(index) else {
+            return Ok(());
+        };
+        if slot.span.pad {
+            return Ok(());
+        }
+        let _gate = self.gate();
+        let in_part = slot.in_part();
+        if skip {
+            if !in_part && self.part.is_some() && std::fs::symlink_metadata(&slot.path).is_err() {
+                opener.forget(slot);
+                slot.to_part.store(true, Ordering::Release);
+            }
+            return Ok(());
+        }
+        if !in_part {
+            return Ok(());
+        }
+        // move what the part file holds of this file into it
+        self.held(slot, |at, bytes| write(slot, at, bytes))?;
+        slot.to_part.store(false, Ordering::Release);
+        if let Some(part) = &self.part
+            && !files.slots().iter().any(FileSlot::in_part)
+        {
+            let _ = part.remove();
+        }
+        Ok(())
     }
 
     /// Call `f(file_offset, bytes)` for each piece's share of `slot`'s file that the part
@@ -129,33 +175,23 @@ impl PartRoute {
         let Some(part) = &self.part else {
             return Ok(());
         };
-        if slot.length == 0 {
-            return Ok(());
-        }
-        let pl = u64::from(part.piece_length());
-        let first = slot.offset / pl;
-        let last = (slot.offset + slot.length - 1) / pl;
+        let geo = part.geometry();
         // one bounded buffer, never a whole piece (pieces go up to 512 MiB)
         let mut buf = Vec::new();
-        for piece in first..=last {
-            if !part.has(piece as u32) {
+        for piece in slot.span.pieces(geo) {
+            if !part.has(piece) {
                 continue;
             }
-            let p_start = piece * pl;
-            let (mut a, b) = (
-                slot.offset.max(p_start),
-                (slot.offset + slot.length).min(p_start + pl),
-            );
+            let start = geo.piece_offset(piece);
+            let mut a = slot.span.offset.max(start);
+            let b = a + slot.span.bytes_in_piece(geo, piece);
             while a < b {
                 let n = (b - a).min(HELD_CHUNK);
                 buf.resize(n as usize, 0);
-                if part
-                    .read(piece as u32, (a - p_start) as u32, &mut buf)
-                    .is_err()
-                {
+                if part.read(piece, (a - start) as u32, &mut buf).is_err() {
                     break; // this part of the piece was never written
                 }
-                f(a - slot.offset, &buf)?;
+                f(a - slot.span.offset, &buf)?;
                 a += n;
             }
         }
@@ -163,62 +199,15 @@ impl PartRoute {
     }
 }
 
-impl Storage {
-    /// Skip file `index` (or want it again). Skipping a file that is not on disk routes its
-    /// bytes to the part file, so it is never created; a file already on disk stays where it
-    /// is. Wanting a skipped file again moves its bytes from the part file into the file
-    /// (creating it). Without a part file this only records the wish.
-    ///
-    /// # Errors
-    /// Moving the bytes failed (disk full, permissions): the file stays skipped.
-    pub fn set_skipped(&self, index: usize, skip: bool) -> Result<(), StorageError> {
-        let Some(slot) = self.files.get(index) else {
-            return Ok(());
-        };
-        if slot.pad {
-            return Ok(());
-        }
-        let _gate = self.part.gate();
-        let in_part = slot.in_part();
-        if skip {
-            if !in_part
-                && self.part.file().is_some()
-                && std::fs::symlink_metadata(&slot.path).is_err()
-            {
-                self.opener.forget(slot);
-                slot.to_part
-                    .store(true, std::sync::atomic::Ordering::Release);
-            }
-            return Ok(());
-        }
-        if !in_part {
-            return Ok(());
-        }
-        // move what the part file holds of this file into it
-        self.part
-            .held(slot, |at, bytes| self.write_file(slot, at, bytes))?;
-        slot.to_part
-            .store(false, std::sync::atomic::Ordering::Release);
-        if let Some(part) = self.part.file()
-            && !self.files.slots().iter().any(FileSlot::in_part)
-        {
-            let _ = part.remove();
-        }
-        Ok(())
-    }
-
-    /// Whether file `index` is skipped and kept in the part file.
-    pub fn in_part_file(&self, index: usize) -> bool {
-        self.files.get(index).is_some_and(FileSlot::in_part)
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::storage::layout::Files;
     use std::path::{Path, PathBuf};
-    use std::sync::atomic::Ordering;
+
+    /// Three pieces of 16 bytes (the last one 8).
+    fn geo() -> crate::piece::Geometry {
+        crate::piece::Geometry::new(40, 16, 3).unwrap()
+    }
 
     /// a: bytes 0..10, b: 10..40, in pieces of 16 bytes (b spans pieces 0, 1 and 2).
     fn files(root: &Path) -> Files {
@@ -237,7 +226,7 @@ mod tests {
     fn files_not_routed_are_left_to_the_caller() {
         let dir = tempfile::tempdir().unwrap();
         let f = files(dir.path());
-        let route = PartRoute::new(PartFile::new(dir.path().join(".p"), 16, 3));
+        let route = PartRoute::new(PartFile::new(dir.path().join(".p"), geo()));
         assert!(route.write(&f.slots()[0], 0, b"x").is_none());
         assert!(route.read(&f.slots()[0], 0, &mut [0u8; 1]).is_none());
         // without a part file, even a routed file is the caller's
@@ -254,7 +243,7 @@ mod tests {
         let f = files(dir.path());
         let b = &f.slots()[1];
         b.to_part.store(true, Ordering::Release);
-        let route = PartRoute::new(PartFile::new(dir.path().join(".p"), 16, 3));
+        let route = PartRoute::new(PartFile::new(dir.path().join(".p"), geo()));
         // b's bytes 2..22 are payload 12..32: pieces 0 (12..16), 1 (16..32)
         let data: Vec<u8> = (100..120).collect();
         route.write(b, 2, &data).unwrap().unwrap();
@@ -282,5 +271,51 @@ mod tests {
         assert_eq!(&held[0].1[2..], &data[..4]);
         assert_eq!((held[1].0, held[1].1.len()), (6, 16));
         assert_eq!(&held[1].1, &data[4..]);
+    }
+
+    #[test]
+    fn skipping_routes_only_missing_files_and_wanting_moves_the_bytes_back() {
+        let dir = tempfile::tempdir().unwrap();
+        let f = files(dir.path());
+        let opener = Opener::new(
+            dir.path(),
+            crate::storage::StorageMode::File,
+            crate::storage::HandleCache::new(4),
+        );
+        let route = PartRoute::new(PartFile::new(dir.path().join(".p"), geo()));
+        let never = |_: &FileSlot, _: u64, _: &[u8]| -> Result<(), StorageError> {
+            panic!("nothing to move")
+        };
+        std::fs::write(dir.path().join("a"), [1u8; 10]).unwrap();
+        route.set_skipped(&f, 0, true, &opener, never).unwrap();
+        assert!(!f.slots()[0].in_part(), "a is on disk: it stays there");
+        route.set_skipped(&f, 1, true, &opener, never).unwrap();
+        assert!(
+            f.slots()[1].in_part(),
+            "b is not: its bytes go to the part file"
+        );
+        route.set_skipped(&f, 9, true, &opener, never).unwrap();
+        route.write(&f.slots()[1], 0, &[7u8; 6]).unwrap().unwrap();
+        // a failed move leaves the file skipped and the part file in place
+        let fail = |s: &FileSlot, _: u64, _: &[u8]| -> Result<(), StorageError> {
+            Err(StorageError::FileDeleted {
+                path: s.path.clone(),
+            })
+        };
+        assert!(route.set_skipped(&f, 1, false, &opener, fail).is_err());
+        assert!(f.slots()[1].in_part());
+        let mut moved = Vec::new();
+        route
+            .set_skipped(&f, 1, false, &opener, |s, at, bytes| {
+                moved.push((s.span.offset, at, bytes.to_vec()));
+                Ok(())
+            })
+            .unwrap();
+        assert_eq!(moved, vec![(10, 0, vec![7u8; 6])]);
+        assert!(!f.slots()[1].in_part());
+        assert!(
+            !dir.path().join(".p").exists(),
+            "no file routed: part file gone"
+        );
     }
 }

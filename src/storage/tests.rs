@@ -69,7 +69,10 @@ fn skipped_files_are_not_created_and_their_bytes_move_in_when_wanted(mode: Stora
     // c (5) in piece 2
     let st = new_st(mode, dir.path(), layout(), 36_389)
         .unwrap()
-        .with_part_file(dir.path().join(".t.parts"), 16_384, 3);
+        .with_part_file(
+            dir.path().join(".t.parts"),
+            crate::piece::Geometry::new(36_389, 16_384, 3).unwrap(),
+        );
     st.create_files().unwrap();
     std::fs::remove_file(dir.path().join("t/c.bin")).unwrap();
     st.set_skipped(4, true).unwrap(); // c.bin
@@ -119,7 +122,10 @@ fn a_huge_pieces_share_moves_into_its_file_in_steps(mode: StorageMode) {
     ];
     let st = new_st(mode, dir.path(), files, a + c)
         .unwrap()
-        .with_part_file(dir.path().join(".t.parts"), PIECE, 1);
+        .with_part_file(
+            dir.path().join(".t.parts"),
+            crate::piece::Geometry::new(a + c, PIECE, 1).unwrap(),
+        );
     st.set_skipped(1, true).unwrap();
     let data: Vec<u8> = (0..a + c).map(|i| (i * 7 % 253) as u8).collect();
     for (i, chunk) in data.chunks(16_384).enumerate() {

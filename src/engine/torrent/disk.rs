@@ -26,12 +26,10 @@ pub fn open_disk(
     let storage = Storage::for_torrent(meta, save_dir, ctx.config.storage_options(handles))?;
     let key = ctx.key();
     let events = ctx.events.clone();
-    let geo = meta.geometry();
     Ok(Arc::new(TorrentDisk {
         key,
         storage,
-        piece_length: geo.piece_length(),
-        last_piece_length: geo.last_piece_length(),
+        geometry: meta.geometry(),
         hashes: meta.piece_hashes.clone(),
         sink: Arc::new(move |event| {
             let _ = events.send(SessionEvent::Disk {
