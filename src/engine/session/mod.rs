@@ -8,66 +8,9 @@
 //! are idle does not wake up.
 //!
 //! Rooms beside this actor loop and its dispatch: [`start`] (the handle and start-up),
-//! [`publish`] (snapshots), [`persist`] (the state store: restore and checkpoints).
-
-mod persist;
-mod publish;
-mod start;
-
-pub use persist::{CHECKPOINT_INTERVAL, CHECKPOINT_SOON};
-pub use publish::{PUBLISH_INTERVAL, PUBLISH_MIN_GAP};
-pub use start::{SessionHandle, start, start_with_state};
-
-use persist::Persist;
-use publish::{Due, Publisher};
-
-use std::collections::{BTreeMap, HashMap};
-use std::net::SocketAddr;
-use std::path::PathBuf;
-use std::sync::{Arc, RwLock};
-use std::time::{Duration, Instant};
-
-use tokio::io::AsyncReadExt;
-use tokio::net::{TcpListener, TcpStream};
-use tokio::sync::mpsc;
-
-use super::ctx::{MAX_PENDING_INCOMING, SessionCtx, SessionEvent, SlotKind};
-use super::event_log::EventLog;
-use super::link::stream::PeerStream;
-use super::peer_conn;
-use super::timer::Timers;
-use super::torrent::state::Input;
-use super::torrent::{CheckQueue, Env, STOP_ANNOUNCE_TIMEOUT, TimerKey, Torrent};
-use crate::api::{
-    AddError, AddRequest, AddSource, Command, EventKind, EventLevel, TorrentId, TorrentState,
-};
-use crate::metainfo::{InfoHash, Magnet, Metainfo};
-use crate::peer::wire::Handshake;
-use std::path::Path;
-
-/// Torrents hashing their data at once.
-pub const MAX_CONCURRENT_CHECKS: usize = 1;
-/// How often the disk guard measures free space while something downloads.
-pub const DISK_GUARD_INTERVAL: Duration = Duration::from_secs(10);
-
-type Registry = Arc<RwLock<HashMap<InfoHash, TorrentId>>>;
-
-struct Session {
-    ctx: Arc<SessionCtx>,
-    torrents: BTreeMap<TorrentId, Torrent>,
-    registry: Registry,
-    next_id: u64,
-    timers: Timers<TimerKey>,
-    log: EventLog,
-    checks: CheckQueue,
-    publisher: Publisher,
-    /// A state changed: publish as soon as [`PUBLISH_MIN_GAP`] allows.
-    publish_now: bool,
-    /// The state store and what is still to be written to it.
-    persist: Persist,
-    /// Free space of the default download folder's volume at the last measurement.
-    free_space: Option<u64>,
-}
+//! [`library`] (the torrents by id and info hash; add and remove), [`listener`]
+//! (incoming connections), [`publish`] (snapshots), [`persist`] (the state store: restore
+//! and checkpoints) and [`disk_guard`] (pause downloads when their volume runs full).
 
 /// Borrow the session's parts as an [`Env`] next to one torrent.
 macro_rules! env {
@@ -82,6 +25,57 @@ macro_rules! env {
             store: $s.persist.store(),
         }
     };
+}
+
+mod disk_guard;
+mod library;
+mod listener;
+mod persist;
+mod publish;
+mod start;
+
+pub use disk_guard::{DISK_GUARD_INTERVAL, RESUME_MARGIN};
+pub use persist::{CHECKPOINT_INTERVAL, CHECKPOINT_SOON};
+pub use publish::{PUBLISH_INTERVAL, PUBLISH_MIN_GAP};
+pub use start::{SessionHandle, start, start_with_state};
+
+use disk_guard::DiskGuard;
+use library::Library;
+use persist::Persist;
+use publish::{Due, Publisher};
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use tokio::net::TcpListener;
+use tokio::sync::mpsc;
+
+use super::ctx::{SessionCtx, SessionEvent};
+use super::event_log::EventLog;
+use super::timer::Timers;
+use super::torrent::state::Input;
+use super::torrent::{CheckQueue, Env, STOP_ANNOUNCE_TIMEOUT, TimerKey, Torrent};
+use crate::api::{Command, EventKind, EventLevel, TorrentId, TorrentState};
+
+/// Torrents hashing their data at once.
+pub const MAX_CONCURRENT_CHECKS: usize = 1;
+
+struct Session {
+    ctx: Arc<SessionCtx>,
+    torrents: BTreeMap<TorrentId, Torrent>,
+    /// Ids and the info hash registry.
+    library: Library,
+    timers: Timers<TimerKey>,
+    log: EventLog,
+    checks: CheckQueue,
+    publisher: Publisher,
+    /// A state changed: publish as soon as [`PUBLISH_MIN_GAP`] allows.
+    publish_now: bool,
+    /// The state store and what is still to be written to it.
+    persist: Persist,
+    /// The disk guard's rule and its last measurement of free space.
+    guard: DiskGuard,
 }
 
 impl Session {
@@ -145,15 +139,6 @@ impl Session {
     }
 
     /// Run `f` on torrent `id` with the session's parts; note it for the next publish.
-    /// The torrent with `info_hash`, if the session has it.
-    fn torrent_by_hash(&self, info_hash: &InfoHash) -> Option<TorrentId> {
-        self.registry
-            .read()
-            .unwrap_or_else(|e| e.into_inner())
-            .get(info_hash)
-            .copied()
-    }
-
     fn with<R>(
         &mut self,
         id: TorrentId,
@@ -181,18 +166,6 @@ impl Session {
         Some(r)
     }
 
-    fn insert(&mut self, id: TorrentId, ih: InfoHash, t: Torrent) {
-        // removed a moment ago and added again: the pending delete of its record and its
-        // .torrent copy must not reach the store after this add
-        self.persist.listed(&ih);
-        self.registry
-            .write()
-            .unwrap_or_else(|e| e.into_inner())
-            .insert(ih, id);
-        self.torrents.insert(id, t);
-        self.publisher.insert(id);
-    }
-
     fn grant_checks(&mut self) {
         for id in self.checks.grant() {
             if self
@@ -204,62 +177,11 @@ impl Session {
         }
     }
 
-    /// The disk guard: downloads on a volume with less than `min_free_space` free pause
-    /// (seeding goes on) and resume when space returns (with a 64 MiB margin, so they do
-    /// not flap). Runs every 10 s while something downloads or waits for space.
-    fn disk_guard(&mut self) {
-        let min = self.ctx.config.min_free_space;
-        let mut free: HashMap<PathBuf, Option<u64>> = HashMap::new();
-        let mut measure = |dir: &Path| {
-            *free
-                .entry(dir.to_path_buf())
-                .or_insert_with(|| crate::storage::space::free_space(dir))
-        };
-        self.free_space = measure(&self.ctx.config.download_dir.clone());
-        let ids: Vec<TorrentId> = self.torrents.keys().copied().collect();
-        let mut watching = false;
-        for id in ids {
-            let Some(t) = self.torrents.get(&id) else {
-                continue;
-            };
-            let state = t.state();
-            if min == 0 || !(state == TorrentState::Downloading || t.guarded()) {
-                continue;
-            }
-            watching = true;
-            let dir = t.save_dir.clone();
-            let Some(f) = measure(&dir) else { continue };
-            if state == TorrentState::Downloading && f < min {
-                let reason = format!(
-                    "only {} free on the volume of {} (min_free_space is {})",
-                    crate::metainfo::human_size(f),
-                    dir.display(),
-                    crate::metainfo::human_size(min)
-                );
-                self.with(id, |t, env| t.guard_pause(reason, env));
-            } else if t.guarded() && f >= min.saturating_add(64 << 20) {
-                self.with(id, |t, env| t.guard_resume(env));
-            }
-        }
-        self.publish_now = true;
-        if watching {
-            self.timers
-                .schedule(TimerKey::DiskGuard, Instant::now() + DISK_GUARD_INTERVAL);
-        }
-    }
-
     /// After any input: publish now if a state changed, else make sure a publish is due
     /// while anything shown changes.
     fn after_input(&mut self) {
-        if self.publish_now
-            && self.ctx.config.min_free_space > 0
-            && self.timers.deadline(TimerKey::DiskGuard).is_none()
-            && self
-                .torrents
-                .values()
-                .any(|t| t.state() == TorrentState::Downloading || t.guarded())
-        {
-            self.timers.schedule(TimerKey::DiskGuard, Instant::now());
+        if self.publish_now {
+            self.disk_guard_wanted();
         }
         let due = self.publisher.due(Instant::now(), self.publish_now);
         self.publish_now = false;
@@ -375,192 +297,6 @@ impl Session {
         }
     }
 
-    fn add(&mut self, req: AddRequest) -> Result<TorrentId, AddError> {
-        let path = match &req.source {
-            AddSource::File(p) => p.clone(),
-            AddSource::Magnet(link) => {
-                let m = Magnet::parse(link).map_err(|e| AddError::Invalid(e.to_string()))?;
-                return self.add_magnet(m, req);
-            }
-        };
-        let (meta, bytes) = read_torrent(&path).map_err(AddError::Invalid)?;
-        let existing = self.torrent_by_hash(&meta.info_hash);
-        if let Some(id) = existing {
-            return Err(AddError::AlreadyAdded {
-                id,
-                name: meta.saved_name().to_owned(),
-                info_hash: meta.info_hash.to_hex(),
-            });
-        }
-        let id = TorrentId(self.next_id);
-        self.next_id += 1;
-        let save_dir: PathBuf = req
-            .download_dir
-            .unwrap_or_else(|| self.ctx.config.download_dir.clone());
-        let info_hash = meta.info_hash;
-        let name = meta.saved_name().to_owned();
-        if let Some(store) = self.persist.store() {
-            store.put_metainfo(&info_hash, &bytes).map_err(|e| {
-                AddError::Storage(format!(
-                    "cannot keep a copy of {} in {}: {e}",
-                    path.display(),
-                    store.dir().display()
-                ))
-            })?;
-        }
-        let t = Torrent::new(
-            id,
-            Arc::new(meta),
-            save_dir,
-            req.seed,
-            self.ctx.config.upload_slots as usize,
-            !self.persist.is_on(),
-        );
-        self.insert(id, info_hash, t);
-        self.log.push(
-            Some(id),
-            EventLevel::Info,
-            EventKind::Added,
-            format!("{name}: added (info hash {info_hash})"),
-        );
-        self.added(id, req.paused);
-        Ok(id)
-    }
-
-    /// After an add: start it unless asked paused, publish, and record it soon.
-    fn added(&mut self, id: TorrentId, paused: bool) {
-        if !paused {
-            self.with(id, |t, env| t.input(Input::Resume, env));
-        }
-        self.publish_now = true;
-        if self.persist.is_on() {
-            self.checkpoint_soon();
-        }
-    }
-
-    /// Add a magnet link: listed at once, its metadata fetched from peers when it runs.
-    fn add_magnet(&mut self, m: Magnet, req: AddRequest) -> Result<TorrentId, AddError> {
-        let existing = self.torrent_by_hash(&m.info_hash);
-        if let Some(id) = existing {
-            let name = self
-                .torrents
-                .get(&id)
-                .map_or_else(|| m.display_name(), |t| t.sum.name.clone());
-            return Err(AddError::AlreadyAdded {
-                id,
-                name,
-                info_hash: m.info_hash.to_hex(),
-            });
-        }
-        let id = TorrentId(self.next_id);
-        self.next_id += 1;
-        let save_dir: PathBuf = req
-            .download_dir
-            .unwrap_or_else(|| self.ctx.config.download_dir.clone());
-        let info_hash = m.info_hash;
-        let name = m.display_name();
-        let notes = m.notes.clone();
-        let t = Torrent::new_magnet(
-            id,
-            m,
-            save_dir,
-            req.seed,
-            self.ctx.config.upload_slots as usize,
-            !self.persist.is_on(),
-        );
-        self.insert(id, info_hash, t);
-        self.log.push(
-            Some(id),
-            EventLevel::Info,
-            EventKind::Added,
-            format!("{name}: added from a magnet link (info hash {info_hash}); fetching its metadata from peers"),
-        );
-        for n in notes {
-            self.log.push(
-                Some(id),
-                EventLevel::Warn,
-                EventKind::Added,
-                format!("{name}: {n}"),
-            );
-        }
-        self.added(id, req.paused);
-        Ok(id)
-    }
-
-    fn remove(&mut self, id: TorrentId, delete_data: bool) {
-        let now = Instant::now();
-        let Some(mut t) = self.torrents.remove(&id) else {
-            return;
-        };
-        let stops = {
-            let mut env = env!(self, now);
-            t.remove(&mut env)
-        };
-        self.checks.remove(id);
-        self.timers
-            .cancel_where(|k| matches!(k, TimerKey::Torrent(tid, _) if *tid == id));
-        self.registry
-            .write()
-            .unwrap_or_else(|e| e.into_inner())
-            .remove(&t.info_hash());
-        self.publisher.remove(id);
-        let ctx = self.ctx.clone();
-        tokio::spawn(async move {
-            for (job, mut req) in stops {
-                let _ = tokio::time::timeout(
-                    STOP_ANNOUNCE_TIMEOUT,
-                    ctx.trackers.announce(&job.url, &req),
-                )
-                .await;
-                if req.event == Some(crate::tracker::AnnounceEvent::Completed) {
-                    req.event = Some(crate::tracker::AnnounceEvent::Stopped);
-                    req.numwant = Some(0);
-                    let _ = tokio::time::timeout(
-                        STOP_ANNOUNCE_TIMEOUT,
-                        ctx.trackers.announce(&job.url, &req),
-                    )
-                    .await;
-                }
-            }
-        });
-        let name = t.sum.name.clone();
-        if self.persist.removed(t.info_hash()) {
-            self.checkpoint_soon();
-        }
-        self.log.push(
-            Some(id),
-            EventLevel::Info,
-            EventKind::Removed,
-            if delete_data {
-                format!("{name}: removed, deleting its files")
-            } else {
-                format!("{name}: removed (files kept)")
-            },
-        );
-        if delete_data {
-            let paths = {
-                let env = env!(self, now);
-                t.data_paths(&env)
-            };
-            match paths {
-                Some(payload) => {
-                    let ctx = self.ctx.clone();
-                    tokio::task::spawn_blocking(move || {
-                        let error = payload.delete().err().map(|e| e.to_string());
-                        ctx.send(SessionEvent::Deleted { name, error });
-                    });
-                }
-                None => self.log.push(
-                    Some(id),
-                    EventLevel::Error,
-                    EventKind::DiskError,
-                    format!("{name}: its files are not known (metainfo missing); nothing deleted"),
-                ),
-            }
-        }
-        self.publish_now = true;
-    }
-
     fn event(&mut self, ev: SessionEvent) {
         match ev {
             SessionEvent::Peer {
@@ -605,7 +341,7 @@ impl Session {
                 remote,
                 stream,
             } => {
-                if let Some(id) = self.torrent_by_hash(&info_hash) {
+                if let Some(id) = self.library.find(&info_hash) {
                     self.with(id, |t, env| t.admit(addr, outgoing, remote, stream, env));
                 }
             }
@@ -613,7 +349,7 @@ impl Session {
                 self.with(torrent, |t, env| t.on_dht_peers(&peers, env));
             }
             SessionEvent::LsdPeer { info_hash, peer } => {
-                if let Some(id) = self.torrent_by_hash(&info_hash) {
+                if let Some(id) = self.library.find(&info_hash) {
                     self.with(id, |t, env| t.on_lsd_peer(peer, env));
                 }
             }
@@ -642,38 +378,8 @@ impl Session {
             SessionEvent::Moved { torrent, result } => {
                 self.with(torrent, |t, env| t.on_moved(result, env));
             }
-            SessionEvent::Deleted { name, error } => match error {
-                None => self.log.push(
-                    None,
-                    EventLevel::Info,
-                    EventKind::Removed,
-                    format!("{name}: files deleted"),
-                ),
-                Some(e) => self.log.push(
-                    None,
-                    EventLevel::Error,
-                    EventKind::DiskError,
-                    format!("{name}: deleting its files failed: {e}"),
-                ),
-            },
+            SessionEvent::Deleted { name, error } => self.on_deleted(name, error),
         }
-    }
-
-    fn incoming(&mut self, stream: TcpStream, addr: SocketAddr) {
-        let Some(slot) = self
-            .ctx
-            .conns
-            .try_take(SlotKind::PendingIncoming, MAX_PENDING_INCOMING)
-        else {
-            tracing::debug!(%addr, "too many incoming handshakes at once; closing");
-            return;
-        };
-        let registry = self.registry.clone();
-        let ctx = self.ctx.clone();
-        tokio::spawn(async move {
-            let _slot = slot;
-            route_incoming(stream, addr, registry, ctx).await;
-        });
     }
 
     /// Stop every torrent; keep handling announce results (so a `stopped` that follows an
@@ -742,7 +448,7 @@ impl Session {
     fn publish(&mut self) {
         self.timers.cancel(TimerKey::Publish);
         let now = Instant::now();
-        let global = publish::session_stats(&self.ctx, self.free_space);
+        let global = publish::session_stats(&self.ctx, self.guard.free_space());
         let next = self
             .publisher
             .publish(now, &mut self.torrents, global, |t| {
@@ -764,77 +470,4 @@ async fn sleep_until(at: Option<Instant>) {
     if let Some(at) = at {
         tokio::time::sleep_until(tokio::time::Instant::from_std(at)).await;
     }
-}
-
-/// Read the handshake prefix of an incoming connection; if it names a torrent we serve,
-/// finish the handshake and hand the stream to the session. Unknown info hashes are closed
-/// at once (BEP 3: "if the receiving side does not serve the info hash, it drops the
-/// connection").
-async fn route_incoming(
-    mut stream: TcpStream,
-    addr: SocketAddr,
-    registry: Registry,
-    ctx: Arc<SessionCtx>,
-) {
-    let mut prefix = [0u8; 48];
-    match tokio::time::timeout(peer_conn::HANDSHAKE_TIMEOUT, stream.read_exact(&mut prefix)).await {
-        Ok(Ok(_)) => {}
-        _ => return,
-    }
-    let Ok((reserved, info_hash)) = Handshake::parse_prefix(&prefix) else {
-        tracing::debug!(%addr, "incoming connection is not BitTorrent");
-        return;
-    };
-    let known = registry
-        .read()
-        .unwrap_or_else(|e| e.into_inner())
-        .contains_key(&info_hash);
-    if !known {
-        tracing::debug!(%addr, %info_hash, "handshake names a torrent we do not serve; closing");
-        return;
-    }
-    // BEP 5 reserved bit: the torrent is not known here, so private ones get it too
-    // (they neither send nor act on `port` messages)
-    let ours = Handshake::ours(info_hash, ctx.peer_id).with_dht(ctx.dht.is_some());
-    match peer_conn::accept(&mut stream, reserved, ours).await {
-        Ok(remote) => ctx.send(SessionEvent::Handshaken {
-            info_hash,
-            addr,
-            outgoing: false,
-            remote,
-            stream: PeerStream::Tcp(stream),
-        }),
-        Err(e) => tracing::debug!(%addr, "incoming handshake failed: {e}"),
-    }
-}
-
-/// Read a .torrent file (bounded) and parse it; the bytes are kept in the state store.
-fn read_torrent(path: &Path) -> Result<(Metainfo, Vec<u8>), String> {
-    use crate::metainfo::{MAX_TORRENT_FILE_BYTES, MetainfoError};
-    use std::io::Read;
-    let io = |source| {
-        MetainfoError::Io {
-            path: path.to_path_buf(),
-            source,
-        }
-        .to_string()
-    };
-    let too_large = || {
-        MetainfoError::FileTooLarge {
-            path: path.to_path_buf(),
-            max: MAX_TORRENT_FILE_BYTES,
-        }
-        .to_string()
-    };
-    let file = std::fs::File::open(path).map_err(io)?;
-    let mut data = Vec::new();
-    file.take(MAX_TORRENT_FILE_BYTES + 1)
-        .read_to_end(&mut data)
-        .map_err(io)?;
-    if data.len() as u64 > MAX_TORRENT_FILE_BYTES {
-        return Err(too_large());
-    }
-    let meta = Metainfo::from_bytes(&data)
-        .map_err(|e| format!("{}: not a valid torrent: {e}", path.display()))?;
-    Ok((meta, data))
 }

@@ -300,13 +300,12 @@ impl Session {
         let mut jobs = Vec::new();
         let mut magnets = Vec::new();
         for stored in loaded.torrents {
-            let id = TorrentId(self.next_id);
             match stored {
                 Stored::Record(ih, r) => {
-                    if self.torrent_by_hash(&ih).is_some() {
+                    if self.library.find(&ih).is_some() {
                         continue;
                     }
-                    self.next_id += 1;
+                    let id = self.library.new_id();
                     let t = Torrent::restore(id, ih, &r, slots);
                     if t.awaiting_metadata() {
                         // no files yet: nothing to compare; it fetches its metadata again
@@ -332,7 +331,7 @@ impl Session {
                     };
                     match store.load_metainfo(&info_hash) {
                         Ok(meta) => {
-                            self.next_id += 1;
+                            let id = self.library.new_id();
                             let name = meta.saved_name().to_owned();
                             let t = Torrent::new(
                                 id,
