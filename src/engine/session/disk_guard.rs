@@ -75,9 +75,9 @@ impl DiskGuard {
         } else if state == TorrentState::Downloading && free < self.min_free {
             Verdict::Pause(format!(
                 "only {} free on the volume of {} (min_free_space is {})",
-                crate::metainfo::human_size(free),
+                crate::units::size(free),
                 dir.display(),
-                crate::metainfo::human_size(self.min_free)
+                crate::units::size(self.min_free)
             ))
         } else if guarded && free >= self.min_free.saturating_add(RESUME_MARGIN) {
             Verdict::Resume
@@ -185,14 +185,8 @@ mod tests {
             panic!("expected a pause, got {v:?}");
         };
         assert!(reason.contains("/data"), "{reason}");
-        assert!(
-            reason.contains(&crate::metainfo::human_size(99 * MIB)),
-            "{reason}"
-        );
-        assert!(
-            reason.contains(&crate::metainfo::human_size(100 * MIB)),
-            "{reason}"
-        );
+        assert!(reason.contains(&crate::units::size(99 * MIB)), "{reason}");
+        assert!(reason.contains(&crate::units::size(100 * MIB)), "{reason}");
         // at the minimum exactly it goes on
         assert_eq!(
             g.verdict(TorrentState::Downloading, false, Path::new("/d"), 100 * MIB),

@@ -7,7 +7,7 @@
 //! themselves stay in the session's map, next to the parts they borrow ([`Env`]).
 
 use std::collections::HashMap;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::{Arc, RwLock};
 use std::time::Instant;
 
@@ -17,6 +17,7 @@ use crate::engine::ctx::{SessionCtx, SessionEvent};
 use crate::engine::torrent::announce::AnnounceJob;
 use crate::engine::torrent::state::Input;
 use crate::engine::torrent::{Env, STOP_ANNOUNCE_TIMEOUT, TimerKey, Torrent};
+use crate::lock::RwLockExt;
 use crate::metainfo::{InfoHash, Magnet, Metainfo};
 use crate::tracker::{AnnounceEvent, AnnounceRequest};
 
@@ -29,11 +30,7 @@ pub(super) struct Registry(Arc<RwLock<HashMap<InfoHash, TorrentId>>>);
 impl Registry {
     /// The torrent with `info_hash`, if the session has it.
     pub fn get(&self, info_hash: &InfoHash) -> Option<TorrentId> {
-        self.0
-            .read()
-            .unwrap_or_else(|e| e.into_inner())
-            .get(info_hash)
-            .copied()
+        self.0.read_locked().get(info_hash).copied()
     }
 
     /// Whether the session serves `info_hash`.
@@ -42,17 +39,11 @@ impl Registry {
     }
 
     fn insert(&self, info_hash: InfoHash, id: TorrentId) {
-        self.0
-            .write()
-            .unwrap_or_else(|e| e.into_inner())
-            .insert(info_hash, id);
+        self.0.write_locked().insert(info_hash, id);
     }
 
     fn remove(&self, info_hash: &InfoHash) -> Option<TorrentId> {
-        self.0
-            .write()
-            .unwrap_or_else(|e| e.into_inner())
-            .remove(info_hash)
+        self.0.write_locked().remove(info_hash)
     }
 }
 
@@ -106,41 +97,6 @@ impl Library {
     }
 }
 
-/// Read a .torrent file (at most [`MAX_TORRENT_FILE_BYTES`](crate::metainfo::MAX_TORRENT_FILE_BYTES))
-/// and parse it; the bytes are returned too, for the state store's copy.
-///
-/// Errors (as text for [`AddError::Invalid`]): the file cannot be read, is too large, or is
-/// not a valid torrent.
-pub(super) fn read_torrent(path: &Path) -> Result<(Metainfo, Vec<u8>), String> {
-    use crate::metainfo::{MAX_TORRENT_FILE_BYTES, MetainfoError};
-    use std::io::Read;
-    let io = |source| {
-        MetainfoError::Io {
-            path: path.to_path_buf(),
-            source,
-        }
-        .to_string()
-    };
-    let too_large = || {
-        MetainfoError::FileTooLarge {
-            path: path.to_path_buf(),
-            max: MAX_TORRENT_FILE_BYTES,
-        }
-        .to_string()
-    };
-    let file = std::fs::File::open(path).map_err(io)?;
-    let mut data = Vec::new();
-    file.take(MAX_TORRENT_FILE_BYTES + 1)
-        .read_to_end(&mut data)
-        .map_err(io)?;
-    if data.len() as u64 > MAX_TORRENT_FILE_BYTES {
-        return Err(too_large());
-    }
-    let meta = Metainfo::from_bytes(&data)
-        .map_err(|e| format!("{}: not a valid torrent: {e}", path.display()))?;
-    Ok((meta, data))
-}
-
 /// Send the `stopped` announces of a removed torrent, each bounded by
 /// [`STOP_ANNOUNCE_TIMEOUT`]; a torrent that had just completed sends `completed` first.
 fn send_stops(ctx: Arc<SessionCtx>, stops: Vec<(AnnounceJob, AnnounceRequest)>) {
@@ -183,7 +139,7 @@ impl Session {
                 return self.add_magnet(m, req);
             }
         };
-        let (meta, bytes) = read_torrent(&path).map_err(AddError::Invalid)?;
+        let (meta, bytes) = Metainfo::load_with_bytes(&path).map_err(AddError::Invalid)?;
         if let Some(id) = self.library.find(&meta.info_hash) {
             return Err(AddError::AlreadyAdded {
                 id,
