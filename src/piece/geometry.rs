@@ -4,7 +4,7 @@
 
 use thiserror::Error;
 
-use super::{BLOCK_SIZE, BlockRef};
+use super::{BLOCK_SIZE, Bitfield, BlockRef};
 
 /// Why a geometry is impossible.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
@@ -159,6 +159,17 @@ impl Geometry {
                 .is_some_and(|end| end <= self.piece_size(piece))
     }
 
+    /// Bytes in the pieces set in `pieces` (a bitfield of `piece_count` bits), in O(1):
+    /// whole pieces, with the last piece counted at its own size.
+    pub fn bytes_in(&self, pieces: &Bitfield) -> u64 {
+        let n = self.piece_count;
+        let mut bytes = u64::from(pieces.count().min(n)) * u64::from(self.piece_length);
+        if n > 0 && pieces.get(n - 1) {
+            bytes -= u64::from(self.piece_length - self.last_piece_length);
+        }
+        bytes.min(self.total_length)
+    }
+
     /// The pieces that hold any byte of `offset..offset+len` (payload offsets), as an
     /// inclusive-exclusive range of piece indices; empty for `len == 0`.
     pub fn pieces_of_range(&self, offset: u64, len: u64) -> std::ops::Range<u32> {
@@ -234,6 +245,29 @@ mod tests {
         let empty = Geometry::new(0, 16_384, 0).unwrap();
         assert_eq!(empty.piece_size(0), 0);
         assert_eq!(empty.pieces_of_range(0, 10), 0..0);
+    }
+
+    #[test]
+    fn bytes_in_a_set_of_pieces() {
+        let g = Geometry::new(100_000, 32_768, 4).unwrap();
+        let mut have = Bitfield::new(4);
+        assert_eq!(g.bytes_in(&have), 0);
+        have.set(1);
+        assert_eq!(g.bytes_in(&have), 32_768);
+        have.set(3);
+        assert_eq!(
+            g.bytes_in(&have),
+            32_768 + 1_696,
+            "the last piece at its size"
+        );
+        assert_eq!(g.bytes_in(&Bitfield::full(4)), 100_000);
+        let sum: u64 = (0..4)
+            .filter(|&p| have.get(p))
+            .map(|p| u64::from(g.piece_size(p)))
+            .sum();
+        assert_eq!(g.bytes_in(&have), sum);
+        let empty = Geometry::new(0, 16_384, 0).unwrap();
+        assert_eq!(empty.bytes_in(&Bitfield::new(0)), 0);
     }
 
     #[test]
