@@ -6,6 +6,8 @@ use std::cmp::Ordering;
 
 use crate::api::{Snapshot, TorrentRow, TorrentState};
 
+use super::cycle;
+
 /// A sortable column of the list.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub enum SortColumn {
@@ -69,8 +71,7 @@ impl SortColumn {
 
     /// The next column (wrapping).
     pub fn next(self) -> SortColumn {
-        let i = Self::ALL.iter().position(|c| *c == self).unwrap_or(0);
-        Self::ALL[(i + 1) % Self::ALL.len()]
+        cycle::step(&Self::ALL, self, true)
     }
 
     /// Whether the natural order of this column is biggest first (rates, sizes).
@@ -155,13 +156,7 @@ impl StateFilter {
 
     /// The next (`forward`) or previous filter, wrapping.
     pub fn step(self, forward: bool) -> StateFilter {
-        let n = Self::ALL.len();
-        let i = Self::ALL.iter().position(|c| *c == self).unwrap_or(0);
-        Self::ALL[if forward {
-            (i + 1) % n
-        } else {
-            (i + n - 1) % n
-        }]
+        cycle::step(&Self::ALL, self, forward)
     }
 }
 

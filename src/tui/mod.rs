@@ -18,7 +18,7 @@
 //!   their scroll state), [`scroll`], [`selection`], [`list`] (sort, filter, search, cached
 //!   per snapshot), [`file_tree`], [`notice`], [`events`], [`history`] (speed samples for
 //!   the graphs), [`help`] and [`general`] (the text of the help window and the General
-//!   tab), [`input`] (text fields, path completion).
+//!   tab), [`input`] (text fields, path completion), [`cycle`] (orders that wrap around).
 //! - keys: [`keymap`] (the bindings in effect: registry defaults plus the config's
 //!   overrides) over [`action`] (the one action registry read by the keymap, the help and
 //!   the config's `[keys]` section) over [`key`] (key chords and their text form).
@@ -29,6 +29,7 @@
 
 pub mod action;
 mod app;
+pub mod cycle;
 mod event_loop;
 pub mod events;
 pub mod file_tree;

@@ -3,6 +3,7 @@
 //! active.
 
 use super::action::Context;
+use super::cycle;
 use super::scroll::Scroll;
 
 /// The screen shown under any popup.
@@ -62,13 +63,7 @@ impl Tab {
 
     /// The next tab (`forward`) or the previous one, wrapping around.
     pub fn step(self, forward: bool) -> Tab {
-        let n = Self::ALL.len();
-        let i = Self::ALL.iter().position(|t| *t == self).unwrap_or(0);
-        Self::ALL[if forward {
-            (i + 1) % n
-        } else {
-            (i + n - 1) % n
-        }]
+        cycle::step(&Self::ALL, self, forward)
     }
 }
 
