@@ -50,10 +50,8 @@ impl Geometry {
         piece_length: u32,
         piece_count: u32,
     ) -> Result<Geometry, GeometryError> {
-        if piece_length == 0 {
-            return Err(GeometryError::ZeroPieceLength);
-        }
-        let expected = total_length.div_ceil(u64::from(piece_length));
+        let expected = Geometry::pieces_for(total_length, piece_length)
+            .ok_or(GeometryError::ZeroPieceLength)?;
         if expected != u64::from(piece_count) {
             return Err(GeometryError::PieceCount {
                 pieces: u64::from(piece_count),
@@ -73,6 +71,14 @@ impl Geometry {
             piece_count,
             last_piece_length,
         })
+    }
+
+    /// The number of pieces of `piece_length` bytes that `total_length` bytes fill (the last
+    /// one partly): `ceil(total_length / piece_length)`, the count of piece hashes the
+    /// metainfo must hold (BEP 3); `None` when `piece_length` is 0.
+    #[inline]
+    pub fn pieces_for(total_length: u64, piece_length: u32) -> Option<u64> {
+        (piece_length > 0).then(|| total_length.div_ceil(u64::from(piece_length)))
     }
 
     /// Payload bytes (padding files included).
@@ -111,6 +117,14 @@ impl Geometry {
     #[inline]
     pub fn piece_offset(&self, p: u32) -> u64 {
         u64::from(p) * u64::from(self.piece_length)
+    }
+
+    /// Payload bytes of piece `p`: `piece_offset(p)..piece_offset(p) + piece_size(p)`
+    /// (empty past the end).
+    #[inline]
+    pub fn piece_range(&self, p: u32) -> std::ops::Range<u64> {
+        let start = self.piece_offset(p);
+        start..start + u64::from(self.piece_size(p))
     }
 
     /// Number of blocks in piece `p` (0 past the end).
@@ -195,6 +209,9 @@ mod tests {
         assert_eq!(g.piece_size(3), 100_000 - 3 * 32_768);
         assert_eq!(g.piece_size(4), 0);
         assert_eq!(g.piece_offset(3), 98_304);
+        assert_eq!(g.piece_range(0), 0..32_768);
+        assert_eq!(g.piece_range(3), 98_304..100_000);
+        assert!(g.piece_range(4).is_empty());
         assert_eq!(g.block_count(0), 2);
         assert_eq!(g.block_count(3), 1);
         assert_eq!(g.block(3, 0).unwrap().length, 1_696);
@@ -235,6 +252,16 @@ mod tests {
         let g = Geometry::new(2 * 270_544 + 1000, 270_544, 3).unwrap();
         assert_eq!(g.block_count(0), 17);
         assert_eq!(g.block(0, 16).unwrap().length, 270_544 - 16 * BLOCK_SIZE);
+    }
+
+    #[test]
+    fn pieces_for_a_length() {
+        assert_eq!(Geometry::pieces_for(100_000, 32_768), Some(4));
+        assert_eq!(Geometry::pieces_for(98_304, 32_768), Some(3));
+        assert_eq!(Geometry::pieces_for(1, 32_768), Some(1));
+        assert_eq!(Geometry::pieces_for(0, 32_768), Some(0));
+        assert_eq!(Geometry::pieces_for(u64::MAX, 1), Some(u64::MAX));
+        assert_eq!(Geometry::pieces_for(10, 0), None);
     }
 
     #[test]
