@@ -787,94 +787,6 @@ impl App {
         }
     }
 
-    fn open_add(&mut self) {
-        let form = popups::add::open(&self.opts.keymap);
-        self.dialog = Some(Dialog::Form(form));
-    }
-
-    fn open_remove(&mut self, delete_data: bool) {
-        let ids = self.targets();
-        if ids.is_empty() {
-            return;
-        }
-        let what = self.describe(&ids);
-        let question =
-            popups::remove::open(ids, delete_data, &what, &self.snapshot, &self.opts.keymap);
-        self.dialog = Some(Dialog::Confirm(question));
-    }
-
-    fn open_limits(&mut self) {
-        let torrents = self.targets();
-        let what = self.describe(&torrents);
-        let form = popups::limits::open(&self.snapshot, torrents, &what, &self.opts.theme.sym);
-        self.dialog = Some(Dialog::Form(form));
-    }
-
-    fn open_move(&mut self) {
-        let torrents = self.targets();
-        if torrents.is_empty() {
-            return;
-        }
-        let what = self.describe(&torrents);
-        let form = popups::move_storage::open(&self.snapshot, torrents, &what);
-        self.dialog = Some(Dialog::Form(form));
-    }
-
-    fn request_quit(&mut self) {
-        let running = popups::quit::running(&self.snapshot);
-        if running == 0 || !self.opts.confirm_quit {
-            self.quit = true;
-            return;
-        }
-        self.dialog = Some(Dialog::Confirm(popups::quit::open(
-            running,
-            &self.opts.keymap,
-        )));
-    }
-
-    fn confirm(&mut self) {
-        let Some(Dialog::Confirm(confirm)) = self.dialog.take() else {
-            return;
-        };
-        match confirm.kind {
-            ConfirmKind::Quit => self.quit = true,
-            ConfirmKind::Remove { ids, delete_data } => {
-                let what = self.describe(&ids);
-                for id in &ids {
-                    self.marks.remove(id);
-                }
-                let outcome = popups::remove::confirmed(&ids, delete_data, &what);
-                self.apply_outcome(outcome);
-            }
-        }
-    }
-
-    fn submit(&mut self) {
-        let Some(Dialog::Form(form)) = &mut self.dialog else {
-            return;
-        };
-        let result = match &form.kind {
-            FormKind::Add => popups::add::submit(form, self.opts.seed_after_download),
-            FormKind::Limits { torrents } => popups::limits::submit(form, torrents, &self.snapshot),
-            FormKind::Move { torrents } => popups::move_storage::submit(form, torrents),
-        };
-        match result {
-            Ok(outcome) => {
-                self.dialog = None;
-                self.apply_outcome(outcome);
-            }
-            Err(e) => form.error = Some(e),
-        }
-    }
-
-    /// Queues what a dialog asked for and shows its message.
-    fn apply_outcome(&mut self, outcome: Outcome) {
-        self.outbox.extend(outcome.commands);
-        if let Some(m) = outcome.notice {
-            self.set_info(m);
-        }
-    }
-
     fn change_priority(&mut self, up: bool) {
         let Some(id) = self.selection.selected() else {
             return;
@@ -929,3 +841,8 @@ pub(crate) struct Scrolls<'a> {
     pub general: &'a Scroll,
     pub help: Option<&'a Scroll>,
 }
+
+mod dialogs;
+
+#[cfg(test)]
+mod tests;
