@@ -1354,3 +1354,78 @@ fn esc_then_a_key_arriving_as_one_alt_chord_closes_the_dialog_first() {
     );
     assert_eq!(before, "4.00 MiB/s");
 }
+
+/// The sizes a first-day user tried (issue 15).
+const DAY_SIZES: [(u16, u16); 2] = [(80, 24), (120, 40)];
+
+/// A magnet link still fetching its metadata from two peers: no size, no pieces.
+fn fetching_magnet() -> TorrentRow {
+    TorrentRow {
+        id: TorrentId(5),
+        rev: 1,
+        name: "ubuntu-magnet".to_owned(),
+        info_hash: "ee".repeat(20),
+        state: TorrentState::FetchingMetadata,
+        peers: 2,
+        ..TorrentRow::default()
+    }
+}
+
+#[test]
+fn a_magnet_fetching_metadata_never_looks_finished() {
+    let paused_magnet = TorrentRow {
+        id: TorrentId(6),
+        name: "paused-magnet".to_owned(),
+        state: TorrentState::Paused,
+        peers: 0,
+        ..fetching_magnet()
+    };
+    let rows = vec![downloading(), seeding(), paused_magnet, fetching_magnet()];
+    let mut app = App::new(snapshot(1, rows));
+    for (w, h) in DAY_SIZES {
+        let text = screen(&render(&mut app, w, h));
+        for name in ["ubuntu-magnet", "paused-magnet"] {
+            let row = text
+                .lines()
+                .find(|l| l.contains(name))
+                .unwrap_or_else(|| panic!("no {name} row at {w}x{h}:\n{text}"));
+            assert!(!row.contains("100%"), "{w}x{h}: {row}");
+            assert!(!row.contains("0 B"), "{w}x{h}: size unknown: {row}");
+            assert!(!row.contains('━'), "{w}x{h}: empty bar: {row}");
+            assert!(row.contains('–'), "{w}x{h}: {row}");
+        }
+        let fetching = text.lines().find(|l| l.contains("ubuntu-magnet")).unwrap();
+        assert!(fetching.contains("Metadata"), "{w}x{h}: {fetching}");
+    }
+    // General says the state in full, with the peers asked, and no size
+    app.handle_key(key('G'));
+    app.handle_key(code(KeyCode::Enter));
+    assert_eq!(app.selected(), Some(TorrentId(5)));
+    for (w, h) in DAY_SIZES {
+        let text = screen(&render(&mut app, w, h));
+        assert!(text.contains("Fetching metadata from 2 peers"), "{text}");
+        assert!(
+            !text.contains("100%") && !text.contains("0 B of 0 B"),
+            "{text}"
+        );
+        assert!(text.contains("known once the metadata arrives"), "{text}");
+    }
+    app.handle_key(code(KeyCode::Esc));
+    // sorted by progress, both magnets stay apart from the seed, either way round
+    while app.view().sort != ratorrent::tui::list::SortColumn::Progress {
+        app.handle_key(key('s'));
+    }
+    for _ in 0..2 {
+        let order: Vec<u64> = app.visible_rows().map(|r| r.id.0).collect();
+        let seed = order.iter().position(|id| *id == 2).unwrap();
+        let magnets: Vec<usize> = [5, 6]
+            .iter()
+            .map(|m| order.iter().position(|id| id == m).unwrap())
+            .collect();
+        assert!(
+            magnets.iter().all(|m| m.abs_diff(seed) >= 2),
+            "the magnets sort among the seeds: {order:?}"
+        );
+        app.handle_key(key('S'));
+    }
+}

@@ -206,12 +206,22 @@ fn state_rank(s: TorrentState) -> u8 {
     }
 }
 
+/// A row's place by progress: its fraction done, and below every known one (0 % too) a
+/// magnet link whose size is not known yet, so it never sorts among the finished.
+fn progress_key(row: &TorrentRow) -> f64 {
+    if row.size_known() {
+        row.progress()
+    } else {
+        -1.0
+    }
+}
+
 fn compare(a: &TorrentRow, b: &TorrentRow, column: SortColumn) -> Ordering {
     match column {
         SortColumn::Added => Ordering::Equal,
         SortColumn::Name => a.name.to_lowercase().cmp(&b.name.to_lowercase()),
         SortColumn::Size => a.size.cmp(&b.size),
-        SortColumn::Progress => a.progress().total_cmp(&b.progress()),
+        SortColumn::Progress => progress_key(a).total_cmp(&progress_key(b)),
         SortColumn::State => state_rank(a.state).cmp(&state_rank(b.state)),
         SortColumn::Down => a.down_rate.cmp(&b.down_rate),
         SortColumn::Up => a.up_rate.cmp(&b.up_rate),
@@ -353,6 +363,46 @@ mod tests {
             c = c.next();
         }
         assert_eq!(c, SortColumn::Added);
+    }
+
+    #[test]
+    fn a_magnet_without_metadata_sorts_below_every_known_progress() {
+        let known = |id, done, state| {
+            Arc::new(TorrentRow {
+                id: TorrentId(id),
+                size: 10,
+                done,
+                pieces_total: 1,
+                state,
+                ..TorrentRow::default()
+            })
+        };
+        let magnet = |id, state| {
+            Arc::new(TorrentRow {
+                id: TorrentId(id),
+                state,
+                ..TorrentRow::default()
+            })
+        };
+        let r = vec![
+            known(1, 10, TorrentState::Seeding),
+            magnet(2, TorrentState::FetchingMetadata),
+            known(3, 0, TorrentState::Downloading),
+            magnet(4, TorrentState::Paused),
+            known(5, 5, TorrentState::Downloading),
+        ];
+        let v = View {
+            sort: SortColumn::Progress,
+            ..View::default()
+        };
+        let order = ids(&r, &build(&r, &v));
+        let descending = SortColumn::Progress.descending_by_default();
+        let expected: [u64; 5] = if descending {
+            [1, 5, 3, 2, 4]
+        } else {
+            [2, 4, 3, 5, 1]
+        };
+        assert_eq!(order, expected, "the magnets sort apart from the seeds");
     }
 
     #[test]

@@ -86,11 +86,15 @@ fn detail(frame: &mut Frame, area: Rect, app: &App, speed: Option<&SpeedPoints>)
         Constraint::Fill(1),
     ]));
     if let Some(row) = app.selected_row() {
+        let done = if row.size_known() {
+            format::percent(row.done, row.size)
+        } else {
+            sym.unknown.to_owned()
+        };
         let text = format!(
-            " {}  {}  {}  {} {}  {} {}",
+            " {}  {}  {done}  {} {}  {} {}",
             row.name,
             row.state.label(),
-            format::percent(row.done, row.size),
             sym.down,
             format::rate(row.down_rate),
             sym.up,

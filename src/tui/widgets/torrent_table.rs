@@ -18,7 +18,7 @@ use crate::tui::list::SortColumn;
 use crate::tui::scroll::scroll_offset;
 use crate::tui::theme::{Role, Theme};
 
-use super::parts::progress_line;
+use super::parts::row_progress_line;
 
 /// A column of the list.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -209,14 +209,22 @@ fn draw_cell(
     let right = align_right(column);
     match column {
         Column::Progress => {
-            let line = progress_line(row.done, row.size, width, theme);
+            let line = row_progress_line(row, width, theme);
             buf.set_line(x, y, &line, width);
         }
         Column::Name => {
             let name = format::fit_with(&row.name, usize::from(width), sym.ascii, sym.ellipsis);
             put(buf, x, y, width, &name, plain, false);
         }
-        Column::State => put(buf, x, y, width, row.state.label(), theme.state(row), false),
+        Column::State => put(
+            buf,
+            x,
+            y,
+            width,
+            state_label(row.state, width),
+            theme.state(row),
+            false,
+        ),
         Column::Down => put(
             buf,
             x,
@@ -237,6 +245,7 @@ fn draw_cell(
         ),
         other => {
             let text = match other {
+                Column::Size if !row.size_known() => sym.unknown.to_owned(),
                 Column::Size => format::size(row.size),
                 Column::Eta => eta(row, theme),
                 Column::Ratio => format::ratio(row.ratio()),
@@ -260,6 +269,16 @@ fn align_right(column: Column) -> bool {
             | Column::Seeds
             | Column::Peers
     )
+}
+
+/// A state's name in `width` cells: in full when it fits, else its short form
+/// ("Fetching metadata" becomes "Metadata").
+fn state_label(state: TorrentState, width: u16) -> &'static str {
+    let full = state.label();
+    match state {
+        TorrentState::FetchingMetadata if full.len() > usize::from(width) => "Metadata",
+        _ => full,
+    }
 }
 
 /// The columns shown at `width` cells, with their widths; Name gets what the others leave.
