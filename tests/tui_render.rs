@@ -49,6 +49,7 @@ fn downloading() -> TorrentRow {
         swarm_leechers: Some(30),
         downloaded: done,
         uploaded: 10 * MIB,
+        has_trackers: true,
         ..TorrentRow::default()
     }
 }
@@ -71,6 +72,7 @@ fn seeding() -> TorrentRow {
         swarm_leechers: Some(8),
         downloaded: size,
         uploaded: 2 * size,
+        has_trackers: true,
         ..TorrentRow::default()
     }
 }
@@ -89,6 +91,7 @@ fn paused_with_message() -> TorrentRow {
         pieces_total: 4096,
         state: TorrentState::Paused,
         message: Some("tracker: connection refused".to_owned()),
+        has_trackers: true,
         ..TorrentRow::default()
     }
 }
@@ -1428,4 +1431,68 @@ fn a_magnet_fetching_metadata_never_looks_finished() {
         );
         app.handle_key(key('S'));
     }
+}
+
+/// A seeding torrent without a tracker (DHT, PEX and LSD only).
+fn trackerless_seed() -> TorrentRow {
+    TorrentRow {
+        has_trackers: false,
+        swarm_seeds: None,
+        swarm_leechers: None,
+        ..seeding()
+    }
+}
+
+#[test]
+fn quit_and_reannounce_mention_trackers_only_when_there_is_one() {
+    let mut app = App::new(snapshot(1, vec![trackerless_seed()]));
+    app.handle_key(key('r'));
+    assert!(
+        app.take_commands().is_empty(),
+        "no tracker: nothing to send"
+    );
+    for (w, h) in DAY_SIZES {
+        let text = screen(&render(&mut app, w, h));
+        assert!(
+            text.contains("no tracker to re-announce to (peers come from DHT, PEX, LSD)"),
+            "{w}x{h}:\n{text}"
+        );
+    }
+    app.handle_key(key('q'));
+    for (w, h) in DAY_SIZES {
+        let text = screen(&render(&mut app, w, h));
+        assert!(text.contains("Quit ratorrent?"), "{text}");
+        assert!(!text.contains("tracker"), "{w}x{h}:\n{text}");
+    }
+    // with a tracker the dialog says they are told
+    let mut app = App::new(snapshot(1, vec![seeding()]));
+    app.handle_key(key('q'));
+    let text = screen(&render(&mut app, 80, 24));
+    assert!(text.contains("trackers are told"), "{text}");
+}
+
+#[test]
+fn help_says_q_quits_at_once_when_confirm_quit_is_off() {
+    let opts = UiOptions {
+        confirm_quit: false,
+        ..UiOptions::default()
+    };
+    let mut app = App::with_options(snapshot(1, four()), opts);
+    app.handle_key(key('?'));
+    let quit_line = |text: &str| {
+        text.lines()
+            .find(|l| l.contains("q, Ctrl-c"))
+            .unwrap_or_default()
+            .to_owned()
+    };
+    for (w, h) in DAY_SIZES {
+        let text = screen(&render(&mut app, w, h));
+        let quit = quit_line(&text);
+        assert!(quit.contains("Quit at once"), "{w}x{h}:\n{text}");
+        assert!(!quit.contains("asks first"), "{w}x{h}:\n{text}");
+    }
+    let mut app = App::new(snapshot(1, four()));
+    app.handle_key(key('?'));
+    let text = screen(&render(&mut app, 120, 40));
+    assert!(quit_line(&text).contains("asks first"), "{text}");
 }

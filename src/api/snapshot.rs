@@ -164,6 +164,10 @@ pub struct TorrentRow {
     pub up_limit: u64,
     /// Last tracker warning or other notice for the user to read (not an error).
     pub message: Option<String>,
+    /// Whether the torrent lists a tracker this client can announce to (`false`: its peers
+    /// come only from DHT, PEX, LSD and the peers the user gave, so quitting or a
+    /// re-announce tells no tracker).
+    pub has_trackers: bool,
 }
 
 impl TorrentRow {

@@ -620,15 +620,7 @@ impl App {
                     self.outbox.push(Command::Recheck(id));
                 }
             }
-            Action::Reannounce => {
-                let ids = self.targets();
-                if !ids.is_empty() {
-                    self.set_info(format!("re-announcing {}", self.describe(&ids)));
-                }
-                for id in ids {
-                    self.outbox.push(Command::Reannounce(id));
-                }
-            }
+            Action::Reannounce => self.reannounce(),
             Action::Remove | Action::RemoveDelete => {
                 self.open_remove(action == Action::RemoveDelete);
             }
@@ -657,13 +649,44 @@ impl App {
         }
     }
 
+    /// Asks the trackers of the target torrents for peers now; a torrent without a
+    /// tracker is not sent (nothing to ask) and the message says where its peers come from.
+    fn reannounce(&mut self) {
+        let ids = self.targets();
+        let (tracked, trackerless): (Vec<TorrentId>, Vec<TorrentId>) = ids
+            .into_iter()
+            .partition(|id| self.snapshot.row(*id).is_some_and(|r| r.has_trackers));
+        if !tracked.is_empty() {
+            let mut text = format!("re-announcing {}", self.describe(&tracked));
+            if !trackerless.is_empty() {
+                text.push_str(&format!(
+                    "; {} without a tracker",
+                    self.describe(&trackerless)
+                ));
+            }
+            self.set_info(text);
+        } else if !trackerless.is_empty() {
+            // what matters first: a long name is cut at the end of the line
+            let what = self.describe(&trackerless);
+            self.set_info(format!(
+                "no tracker to re-announce to (peers come from DHT, PEX, LSD): {what}"
+            ));
+        }
+        for id in tracked {
+            self.outbox.push(Command::Reannounce(id));
+        }
+    }
+
     fn navigate(&mut self, action: Action) {
         if let Some(help) = &mut self.help {
             let width = match help.cursor_width.get() {
                 0 => 98,
                 w => w,
             };
-            help.scroll_text(action, help::lines(&self.opts.keymap, width).len());
+            help.scroll_text(
+                action,
+                help::lines(&self.opts.keymap, width, self.opts.confirm_quit).len(),
+            );
             return;
         }
         match self.screen {

@@ -45,8 +45,10 @@ impl App {
             self.quit = true;
             return;
         }
+        let trackers = popups::quit::tells_trackers(&self.snapshot);
         self.dialog = Some(Dialog::Confirm(popups::quit::open(
             running,
+            trackers,
             &self.opts.keymap,
         )));
     }

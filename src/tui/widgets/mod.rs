@@ -73,7 +73,7 @@ pub(crate) fn draw(frame: &mut Frame, app: &App, speed: Option<&SpeedPoints>) {
         dialog::render(frame, area, d, theme);
     }
     if let Some(scroll) = app.scrolls().help {
-        help::render(frame, area, &app.options().keymap, scroll, theme);
+        help::render(frame, area, app.options(), scroll, theme);
     }
 }
 
