@@ -1496,3 +1496,19 @@ fn help_says_q_quits_at_once_when_confirm_quit_is_off() {
     let text = screen(&render(&mut app, 120, 40));
     assert!(quit_line(&text).contains("asks first"), "{text}");
 }
+
+#[test]
+fn failed_adds_say_how_many_and_where_to_read_why_at_80_columns() {
+    let mut app = App::new(snapshot(1, four()));
+    let reasons: Vec<String> = (1..=5)
+        .map(|i| format!("/home/user/Downloads/broken-{i}.torrent: not a torrent file (bencode)"))
+        .collect();
+    app.adds_failed(&reasons);
+    for (w, h) in DAY_SIZES {
+        let text = screen(&render(&mut app, w, h));
+        assert!(
+            text.contains("5 torrents not added (why: e, session log)"),
+            "{w}x{h}:\n{text}"
+        );
+    }
+}

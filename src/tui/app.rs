@@ -260,6 +260,22 @@ impl App {
         self.set_snapshot_at(snapshot, self.now_secs);
     }
 
+    /// Adds refused before the UI started (`reasons`, each already in the session log):
+    /// the message line says how many and where to read why, the first reason after
+    /// that, so the count and the key fit even 80 columns. Nothing for none.
+    pub fn adds_failed(&mut self, reasons: &[String]) {
+        let Some(first) = reasons.first() else {
+            return;
+        };
+        let n = reasons.len();
+        let key = self.opts.keymap.hint(Action::SessionLog);
+        self.set_error(format!(
+            "{n} torrent{} not added (why: {key}, session log): {}",
+            if n == 1 { "" } else { "s" },
+            format::clean(first, self.opts.theme.sym.ascii)
+        ));
+    }
+
     /// Handles one key event: looks it up in the active keymap for the current context and
     /// applies the action, or passes it to the focused text field. Returns the commands to
     /// send to the engine (empty for keys that only change the UI, unbound keys and

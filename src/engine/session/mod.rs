@@ -447,6 +447,20 @@ impl Session {
                 let r = self.add(req);
                 if let Err(e) = &r {
                     tracing::warn!("add refused: {e}");
+                    // every refused add reaches the session log, whoever asked for it
+                    let level = match e {
+                        AddError::AlreadyAdded { .. } => Some(EventLevel::Info),
+                        AddError::ShuttingDown => None,
+                        AddError::Invalid(_) | AddError::Storage(_) => Some(EventLevel::Error),
+                    };
+                    if let Some(level) = level {
+                        self.log.push(
+                            None,
+                            level,
+                            EventKind::AddRefused,
+                            format!("not added: {e}"),
+                        );
+                    }
                 }
                 if let Some(reply) = reply {
                     let _ = reply.send(r);

@@ -202,3 +202,23 @@ fn the_state_filter_hides_rows_and_keeps_a_shown_selection() {
     assert!(!shown.contains(&TorrentId(2)), "{shown:?}");
     assert_eq!(app.selected(), Some(TorrentId(3)));
 }
+
+#[test]
+fn failed_adds_are_counted_with_where_to_read_why() {
+    let mut app = app();
+    app.adds_failed(&[]);
+    assert_eq!(app.notice(), None, "nothing failed: nothing said");
+    app.adds_failed(&["/tmp/a.torrent: not a torrent".to_owned()]);
+    assert_eq!(
+        app.notice(),
+        Some("1 torrent not added (why: e, session log): /tmp/a.torrent: not a torrent")
+    );
+    let reasons: Vec<String> = (0..5).map(|i| format!("/tmp/{i}.torrent: bad")).collect();
+    app.adds_failed(&reasons);
+    let notice = app.notice().unwrap();
+    assert!(
+        notice.starts_with("5 torrents not added (why: e, session log): /tmp/0.torrent"),
+        "{notice}"
+    );
+    assert!(notice.find("session log").unwrap() < 80);
+}
