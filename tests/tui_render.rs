@@ -1057,9 +1057,15 @@ fn remove_confirms_and_bulk_actions_use_marks() {
         "{cmds:?}"
     );
     assert!(app.marks().is_empty());
-    // D deletes data, after naming it
+    // D deletes data, after naming it; Enter there means no, only y deletes
     app.handle_key(key('D'));
-    let cmds = app.handle_key(code(KeyCode::Enter));
+    assert!(
+        app.handle_key(code(KeyCode::Enter)).is_empty(),
+        "Enter keeps"
+    );
+    assert!(app.dialog().is_none());
+    app.handle_key(key('D'));
+    let cmds = app.handle_key(key('y'));
     assert!(
         matches!(
             cmds[..],
@@ -1511,4 +1517,38 @@ fn failed_adds_say_how_many_and_where_to_read_why_at_80_columns() {
             "{w}x{h}:\n{text}"
         );
     }
+}
+
+#[test]
+fn the_sort_marker_means_one_thing_for_every_column() {
+    let mut app = App::new(snapshot(1, four()));
+    let marker = |app: &mut App| {
+        let text = screen(&render(app, 120, 40));
+        let line = text
+            .lines()
+            .find(|l| l.contains("sort: "))
+            .unwrap()
+            .to_owned();
+        line[line.find("sort: ").unwrap()..].to_owned()
+    };
+    assert!(
+        marker(&mut app).starts_with("sort: added ▲"),
+        "oldest first"
+    );
+    app.handle_key(key('s'));
+    assert!(marker(&mut app).starts_with("sort: name ▲"), "A to Z");
+    app.handle_key(key('s'));
+    assert!(
+        marker(&mut app).starts_with("sort: size ▼"),
+        "largest first"
+    );
+    let sizes: Vec<u64> = app.visible_rows().map(|r| r.size).collect();
+    assert!(sizes.windows(2).all(|w| w[0] >= w[1]), "{sizes:?}");
+    app.handle_key(key('S'));
+    assert!(
+        marker(&mut app).starts_with("sort: size ▲"),
+        "smallest first"
+    );
+    let sizes: Vec<u64> = app.visible_rows().map(|r| r.size).collect();
+    assert!(sizes.windows(2).all(|w| w[0] <= w[1]), "{sizes:?}");
 }

@@ -523,3 +523,27 @@ fn failed_adds_are_counted_and_each_reason_is_in_the_session_log() {
         assert!(tmux.wait_exit(Duration::from_secs(10)));
     }
 }
+
+/// A run killed with `kill -9` leaves the terminal in the alternate screen with its text;
+/// the next start in the same terminal clears it instead of drawing over it.
+#[test]
+fn the_screen_is_cleared_on_start() {
+    let dir = temp_dir();
+    let config = dir.path().join("config.toml");
+    std::fs::write(&config, format!("listen_port = {}\n", free_port())).unwrap();
+    let cmd = format!(
+        "printf '\\033[?1049h'; for i in $(seq 1 40); do echo LEFTOVER-LEFTOVER-LEFTOVER-LEFTOVER-LEFTOVER-LEFTOVER; done; exec {} --config {}",
+        common::rat::bin(),
+        config.display()
+    );
+    let tmux = start("cleared", &cmd, &[], 80, 24);
+    let screen = tmux.wait_for("No torrents yet", Duration::from_secs(20));
+    std::thread::sleep(Duration::from_millis(300));
+    let screen = format!("{screen}\n{}", tmux.capture());
+    assert!(
+        !screen.contains("LEFTOVER"),
+        "old text shows through:\n{screen}"
+    );
+    tmux.keys("q");
+    assert!(tmux.wait_exit(Duration::from_secs(10)));
+}

@@ -15,6 +15,7 @@ use crossterm::event::{KeyCode, KeyEvent, KeyModifiers, MouseButton, MouseEvent,
 
 use crate::api::{
     AddError, Command, EngineEvent, EventLevel, Snapshot, TorrentDetail, TorrentId, TorrentRow,
+    TorrentState,
 };
 
 use super::action::{Action, Context};
@@ -177,6 +178,11 @@ impl App {
             self.selection.invalidate();
         }
         self.snapshot = snapshot;
+        let snap = &self.snapshot;
+        self.notice.update(snap.seq, |id| {
+            snap.row(id)
+                .is_some_and(|r| r.state == TorrentState::Moving)
+        });
         self.counts = list::counts(&self.snapshot.rows);
         self.refresh_index();
         if let Some(id) = self.pending_select
@@ -291,6 +297,15 @@ impl App {
             let plain =
                 KeyEvent::new_with_kind(key.code, key.modifiers - KeyModifiers::ALT, key.kind);
             return self.handle_key(plain);
+        }
+        // Enter never says yes to a question that cannot be undone
+        if let Some(Dialog::Confirm(question)) = &self.dialog
+            && question.enter_denies
+            && key.code == KeyCode::Enter
+            && key.kind != crossterm::event::KeyEventKind::Release
+        {
+            self.apply(Action::Deny);
+            return self.take_commands();
         }
         let context = self.context();
         match self.opts.keymap.lookup(context, &key) {
@@ -624,15 +639,18 @@ impl App {
                 self.log_scroll.cursor = self.events.all().len().saturating_sub(1);
             }
             Action::Add => self.open_add(),
-            Action::PauseAll => self.outbox.push(Command::PauseAll),
-            Action::ResumeAll => self.outbox.push(Command::ResumeAll),
+            Action::PauseAll | Action::ResumeAll => self.all(action == Action::PauseAll),
             Action::TogglePause => {
                 for id in self.targets() {
                     self.outbox.push(Command::TogglePause(id));
                 }
             }
             Action::Recheck => {
-                for id in self.targets() {
+                let ids = self.targets();
+                if !ids.is_empty() {
+                    self.set_info(format!("rechecking {}", self.describe(&ids)));
+                }
+                for id in ids {
                     self.outbox.push(Command::Recheck(id));
                 }
             }
@@ -663,6 +681,28 @@ impl App {
                 }
             }
         }
+    }
+
+    /// Pauses (`pause`) or resumes every torrent, saying how many it concerns.
+    fn all(&mut self, pause: bool) {
+        let rows = &self.snapshot.rows;
+        let paused = rows
+            .iter()
+            .filter(|r| r.state == TorrentState::Paused)
+            .count();
+        let n = if pause { rows.len() - paused } else { paused };
+        let s = if n == 1 { "" } else { "s" };
+        self.set_info(match (pause, n) {
+            (true, 0) => "nothing to pause: every torrent is paused".to_owned(),
+            (false, 0) => "nothing to resume: no torrent is paused".to_owned(),
+            (true, n) => format!("pausing {n} torrent{s}"),
+            (false, n) => format!("resuming {n} paused torrent{s}"),
+        });
+        self.outbox.push(if pause {
+            Command::PauseAll
+        } else {
+            Command::ResumeAll
+        });
     }
 
     /// Asks the trackers of the target torrents for peers now; a torrent without a

@@ -186,6 +186,15 @@ pub struct View {
     pub query: String,
 }
 
+impl View {
+    /// Whether the list runs biggest first (Z→A, newest, fastest, largest): the column's
+    /// natural order, turned round by `reverse`. The sort marker shows this, one meaning
+    /// for every column: ▲ smallest first, ▼ biggest first.
+    pub fn descending(&self) -> bool {
+        self.sort.descending_by_default() != self.reverse
+    }
+}
+
 /// Case-insensitive, Unicode-aware substring match (`query_lower` already lower-cased).
 pub fn matches(name: &str, query_lower: &str) -> bool {
     query_lower.is_empty() || name.to_lowercase().contains(query_lower)
@@ -249,7 +258,7 @@ pub fn build(rows: &[std::sync::Arc<TorrentRow>], view: &View) -> Vec<usize> {
         .filter(|(_, r)| view.filter.accepts(r.state) && matches(&r.name, &query))
         .map(|(i, _)| i)
         .collect();
-    let descending = view.sort.descending_by_default() != view.reverse;
+    let descending = view.descending();
     if view.sort == SortColumn::Name {
         // lower-case each name once, not once per comparison
         let mut keyed: Vec<(String, usize)> = index

@@ -79,9 +79,17 @@ impl App {
             FormKind::Limits { torrents } => popups::limits::submit(form, torrents, &self.snapshot),
             FormKind::Move { torrents } => popups::move_storage::submit(form, torrents),
         };
+        // "moving to …" is said while the data moves, not after
+        let moving = match &form.kind {
+            FormKind::Move { torrents } => Some(torrents.clone()),
+            _ => None,
+        };
         match result {
-            Ok(outcome) => {
+            Ok(mut outcome) => {
                 self.dialog = None;
+                if let (Some(ids), Some(text)) = (moving, outcome.notice.take()) {
+                    self.notice.info_while(text, ids, self.snapshot.seq);
+                }
                 self.apply_outcome(outcome);
             }
             Err(e) => form.error = Some(e),

@@ -48,6 +48,7 @@ pub fn open(active: usize, trackers: bool, keymap: &Keymap) -> Confirm {
             String::new(),
             format!("{yes}: quit    {no}: stay"),
         ],
+        enter_denies: false,
     }
 }
 

@@ -107,7 +107,11 @@ pub(crate) fn render(frame: &mut Frame, area: Rect, app: &App) {
             };
             let marker =
                 if sort == view.sort && !(sort == SortColumn::Added && column != Column::Added) {
-                    if view.reverse { sym.sort.1 } else { sym.sort.0 }
+                    if view.descending() {
+                        sym.sort.1
+                    } else {
+                        sym.sort.0
+                    }
                 } else {
                     ""
                 };
