@@ -10,6 +10,7 @@ use super::action::Action;
 use super::format;
 use super::keymap::Keymap;
 use super::theme::Symbols;
+use crate::units;
 
 /// How a fact's value reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -54,8 +55,8 @@ fn progress(row: &TorrentRow) -> Fact {
         format!(
             "{} ({} of {}), {}/{} pieces",
             format::percent(row.done, row.size),
-            format::size(row.done),
-            format::size(row.size),
+            units::size(row.done),
+            units::size(row.size),
             row.pieces_have,
             row.pieces_total
         ),
@@ -114,7 +115,7 @@ pub fn facts(
         ));
     }
     let piece_len = detail.map_or(String::new(), |d| {
-        format!(" of {}", format::size(u64::from(d.piece_length)))
+        format!(" of {}", units::size(u64::from(d.piece_length)))
     });
     if !row.size_known() {
         // a magnet link before its metadata: nothing is known of the payload yet
@@ -130,7 +131,7 @@ pub fn facts(
             "Size",
             format!(
                 "{} ({} pieces{piece_len})",
-                format::size(row.size),
+                units::size(row.size),
                 row.pieces_total
             ),
             Plain,
@@ -138,16 +139,16 @@ pub fn facts(
         out.push(progress(row));
     }
     let wasted = detail.map_or(String::new(), |d| {
-        format!(", wasted {}", format::size(d.wasted))
+        format!(", wasted {}", units::size(d.wasted))
     });
     out.push(fact(
         "Transferred",
         format!(
             "{} {}  {} {}  ratio {}{wasted}",
             sym.down,
-            format::size(row.downloaded),
+            units::size(row.downloaded),
             sym.up,
-            format::size(row.uploaded),
+            units::size(row.uploaded),
             format::ratio(row.ratio())
         ),
         Plain,
@@ -156,7 +157,7 @@ pub fn facts(
         if v == 0 {
             "unlimited".to_owned()
         } else {
-            format::rate(v)
+            units::rate(v)
         }
     };
     out.push(fact(
@@ -164,10 +165,10 @@ pub fn facts(
         format!(
             "{} {} (limit {})  {} {} (limit {})",
             sym.down,
-            format::rate(row.down_rate),
+            units::rate(row.down_rate),
             lim(row.down_limit),
             sym.up,
-            format::rate(row.up_rate),
+            units::rate(row.up_rate),
             lim(row.up_limit)
         ),
         Plain,
