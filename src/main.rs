@@ -133,6 +133,7 @@ fn ui_options(cli: &Cli, config: &Config) -> anyhow::Result<tui::UiOptions> {
         log_path: None,
         mouse: config.mouse,
         confirm_quit: config.confirm_quit,
+        columns: tui::list::parse_columns(&config.columns).map_err(|e| anyhow::anyhow!(e))?,
     })
 }
 

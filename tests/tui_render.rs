@@ -449,7 +449,7 @@ fn main_list_at_both_sizes() {
         "42.0%",
         "2m 42s",
         "5 (120)",
-        "7 (30)",
+        "12 (150)",
         "Downloading",
     ] {
         assert!(first.contains(part), "{part}: {first}");
@@ -1551,4 +1551,47 @@ fn the_sort_marker_means_one_thing_for_every_column() {
     );
     let sizes: Vec<u64> = app.visible_rows().map(|r| r.size).collect();
     assert!(sizes.windows(2).all(|w| w[0] <= w[1]), "{sizes:?}");
+}
+
+#[test]
+fn a_seeding_user_keeps_up_rate_ratio_and_peers_at_80_and_120_columns() {
+    let mut app = App::new(snapshot(1, four()));
+    for (w, h) in DAY_SIZES {
+        let text = screen(&render(&mut app, w, h));
+        let header = text.lines().find(|l| l.contains("Name")).unwrap();
+        for column in ["↑ Rate", "↓ Rate", "Ratio", "Peers", "State"] {
+            assert!(header.contains(column), "{w}x{h}: no {column} in {header}");
+        }
+        // the bar gives way first, the percentage stays
+        assert!(
+            header.contains("Progress") || header.contains("Done"),
+            "{header}"
+        );
+        // Peers counts every connected peer, seeds included, and the whole swarm
+        let row = text.lines().find(|l| l.contains("debian-12")).unwrap();
+        assert!(row.contains("12 (150)"), "{w}x{h}: {row}");
+        let seed = text.lines().find(|l| l.contains("archlinux")).unwrap();
+        assert!(seed.contains("512 KiB/s"), "{w}x{h}: {seed}");
+    }
+}
+
+#[test]
+fn the_config_picks_the_list_columns() {
+    let names: Vec<String> = ["progress", "up", "ratio", "peers"]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    let opts = UiOptions {
+        columns: ratorrent::tui::list::parse_columns(&names).unwrap(),
+        ..UiOptions::default()
+    };
+    let mut app = App::with_options(snapshot(1, four()), opts);
+    let text = screen(&render(&mut app, 120, 40));
+    let header = text.lines().find(|l| l.contains("Name")).unwrap();
+    for shown in ["Progress", "↑ Rate", "Ratio", "Peers"] {
+        assert!(header.contains(shown), "{header}");
+    }
+    for hidden in ["Size", "State", "↓ Rate", "ETA", "Seeds", "Added"] {
+        assert!(!header.contains(hidden), "{header}");
+    }
 }

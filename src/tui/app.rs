@@ -27,7 +27,7 @@ use super::help;
 use super::history::{History, SpeedPoints, Window};
 use super::input::TextField;
 use super::keymap::Keymap;
-use super::list::{self, StateFilter, View};
+use super::list::{self, SortColumn, StateFilter, View};
 use super::notice::{Notice, NoticeLevel};
 use super::popups::confirm::ConfirmKind;
 use super::popups::form::{FormKind, Outcome};
@@ -52,6 +52,9 @@ pub struct UiOptions {
     pub mouse: bool,
     /// `q` asks first while torrents are active (config `confirm_quit`).
     pub confirm_quit: bool,
+    /// The list's columns (config `columns`, read by [`list::parse_columns`]; the name
+    /// column is always among them): all by default.
+    pub columns: Vec<SortColumn>,
 }
 
 impl Default for UiOptions {
@@ -63,6 +66,7 @@ impl Default for UiOptions {
             log_path: None,
             mouse: false,
             confirm_quit: true,
+            columns: SortColumn::ALL.to_vec(),
         }
     }
 }

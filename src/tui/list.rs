@@ -52,6 +52,23 @@ impl SortColumn {
         SortColumn::Peers,
     ];
 
+    /// The column's name in the config's `columns` (`"down"`, `"eta"`, ...).
+    pub fn column_name(self) -> &'static str {
+        match self {
+            SortColumn::Added => "added",
+            SortColumn::Name => "name",
+            SortColumn::Size => "size",
+            SortColumn::Progress => "progress",
+            SortColumn::State => "state",
+            SortColumn::Down => "down",
+            SortColumn::Up => "up",
+            SortColumn::Eta => "eta",
+            SortColumn::Ratio => "ratio",
+            SortColumn::Seeds => "seeds",
+            SortColumn::Peers => "peers",
+        }
+    }
+
     /// Label for the filter bar, e.g. `"name"`.
     pub fn label(self) -> &'static str {
         match self {
@@ -184,6 +201,31 @@ pub struct View {
     pub filter: StateFilter,
     /// Search text (matched case-insensitively anywhere in the name); empty: no search.
     pub query: String,
+}
+
+/// The list's columns the config's `columns` names (any order, case-insensitive; the
+/// name column is always shown). They keep their place on screen, and a narrow terminal
+/// still gives up some by priority.
+///
+/// Errors: a name that is no column, with the names there are.
+pub fn parse_columns(names: &[String]) -> Result<Vec<SortColumn>, String> {
+    let mut picked = vec![SortColumn::Name];
+    for name in names {
+        let column = SortColumn::ALL
+            .into_iter()
+            .find(|c| c.column_name().eq_ignore_ascii_case(name.trim()))
+            .ok_or_else(|| {
+                let known: Vec<&str> = SortColumn::ALL.iter().map(|c| c.column_name()).collect();
+                format!(
+                    "columns: no column is called {name:?} (the columns: {})",
+                    known.join(", ")
+                )
+            })?;
+        if !picked.contains(&column) {
+            picked.push(column);
+        }
+    }
+    Ok(picked)
 }
 
 impl View {
@@ -372,6 +414,32 @@ mod tests {
             c = c.next();
         }
         assert_eq!(c, SortColumn::Added);
+    }
+
+    #[test]
+    fn the_config_picks_columns_by_name() {
+        let names = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        let all: Vec<String> = SortColumn::ALL
+            .iter()
+            .map(|c| c.column_name().to_owned())
+            .collect();
+        let picked = parse_columns(&all).unwrap();
+        assert_eq!(picked.len(), SortColumn::ALL.len());
+        assert_eq!(
+            parse_columns(&names(&["up", "Ratio", " peers ", "up"])).unwrap(),
+            [
+                SortColumn::Name,
+                SortColumn::Up,
+                SortColumn::Ratio,
+                SortColumn::Peers
+            ],
+            "name always, each once"
+        );
+        let err = parse_columns(&names(&["speed"])).unwrap_err();
+        assert!(
+            err.contains("\"speed\"") && err.contains("down, up"),
+            "{err}"
+        );
     }
 
     #[test]
