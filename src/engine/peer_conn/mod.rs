@@ -9,7 +9,8 @@
 //!
 //! - [`protocol`]: the reader decides nothing about the swarm. It asks the torrent's picker
 //!   (a short lock, never across an await) which blocks to request, hands received blocks
-//!   to the disk threads, and reports to the torrent through [`PeerEvent`]s.
+//!   to the disk threads, and reports to the torrent through
+//!   [`PeerEvent`](crate::engine::link::message::PeerEvent)s.
 //! - [`upload`]: the writer sends our messages and serves the peer's requests from the disk
 //!   within a byte budget (per connection and session-wide), so a peer that stops reading
 //!   holds at most two batches of memory and is dropped when its socket makes no progress.

@@ -7,7 +7,8 @@
 //! share lives in [`crate::engine::link`].
 //!
 //! This file holds [`Torrent`], its inputs from the state machine and its timer. Beside it:
-//! - plain, tested parts: [`state`] (the life cycle, a pure machine), [`wanted`] (file →
+//! - plain, tested parts: [`state`] (the life cycle, a pure machine; a check and a move
+//!   live in their states as [`jobs`]), [`wanted`] (file →
 //!   piece priorities), [`summary`] (what is kept of the metainfo; progress arithmetic),
 //!   [`view`] (the list row and detail view), [`persist`] (the state-store record),
 //!   [`check_queue`] (check slots), [`announce`] (tracker tiers), [`peer_book`] (known addresses), [`peers`] (connected
