@@ -881,3 +881,118 @@ pub fn check_lsd(data: &[u8]) {
         assert_eq!(back.info_hashes, chunk);
     }
 }
+
+// ---------------------------------------------------------------------------------------
+// BEP 5 DHT (KRPC)
+// ---------------------------------------------------------------------------------------
+
+/// A live DHT node of ratorrent (`ratorrent::dht::Dht`, no bootstrap nodes, no state
+/// file) on 127.0.0.1 and a client socket that talks to it. KRPC datagrams are decoded
+/// inside `librqbit-dht`, whose decoder is not public, so they are fuzzed the way a remote
+/// node sends them: over UDP, to the node's socket.
+///
+/// Run the fuzz target in a network namespace with only a loopback interface (run.sh does):
+/// a datagram may name nodes anywhere, and the node may contact them.
+pub struct KrpcNode {
+    /// Runs the node's tasks (two worker threads).
+    _rt: tokio::runtime::Runtime,
+    /// Kept alive for the node's lifetime.
+    _dht: ratorrent::dht::Dht,
+    /// Where the node listens.
+    node: SocketAddr,
+    /// Sends the datagrams and the pings.
+    client: std::net::UdpSocket,
+    /// Transaction id of the next ping.
+    seq: u16,
+    /// Receive buffer (64 KiB: the largest UDP datagram).
+    buf: Vec<u8>,
+}
+
+/// How long the node may take to answer the ping that follows a datagram, ms.
+pub const KRPC_ANSWER_MS: u64 = 10_000;
+
+impl KrpcNode {
+    /// Start the node on 127.0.0.1 (a free port) and bind the client socket.
+    ///
+    /// # Panics
+    /// When the node or the socket cannot be started.
+    pub fn start() -> KrpcNode {
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .expect("tokio runtime");
+        let dht = rt
+            .block_on(ratorrent::dht::Dht::start(ratorrent::dht::DhtOptions {
+                bind: "127.0.0.1:0".parse().unwrap(),
+                bootstrap: Vec::new(),
+                state_file: None,
+            }))
+            .expect("DHT node on 127.0.0.1");
+        let node = dht.local_addr();
+        let client = std::net::UdpSocket::bind("127.0.0.1:0").expect("client socket");
+        client
+            .set_read_timeout(Some(std::time::Duration::from_millis(200)))
+            .unwrap();
+        KrpcNode {
+            _rt: rt,
+            _dht: dht,
+            node,
+            client,
+            seq: 0,
+            buf: vec![0; 65536],
+        }
+    }
+
+    /// Send `data` to the node as one datagram (at most 65,507 bytes are sent), then a
+    /// `ping`: the node reads its socket in order, so its answer to the ping shows that it
+    /// decoded and handled `data` and still serves. Answers to `data` itself and queries
+    /// of the node are skipped; the ping is sent again every 200 ms.
+    ///
+    /// # Panics
+    /// When the node does not answer the ping within [`KRPC_ANSWER_MS`] (it died, hangs,
+    /// or stopped serving), or when its answer is not a well-formed ping response.
+    pub fn check(&mut self, data: &[u8]) {
+        let data = &data[..data.len().min(65_507)];
+        // a send may fail for a reason of the host (buffers full): the ping tells
+        let _ = self.client.send_to(data, self.node);
+        self.seq = self.seq.wrapping_add(1);
+        let tid = self.seq.to_be_bytes();
+        let mut ping = b"d1:ad2:id20:fuzzfuzzfuzzfuzzfuzze1:q4:ping1:t2:".to_vec();
+        ping.extend_from_slice(&tid);
+        ping.extend_from_slice(b"1:y1:qe");
+        let mut want = b"1:t2:".to_vec();
+        want.extend_from_slice(&tid);
+        let deadline = std::time::Instant::now() + std::time::Duration::from_millis(KRPC_ANSWER_MS);
+        while std::time::Instant::now() < deadline {
+            self.client
+                .send_to(&ping, self.node)
+                .expect("send the ping");
+            let resend = std::time::Instant::now() + std::time::Duration::from_millis(200);
+            while std::time::Instant::now() < resend {
+                let Ok((n, from)) = self.client.recv_from(&mut self.buf) else {
+                    break;
+                };
+                let answer = &self.buf[..n];
+                if from != self.node || find(answer, &want).is_none() {
+                    continue; // an answer to `data`, a query of the node, an older ping
+                }
+                assert!(
+                    find(answer, b"1:y1:r").is_some() && find(answer, b"2:id20:").is_some(),
+                    "the node answered a ping with {:?}",
+                    String::from_utf8_lossy(answer)
+                );
+                return;
+            }
+        }
+        panic!(
+            "the DHT node stopped answering pings after a datagram of {} bytes",
+            data.len()
+        );
+    }
+}
+
+/// Where `needle` first occurs in `hay`.
+fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
+    hay.windows(needle.len()).position(|w| w == needle)
+}
