@@ -888,6 +888,7 @@ mod tests {
                         id: TorrentId(7),
                         name: "x".into(),
                         info_hash: "00".repeat(20),
+                        merged: None,
                     })
                 } else if name.starts_with("bad") {
                     Err(AddError::Invalid(format!("{name}: not a torrent")))

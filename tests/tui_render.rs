@@ -163,6 +163,7 @@ fn detail() -> TorrentDetail {
         private: false,
         piece_length: 256 * 1024,
         wasted: 512 * 1024,
+        given_peers: Vec::new(),
         peer_sources: vec![
             SourceCount {
                 source: PeerSource::Tracker,
@@ -930,6 +931,7 @@ fn add_dialog_validates_sends_and_selects() {
         id: TorrentId(2),
         name: "archlinux".to_owned(),
         info_hash: "bb".repeat(20),
+        merged: None,
     }));
     assert_eq!(app.selected(), Some(TorrentId(2)));
     assert!(app.notice().unwrap().contains("already added"));

@@ -245,12 +245,15 @@ impl App {
                 self.pending_select = Some(id);
                 self.set_info("torrent added".to_owned());
             }
-            Err(AddError::AlreadyAdded { id, name, .. }) => {
+            Err(AddError::AlreadyAdded {
+                id, name, merged, ..
+            }) => {
                 self.pending_select = Some(id);
-                self.set_info(format!(
-                    "{} is already added: selected it",
-                    format::clean(&name, false)
-                ));
+                let name = format::clean(&name, false);
+                self.set_info(match merged {
+                    Some(m) => format!("{name} is already added: {m}"),
+                    None => format!("{name} is already added: selected it"),
+                });
             }
             Err(e) => self.set_error(format!("not added: {e}")),
         }
@@ -641,6 +644,7 @@ impl App {
                 self.change_priority(action == Action::PriorityUp)
             }
             Action::SpeedWindow => self.window = self.window.next(),
+            Action::AddPeer => self.open_add_peer(),
             Action::Confirm => self.confirm(),
             Action::Deny | Action::Cancel => self.dialog = None,
             Action::Submit => self.submit(),
@@ -820,6 +824,19 @@ impl App {
         self.dialog = Some(Dialog::Form(form));
     }
 
+    fn open_add_peer(&mut self) {
+        let Some(id) = self.focused else {
+            return;
+        };
+        let name = self
+            .snapshot
+            .row(id)
+            .map(|r| r.name.clone())
+            .unwrap_or_default();
+        let form = popups::add_peer::open(id, &name, &self.opts.theme.sym);
+        self.dialog = Some(Dialog::Form(form));
+    }
+
     fn request_quit(&mut self) {
         let running = popups::quit::running(&self.snapshot);
         if running == 0 || !self.opts.confirm_quit {
@@ -857,6 +874,7 @@ impl App {
             FormKind::Add => popups::add::submit(form, self.opts.seed_after_download),
             FormKind::Limits { torrents } => popups::limits::submit(form, torrents, &self.snapshot),
             FormKind::Move { torrents } => popups::move_storage::submit(form, torrents),
+            FormKind::AddPeer { torrent } => popups::add_peer::submit(form, *torrent),
         };
         match result {
             Ok(outcome) => {

@@ -492,6 +492,9 @@ impl Session {
             Command::Reannounce(id) => {
                 self.with(id, |t, env| t.reannounce(env));
             }
+            Command::AddPeer { id, addr } => {
+                self.with(id, |t, env| t.add_peer(addr, env));
+            }
             Command::Remove { id, delete_data } => self.remove(id, delete_data),
             Command::Focus(id) => {
                 self.publisher.focus(id);
@@ -547,6 +550,7 @@ impl Session {
                 id,
                 name: meta.saved_name().to_owned(),
                 info_hash: meta.info_hash.to_hex(),
+                merged: None,
             });
         }
         let id = TorrentId(self.next_id);
@@ -600,6 +604,8 @@ impl Session {
     fn add_magnet(&mut self, m: Magnet, req: AddRequest) -> Result<TorrentId, AddError> {
         let existing = self.torrent_by_hash(&m.info_hash);
         if let Some(id) = existing {
+            // its new trackers and peers are taken (say so)
+            let merged = self.with(id, |t, env| t.merge_magnet(&m, env));
             let name = self
                 .torrents
                 .get(&id)
@@ -608,6 +614,7 @@ impl Session {
                 id,
                 name,
                 info_hash: m.info_hash.to_hex(),
+                merged: merged.map(|m| m.describe()),
             });
         }
         let id = TorrentId(self.next_id);

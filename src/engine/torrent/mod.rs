@@ -15,6 +15,7 @@ pub mod disk;
 mod lsd;
 pub mod peer_book;
 pub mod peers;
+pub mod sources;
 pub mod state;
 pub mod summary;
 
@@ -195,6 +196,12 @@ pub struct Torrent {
     pub save_dir: PathBuf,
     /// When it was added (Unix seconds).
     pub added_at: u64,
+    /// Orders torrents added in the same second (see [`crate::state::next_added_seq`]).
+    added_seq: u64,
+    /// Peers the user gave (magnet `x.pe`, by hand): kept and always dialled.
+    kept_peers: Vec<crate::state::KeptPeer>,
+    /// The peer sources the session runs for it (set when it joins the swarm).
+    discovery: sources::Discovery,
     /// When it completed (Unix seconds).
     completed_at: Option<u64>,
     seed: bool,
@@ -271,6 +278,9 @@ impl Torrent {
             keep_meta: false,
             save_dir,
             added_at: now_unix(),
+            added_seq: crate::state::next_added_seq(),
+            kept_peers: Vec::new(),
+            discovery: sources::Discovery::default(),
             completed_at: None,
             seed,
             file_stats: Vec::new(),
@@ -326,6 +336,7 @@ impl Torrent {
         };
         let mut t = Torrent::blank(id, sum, save_dir, seed, upload_slots);
         t.keep_meta = keep_meta;
+        t.kept_peers = sources::kept_of(&link);
         t.pending = Some(PendingMetadata { link, fetch: None });
         t
     }
@@ -372,7 +383,15 @@ impl Torrent {
             files,
         };
         let mut t = Torrent::blank(id, sum, r.save_dir.clone(), r.seed, upload_slots);
+        t.kept_peers = r.peers.clone();
+        t.added_seq = r.added_seq;
         if let Some(link) = r.magnet.as_deref().and_then(|l| Magnet::parse(l).ok()) {
+            // a record written before the peers were kept: the link's
+            for k in sources::kept_of(&link) {
+                if !t.kept_peers.iter().any(|p| p.addr == k.addr) {
+                    t.kept_peers.push(k);
+                }
+            }
             t.sum.trackers = link.trackers.iter().map(|u| vec![u.clone()]).collect();
             t.trackers = TrackerSet::new(&t.sum.trackers, TrackerClient::supports);
             t.pending = Some(PendingMetadata { link, fetch: None });
@@ -463,6 +482,8 @@ impl Torrent {
             down_limit: self.limits.download.rate(),
             up_limit: self.limits.upload.rate(),
             magnet: self.pending.as_ref().map(|p| p.link.to_link()),
+            peers: self.kept_peers.clone(),
+            added_seq: self.added_seq,
         }
     }
 
@@ -932,10 +953,9 @@ impl Torrent {
                 env.ctx.config.max_metadata_size,
                 env.ctx.link.clone(),
             )));
-            for a in &p.link.peers {
-                self.book.add(*a, PeerSource::Magnet, env.now);
-            }
         }
+        self.book_kept_peers(env);
+        self.note_discovery(env);
         self.trackers.start(env.now);
         self.schedule_announce(env);
         self.dht_start(env);
@@ -2029,7 +2049,7 @@ impl Torrent {
                 )
             })
         } else if self.life.is_running() {
-            self.trackers.headline()
+            self.sources_headline()
         } else {
             None
         };
@@ -2156,10 +2176,11 @@ impl Torrent {
             known: known.get(&source).copied().unwrap_or(0),
             connected: peers.iter().filter(|p| p.source == source).count() as u32,
         })
-        .filter(|c| c.known > 0 || c.connected > 0)
+        .filter(|c| c.known > 0 || c.connected > 0 || self.in_effect(c.source))
         .collect();
         TorrentDetail {
             peer_sources,
+            given_peers: self.given_peers(),
             id: self.id,
             info_hash: self.sum.info_hash.to_hex(),
             save_path: self.save_dir.clone(),
