@@ -88,8 +88,10 @@ fn log_filter(default: &str) -> tracing_subscriber::EnvFilter {
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default))
 }
 
+/// Headless runs: warnings and errors on stderr. The engine's own events are not logged
+/// here: `download` prints its warnings once and ends with its errors (never twice).
 fn init_stderr_logging() {
-    let filter = log_filter("warn");
+    let filter = log_filter("warn,ratorrent::engine::event_log=off");
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
@@ -164,6 +166,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             seed,
             timeout,
             quiet,
+            wait_for_space,
         }) => {
             init_stderr_logging();
             let config = load_config(&cli)?;
@@ -176,6 +179,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 seed: *seed,
                 timeout: timeout.map(std::time::Duration::from_secs),
                 quiet: *quiet,
+                wait_for_space: *wait_for_space,
             };
             runtime()?.block_on(headless::download(config, opts))?;
             Ok(ExitCode::SUCCESS)

@@ -165,3 +165,97 @@ fn check_verifies_data_on_disk() {
     let (code, out, _) = run(&["check", t.to_str().unwrap(), dir.path().to_str().unwrap()]);
     assert_eq!((code, out.trim()), (1, "12/13 pieces verified"));
 }
+
+/// A one-file torrent of 50,000 bytes in `dir` (no tracker), its path.
+fn small_torrent(dir: &std::path::Path) -> std::path::PathBuf {
+    let data = dir.join("d.bin");
+    std::fs::write(&data, vec![1u8; 50_000]).unwrap();
+    let t = dir.join("d.torrent");
+    std::fs::write(&t, TorrentBuilder::new(&data).build().unwrap()).unwrap();
+    t
+}
+
+/// Issue 15 item 4: with less free space than `min_free_space`, `download` stops with
+/// exit status 1 and the cause (said once), instead of printing the same "paused" line
+/// every second for ever; `--wait-for-space` waits, saying so once.
+#[test]
+fn download_stops_with_the_cause_when_the_disk_guard_pauses_unless_told_to_wait() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = dir.path().join("config.toml");
+    // more than any volume has free
+    std::fs::write(
+        &cfg,
+        "min_free_space = 9000000000000000000\n[dht]\nenabled = false\n",
+    )
+    .unwrap();
+    let t = small_torrent(dir.path());
+    let out_dir = dir.path().join("out");
+    let base = [
+        "--config",
+        cfg.to_str().unwrap(),
+        "download",
+        t.to_str().unwrap(),
+        "-o",
+        out_dir.to_str().unwrap(),
+        "--port",
+        "0",
+    ];
+    let started = std::time::Instant::now();
+    let mut args = base.to_vec();
+    args.extend(["--timeout", "60"]);
+    let (code, out, err) = run(&args);
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(40),
+        "waited for the timeout: {out}{err}"
+    );
+    assert!(
+        err.contains("min_free_space") && err.contains("free on the volume"),
+        "{err}"
+    );
+    assert!(err.contains("--wait-for-space"), "{err}");
+    let all = format!("{out}{err}");
+    assert_eq!(all.matches("free on the volume").count(), 1, "{all}");
+    assert!(!all.contains("resume"), "{all}");
+
+    // told to wait: it waits (here until --timeout), the pause said once
+    let mut args = base.to_vec();
+    args.extend(["--wait-for-space", "--timeout", "4"]);
+    let (code, out, err) = run(&args);
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(err.contains("timed out after 4 s"), "{err}");
+    assert!(err.contains("waiting for free space"), "{err}");
+    let all = format!("{out}{err}");
+    assert_eq!(all.matches("free on the volume").count(), 1, "{all}");
+}
+
+/// Issue 15: a headless error is printed once (not also as a log line before it), and
+/// never says "resume" (a TUI word).
+#[test]
+fn download_errors_are_printed_once_and_never_say_resume() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = dir.path().join("config.toml");
+    std::fs::write(&cfg, "[dht]\nenabled = false\n").unwrap();
+    let bad = dir.path().join("bad.torrent");
+    std::fs::write(&bad, b"d4:infoi1ee").unwrap();
+    for torrent in ["/nonexistent.torrent", bad.to_str().unwrap()] {
+        let (code, out, err) = run(&[
+            "--config",
+            cfg.to_str().unwrap(),
+            "download",
+            torrent,
+            "-o",
+            dir.path().to_str().unwrap(),
+            "--port",
+            "0",
+        ]);
+        assert_eq!(code, 1, "{out}{err}");
+        assert_eq!(
+            err.matches(torrent).count(),
+            1,
+            "printed more than once: {err}"
+        );
+        assert!(err.starts_with("ratorrent: error: "), "{err}");
+        assert!(!format!("{out}{err}").contains("resume"), "{err}");
+    }
+}

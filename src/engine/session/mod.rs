@@ -446,7 +446,8 @@ impl Session {
             Command::Add(req, reply) => {
                 let r = self.add(req);
                 if let Err(e) = &r {
-                    tracing::warn!("add refused: {e}");
+                    // the front end that asked reports it (headless runs print it once)
+                    tracing::info!("add refused: {e}");
                 }
                 if let Some(reply) = reply {
                     let _ = reply.send(r);
