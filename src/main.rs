@@ -141,6 +141,9 @@ fn ui_options(cli: &Cli, config: &Config) -> anyhow::Result<tui::UiOptions> {
 fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match &cli.command {
         Some(Cmd::Info { torrent }) => {
+            // one rule for every subcommand: the config is read (a --config that does not
+            // exist or does not parse is an error), though `info` needs none of it
+            load_config(&cli)?;
             print!("{}", headless::info(torrent)?);
             Ok(ExitCode::SUCCESS)
         }

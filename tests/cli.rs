@@ -259,3 +259,87 @@ fn download_errors_are_printed_once_and_never_say_resume() {
         assert!(!format!("{out}{err}").contains("resume"), "{err}");
     }
 }
+
+/// Issue 15 item 8: `info` of a .torrent and of a magnet link use the same labels, and a
+/// tracker passkey is printed in neither.
+#[test]
+fn info_has_the_same_labels_for_torrents_and_magnets_and_masks_passkeys() {
+    let dir = tempfile::tempdir().unwrap();
+    let passkey = "a1b2c3d4e5f60718293a4b5c6d7e8f90";
+    let tracker = format!("http://127.0.0.1:1/{passkey}/announce");
+    let data = dir.path().join("song.flac");
+    std::fs::write(&data, vec![3u8; 100_000]).unwrap();
+    let t = dir.path().join("song.torrent");
+    std::fs::write(
+        &t,
+        TorrentBuilder::new(&data)
+            .piece_length(32 * 1024)
+            .announce(&tracker)
+            .build()
+            .unwrap(),
+    )
+    .unwrap();
+    let ih = ratorrent::metainfo::Metainfo::from_file(&t)
+        .unwrap()
+        .info_hash
+        .to_hex();
+    let (code, file_out, err) = run(&["info", t.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    let link = format!("magnet:?xt=urn:btih:{ih}&dn=song.flac&tr={tracker}&x.pe=127.0.0.1:6881");
+    let (code, magnet_out, err) = run(&["info", &link]);
+    assert_eq!(code, 0, "{err}");
+    for out in [&file_out, &magnet_out] {
+        assert!(!out.contains(passkey), "passkey printed:\n{out}");
+        assert!(out.contains("http://127.0.0.1:1/***/announce"), "{out}");
+        for label in [
+            "Name:          song.flac",
+            "Info hash v1:  ",
+            "Trackers:",
+            "tier 1:",
+        ] {
+            assert!(out.contains(label), "{label:?} missing from:\n{out}");
+        }
+        assert!(out.contains(&ih), "{out}");
+    }
+    assert!(
+        magnet_out.contains("Peers:         127.0.0.1:6881"),
+        "{magnet_out}"
+    );
+}
+
+/// Issue 15 item 9: every subcommand reads the config the same way: a `--config` file that
+/// does not exist (or does not parse) is an error for `info` as for `check` and
+/// `download`.
+#[test]
+fn every_subcommand_refuses_a_missing_or_broken_config() {
+    let dir = tempfile::tempdir().unwrap();
+    let t = small_torrent(dir.path());
+    let t = t.to_str().unwrap();
+    let d = dir.path().to_str().unwrap();
+    let missing = dir.path().join("nope.toml");
+    let missing = missing.to_str().unwrap();
+    let broken = dir.path().join("broken.toml");
+    std::fs::write(&broken, "upload_slot = 3\n").unwrap();
+    let broken = broken.to_str().unwrap();
+    for cfg in [missing, broken] {
+        for args in [
+            vec!["info", t],
+            vec!["check", t, d],
+            vec!["download", t, "-o", d, "--port", "0", "--timeout", "5"],
+        ] {
+            let mut all = vec!["--config", cfg];
+            all.extend(args.iter().copied());
+            let (code, out, err) = run(&all);
+            assert_eq!(code, 1, "{all:?}: {out}{err}");
+            let name = std::path::Path::new(cfg)
+                .file_name()
+                .unwrap()
+                .to_str()
+                .unwrap();
+            assert!(err.contains(name), "{all:?}: {err}");
+        }
+    }
+    // without --config, info still works (no config file is fine)
+    let (code, out, err) = run(&["info", t]);
+    assert_eq!(code, 0, "{out}{err}");
+}

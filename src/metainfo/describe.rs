@@ -138,7 +138,9 @@ impl Metainfo {
                     } else {
                         String::new()
                     };
-                    let _ = writeln!(s, "  {label:<9}{}", printable(url));
+                    // a passkey in the URL is never printed (as for a magnet link)
+                    let masked = crate::tracker::mask_passkey(url);
+                    let _ = writeln!(s, "  {label:<9}{}", printable(&masked));
                 }
             }
         }
