@@ -322,6 +322,35 @@ pub fn info(path: &Path) -> anyhow::Result<String> {
     Ok(meta.describe())
 }
 
+/// When `check` found nothing in `dir`: where it expected the data, and the folder to give
+/// instead when `dir` looks like the torrent's own top folder (a common slip), e.g.
+/// `expected the data at /d/album/album (its top folder inside DIR); give /d instead`.
+pub fn expected_data_hint(meta: &Metainfo, dir: &Path) -> Option<String> {
+    let expected = dir.join(meta.saved_name());
+    if expected.exists() {
+        return None;
+    }
+    let mut hint = format!("expected the data at {}", expected.display());
+    if meta.multi_file {
+        hint.push_str(" (the torrent's top folder, inside DIR)");
+    }
+    if dir.file_name().is_some_and(|n| n == meta.saved_name())
+        && let Some(parent) = dir.parent()
+    {
+        let parent = if parent.as_os_str().is_empty() {
+            Path::new(".")
+        } else {
+            parent
+        };
+        hint.push_str(&format!(
+            "; {} looks like the torrent's own folder: give its parent, {}",
+            dir.display(),
+            parent.display()
+        ));
+    }
+    Some(hint)
+}
+
 /// `ratorrent check`: verify `dir` against the torrent. Returns (verified, total) pieces.
 ///
 /// # Errors
@@ -346,10 +375,23 @@ pub fn check_with(
     opts: crate::storage::StorageOptions,
 ) -> anyhow::Result<(u32, u32)> {
     let meta = Metainfo::load(path).map_err(|e| anyhow::anyhow!(e))?;
+    check_meta(&meta, dir, threads, opts)
+}
+
+/// [`check_with`] of a loaded torrent.
+///
+/// # Errors
+/// Storage layout; `dir` is not a folder.
+pub fn check_meta(
+    meta: &Metainfo,
+    dir: &Path,
+    threads: usize,
+    opts: crate::storage::StorageOptions,
+) -> anyhow::Result<(u32, u32)> {
     if !dir.is_dir() {
         bail!("{}: no such directory", dir.display());
     }
-    let storage = Storage::for_torrent(&meta, dir, opts)?;
+    let storage = Storage::for_torrent(meta, dir, opts)?;
     let n = meta.piece_count();
     let have = check_pieces(
         &storage,

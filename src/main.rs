@@ -150,13 +150,20 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Some(Cmd::Check { torrent, dir }) => {
             let config = load_config(&cli)?;
             let handles = ratorrent::storage::HandleCache::new(config.open_file_cap());
-            let (have, total) = headless::check_with(
-                torrent,
+            let meta =
+                ratorrent::metainfo::Metainfo::load(torrent).map_err(|e| anyhow::anyhow!(e))?;
+            let (have, total) = headless::check_meta(
+                &meta,
                 dir,
                 config.disk_thread_count(),
                 config.storage_options(handles),
             )?;
             println!("{have}/{total} pieces verified");
+            if have < total
+                && let Some(hint) = headless::expected_data_hint(&meta, dir)
+            {
+                println!("{hint}");
+            }
             Ok(if have == total {
                 ExitCode::SUCCESS
             } else {

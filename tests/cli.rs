@@ -343,3 +343,37 @@ fn every_subcommand_refuses_a_missing_or_broken_config() {
     let (code, out, err) = run(&["info", t]);
     assert_eq!(code, 0, "{out}{err}");
 }
+
+/// Issue 15 (minor): `check` given the torrent's own top folder instead of the folder
+/// holding it says which path it expected.
+#[test]
+fn check_given_the_top_folder_says_which_path_it_expected() {
+    let dir = tempfile::tempdir().unwrap();
+    let album = dir.path().join("album");
+    std::fs::create_dir(&album).unwrap();
+    std::fs::write(album.join("a.flac"), vec![5u8; 40_000]).unwrap();
+    std::fs::write(album.join("b.flac"), vec![6u8; 30_000]).unwrap();
+    let t = dir.path().join("album.torrent");
+    std::fs::write(
+        &t,
+        TorrentBuilder::new(&album)
+            .piece_length(16_384)
+            .build()
+            .unwrap(),
+    )
+    .unwrap();
+    let (code, out, _) = run(&["check", t.to_str().unwrap(), dir.path().to_str().unwrap()]);
+    assert_eq!((code, out.trim()), (0, "5/5 pieces verified"));
+    let (code, out, _) = run(&["check", t.to_str().unwrap(), album.to_str().unwrap()]);
+    assert_eq!(code, 1, "{out}");
+    assert!(out.starts_with("0/5 pieces verified"), "{out}");
+    let expected = album.join("album");
+    assert!(
+        out.contains(&format!("expected the data at {}", expected.display())),
+        "{out}"
+    );
+    assert!(
+        out.contains(&format!("give its parent, {}", dir.path().display())),
+        "{out}"
+    );
+}
