@@ -34,7 +34,8 @@ pub struct Config {
     /// Peers unchoked (served) at once per torrent, BEP 3 choking.
     pub upload_slots: u32,
     /// Session-wide download limit, bytes/s; 0 = unlimited. The file takes a number of
-    /// bytes/s or a text in human units (`"1M"`, `"500K"`, `"2.5 MiB/s"`, see [`parse_rate`]).
+    /// bytes/s or a text in human units (`"1M"`, `"500K"`, `"2.5 MiB/s"`, see
+    /// [`crate::units::parse_rate`]).
     #[serde(deserialize_with = "rate_limit")]
     pub download_rate_limit: u64,
     /// Session-wide upload limit, bytes/s; 0 = unlimited (same forms as
@@ -183,50 +184,6 @@ impl LsdConfig {
     }
 }
 
-/// Parses a rate in human units, bytes/s: a number with an optional binary unit, `K`/`KiB`
-/// (1024), `M`/`MiB` (1024²), `G`/`GiB` (1024³), `T`, an optional `B`, and an optional
-/// `/s`; spaces and case do not matter (`"1M"`, `"500k"`, `"2.5 MiB/s"`, `"1048576"`).
-/// `0`, `unlimited`, `none`, `off` and `-` mean unlimited (0). Units are binary (like the
-/// figures the UI shows), so `1M` is 1 MiB/s.
-///
-/// Errors: a sentence for the user naming the text and the accepted forms.
-pub fn parse_rate(text: &str) -> Result<u64, String> {
-    let t = text.trim().to_ascii_lowercase().replace(' ', "");
-    if ["0", "unlimited", "none", "off", "-", ""].contains(&t.as_str()) {
-        return Ok(0);
-    }
-    let t = t
-        .strip_suffix("/s")
-        .or_else(|| t.strip_suffix("ps"))
-        .unwrap_or(&t);
-    let split = t
-        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-        .unwrap_or(t.len());
-    let (number, unit) = t.split_at(split);
-    let bad = || {
-        format!(
-            "cannot read {text:?} as a rate: use a number of bytes/s with K, M or G \
-             (e.g. 500K, 2.5M, 1 MiB/s), or 0 for unlimited"
-        )
-    };
-    let value: f64 = number.parse().map_err(|_| bad())?;
-    let unit = unit.strip_suffix('b').unwrap_or(unit);
-    let unit = unit.strip_suffix('i').unwrap_or(unit);
-    let scale: f64 = match unit {
-        "" => 1.0,
-        "k" => 1024.0,
-        "m" => 1024.0 * 1024.0,
-        "g" => 1024.0 * 1024.0 * 1024.0,
-        "t" => 1024.0 * 1024.0 * 1024.0 * 1024.0,
-        _ => return Err(bad()),
-    };
-    let bytes = (value * scale).round();
-    if !bytes.is_finite() || bytes < 0.0 || bytes >= u64::MAX as f64 {
-        return Err(format!("{text:?} is too large for a rate"));
-    }
-    Ok(bytes as u64)
-}
-
 /// serde: a rate limit given as a number (bytes/s) or as a text in human units.
 fn rate_limit<'de, D: serde::Deserializer<'de>>(d: D) -> Result<u64, D::Error> {
     #[derive(Deserialize)]
@@ -237,7 +194,7 @@ fn rate_limit<'de, D: serde::Deserializer<'de>>(d: D) -> Result<u64, D::Error> {
     }
     match Rate::deserialize(d)? {
         Rate::Bytes(n) => Ok(n),
-        Rate::Text(t) => parse_rate(&t).map_err(serde::de::Error::custom),
+        Rate::Text(t) => crate::units::parse_rate(&t).map_err(serde::de::Error::custom),
     }
 }
 
@@ -681,35 +638,6 @@ mod tests {
 
     #[test]
     fn rates_in_human_units() {
-        for (text, bytes) in [
-            ("0", 0),
-            ("unlimited", 0),
-            ("-", 0),
-            ("1048576", 1 << 20),
-            ("1M", 1 << 20),
-            ("1m", 1 << 20),
-            ("500K", 500 << 10),
-            ("500 KiB/s", 500 << 10),
-            ("2.5 MiB/s", 5 << 19),
-            ("2.5MB/s", 5 << 19),
-            ("1G", 1 << 30),
-            ("100B", 100),
-            ("100 B/s", 100),
-        ] {
-            assert_eq!(parse_rate(text), Ok(bytes), "{text}");
-        }
-        for bad in [
-            "abc",
-            "1X",
-            "-5",
-            "1.2.3M",
-            "M",
-            "1e999",
-            "99999999999T",
-            "1 Mx",
-        ] {
-            assert!(parse_rate(bad).is_err(), "{bad}");
-        }
         let c = Config::from_toml(
             "download_rate_limit = \"2M\"\nupload_rate_limit = 1024\n",
             Path::new("x"),

@@ -15,7 +15,7 @@ use crate::engine::session;
 use crate::metainfo::Metainfo;
 use crate::storage::Storage;
 use crate::storage::check::check_pieces;
-use crate::tui::format;
+use crate::{units, untrusted};
 
 /// Options of `ratorrent download`.
 #[derive(Debug, Clone)]
@@ -70,24 +70,24 @@ pub fn cli_hint(kind: crate::api::TorrentErrorKind) -> &'static str {
 /// `[ 42.0%] 430.1 MiB / 1.00 GiB  ↓ 312.4 MiB/s  ↑ 0 B/s  peers 1 (1 seeds)  ETA 2s  Downloading`.
 pub fn progress_line(r: &TorrentRow) -> String {
     let pct = r.progress() * 100.0;
-    let eta = r.eta_secs.map_or_else(|| "-".to_string(), format::eta);
+    let eta = r.eta_secs.map_or_else(|| "-".to_string(), units::duration);
     let mut line = format!(
         "[{pct:5.1}%] {} / {}  ↓ {}  ↑ {}  peers {} ({} seeds)  ETA {eta}  {}",
-        format::size(r.done),
-        format::size(r.size),
-        format::rate(r.down_rate),
-        format::rate(r.up_rate),
+        units::size(r.done),
+        units::size(r.size),
+        units::rate(r.down_rate),
+        units::rate(r.up_rate),
         r.peers,
         r.seeds,
         r.state.label(),
     );
     if let Some(e) = &r.error {
         line.push_str("  (");
-        line.push_str(&e.message);
+        line.push_str(&untrusted::line(&e.message));
         line.push(')');
     } else if let Some(m) = &r.message {
         line.push_str("  (");
-        line.push_str(m);
+        line.push_str(&untrusted::line(m));
         line.push(')');
     }
     line
@@ -107,10 +107,10 @@ pub fn summary_line(rows: &[&TorrentRow]) -> String {
     format!(
         "[{pct:5.1}%] {complete}/{} complete  {} / {}  ↓ {}  ↑ {}  peers {}",
         rows.len(),
-        format::size(done),
-        format::size(size),
-        format::rate(rows.iter().map(|r| r.down_rate).sum()),
-        format::rate(rows.iter().map(|r| r.up_rate).sum()),
+        units::size(done),
+        units::size(size),
+        units::rate(rows.iter().map(|r| r.down_rate).sum()),
+        units::rate(rows.iter().map(|r| r.up_rate).sum()),
         rows.iter().map(|r| r.peers).sum::<u32>(),
     )
 }
@@ -130,8 +130,8 @@ pub fn seeding_line(rows: &[&TorrentRow]) -> String {
         "seeding {} torrent{}  ↑ {}  uploaded {}  ratio {ratio:.2}  peers {}",
         rows.len(),
         if rows.len() == 1 { "" } else { "s" },
-        format::rate(rows.iter().map(|r| r.up_rate).sum()),
-        format::size(uploaded),
+        units::rate(rows.iter().map(|r| r.up_rate).sum()),
+        units::size(uploaded),
         rows.iter().map(|r| r.peers).sum::<u32>(),
     )
 }
@@ -199,9 +199,9 @@ pub async fn download(mut config: Config, opts: DownloadOptions) -> anyhow::Resu
         if let Some(r) = rows.iter().find(|r| r.state == TorrentState::Error) {
             let why = r.error.as_ref().map_or_else(
                 || "failed".to_string(),
-                |e| format!("{} ({})", e.message, cli_hint(e.kind)),
+                |e| format!("{} ({})", untrusted::line(&e.message), cli_hint(e.kind)),
             );
-            break Err(anyhow::anyhow!("{}: {why}", r.name));
+            break Err(anyhow::anyhow!("{}: {why}", untrusted::line(&r.name)));
         }
         let guarded: Vec<(&TorrentRow, &str)> = rows
             .iter()
@@ -211,16 +211,18 @@ pub async fn download(mut config: Config, opts: DownloadOptions) -> anyhow::Resu
             && !opts.wait_for_space
         {
             break Err(anyhow::anyhow!(
-                "{}: download stopped: {why}; free some space or lower min_free_space in the config (or pass --wait-for-space to wait for it)",
-                r.name
+                "{}: download stopped: {}; free some space or lower min_free_space in the config (or pass --wait-for-space to wait for it)",
+                untrusted::line(&r.name),
+                untrusted::line(why)
             ));
         }
         told_guard.retain(|id| guarded.iter().any(|(r, _)| r.id == *id));
         for (r, why) in &guarded {
             if told_guard.insert(r.id) {
                 eprintln!(
-                    "ratorrent: {}: paused: {why}; waiting for free space",
-                    r.name
+                    "ratorrent: {}: paused: {}; waiting for free space",
+                    untrusted::line(&r.name),
+                    untrusted::line(why)
                 );
             }
         }
@@ -234,8 +236,8 @@ pub async fn download(mut config: Config, opts: DownloadOptions) -> anyhow::Resu
                     println!("{}", progress_line(r));
                     println!(
                         "complete: {} ({}) in {secs:.1} s",
-                        r.name,
-                        format::size(r.size)
+                        untrusted::line(&r.name),
+                        units::size(r.size)
                     );
                 } else {
                     println!("{}", summary_line(&rows));
@@ -243,7 +245,7 @@ pub async fn download(mut config: Config, opts: DownloadOptions) -> anyhow::Resu
                     println!(
                         "complete: all {} torrents ({}) in {secs:.1} s",
                         rows.len(),
-                        format::size(size)
+                        units::size(size)
                     );
                 }
                 if opts.seed {
@@ -275,8 +277,8 @@ pub async fn download(mut config: Config, opts: DownloadOptions) -> anyhow::Resu
             ev = events.recv(), if events_open => match ev {
                 // the guard's pause is said above, once
                 Ok(ev) if ev.level == crate::api::EventLevel::Warn && ev.kind != crate::api::EventKind::DiskError => {
-                    let name = ev.torrent.and_then(|id| snap.row(id)).map(|r| format!("{}: ", r.name)).unwrap_or_default();
-                    eprintln!("ratorrent: warning: {name}{}", ev.message);
+                    let name = ev.torrent.and_then(|id| snap.row(id)).map(|r| format!("{}: ", untrusted::line(&r.name))).unwrap_or_default();
+                    eprintln!("ratorrent: warning: {name}{}", untrusted::line(&ev.message));
                 }
                 Err(tokio::sync::broadcast::error::RecvError::Closed) => events_open = false,
                 _ => {}

@@ -35,7 +35,7 @@
 //! # Receiving
 //! A datagram is used only when it parses, does not carry our own cookie, comes from a
 //! loopback, private (RFC 1918, 100.64.0.0/10) or link-local address
-//! ([`crate::dht::scope_of`] `Loopback` / `Local`): a global address learnt through LSD
+//! ([`crate::net::is_local`]): a global address learnt through LSD
 //! is never dialled. The peer is the sender's IP with the announced `Port`, for each
 //! info hash that names one of our announced (running, public) torrents; at most
 //! [`MAX_PEERS_PER_SECOND`] such peers a second are passed on (the rest are dropped),
@@ -56,8 +56,8 @@ use std::time::{Duration, Instant};
 use thiserror::Error;
 use tokio::sync::mpsc;
 
-use crate::dht::{Scope, scope_of};
 use crate::metainfo::InfoHash;
+use crate::net::is_local;
 
 /// The BEP 14 IPv4 multicast group.
 pub const GROUP_V4: Ipv4Addr = Ipv4Addr::new(239, 192, 152, 143);
@@ -563,7 +563,7 @@ fn accept(datagram: &[u8], from: SocketAddr, cookie: &str, schedule: &Schedule) 
         },
         ip => ip,
     };
-    if !matches!(scope_of(ip), Some(Scope::Loopback | Scope::Local)) {
+    if !is_local(ip) {
         return Accepted::Refused("sender outside the local network");
     }
     let peer = SocketAddr::new(ip, a.port);

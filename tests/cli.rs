@@ -42,7 +42,7 @@ fn info_prints_the_torrent_and_refuses_bad_files() {
     for needle in [
         "song.flac",
         ih.as_str(),
-        "4 x 32.00 KiB",
+        "4 x 32.0 KiB",
         "http://127.0.0.1:1/announce",
     ] {
         assert!(out.contains(needle), "{needle:?} missing from:\n{out}");

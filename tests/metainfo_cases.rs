@@ -545,16 +545,16 @@ fn describe_summarises_without_pads_and_escapes_controls() {
         "{text}"
     );
     assert!(
-        text.contains("Pieces:        4 x 16.00 KiB (16384 bytes)\n"),
+        text.contains("Pieces:        4 x 16.0 KiB (16384 bytes)\n"),
         "{text}"
     );
     assert!(
-        text.contains("Total size:    40.41 KiB (41384 bytes)\n"),
+        text.contains("Total size:    40.4 KiB (41384 bytes)\n"),
         "{text}"
     );
     assert!(
         text.contains(
-            "Padding:       12.47 KiB (12768 bytes) in 2 padding file(s) (BEP 47, not written to disk)\n"
+            "Padding:       12.5 KiB (12768 bytes) in 2 padding file(s) (BEP 47, not written to disk)\n"
         ),
         "{text}"
     );
@@ -565,7 +565,7 @@ fn describe_summarises_without_pads_and_escapes_controls() {
     );
     assert!(text.contains("Files (3):\n"), "{text}");
     assert!(
-        text.contains("  sample/b.bin  25.77 KiB (26384 bytes)\n"),
+        text.contains("  sample/b.bin  25.8 KiB (26384 bytes)\n"),
         "{text}"
     );
     assert!(!text.contains(".pad"), "{text}");

@@ -33,7 +33,7 @@ impl std::fmt::Display for AddSource {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             AddSource::File(p) => write!(f, "{}", p.display()),
-            AddSource::Magnet(m) => write!(f, "{}", crate::tracker::mask_passkey(m)),
+            AddSource::Magnet(m) => write!(f, "{}", crate::net::mask_passkey(m)),
         }
     }
 }

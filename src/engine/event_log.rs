@@ -47,7 +47,8 @@ impl EventLog {
         self.tx.subscribe()
     }
 
-    /// Record an event.
+    /// Record an event. The message is made safe for a terminal first
+    /// ([`crate::untrusted::line`]): it goes to the log and to every front end.
     pub fn push(
         &mut self,
         torrent: Option<TorrentId>,
@@ -55,6 +56,11 @@ impl EventLog {
         kind: EventKind,
         message: String,
     ) {
+        // names, paths and tracker texts inside the message are untrusted
+        let message = match crate::untrusted::line(&message) {
+            std::borrow::Cow::Borrowed(_) => message,
+            std::borrow::Cow::Owned(safe) => safe,
+        };
         match level {
             EventLevel::Info => tracing::info!(torrent = ?torrent, ?kind, "{message}"),
             EventLevel::Warn => tracing::warn!(torrent = ?torrent, ?kind, "{message}"),
@@ -103,5 +109,20 @@ mod tests {
             Err(broadcast::error::TryRecvError::Lagged(_))
         ));
         assert!(rx.try_recv().is_ok());
+    }
+
+    #[test]
+    fn messages_are_made_safe_for_a_terminal() {
+        let mut log = EventLog::new();
+        let mut rx = log.subscribe();
+        log.push(
+            None,
+            EventLevel::Warn,
+            EventKind::TrackerError,
+            "tracker says \x1b[2Jgone\nnow \u{202e}txt".to_owned(),
+        );
+        let want = "tracker says \u{fffd}[2Jgone now \u{fffd}txt";
+        assert_eq!(log.recent()[0].message, want);
+        assert_eq!(rx.try_recv().unwrap().message, want);
     }
 }

@@ -1,5 +1,6 @@
 //! Rate limiting (token bucket with debt) and rate measurement.
 
+use crate::lock::MutexExt;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
@@ -49,7 +50,7 @@ impl RateLimiter {
             return Duration::ZERO;
         }
         let rate = rate as f64;
-        let mut b = self.bucket.lock().unwrap_or_else(|e| e.into_inner());
+        let mut b = self.bucket.locked();
         let now = Instant::now();
         let burst = (rate / 4.0).max(16_384.0);
         b.tokens = (b.tokens + now.duration_since(b.last).as_secs_f64() * rate).min(burst);

@@ -3,38 +3,8 @@
 use std::fmt::Write;
 
 use super::Metainfo;
-
-/// A size for people: `"500 bytes"` below 1 KiB, else two decimals in the largest binary
-/// unit plus the exact count, e.g. `"1.00 GiB (1073741824 bytes)"`.
-pub fn human_size(bytes: u64) -> String {
-    const UNITS: [&str; 6] = ["KiB", "MiB", "GiB", "TiB", "PiB", "EiB"];
-    if bytes < 1024 {
-        return format!("{bytes} bytes");
-    }
-    let mut value = bytes as f64 / 1024.0;
-    let mut unit = UNITS[0];
-    for next in &UNITS[1..] {
-        if value < 1024.0 {
-            break;
-        }
-        value /= 1024.0;
-        unit = next;
-    }
-    format!("{value:.2} {unit} ({bytes} bytes)")
-}
-
-/// `s` with control characters escaped (`\r`, `\u{1b}`), safe to print on a terminal.
-fn printable(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        if c.is_control() {
-            out.extend(c.escape_debug());
-        } else {
-            out.push(c);
-        }
-    }
-    out
-}
+use crate::units::size_and_bytes;
+use crate::untrusted::escape;
 
 /// `YYYY-MM-DD HH:MM:SS UTC` for a Unix time in seconds, or `None` outside years 0..=9999.
 fn utc_date(unix: i64) -> Option<String> {
@@ -71,35 +41,34 @@ impl Metainfo {
     /// the files with their sizes (padding files hidden) and symlink entries marked. Names
     /// and paths are the ones used on disk ([`Metainfo::saved_name`], [`super::FileInfo::path`]),
     /// never the torrent's raw ones, each followed by what sanitising or renaming changed
-    /// ([`super::PathChanges`]). Control characters from the torrent are escaped. Ends with a
-    /// newline.
+    /// ([`super::PathChanges`]). Text from the torrent is escaped by
+    /// [`crate::untrusted::escape`]. Ends with a newline.
     pub fn describe(&self) -> String {
         let mut s = String::new();
         // Writing to a String cannot fail.
         // the name used on disk, never the torrent's raw one; and what was changed
-        let _ = write!(s, "Name:          {}", printable(self.saved_name()));
+        let _ = write!(s, "Name:          {}", escape(self.saved_name()));
         if let Some(why) = self.name_changes.describe() {
             let _ = write!(s, "  (changed from the torrent's name: {why})");
         }
         s.push('\n');
         let _ = writeln!(s, "Info hash v1:  {}", self.info_hash.to_hex());
         if let Some(v2) = &self.info_hash_v2 {
-            let hex: String = v2.iter().map(|b| format!("{b:02x}")).collect();
-            let _ = writeln!(s, "Info hash v2:  {hex}");
+            let _ = writeln!(s, "Info hash v2:  {}", data_encoding::HEXLOWER.encode(v2));
         }
         let _ = writeln!(
             s,
             "Pieces:        {} x {}",
             self.piece_count(),
-            human_size(u64::from(self.piece_length))
+            size_and_bytes(u64::from(self.piece_length))
         );
-        let _ = writeln!(s, "Total size:    {}", human_size(self.payload_size()));
+        let _ = writeln!(s, "Total size:    {}", size_and_bytes(self.payload_size()));
         let pads = self.files.iter().filter(|f| f.pad).count();
         if pads > 0 {
             let _ = writeln!(
                 s,
                 "Padding:       {} in {pads} padding file(s) (BEP 47, not written to disk)",
-                human_size(self.total_length - self.payload_size())
+                size_and_bytes(self.total_length - self.payload_size())
             );
         }
         let _ = writeln!(
@@ -112,7 +81,7 @@ impl Metainfo {
             }
         );
         if let Some(by) = &self.created_by {
-            let _ = writeln!(s, "Created by:    {}", printable(by));
+            let _ = writeln!(s, "Created by:    {}", escape(by));
         }
         if let Some(date) = self.creation_date {
             match utc_date(date) {
@@ -125,7 +94,7 @@ impl Metainfo {
             }
         }
         if let Some(c) = &self.comment {
-            let _ = writeln!(s, "Comment:       {}", printable(c));
+            let _ = writeln!(s, "Comment:       {}", escape(c));
         }
         if self.trackers.is_empty() {
             let _ = writeln!(s, "Trackers:      none");
@@ -139,15 +108,15 @@ impl Metainfo {
                         String::new()
                     };
                     // a passkey in the URL is never printed (as for a magnet link)
-                    let masked = crate::tracker::mask_passkey(url);
-                    let _ = writeln!(s, "  {label:<9}{}", printable(&masked));
+                    let masked = crate::net::mask_passkey(url);
+                    let _ = writeln!(s, "  {label:<9}{}", escape(&masked));
                 }
             }
         }
         if !self.web_seeds.is_empty() {
             let _ = writeln!(s, "Web seeds:");
             for url in &self.web_seeds {
-                let _ = writeln!(s, "  {}", printable(url));
+                let _ = writeln!(s, "  {}", escape(url));
             }
         }
         let visible: Vec<_> = self.files.iter().filter(|f| !f.pad).collect();
@@ -155,14 +124,14 @@ impl Metainfo {
         for f in visible {
             // the path used on disk (sanitised, renamed), never the torrent's raw one
             let shown = f.path.to_string_lossy();
-            let _ = write!(s, "  {}  {}", printable(&shown), human_size(f.length));
+            let _ = write!(s, "  {}  {}", escape(&shown), size_and_bytes(f.length));
             if f.symlink {
                 match &f.symlink_target {
                     Some(t) => {
                         let _ = write!(
                             s,
                             "  (symlink to {}: saved as an empty file)",
-                            printable(&t.to_string_lossy())
+                            escape(&t.to_string_lossy())
                         );
                     }
                     None => {
@@ -184,19 +153,6 @@ mod tests {
     use super::*;
 
     #[test]
-    fn sizes() {
-        assert_eq!(human_size(0), "0 bytes");
-        assert_eq!(human_size(1023), "1023 bytes");
-        assert_eq!(human_size(1024), "1.00 KiB (1024 bytes)");
-        assert_eq!(human_size(270_544), "264.20 KiB (270544 bytes)");
-        assert_eq!(human_size(1 << 30), "1.00 GiB (1073741824 bytes)");
-        assert_eq!(
-            human_size(u64::MAX),
-            "16.00 EiB (18446744073709551615 bytes)"
-        );
-    }
-
-    #[test]
     fn dates() {
         assert_eq!(utc_date(0).unwrap(), "1970-01-01 00:00:00 UTC");
         assert_eq!(utc_date(1_700_000_000).unwrap(), "2023-11-14 22:13:20 UTC");
@@ -213,12 +169,5 @@ mod tests {
         assert_eq!(utc_date(-62_167_219_201), None);
         assert_eq!(utc_date(i64::MAX), None);
         assert_eq!(utc_date(i64::MIN), None);
-    }
-
-    #[test]
-    fn control_characters_are_escaped() {
-        assert_eq!(printable("Icon\r"), "Icon\\r");
-        assert_eq!(printable("a\u{1b}[2J"), "a\\u{1b}[2J");
-        assert_eq!(printable("样例"), "样例");
     }
 }

@@ -106,14 +106,14 @@ struct V2File<'a> {
 /// Longest path shown in a message, in characters.
 const SHOWN_PATH_CHARS: usize = 120;
 
-/// `parts` joined by `/`, lossily decoded, control characters escaped, cut to
+/// `parts` joined by `/`, lossily decoded, escaped by [`crate::untrusted::escape`], cut to
 /// [`SHOWN_PATH_CHARS`].
 fn shown(parts: &[&[u8]]) -> String {
     let joined: Vec<String> = parts
         .iter()
         .map(|p| String::from_utf8_lossy(p).into_owned())
         .collect();
-    let text: String = joined.join("/").escape_debug().collect();
+    let text = crate::untrusted::escape(&joined.join("/")).into_owned();
     match text.char_indices().nth(SHOWN_PATH_CHARS) {
         Some((cut, _)) => format!("{}…", &text[..cut]),
         None => text,

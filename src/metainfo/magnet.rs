@@ -271,7 +271,7 @@ impl Magnet {
         };
         pair("xt", &format!("urn:btih:{}", self.info_hash.to_hex()));
         if let Some(v2) = &self.info_hash_v2 {
-            let hex: String = v2.iter().map(|b| format!("{b:02x}")).collect();
+            let hex = data_encoding::HEXLOWER.encode(v2);
             pair("xt", &format!("urn:btmh:1220{hex}"));
         }
         if let Some(n) = &self.name {
@@ -294,7 +294,7 @@ impl Magnet {
     pub fn describe(&self) -> String {
         use std::fmt::Write;
         let mut s = String::new();
-        let esc = |t: &str| t.escape_debug().to_string();
+        let esc = |t: &str| crate::untrusted::escape(t).into_owned();
         // the labels of a .torrent's description (`Metainfo::describe`)
         let _ = writeln!(
             s,
@@ -303,7 +303,7 @@ impl Magnet {
         );
         let _ = writeln!(s, "Info hash v1:  {}", self.info_hash.to_hex());
         if let Some(v2) = &self.info_hash_v2 {
-            let hex: String = v2.iter().map(|b| format!("{b:02x}")).collect();
+            let hex = data_encoding::HEXLOWER.encode(v2);
             let _ = writeln!(s, "Info hash v2:  {hex} (hybrid: the v1 hash is used)");
         }
         let _ = writeln!(s, "Source:        magnet link");
@@ -318,7 +318,7 @@ impl Magnet {
             // BEP 12: each tracker of a magnet link is a tier of its own
             for (i, t) in self.trackers.iter().enumerate() {
                 let label = format!("tier {}:", i + 1);
-                let _ = writeln!(s, "  {label:<9}{}", esc(&crate::tracker::mask_passkey(t)));
+                let _ = writeln!(s, "  {label:<9}{}", esc(&crate::net::mask_passkey(t)));
             }
         }
         if !self.peers.is_empty() {
@@ -377,7 +377,7 @@ fn strip_prefix_ci<'a>(s: &'a str, prefix: &str) -> Option<&'a str> {
 }
 
 fn shorten(s: &str) -> String {
-    let mut out: String = s.chars().filter(|c| !c.is_control()).take(80).collect();
+    let mut out: String = crate::untrusted::line(s).chars().take(80).collect();
     if s.chars().count() > 80 {
         out.push('…');
     }
@@ -414,15 +414,8 @@ fn parse_btmh(h: &str) -> Result<[u8; 32], MagnetError> {
     let bad = || MagnetError::BadInfoHashV2(shorten(h));
     // multihash: 0x12 = SHA-256, 0x20 = 32 bytes
     let hex = strip_prefix_ci(h, "1220").ok_or_else(bad)?;
-    if hex.len() != 64 {
-        return Err(bad());
-    }
     let mut out = [0u8; 32];
-    for (i, pair) in hex.as_bytes().chunks(2).enumerate() {
-        let hi = (pair[0] as char).to_digit(16).ok_or_else(bad)?;
-        let lo = (pair[1] as char).to_digit(16).ok_or_else(bad)?;
-        out[i] = (hi * 16 + lo) as u8;
-    }
+    super::decode_hex(hex, &mut out).ok_or_else(bad)?;
     Ok(out)
 }
 

@@ -21,7 +21,6 @@ pub mod path;
 pub mod path_change;
 
 pub use create::{CreateError, TorrentBuilder};
-pub use describe::human_size;
 pub use hybrid::HybridError;
 pub use magnet::{Magnet, MagnetError};
 pub use parse::{
@@ -44,7 +43,7 @@ impl InfoHash {
 
     /// 40 lowercase hex digits.
     pub fn to_hex(&self) -> String {
-        self.0.iter().map(|b| format!("{b:02x}")).collect()
+        data_encoding::HEXLOWER.encode(&self.0)
     }
 
     /// Parse 40 hex digits (either case).
@@ -52,18 +51,24 @@ impl InfoHash {
     /// # Errors
     /// `None` when `s` is not exactly 40 hex digits.
     pub fn from_hex(s: &str) -> Option<InfoHash> {
-        let s = s.as_bytes();
-        if s.len() != 40 {
-            return None;
-        }
         let mut out = [0u8; 20];
-        for (i, pair) in s.chunks(2).enumerate() {
-            let hi = (pair[0] as char).to_digit(16)?;
-            let lo = (pair[1] as char).to_digit(16)?;
-            out[i] = (hi * 16 + lo) as u8;
-        }
+        decode_hex(s, &mut out)?;
         Some(InfoHash(out))
     }
+}
+
+/// Fills `out` from `s`, exactly `2 * out.len()` hex digits of either case (info hashes,
+/// node ids, the BEP 52 SHA-256 hash).
+///
+/// # Errors
+/// `None` when `s` has another length or a character that is not a hex digit.
+pub fn decode_hex(s: &str, out: &mut [u8]) -> Option<()> {
+    let hex = data_encoding::HEXLOWER_PERMISSIVE;
+    if hex.decode_len(s.len()).ok()? != out.len() {
+        return None;
+    }
+    hex.decode_mut(s.as_bytes(), out).ok()?;
+    Some(())
 }
 
 impl fmt::Display for InfoHash {
@@ -75,5 +80,49 @@ impl fmt::Display for InfoHash {
 impl fmt::Debug for InfoHash {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "InfoHash({})", self.to_hex())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn info_hash_hex_round_trip() {
+        let ih = InfoHash([
+            0x65, 0x56, 0xa7, 0x34, 0xd0, 0x02, 0xeb, 0x01, 0x83, 0x44, 0x9c, 0x4e, 0x0f, 0xaa,
+            0x35, 0xaf, 0xdf, 0x57, 0xf0, 0x85,
+        ]);
+        let hex = "6556a734d002eb0183449c4e0faa35afdf57f085";
+        assert_eq!(ih.to_hex(), hex);
+        assert_eq!(ih.to_string(), hex);
+        assert_eq!(format!("{ih:?}"), format!("InfoHash({hex})"));
+        assert_eq!(InfoHash::from_hex(hex), Some(ih));
+        assert_eq!(InfoHash::from_hex(&hex.to_uppercase()), Some(ih));
+        for n in [0u8, 1, 0x7f, 0xff] {
+            let ih = InfoHash([n; 20]);
+            assert_eq!(InfoHash::from_hex(&ih.to_hex()), Some(ih));
+        }
+    }
+
+    #[test]
+    fn hex_of_the_wrong_length_or_alphabet_is_refused() {
+        let ok = "6556a734d002eb0183449c4e0faa35afdf57f085";
+        for bad in [
+            "",
+            &ok[..39],
+            &ok[..38],
+            &format!("{ok}00"),
+            &format!("{}g", &ok[..39]),
+            &format!(" {}", &ok[..39]),
+            &format!("{}é", &ok[..38]),
+        ] {
+            assert_eq!(InfoHash::from_hex(bad), None, "{bad:?}");
+        }
+        let mut two = [0u8; 2];
+        assert_eq!(decode_hex("aBcD", &mut two), Some(()));
+        assert_eq!(two, [0xab, 0xcd]);
+        assert_eq!(decode_hex("abc", &mut two), None);
+        assert_eq!(decode_hex("abcdef", &mut two), None);
     }
 }

@@ -490,7 +490,7 @@ impl Metainfo {
     /// [`MetainfoError::Io`] when it cannot be read, [`MetainfoError::FileTooLarge`] when
     /// it is bigger than the limit, else as [`Metainfo::from_bytes`].
     pub fn from_file(path: &Path) -> Result<Metainfo, MetainfoError> {
-        Self::from_file_inner(path)
+        Metainfo::from_bytes(&read_torrent_file(path)?)
     }
 
     /// [`Metainfo::from_file`] with the error as a sentence for the user: a file that
@@ -500,28 +500,38 @@ impl Metainfo {
     /// # Errors
     /// The sentence.
     pub fn load(path: &Path) -> Result<Metainfo, String> {
-        Self::from_file(path).map_err(|e| match e {
-            MetainfoError::Io { .. } | MetainfoError::FileTooLarge { .. } => e.to_string(),
-            e => format!("{}: not a valid torrent: {e}", path.display()),
-        })
+        Self::load_with_bytes(path).map(|(meta, _)| meta)
     }
 
-    fn from_file_inner(path: &Path) -> Result<Metainfo, MetainfoError> {
-        Metainfo::from_bytes(&read_torrent_file(path)?)
+    /// [`Metainfo::load`] that also hands back the file's bytes (at most
+    /// [`MAX_TORRENT_FILE_BYTES`]), read once: the session keeps them in its state store.
+    ///
+    /// # Errors
+    /// The sentence, as [`Metainfo::load`].
+    pub fn load_with_bytes(path: &Path) -> Result<(Metainfo, Vec<u8>), String> {
+        let data = read_torrent_file(path).map_err(|e| sentence(path, e))?;
+        let meta = Metainfo::from_bytes(&data).map_err(|e| sentence(path, e))?;
+        Ok((meta, data))
     }
 
-    /// The file list of the .torrent at `path` ([`files_from_bytes`]), with errors as
-    /// sentences like [`Metainfo::load`]'s.
+    /// The fast mode of the same reader: only the file list of the .torrent at `path`
+    /// ([`files_from_bytes`]: no info-hash SHA-1, no copy of the piece hashes), with errors
+    /// as sentences like [`Metainfo::load`]'s. For checking resume data at start-up.
     ///
     /// # Errors
     /// The sentence.
     pub fn load_files(path: &Path) -> Result<Vec<FileInfo>, String> {
         read_torrent_file(path)
             .and_then(|data| files_from_bytes(&data))
-            .map_err(|e| match e {
-                MetainfoError::Io { .. } | MetainfoError::FileTooLarge { .. } => e.to_string(),
-                e => format!("{}: not a valid torrent: {e}", path.display()),
-            })
+            .map_err(|e| sentence(path, e))
+    }
+}
+
+/// A reading or parsing error as a sentence for the user (see [`Metainfo::load`]).
+fn sentence(path: &Path, e: MetainfoError) -> String {
+    match e {
+        MetainfoError::Io { .. } | MetainfoError::FileTooLarge { .. } => e.to_string(),
+        e => format!("{}: not a valid torrent: {e}", path.display()),
     }
 }
 
@@ -932,6 +942,53 @@ fn rename_collisions(files: &mut [FileInfo]) {
                 f.changes.insert(PathChange::Renamed);
                 break;
             }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A one-file torrent: `a`, 5 bytes, one piece.
+    const TORRENT: &[u8] =
+        b"d4:infod6:lengthi5e4:name1:a12:piece lengthi16384e6:pieces20:aaaaaaaaaaaaaaaaaaaaee";
+
+    #[test]
+    fn the_reader_has_a_whole_and_a_files_only_mode() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("a.torrent");
+        std::fs::write(&path, TORRENT).unwrap();
+        let (meta, bytes) = Metainfo::load_with_bytes(&path).unwrap();
+        assert_eq!(bytes, TORRENT);
+        assert_eq!((meta.name.as_str(), meta.total_length), ("a", 5));
+        assert_eq!(Metainfo::load(&path).unwrap(), meta);
+        assert_eq!(Metainfo::from_file(&path).unwrap(), meta);
+        let files = Metainfo::load_files(&path).unwrap();
+        assert_eq!(files, meta.files);
+    }
+
+    #[test]
+    fn reader_errors_are_sentences_naming_the_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let missing = dir.path().join("missing.torrent");
+        for e in [
+            Metainfo::load(&missing).unwrap_err(),
+            Metainfo::load_files(&missing).unwrap_err(),
+        ] {
+            assert!(e.contains("missing.torrent"), "{e}");
+            assert!(!e.contains("not a valid torrent"), "{e}");
+        }
+        let bad = dir.path().join("bad.torrent");
+        std::fs::write(&bad, b"d4:infoi1ee").unwrap();
+        for e in [
+            Metainfo::load_with_bytes(&bad).unwrap_err(),
+            Metainfo::load_files(&bad).unwrap_err(),
+        ] {
+            assert!(
+                e.starts_with(&format!("{}: not a valid torrent: ", bad.display())),
+                "{e}"
+            );
         }
     }
 }

@@ -14,8 +14,9 @@
 //!    pages (GBK, Shift-JIS) give the same names as in libtorrent.
 //! 2. `/` and `\` are removed: inside a component they are never separators, so
 //!    `foo/../../bar` is the single name `foo....bar` and `/etc` is `etc`. NUL bytes and
-//!    the bidirectional-text controls (U+200E, U+200F, U+202A..=U+202E, and the isolates
-//!    U+2066..=U+2069, which libtorrent keeps) are removed too.
+//!    the bidirectional-text controls ([`crate::untrusted::is_bidi_control`]: U+061C,
+//!    U+200E, U+200F, U+202A..=U+202E, and the isolates U+2066..=U+2069, which libtorrent
+//!    keeps) are removed too.
 //! 3. Other control characters (C0, DEL, C1) become `_` (libtorrent replaces only C0):
 //!    the macOS folder-icon file `Icon\r` is `Icon_`.
 //! 4. Long components are cut as libtorrent cuts them: once [`CUT_COMPONENT_AT_BYTES`]
@@ -127,17 +128,9 @@ fn is_drive_designator(text: &str) -> bool {
 }
 
 /// Characters removed from names: path separators, NUL, and the controls that reorder
-/// text (a name like `txt.exe` shown as `exe.txt`).
+/// text (a name like `txt.exe` shown as `exe.txt`: [`crate::untrusted::is_bidi_control`]).
 fn is_removed(c: char) -> bool {
-    matches!(
-        c,
-        '/' | '\\'
-            | '\0'
-            | '\u{200e}'
-            | '\u{200f}'
-            | '\u{202a}'..='\u{202e}'
-            | '\u{2066}'..='\u{2069}'
-    )
+    matches!(c, '/' | '\\' | '\0') || crate::untrusted::is_bidi_control(c)
 }
 
 /// The character at the start of `bytes` and how many bytes it takes, or `None` (an

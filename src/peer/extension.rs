@@ -157,9 +157,8 @@ pub fn parse_handshake(payload: &[u8]) -> Result<ExtHandshake, bencode::DecodeEr
         .filter(|&r| r > 0)
         .map(|r| r.min(100_000) as u32);
     let client = d.get_bytes(b"v").map(|b| {
-        String::from_utf8_lossy(b)
+        crate::untrusted::line_from_bytes(b)
             .chars()
-            .filter(|c| !c.is_control())
             .take(64)
             .collect()
     });
@@ -231,7 +230,7 @@ mod tests {
         let h = parse_handshake(b"d4:reqqi-5e1:pi70000e1:v3:a\x01b6:yourip3:abce").unwrap();
         assert_eq!(h.reqq, None);
         assert_eq!(h.listen_port, None);
-        assert_eq!(h.client.as_deref(), Some("ab"));
+        assert_eq!(h.client.as_deref(), Some("a\u{fffd}b"));
         assert_eq!(h.yourip, None);
         // ids out of range or disabled (0), m of the wrong type
         let h = parse_handshake(b"d1:md11:ut_metadatai0e6:ut_pexi256eee").unwrap();

@@ -26,7 +26,7 @@ impl fmt::Debug for PeerId {
         write!(
             f,
             "PeerId({})",
-            String::from_utf8_lossy(&self.0).escape_debug()
+            crate::untrusted::escape(&String::from_utf8_lossy(&self.0))
         )
     }
 }

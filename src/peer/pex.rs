@@ -91,23 +91,6 @@ fn dialable(addr: &SocketAddr) -> bool {
     }
 }
 
-/// Whether `ip` is on this host or a private network (loopback, RFC 1918, link-local,
-/// unique-local). A peer on the Internet that lists such addresses is describing its own
-/// network, where we cannot reach them.
-pub fn is_local(ip: IpAddr) -> bool {
-    match ip {
-        IpAddr::V4(v4) => v4.is_loopback() || v4.is_private() || v4.is_link_local(),
-        IpAddr::V6(v6) => {
-            v6.is_loopback()
-                || (v6.segments()[0] & 0xfe00) == 0xfc00
-                || (v6.segments()[0] & 0xffc0) == 0xfe80
-                || v6
-                    .to_ipv4_mapped()
-                    .is_some_and(|v4| is_local(IpAddr::V4(v4)))
-        }
-    }
-}
-
 fn read_list(
     d: &bencode::Dict<'_>,
     key: &'static str,
@@ -429,24 +412,5 @@ mod tests {
             MAX_SENT,
             "encode caps at 50"
         );
-    }
-
-    #[test]
-    fn local_addresses() {
-        for ip in [
-            "127.0.0.1",
-            "10.1.2.3",
-            "192.168.0.1",
-            "172.16.0.1",
-            "169.254.1.1",
-            "::1",
-            "fd00::1",
-            "fe80::1",
-        ] {
-            assert!(is_local(ip.parse().unwrap()), "{ip}");
-        }
-        for ip in ["1.1.1.1", "2001:db8::1", "::ffff:8.8.8.8"] {
-            assert!(!is_local(ip.parse().unwrap()), "{ip}");
-        }
     }
 }

@@ -26,6 +26,8 @@ use std::path::{Path, PathBuf};
 use redb::{Database, ReadableDatabase, ReadableTable, TableDefinition};
 use thiserror::Error;
 
+use crate::atomic_write::{self, Durability};
+use crate::lock::MutexExt;
 use crate::metainfo::{InfoHash, Metainfo};
 
 /// Torrent records by info hash.
@@ -319,34 +321,21 @@ impl StateStore {
     /// The copy could not be written (disk full, permissions).
     pub fn put_metainfo(&self, ih: &InfoHash, bytes: &[u8]) -> std::io::Result<()> {
         let dst = self.torrent_path(ih);
-        let tmp = dst.with_extension("torrent.tmp");
-        std::fs::write(&tmp, bytes)?;
-        std::fs::rename(&tmp, &dst)?;
-        self.unsynced
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .push(dst);
+        atomic_write::write(&dst, bytes, Durability::Deferred)?;
+        self.unsynced.locked().push(dst);
         Ok(())
     }
 
     /// Flush the .torrent copies written since the last call (and their folder).
     fn sync_torrents(&self) -> std::io::Result<()> {
-        let files = std::mem::take(
-            &mut *self
-                .unsynced
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner),
-        );
+        let files = std::mem::take(&mut *self.unsynced.locked());
         if files.is_empty() {
             return Ok(());
         }
         let r = self.sync_files(&files);
         if r.is_err() {
             // try again with the next write
-            self.unsynced
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner)
-                .extend(files);
+            self.unsynced.locked().extend(files);
         }
         r
     }

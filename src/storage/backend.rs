@@ -28,7 +28,7 @@ use std::io;
 use std::os::fd::AsRawFd;
 use std::os::unix::fs::FileExt;
 use std::path::Path;
-use std::sync::{Arc, PoisonError};
+use std::sync::Arc;
 
 use memmap2::MmapOptions;
 
@@ -36,6 +36,7 @@ use super::error::StorageError;
 use super::error::{clone_io, io_err};
 use super::handle::{Handle, Mapping};
 use super::options::StorageMode;
+use crate::lock::{MutexExt, RwLockExt};
 
 /// Region `fallocate`d at once before writing through a mapping (bytes).
 const RESERVE_CHUNK: u64 = 4 << 20;
@@ -66,16 +67,12 @@ fn mapping(
     map_len: u64,
     write: bool,
 ) -> Result<Arc<Mapping>, StorageError> {
-    if let Some(m) = h
-        .map
-        .read()
-        .unwrap_or_else(PoisonError::into_inner)
-        .as_ref()
+    if let Some(m) = h.map.read_locked().as_ref()
         && m.covers(need, write)
     {
         return Ok(m.clone());
     }
-    let mut slot = h.map.write().unwrap_or_else(PoisonError::into_inner);
+    let mut slot = h.map.write_locked();
     if let Some(m) = slot.as_ref()
         && m.covers(need, write)
     {
@@ -243,7 +240,7 @@ fn reserve(h: &Handle, at: u64, len: u64, end: u64) -> io::Result<bool> {
     }
     let first = at / RESERVE_CHUNK;
     let last = (at + len).saturating_sub(1) / RESERVE_CHUNK;
-    let mut done = h.reserved.lock().unwrap_or_else(PoisonError::into_inner);
+    let mut done = h.reserved.locked();
     for c in first..=last {
         if done.contains(&c) {
             continue;

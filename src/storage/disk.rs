@@ -19,7 +19,7 @@
 use std::collections::{BTreeSet, HashMap};
 use std::fmt;
 use std::sync::mpsc;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex};
 use std::thread;
 
 use bytes::Bytes;
@@ -29,6 +29,7 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 #[cfg(doc)]
 use super::StorageErrorKind;
 use super::{Storage, StorageError};
+use crate::lock::MutexExt;
 use crate::piece::{BLOCK_SIZE, BlockRef, Geometry};
 
 /// Most disk threads a pool starts, whatever it is asked for.
@@ -259,10 +260,7 @@ impl DiskPool {
             Shard::Thread(tx) => {
                 let _ = tx.send(job);
             }
-            Shard::Inline(w) => w
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner)
-                .run_job(job),
+            Shard::Inline(w) => w.locked().run_job(job),
         }
     }
 
@@ -322,10 +320,7 @@ impl DiskPool {
                 Shard::Thread(tx) => {
                     let _ = tx.send(Job::Forget { key });
                 }
-                Shard::Inline(w) => w
-                    .lock()
-                    .unwrap_or_else(PoisonError::into_inner)
-                    .run_job(Job::Forget { key }),
+                Shard::Inline(w) => w.locked().run_job(Job::Forget { key }),
             }
         }
     }

@@ -24,9 +24,10 @@
 use std::collections::HashMap;
 use std::fmt;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, OnceLock, PoisonError, RwLock, Weak};
+use std::sync::{Arc, Mutex, OnceLock, RwLock, Weak};
 
 use super::handle::{FileId, Handle};
+use crate::lock::{MutexExt, RwLockExt};
 
 /// Handles open at once by default ([`crate::config::Config::max_open_files`]).
 pub const DEFAULT_MAX_OPEN_FILES: usize = 512;
@@ -50,29 +51,23 @@ pub(crate) struct HandleCell {
 impl HandleCell {
     /// The open handle, if any (does not count as a use).
     pub(crate) fn get(&self) -> Option<Arc<Handle>> {
-        self.handle
-            .read()
-            .unwrap_or_else(PoisonError::into_inner)
-            .clone()
+        self.handle.read_locked().clone()
     }
 
     /// The identity of the file last seen at the path, if it was opened since the last
     /// [`HandleCell::forget`].
     pub(crate) fn identity(&self) -> Option<FileId> {
-        *self.identity.lock().unwrap_or_else(PoisonError::into_inner)
+        *self.identity.locked()
     }
 
     /// Forget the identity (after the handle was dropped: the next open takes whatever file
     /// is at the path).
     pub(crate) fn forget(&self) {
-        *self.identity.lock().unwrap_or_else(PoisonError::into_inner) = None;
+        *self.identity.locked() = None;
     }
 
     fn take(&self) -> Option<Arc<Handle>> {
-        self.handle
-            .write()
-            .unwrap_or_else(PoisonError::into_inner)
-            .take()
+        self.handle.write_locked().take()
     }
 
     fn key(self: &Arc<Self>) -> usize {
@@ -165,10 +160,7 @@ impl HandleCache {
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<usize, Weak<HandleCell>>> {
-        self.inner
-            .open
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
+        self.inner.open.locked()
     }
 
     /// Mark `cell` used now.
@@ -183,11 +175,11 @@ impl HandleCache {
     /// used handles beyond the cap.
     pub(crate) fn install(&self, cell: &Arc<HandleCell>, h: Handle) -> Arc<Handle> {
         let h = {
-            let mut slot = cell.handle.write().unwrap_or_else(PoisonError::into_inner);
+            let mut slot = cell.handle.write_locked();
             if let Some(existing) = &*slot {
                 return existing.clone();
             }
-            let mut id = cell.identity.lock().unwrap_or_else(PoisonError::into_inner);
+            let mut id = cell.identity.locked();
             if id.is_none() {
                 *id = Some(h.id);
             }

@@ -8,11 +8,12 @@
 //! sits at its offset in the piece. A slot's table entry is written after its data, so a
 //! crash loses at most the slot being filled (its piece is fetched again).
 
+use crate::lock::MutexExt;
 use std::fs::{File, OpenOptions};
 use std::io;
 use std::os::unix::fs::{FileExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
-use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::sync::{Mutex, MutexGuard};
 
 use crate::metainfo::InfoHash;
 use crate::piece::Geometry;
@@ -76,7 +77,7 @@ impl PartFile {
     }
 
     fn lock(&self) -> MutexGuard<'_, Option<Inner>> {
-        self.inner.lock().unwrap_or_else(PoisonError::into_inner)
+        self.inner.locked()
     }
 
     /// Open (or, with `create`, create) the file and load its slot table.

@@ -7,12 +7,13 @@
 use std::io;
 use std::ops::Range;
 use std::sync::atomic::Ordering;
-use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::sync::{Mutex, MutexGuard};
 
 use super::error::{StorageError, io_err};
 use super::layout::{FileSlot, Files};
 use super::open::Opener;
 use super::part_file::PartFile;
+use crate::lock::MutexExt;
 
 /// Bytes moved at once between the part file and a file (the buffer of
 /// [`PartRoute::set_skipped`]; a piece's share can be as large as the piece).
@@ -44,7 +45,7 @@ impl PartRoute {
     }
 
     fn gate(&self) -> MutexGuard<'_, ()> {
-        self.gate.lock().unwrap_or_else(PoisonError::into_inner)
+        self.gate.locked()
     }
 
     /// Call `f(part, piece, offset_in_piece, range_in_buffer)` for each piece of payload

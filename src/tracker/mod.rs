@@ -14,7 +14,9 @@ use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use crate::lock::MutexExt;
 use crate::metainfo::InfoHash;
+use crate::net::host_of;
 use crate::peer::PeerId;
 
 pub mod http;
@@ -121,7 +123,7 @@ impl TrackerClient {
     /// (`scheme://host:port`) is marked down at `now` ([`TrackerError::Transport`], the
     /// same text as the last real attempt's); `None` when it may be tried.
     pub fn down_error(&self, url: &str, now: Instant) -> Option<TrackerError> {
-        let down = self.down.lock().unwrap_or_else(|p| p.into_inner());
+        let down = self.down.locked();
         let d = down.get(&host_of(url))?;
         (now < d.until).then(|| TrackerError::Transport(d.error.clone()))
     }
@@ -129,7 +131,7 @@ impl TrackerClient {
     /// Mark `url`'s endpoint down after a transport failure, clear it after any answer.
     fn record<T>(&self, url: &str, result: &Result<T, TrackerError>, now: Instant) {
         let key = host_of(url);
-        let mut down = self.down.lock().unwrap_or_else(|p| p.into_inner());
+        let mut down = self.down.locked();
         match result {
             Err(TrackerError::Transport(msg)) => {
                 if !down.contains_key(&key)
@@ -162,7 +164,7 @@ impl TrackerClient {
 
     /// Endpoints currently marked down at `now` (for tests and the log).
     pub fn endpoints_down(&self, now: Instant) -> usize {
-        let down = self.down.lock().unwrap_or_else(|p| p.into_inner());
+        let down = self.down.locked();
         down.values().filter(|d| now < d.until).count()
     }
 }
@@ -206,55 +208,6 @@ impl TrackerClient {
                 excerpt: String::new(),
             })
     }
-}
-
-/// `scheme://host:port` of a URL, without path or query (which may hold a passkey).
-pub fn host_of(url: &str) -> String {
-    let (scheme, rest) = url.split_once("://").unwrap_or(("", url));
-    let host = rest.split(['/', '?']).next().unwrap_or("");
-    if scheme.is_empty() {
-        host.to_string()
-    } else {
-        format!("{scheme}://{host}")
-    }
-}
-
-/// An announce URL fit to show: query values and path segments that look like keys (8 or
-/// more characters, letters and digits only, not `announce...`) replaced by `***`, e.g.
-/// `https://t.example/0123abcd4567ef89/announce?pk=s3cr3t` →
-/// `https://t.example/***/announce?pk=***`.
-pub fn mask_passkey(url: &str) -> String {
-    let url = url.trim();
-    let (scheme, rest) = url.split_once("://").unwrap_or(("", url));
-    let (before_query, query) = rest.split_once('?').unwrap_or((rest, ""));
-    let mut parts = before_query.split('/');
-    let host = parts.next().unwrap_or("");
-    let mut out = String::new();
-    if !scheme.is_empty() {
-        out.push_str(scheme);
-        out.push_str("://");
-    }
-    out.push_str(host);
-    for seg in parts {
-        out.push('/');
-        let keyish = seg.len() >= 8
-            && seg.bytes().all(|b| b.is_ascii_alphanumeric())
-            && !seg.to_ascii_lowercase().starts_with("announce")
-            && !seg.to_ascii_lowercase().starts_with("scrape");
-        out.push_str(if keyish { "***" } else { seg });
-    }
-    if !query.is_empty() {
-        out.push('?');
-        let masked: Vec<String> = query
-            .split('&')
-            .map(|kv| match kv.split_once('=') {
-                Some((k, _)) => format!("{k}=***"),
-                None => "***".to_string(),
-            })
-            .collect();
-        out.push_str(&masked.join("&"));
-    }
-    out
 }
 
 /// Regular re-announce interval used when a tracker gives none (or a non-positive one), in s.
@@ -460,22 +413,20 @@ pub fn excerpt(body: &[u8]) -> String {
     out
 }
 
-/// Tracker text shown to the user (`failure reason`, `warning message`): lossy UTF-8,
-/// line breaks and tabs turned into spaces, other control characters (terminal escapes)
-/// into U+FFFD, trimmed, at most [`MESSAGE_MAX_CHARS`] characters (a cut text ends in `…`).
+/// Tracker text shown to the user (`failure reason`, `warning message`): lossy UTF-8 made
+/// safe for a terminal by [`crate::untrusted::line`] (line breaks and tabs become spaces,
+/// terminal escapes and other controls U+FFFD), trimmed, at most [`MESSAGE_MAX_CHARS`]
+/// characters (a cut text ends in `…`).
 pub fn sanitize_message(text: &[u8]) -> String {
     let lossy = String::from_utf8_lossy(text);
+    let safe = crate::untrusted::line(lossy.trim());
     let mut out = String::new();
-    for (count, c) in lossy.trim().chars().enumerate() {
+    for (count, c) in safe.chars().enumerate() {
         if count == MESSAGE_MAX_CHARS {
             out.push('…');
             break;
         }
-        out.push(match c {
-            '\n' | '\r' | '\t' => ' ',
-            c if c.is_control() => '\u{FFFD}',
-            c => c,
-        });
+        out.push(c);
     }
     out
 }
@@ -554,29 +505,6 @@ mod tests {
             c.record::<()>(&u, &Err(TrackerError::Transport("x".into())), now);
         }
         assert!(c.down.lock().unwrap().len() <= MAX_DOWN_ENDPOINTS);
-    }
-
-    #[test]
-    fn host_hides_passkeys() {
-        assert_eq!(
-            host_of("http://t.example:80/abcdef/announce?pk=1"),
-            "http://t.example:80"
-        );
-        assert_eq!(host_of("udp://t.example:6969"), "udp://t.example:6969");
-        assert_eq!(host_of("weird"), "weird");
-    }
-
-    #[test]
-    fn passkeys_are_masked() {
-        assert_eq!(
-            mask_passkey("https://t.example/0123abcd4567ef89/announce?pk=s3cr3t&x"),
-            "https://t.example/***/announce?pk=***&***"
-        );
-        assert_eq!(
-            mask_passkey("http://t.example:6969/announce"),
-            "http://t.example:6969/announce"
-        );
-        assert_eq!(mask_passkey("udp://t.example:1337"), "udp://t.example:1337");
     }
 
     #[test]

@@ -20,6 +20,7 @@ use super::{
     AnnounceEvent, AnnounceRequest, AnnounceResponse, MAX_INTERVAL_SECS, MIN_INTERVAL_SECS,
     ScrapeStats, TrackerError, sanitize_message,
 };
+use crate::lock::MutexExt;
 use crate::metainfo::InfoHash;
 
 /// BEP 15 magic `protocol_id` of a connect request.
@@ -239,7 +240,7 @@ pub fn parse_scrape(
 /// # Errors
 /// [`TrackerError::InvalidUrl`] without a host or a valid port.
 pub fn host_port(url: &str) -> Result<(String, u16), TrackerError> {
-    let bad = || TrackerError::InvalidUrl(super::host_of(url));
+    let bad = || TrackerError::InvalidUrl(crate::net::host_of(url));
     let rest = url
         .trim()
         .split_once("://")
@@ -327,11 +328,7 @@ impl UdpTracker {
         sock: &tokio::net::UdpSocket,
         addr: SocketAddr,
     ) -> Result<u64, TrackerError> {
-        if let Some(&(id, at)) = self
-            .ids
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .get(&addr)
+        if let Some(&(id, at)) = self.ids.locked().get(&addr)
             && at.elapsed() < CONNECTION_ID_TTL
         {
             return Ok(id);
@@ -347,10 +344,7 @@ impl UdpTracker {
             })
             .await?;
         let id = parse_connect(&body, tid)?;
-        self.ids
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .insert(addr, (id, Instant::now()));
+        self.ids.locked().insert(addr, (id, Instant::now()));
         Ok(id)
     }
 
@@ -397,10 +391,7 @@ impl UdpTracker {
                 Err(TrackerError::Failure(m))
                     if retry == 0 && m.to_ascii_lowercase().contains("connection id") =>
                 {
-                    self.ids
-                        .lock()
-                        .unwrap_or_else(|e| e.into_inner())
-                        .remove(&addr);
+                    self.ids.locked().remove(&addr);
                 }
                 r => return r,
             }

@@ -1,77 +1,11 @@
-//! Human-readable figures for the UI: sizes and rates in binary units (KiB = 1024 bytes),
-//! percentages, ETAs, and names fitted to a column width.
+//! Human-readable figures for the UI: percentages, ratios, dates, and names fitted to a
+//! column width. Sizes, rates and durations are [`crate::units`]'s.
 //!
 //! All functions are pure and total: any `u64` input gives a short string, never a panic.
 
 use unicode_width::UnicodeWidthChar;
 
-/// Binary unit names, each 1024 times the previous one.
-const UNITS: [&str; 7] = ["B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"];
-
-/// Largest ETA shown as a number; anything longer reads as "∞" (100 days, in seconds).
-const ETA_MAX_SECS: u64 = 100 * 86_400;
-
-/// Formats a byte count in binary units with three significant digits.
-///
-/// Examples: `0` → `"0 B"`, `512` → `"512 B"`, `1536` → `"1.50 KiB"`,
-/// `12_900_000` → `"12.3 MiB"`, `1_610_612_736` → `"1.50 GiB"`. At most 8 characters
-/// (`"1023 KiB"` rounds up to `"1.00 MiB"` instead of showing `"1024 KiB"`).
-pub fn size(bytes: u64) -> String {
-    if bytes < 1024 {
-        return format!("{bytes} B");
-    }
-    let mut value = bytes as f64;
-    let mut unit = 0;
-    while value >= 1024.0 && unit + 1 < UNITS.len() {
-        value /= 1024.0;
-        unit += 1;
-    }
-    // Three significant digits; rounding 1023.5.. up would print "1024", so move up a unit.
-    if value >= 1023.5 && unit + 1 < UNITS.len() {
-        value /= 1024.0;
-        unit += 1;
-    }
-    let decimals = if value < 9.995 {
-        2
-    } else if value < 99.95 {
-        1
-    } else {
-        0
-    };
-    let name = UNITS.get(unit).copied().unwrap_or("EiB");
-    format!("{value:.decimals$} {name}")
-}
-
-/// Formats a rate in bytes/s like [`size`] with a `/s` suffix: `"12.3 MiB/s"`, `"0 B/s"`.
-pub fn rate(bytes_per_sec: u64) -> String {
-    format!("{}/s", size(bytes_per_sec))
-}
-
-/// Like [`rate`], but `"-"` for zero, so idle rows in a table stay quiet.
-pub fn rate_or_dash(bytes_per_sec: u64) -> String {
-    if bytes_per_sec == 0 {
-        "-".to_owned()
-    } else {
-        rate(bytes_per_sec)
-    }
-}
-
-/// Formats a duration in seconds as the two most significant units:
-/// `"45s"`, `"12m 05s"`, `"1h 02m"`, `"3d 4h"`; 100 days or more is `"∞"`.
-/// At most 7 characters.
-pub fn eta(secs: u64) -> String {
-    if secs >= ETA_MAX_SECS {
-        "∞".to_owned()
-    } else if secs < 60 {
-        format!("{secs}s")
-    } else if secs < 3_600 {
-        format!("{}m {:02}s", secs / 60, secs % 60)
-    } else if secs < 86_400 {
-        format!("{}h {:02}m", secs / 3_600, (secs % 3_600) / 60)
-    } else {
-        format!("{}d {}h", secs / 86_400, (secs % 86_400) / 3_600)
-    }
-}
+use crate::{units, untrusted};
 
 /// Formats `done` of `total` bytes as a percentage rounded *down* to 0.1 %, so a torrent
 /// shows `"100%"` only when it is complete: `"0.0%"`, `"42.0%"`, `"99.9%"`, `"100%"`.
@@ -91,19 +25,13 @@ pub fn width(text: &str) -> usize {
 }
 
 /// Makes untrusted text (a torrent name, a tracker message) safe and fitting for one cell of
-/// `max_width` terminal columns: control characters (newlines, escapes) become `'�'`, and text
-/// wider than `max_width` is cut with a trailing `'…'`. The result is never wider than
-/// `max_width`.
+/// `max_width` terminal columns: made safe by [`crate::untrusted::line`] (escapes and other
+/// controls become `'�'`, line breaks a space), and cut with a trailing `'…'` when wider than
+/// `max_width`. The result is never wider than `max_width`.
 pub fn fit(text: &str, max_width: usize) -> String {
-    let clean = text
-        .chars()
-        .map(|c| if c.is_control() { '\u{fffd}' } else { c });
-    if width(text) <= max_width && !text.chars().any(char::is_control) {
-        return text.to_owned();
-    }
-    let total: usize = clean.clone().map(|c| c.width().unwrap_or(0)).sum();
-    if total <= max_width {
-        return clean.collect();
+    let clean = untrusted::line(text);
+    if width(&clean) <= max_width {
+        return clean.into_owned();
     }
     if max_width == 0 {
         return String::new();
@@ -111,7 +39,7 @@ pub fn fit(text: &str, max_width: usize) -> String {
     let budget = max_width - 1; // room for the ellipsis
     let mut out = String::new();
     let mut used = 0;
-    for c in clean {
+    for c in clean.chars() {
         let w = c.width().unwrap_or(0);
         if used + w > budget {
             break;
@@ -123,20 +51,18 @@ pub fn fit(text: &str, max_width: usize) -> String {
     out
 }
 
-/// Makes untrusted text safe to draw: control characters become `'\u{fffd}'` (or `'?'`), and
-/// with `ascii` every non-ASCII character becomes `'?'`.
+/// Makes untrusted text safe to draw ([`crate::untrusted::line_with`]): unsafe characters
+/// become `'\u{fffd}'` (or `'?'`), line breaks a space, and with `ascii` every non-ASCII
+/// character becomes `'?'`.
 pub fn clean(text: &str, ascii: bool) -> String {
-    text.chars()
-        .map(|c| {
-            if c.is_control() {
-                if ascii { '?' } else { '\u{fffd}' }
-            } else if ascii && !c.is_ascii() {
-                '?'
-            } else {
-                c
-            }
-        })
-        .collect()
+    if ascii {
+        untrusted::line_with(text, '?')
+            .chars()
+            .map(|c| if c.is_ascii() { c } else { '?' })
+            .collect()
+    } else {
+        untrusted::line(text).into_owned()
+    }
 }
 
 /// [`fit`] for the symbol set in use: cleans `text` (see [`clean`]) and cuts it to
@@ -319,11 +245,11 @@ pub fn relative(at: Option<std::time::SystemTime>, now: std::time::SystemTime) -
         return "-".to_owned();
     };
     match at.duration_since(now) {
-        Ok(d) if d.as_secs() > 0 => format!("in {}", eta(d.as_secs())),
+        Ok(d) if d.as_secs() > 0 => format!("in {}", units::duration(d.as_secs())),
         Ok(_) => "now".to_owned(),
         Err(e) => match e.duration().as_secs() {
             0 => "now".to_owned(),
-            s => format!("{} ago", eta(s)),
+            s => format!("{} ago", units::duration(s)),
         },
     }
 }
@@ -346,56 +272,6 @@ mod tests {
     }
 
     use super::*;
-
-    #[test]
-    fn sizes_use_binary_units_and_three_digits() {
-        assert_eq!(size(0), "0 B");
-        assert_eq!(size(512), "512 B");
-        assert_eq!(size(1023), "1023 B");
-        assert_eq!(size(1024), "1.00 KiB");
-        assert_eq!(size(1536), "1.50 KiB");
-        assert_eq!(size(10 * 1024), "10.0 KiB");
-        assert_eq!(size(123 * 1024 * 1024), "123 MiB");
-        assert_eq!(size(3 * 1024 * 1024 * 1024 / 2), "1.50 GiB");
-        assert_eq!(size(5 * (1 << 40)), "5.00 TiB");
-        assert_eq!(size(u64::MAX), "16.0 EiB");
-    }
-
-    #[test]
-    fn sizes_never_print_four_digit_binary_values() {
-        // 1023.9 KiB would print "1024 KiB"; it must move up a unit instead.
-        assert_eq!(size(1024 * 1024 - 100), "1.00 MiB");
-        assert_eq!(size(1023 * 1024), "1023 KiB");
-        // 9.999 KiB rounds to 10.0, not "10.00".
-        assert_eq!(size(10 * 1024 - 1), "10.0 KiB");
-        for shift in 0..64 {
-            for delta in [0u64, 1, 7] {
-                let s = size((1u64 << shift).saturating_sub(delta));
-                assert!(s.len() <= 8, "{s:?} too long");
-            }
-        }
-    }
-
-    #[test]
-    fn rates_append_per_second() {
-        assert_eq!(rate(0), "0 B/s");
-        assert_eq!(rate(12_900_000), "12.3 MiB/s");
-        assert_eq!(rate_or_dash(0), "-");
-        assert_eq!(rate_or_dash(2048), "2.00 KiB/s");
-    }
-
-    #[test]
-    fn eta_shows_two_units() {
-        assert_eq!(eta(0), "0s");
-        assert_eq!(eta(45), "45s");
-        assert_eq!(eta(60), "1m 00s");
-        assert_eq!(eta(12 * 60 + 5), "12m 05s");
-        assert_eq!(eta(3_600 + 2 * 60 + 59), "1h 02m");
-        assert_eq!(eta(3 * 86_400 + 4 * 3_600 + 59), "3d 4h");
-        assert_eq!(eta(99 * 86_400 + 23 * 3_600), "99d 23h");
-        assert_eq!(eta(100 * 86_400), "∞");
-        assert_eq!(eta(u64::MAX), "∞");
-    }
 
     #[test]
     fn percent_rounds_down_and_is_exact_at_completion() {
@@ -455,7 +331,8 @@ mod tests {
 
     #[test]
     fn fit_neutralises_control_characters() {
-        assert_eq!(fit("evil\x1b[2Jname\n", 40), "evil\u{fffd}[2Jname\u{fffd}");
+        assert_eq!(fit("evil\x1b[2Jname\n", 40), "evil\u{fffd}[2Jname ");
+        assert_eq!(fit("txt\u{202e}exe.", 40), "txt\u{fffd}exe.");
         assert!(!fit("a\rb\tc", 2).chars().any(char::is_control));
     }
 }

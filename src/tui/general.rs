@@ -10,6 +10,7 @@ use super::action::Action;
 use super::format;
 use super::keymap::Keymap;
 use super::theme::Symbols;
+use crate::units;
 
 /// How a fact's value reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -89,13 +90,13 @@ pub fn facts(
         ));
     }
     let piece_len = detail.map_or(String::new(), |d| {
-        format!(" of {}", format::size(u64::from(d.piece_length)))
+        format!(" of {}", units::size(u64::from(d.piece_length)))
     });
     out.push(fact(
         "Size",
         format!(
             "{} ({} pieces{piece_len})",
-            format::size(row.size),
+            units::size(row.size),
             row.pieces_total
         ),
         Plain,
@@ -105,24 +106,24 @@ pub fn facts(
         format!(
             "{} ({} of {}), {}/{} pieces",
             format::percent(row.done, row.size),
-            format::size(row.done),
-            format::size(row.size),
+            units::size(row.done),
+            units::size(row.size),
             row.pieces_have,
             row.pieces_total
         ),
         Plain,
     ));
     let wasted = detail.map_or(String::new(), |d| {
-        format!(", wasted {}", format::size(d.wasted))
+        format!(", wasted {}", units::size(d.wasted))
     });
     out.push(fact(
         "Transferred",
         format!(
             "{} {}  {} {}  ratio {}{wasted}",
             sym.down,
-            format::size(row.downloaded),
+            units::size(row.downloaded),
             sym.up,
-            format::size(row.uploaded),
+            units::size(row.uploaded),
             format::ratio(row.ratio())
         ),
         Plain,
@@ -131,7 +132,7 @@ pub fn facts(
         if v == 0 {
             "unlimited".to_owned()
         } else {
-            format::rate(v)
+            units::rate(v)
         }
     };
     out.push(fact(
@@ -139,10 +140,10 @@ pub fn facts(
         format!(
             "{} {} (limit {})  {} {} (limit {})",
             sym.down,
-            format::rate(row.down_rate),
+            units::rate(row.down_rate),
             lim(row.down_limit),
             sym.up,
-            format::rate(row.up_rate),
+            units::rate(row.up_rate),
             lim(row.up_limit)
         ),
         Plain,

@@ -21,6 +21,7 @@ use std::time::{Duration, Instant};
 use super::ctx::LinkCtx;
 use super::message::PeerEvent;
 use crate::api::TorrentId;
+use crate::lock::MutexExt;
 use crate::metainfo::InfoHash;
 use crate::peer::metadata::{Assembly, MetadataError, Progress};
 
@@ -99,7 +100,7 @@ impl MetadataFetch {
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, State> {
-        self.state.lock().unwrap_or_else(|e| e.into_inner())
+        self.state.locked()
     }
 
     /// Tell the torrent about connection `key`.

@@ -12,6 +12,7 @@ use super::ctx::{Limits, LinkCtx};
 use super::message::PeerEvent;
 use crate::api::TorrentId;
 use crate::engine::picker::Picker;
+use crate::lock::MutexExt;
 use crate::metainfo::InfoHash;
 use crate::piece::{BlockRef, Geometry, HaveBits};
 use crate::storage::disk::{TorrentDisk, UploadReply};
@@ -125,7 +126,7 @@ impl TorrentShared {
 
     /// Lock the picker. Never hold the guard across an await point.
     pub fn picker(&self) -> MutexGuard<'_, Picker> {
-        self.picker.lock().unwrap_or_else(|e| e.into_inner())
+        self.picker.locked()
     }
 
     /// Whether peers are served now (false once the torrent stops: connections wind down).

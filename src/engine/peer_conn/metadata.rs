@@ -21,6 +21,7 @@ use crate::engine::link::message::{PeerCtrl, PeerError};
 use crate::engine::link::metadata::{DataOutcome, MetadataFetch, REQUEST_TIMEOUT};
 use crate::engine::link::peer::PeerInfo;
 use crate::engine::link::stream::Transport;
+use crate::lock::MutexExt;
 use crate::peer::extension::{self, OurHandshake, UT_METADATA_ID};
 use crate::peer::metadata::{self, MetadataMsg};
 use crate::peer::wire::{self, Handshake, Message};
@@ -101,7 +102,7 @@ pub async fn run<T: Transport>(
                                 ));
                             };
                             if let Some(c) = &h.client {
-                                *info.client.lock().unwrap_or_else(|e| e.into_inner()) =
+                                *info.client.locked() =
                                     Some(c.clone());
                             }
                             if let Some(p) = h.listen_port {

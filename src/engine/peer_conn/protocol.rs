@@ -18,6 +18,7 @@ use crate::engine::link::message::{PeerCtrl, PeerError, PeerEvent};
 use crate::engine::link::peer::PeerInfo;
 use crate::engine::link::shared::TorrentShared;
 use crate::engine::picker::BlockOutcome;
+use crate::lock::MutexExt;
 use crate::peer::extension::{self, OurHandshake, UT_METADATA_ID, UT_PEX_ID};
 use crate::peer::metadata::{self as bep9, MetadataMsg};
 use crate::peer::pex::{self, PexPeer};
@@ -401,7 +402,7 @@ impl Conn {
                 self.reqq = r;
             }
             if let Some(c) = h.client {
-                *self.info.client.lock().unwrap_or_else(|e| e.into_inner()) = Some(c);
+                *self.info.client.locked() = Some(c);
             }
             if let Some(p) = h.listen_port
                 && !self.info.outgoing
@@ -439,11 +440,11 @@ impl Conn {
                 return;
             }
         };
-        let sender_local = pex::is_local(self.info.addr.ip());
+        let sender_local = crate::net::is_local(self.info.addr.ip());
         let added: Vec<PexPeer> = m
             .added
             .into_iter()
-            .filter(|p| sender_local || !pex::is_local(p.addr.ip()))
+            .filter(|p| sender_local || !crate::net::is_local(p.addr.ip()))
             .collect();
         if !added.is_empty() {
             self.t.peer_event(self.key, PeerEvent::Pex(added));

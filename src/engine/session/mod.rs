@@ -38,6 +38,7 @@ use super::torrent::{CheckQueue, Env, STOP_ANNOUNCE_TIMEOUT, TimerKey, Torrent};
 use crate::api::{
     AddError, AddRequest, AddSource, Command, EventKind, EventLevel, TorrentId, TorrentState,
 };
+use crate::lock::RwLockExt;
 use crate::metainfo::{InfoHash, Magnet, Metainfo};
 use crate::peer::wire::Handshake;
 use crate::state::{StateStore, Stored, Update};
@@ -157,11 +158,7 @@ impl Session {
     /// Run `f` on torrent `id` with the session's parts; note it for the next publish.
     /// The torrent with `info_hash`, if the session has it.
     fn torrent_by_hash(&self, info_hash: &InfoHash) -> Option<TorrentId> {
-        self.registry
-            .read()
-            .unwrap_or_else(|e| e.into_inner())
-            .get(info_hash)
-            .copied()
+        self.registry.read_locked().get(info_hash).copied()
     }
 
     fn with<R>(
@@ -286,10 +283,7 @@ impl Session {
         // removed a moment ago and added again: the pending delete of its record and its
         // .torrent copy must not reach the store after this add
         self.deleted.retain(|h| *h != ih);
-        self.registry
-            .write()
-            .unwrap_or_else(|e| e.into_inner())
-            .insert(ih, id);
+        self.registry.write_locked().insert(ih, id);
         self.torrents.insert(id, t);
         self.publisher.insert(id);
     }
@@ -387,9 +381,9 @@ impl Session {
             if state == TorrentState::Downloading && f < min {
                 let reason = format!(
                     "only {} free on the volume of {} (min_free_space is {})",
-                    crate::metainfo::human_size(f),
+                    crate::units::size(f),
                     dir.display(),
-                    crate::metainfo::human_size(min)
+                    crate::units::size(min)
                 );
                 self.with(id, |t, env| t.guard_pause(reason, env));
             } else if t.guarded() && f >= min.saturating_add(64 << 20) {
@@ -544,7 +538,7 @@ impl Session {
                 return self.add_magnet(m, req);
             }
         };
-        let (meta, bytes) = read_torrent(&path).map_err(AddError::Invalid)?;
+        let (meta, bytes) = Metainfo::load_with_bytes(&path).map_err(AddError::Invalid)?;
         let existing = self.torrent_by_hash(&meta.info_hash);
         if let Some(id) = existing {
             return Err(AddError::AlreadyAdded {
@@ -665,10 +659,7 @@ impl Session {
         self.checks.remove(id);
         self.timers
             .cancel_where(|k| matches!(k, TimerKey::Torrent(tid, _) if *tid == id));
-        self.registry
-            .write()
-            .unwrap_or_else(|e| e.into_inner())
-            .remove(&t.info_hash());
+        self.registry.write_locked().remove(&t.info_hash());
         self.publisher.remove(id);
         let ctx = self.ctx.clone();
         tokio::spawn(async move {
@@ -989,10 +980,7 @@ async fn route_incoming(
         tracing::debug!(%addr, "incoming connection is not BitTorrent");
         return;
     };
-    let known = registry
-        .read()
-        .unwrap_or_else(|e| e.into_inner())
-        .contains_key(&info_hash);
+    let known = registry.read_locked().contains_key(&info_hash);
     if !known {
         tracing::debug!(%addr, %info_hash, "handshake names a torrent we do not serve; closing");
         return;
@@ -1010,37 +998,6 @@ async fn route_incoming(
         }),
         Err(e) => tracing::debug!(%addr, "incoming handshake failed: {e}"),
     }
-}
-
-/// Read a .torrent file (bounded) and parse it; the bytes are kept in the state store.
-fn read_torrent(path: &Path) -> Result<(Metainfo, Vec<u8>), String> {
-    use crate::metainfo::{MAX_TORRENT_FILE_BYTES, MetainfoError};
-    use std::io::Read;
-    let io = |source| {
-        MetainfoError::Io {
-            path: path.to_path_buf(),
-            source,
-        }
-        .to_string()
-    };
-    let too_large = || {
-        MetainfoError::FileTooLarge {
-            path: path.to_path_buf(),
-            max: MAX_TORRENT_FILE_BYTES,
-        }
-        .to_string()
-    };
-    let file = std::fs::File::open(path).map_err(io)?;
-    let mut data = Vec::new();
-    file.take(MAX_TORRENT_FILE_BYTES + 1)
-        .read_to_end(&mut data)
-        .map_err(io)?;
-    if data.len() as u64 > MAX_TORRENT_FILE_BYTES {
-        return Err(too_large());
-    }
-    let meta = Metainfo::from_bytes(&data)
-        .map_err(|e| format!("{}: not a valid torrent: {e}", path.display()))?;
-    Ok((meta, data))
 }
 
 /// One restored torrent whose resume data is to be checked against its files.

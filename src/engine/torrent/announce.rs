@@ -478,7 +478,7 @@ impl TrackerSet {
             return all[0]
                 .message
                 .as_ref()
-                .map(|m| format!("tracker {}: {m}", crate::tracker::host_of(&all[0].url)));
+                .map(|m| format!("tracker {}: {m}", crate::net::host_of(&all[0].url)));
         }
         if self.is_empty() {
             return Some("no trackers: waiting for incoming peers".into());
@@ -541,7 +541,7 @@ impl TrackerSet {
                     .flatten()
                     .map(|at| wall_now + at.saturating_duration_since(now));
                 rows.push(TrackerRow {
-                    url: crate::tracker::mask_passkey(&t.url),
+                    url: crate::net::mask_passkey(&t.url),
                     tier: ti as u32,
                     status: t.status,
                     message: t.message.clone(),

@@ -50,6 +50,7 @@ use crate::api::{
     EventKind, EventLevel, FilePriority, FileRow, PeerFlags, PeerRow, PeerSource, PieceState,
     TorrentDetail, TorrentError, TorrentErrorKind, TorrentId, TorrentRow, TorrentState,
 };
+use crate::lock::MutexExt;
 use crate::metainfo::{InfoHash, Magnet, Metainfo};
 use crate::peer::wire::Handshake;
 use crate::piece::Bitfield;
@@ -1224,7 +1225,7 @@ impl Torrent {
         result: &Result<crate::tracker::ScrapeStats, crate::tracker::TrackerError>,
     ) {
         if let Err(e) = result {
-            tracing::debug!(torrent = %self.sum.name, tracker = %crate::tracker::host_of(url), "scrape: {e}");
+            tracing::debug!(torrent = %self.sum.name, tracker = %crate::net::host_of(url), "scrape: {e}");
         }
         self.trackers.scraped(url, result);
         self.dirty = true;
@@ -1258,7 +1259,7 @@ impl Torrent {
                         env,
                         EventLevel::Warn,
                         EventKind::TrackerWarning,
-                        format!("tracker {}: {w}", crate::tracker::host_of(&job.url)),
+                        format!("tracker {}: {w}", crate::net::host_of(&job.url)),
                     );
                 }
                 if self.life.is_running() {
@@ -1277,7 +1278,7 @@ impl Torrent {
                         env,
                         EventLevel::Warn,
                         EventKind::TrackerError,
-                        format!("tracker {}: {e}", crate::tracker::host_of(&job.url)),
+                        format!("tracker {}: {e}", crate::net::host_of(&job.url)),
                     );
                 }
             }
@@ -1694,7 +1695,7 @@ impl Torrent {
             self.piece_prio = self.compute_piece_priorities();
         }
         let files = meta.files.iter().filter(|f| !f.pad).count();
-        let size = crate::metainfo::human_size(meta.payload_size());
+        let size = crate::units::size(meta.payload_size());
         self.meta = Some(Arc::new(meta));
         self.persist_dirty = true;
         self.dirty = true;
@@ -2093,8 +2094,7 @@ impl Torrent {
             let up_rate = p.meters.1.sample(up, now);
             let client = i
                 .client
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
+                .locked()
                 .clone()
                 .unwrap_or_else(|| crate::peer::client_name(&i.peer_id));
             peers.push(PeerRow {

@@ -3,9 +3,9 @@
 //! `2.5M`, `1 MiB/s`; `0` or `unlimited` for none). Only limits that change are sent.
 
 use crate::api::{Command, Snapshot, TorrentId};
-use crate::config::parse_rate;
 use crate::tui::format;
 use crate::tui::theme::Symbols;
+use crate::units::{self, parse_rate};
 
 use super::form::{Field, Form, FormKind, Outcome, Submitted};
 
@@ -14,7 +14,7 @@ fn shown(limit: u64) -> String {
     if limit == 0 {
         "unlimited".to_owned()
     } else {
-        format::rate(limit)
+        units::rate(limit)
     }
 }
 

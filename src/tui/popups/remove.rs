@@ -9,6 +9,7 @@ use crate::tui::keymap::Keymap;
 
 use super::confirm::{Confirm, ConfirmKind};
 use super::form::Outcome;
+use crate::units;
 
 /// Torrents named one by one in the delete question; the rest are counted.
 const NAMED: usize = 5;
@@ -35,7 +36,7 @@ pub fn open(
                 lines.push(format!(
                     "  {} ({}){place}",
                     format::clean(&row.name, false),
-                    format::size(row.size)
+                    units::size(row.size)
                 ));
             }
         }

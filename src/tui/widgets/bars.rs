@@ -18,6 +18,7 @@ use crate::tui::list::StateFilter;
 use crate::tui::notice::NoticeLevel;
 use crate::tui::screen::{Screen, Tab};
 use crate::tui::theme::{Role, Theme};
+use crate::units;
 
 /// Spans that fit in `width` cells: each item whole or not at all.
 fn fit_spans<'a>(items: Vec<(String, Style)>, width: usize) -> Vec<Span<'a>> {
@@ -189,9 +190,9 @@ pub(crate) fn message_line(frame: &mut Frame, area: Rect, app: &App, theme: &The
                 row.pieces_have,
                 row.pieces_total,
                 sym.down,
-                format::size(row.downloaded),
+                units::size(row.downloaded),
                 sym.up,
-                format::size(row.uploaded),
+                units::size(row.uploaded),
                 format::ratio(row.ratio()),
             ),
             theme.dim(),
@@ -211,26 +212,21 @@ pub(crate) fn status_bar(frame: &mut Frame, area: Rect, app: &App, theme: &Theme
         if v == 0 {
             String::new()
         } else {
-            format!(" (max {})", format::rate(v))
+            format!(" (max {})", units::rate(v))
         }
     };
     let mut figures = vec![
         format!(
             "{} {}{}",
             sym.down,
-            format::rate(g.down_rate),
+            units::rate(g.down_rate),
             limit(g.down_limit)
         ),
-        format!(
-            "{} {}{}",
-            sym.up,
-            format::rate(g.up_rate),
-            limit(g.up_limit)
-        ),
+        format!("{} {}{}", sym.up, units::rate(g.up_rate), limit(g.up_limit)),
         format!("peers {}", g.peers),
     ];
     if let Some(free) = g.free_space {
-        figures.push(format!("free {}", format::size(free)));
+        figures.push(format!("free {}", units::size(free)));
     }
     figures.push(format!("torrents {}", snapshot.rows.len()));
     figures.push(if g.listen_port == 0 {

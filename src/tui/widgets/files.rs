@@ -13,6 +13,7 @@ use crate::tui::scroll::Scroll;
 use crate::tui::theme::{Role, Theme};
 
 use super::parts::{highlight_row, progress_line};
+use crate::units;
 
 /// Draws the tree into `area`.
 pub(crate) fn render(
@@ -73,7 +74,7 @@ pub(crate) fn render(
                 Span::raw(" "),
                 Span::raw(name),
             ]),
-            Line::from(format::size(node.size)).right_aligned(),
+            Line::from(units::size(node.size)).right_aligned(),
             progress_line(node.done, node.size, 12, theme),
             Line::styled(prio, prio_style),
         ]);

@@ -25,6 +25,7 @@ use super::app::App;
 use super::format;
 use super::history::SpeedPoints;
 use super::screen::{Screen, Tab};
+use crate::units;
 
 /// Draws the whole screen for `app`'s state, the Speed tab from `speed` (see
 /// [`App::speed_points`]). Works at any size (tiny areas simply show less).
@@ -92,9 +93,9 @@ fn detail(frame: &mut Frame, area: Rect, app: &App, speed: Option<&SpeedPoints>)
             row.state.label(),
             format::percent(row.done, row.size),
             sym.down,
-            format::rate(row.down_rate),
+            units::rate(row.down_rate),
             sym.up,
-            format::rate(row.up_rate),
+            units::rate(row.up_rate),
         );
         let line = format::fit_with(&text, usize::from(head.width), sym.ascii, sym.ellipsis);
         frame.render_widget(Line::styled(line, theme.title()), head);

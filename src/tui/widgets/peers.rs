@@ -10,6 +10,7 @@ use crate::api::{PeerRow, PeerSource, TorrentDetail};
 use crate::tui::format;
 use crate::tui::scroll::Scroll;
 use crate::tui::theme::{Role, Theme};
+use crate::units;
 
 use super::parts::highlight_row;
 
@@ -116,14 +117,14 @@ pub(crate) fn render(
                     (p.progress.clamp(0.0, 1.0) * 100.0).floor()
                 ))
                 .right_aligned(),
-                Line::styled(format::rate_or_dash(p.down_rate), theme.fg(Role::Down))
+                Line::styled(units::rate_or_dash(p.down_rate), theme.fg(Role::Down))
                     .right_aligned(),
-                Line::styled(format::rate_or_dash(p.up_rate), theme.fg(Role::Up)).right_aligned(),
+                Line::styled(units::rate_or_dash(p.up_rate), theme.fg(Role::Up)).right_aligned(),
             ];
             if wide {
                 cells.extend([
-                    Line::from(format::size(p.downloaded)).right_aligned(),
-                    Line::from(format::size(p.uploaded)).right_aligned(),
+                    Line::from(units::size(p.downloaded)).right_aligned(),
+                    Line::from(units::size(p.uploaded)).right_aligned(),
                     Line::from(p.source.label()),
                 ]);
             }

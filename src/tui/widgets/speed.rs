@@ -13,6 +13,7 @@ use crate::tui::app::App;
 use crate::tui::format;
 use crate::tui::history::{POINTS, SpeedPoints, Window};
 use crate::tui::theme::{GraphStyle, Role, Theme};
+use crate::units;
 
 /// Width of the rate labels on the left, in cells.
 const LABEL: u16 = 11;
@@ -109,8 +110,8 @@ fn graph(
     let style = theme.fg(role);
     let head = format!(
         " {title}  now {}  peak {}",
-        format::rate(now),
-        format::rate(peak)
+        units::rate(now),
+        units::rate(peak)
     );
     let sym = theme.sym;
     frame.render_widget(
@@ -163,7 +164,7 @@ fn graph(
     let span_secs = window.step_secs() * POINTS as u64;
     let left = format!(
         "-{}",
-        format::eta(span_secs)
+        units::duration(span_secs)
             .replace(" 00s", "")
             .replace(" 00m", "")
     );
@@ -171,7 +172,7 @@ fn graph(
     let w = usize::from(plot.width);
     let mid = format!(
         "-{}",
-        format::eta(span_secs / 2)
+        units::duration(span_secs / 2)
             .replace(" 00s", "")
             .replace(" 00m", "")
     );
@@ -202,7 +203,7 @@ fn graph(
 
 /// A compact rate label, e.g. `"2.0 MiB/s"`.
 fn short_rate(v: u64) -> String {
-    format::rate(v).replace(".00 ", " ")
+    units::rate(v).replace(".00 ", " ")
 }
 
 /// The value at sub-column `s` of `subcols`, right-aligned so the newest point is at the

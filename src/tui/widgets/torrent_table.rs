@@ -17,6 +17,7 @@ use crate::tui::format;
 use crate::tui::list::SortColumn;
 use crate::tui::scroll::scroll_offset;
 use crate::tui::theme::{Role, Theme};
+use crate::units;
 
 use super::parts::progress_line;
 
@@ -237,7 +238,7 @@ fn draw_cell(
         ),
         other => {
             let text = match other {
-                Column::Size => format::size(row.size),
+                Column::Size => units::size(row.size),
                 Column::Eta => eta(row, theme),
                 Column::Ratio => format::ratio(row.ratio()),
                 Column::Seeds => swarm(row.seeds, row.swarm_seeds),
@@ -293,7 +294,7 @@ fn name_width(shown: &[Column], available: u16) -> u16 {
 
 /// A rate, `"-"` for zero, with `*` when the torrent has its own limit.
 fn rate(rate: u64, limit: u64) -> String {
-    let mut s = format::rate_or_dash(rate);
+    let mut s = units::rate_or_dash(rate);
     if limit > 0 {
         s.push('*');
     }
@@ -313,7 +314,7 @@ fn align(column: Column, line: Line<'_>) -> Line<'_> {
 /// rate), `"-"` otherwise.
 fn eta(row: &TorrentRow, theme: &Theme) -> String {
     match (row.eta_secs, row.state) {
-        (Some(secs), _) if secs < 100 * 86_400 => format::eta(secs),
+        (Some(secs), _) if secs < units::DURATION_MAX_SECS => units::duration(secs),
         (Some(_), _) | (None, TorrentState::Downloading) => theme.sym.infinity.to_owned(),
         (None, _) => "-".to_owned(),
     }

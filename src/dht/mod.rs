@@ -49,29 +49,36 @@
 //! # Which addresses are used
 //! Every address the DHT gives us (peers from `get_peers`, PORT hints) is kept only when
 //! its port is not 0, it is not unspecified, multicast, broadcast, reserved or a
-//! documentation range, and its *scope* ([`Scope`]: loopback, local network, global) is
-//! one the bootstrap list points into: the public bootstrap routers allow global
-//! addresses only, so a node on the internet cannot make us dial `127.0.0.1:22` or a LAN
-//! host; a bootstrap list of `127.0.0.x` nodes (tests, a lab) allows loopback only, so
-//! such a DHT never leads outside the machine. Peers are then dialled through the
-//! torrent's peer book, with its caps (2000 addresses, back-off, bans). The DHT node
-//! itself sends queries to whatever nodes other nodes name (that is how a DHT works),
-//! within the crate's rate limit.
+//! documentation range, and its *scope* ([`crate::net::Scope`]: loopback, local network,
+//! global) is one the bootstrap list points into (`dht/policy.rs`): the public bootstrap
+//! routers allow global addresses only, so a node on the internet cannot make us dial
+//! `127.0.0.1:22` or a LAN host; a bootstrap list of `127.0.0.x` nodes (tests, a lab)
+//! allows loopback only, so such a DHT never leads outside the machine. Peers are then
+//! dialled through the torrent's peer book, with its caps (2000 addresses, back-off,
+//! bans). The DHT node itself sends queries to whatever nodes other nodes name (that is
+//! how a DHT works), within the crate's rate limit.
 
-use std::collections::{HashSet, VecDeque};
+use std::collections::HashSet;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::{Duration, Instant};
 
 use futures::StreamExt;
 use librqbit_dht::{DhtState, Id20};
-use serde::{Deserialize, Serialize};
 use thiserror::Error;
 use tokio::sync::{Notify, Semaphore, mpsc, watch};
 
+use crate::lock::{MutexExt, RwLockExt};
 use crate::metainfo::InfoHash;
+
+mod policy;
+mod state_file;
+
+pub use policy::bootstrap_scope;
+use policy::{Hints, Policy, unmap};
+use state_file::{STATE_VERSION, Saved, empty_table_json, hex, load_state, table_nodes, unhex20};
 
 /// File name of the saved routing table inside a state folder.
 pub const STATE_FILE_NAME: &str = "dht.dat";
@@ -99,9 +106,6 @@ pub const RESEED_INTERVAL: Duration = Duration::from_secs(30);
 pub const MAX_STATE_FILE_BYTES: u64 = 1 << 20;
 /// Most nodes restored from a state file (the crate keeps 512 per family).
 pub const MAX_RESTORED_NODES: usize = 1024;
-/// Format version of the state file.
-const STATE_VERSION: u32 = 1;
-
 /// How to start a [`Dht`].
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DhtOptions {
@@ -138,205 +142,6 @@ pub enum DhtError {
         /// The OS error.
         error: std::io::Error,
     },
-}
-
-/// How far an address reaches, for deciding which addresses the DHT may lead us to.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Scope {
-    /// 127.0.0.0/8, ::1.
-    Loopback,
-    /// Private (RFC 1918), shared (100.64.0.0/10), link-local, IPv6 unique-local.
-    Local,
-    /// Everything else that is a unicast host address.
-    Global,
-}
-
-/// The scope of `ip`, or `None` for addresses that never name a peer: unspecified,
-/// broadcast, multicast, 0.0.0.0/8, 240.0.0.0/4, documentation ranges. IPv4-mapped IPv6
-/// addresses count as their IPv4 address.
-pub fn scope_of(ip: IpAddr) -> Option<Scope> {
-    match ip {
-        IpAddr::V4(a) => {
-            let o = a.octets();
-            if a.is_unspecified()
-                || a.is_broadcast()
-                || a.is_multicast()
-                || a.is_documentation()
-                || o[0] == 0
-                || o[0] >= 240
-            {
-                None
-            } else if a.is_loopback() {
-                Some(Scope::Loopback)
-            } else if a.is_private() || a.is_link_local() || (o[0] == 100 && o[1] & 0xc0 == 64) {
-                Some(Scope::Local)
-            } else {
-                Some(Scope::Global)
-            }
-        }
-        IpAddr::V6(a) => {
-            if let Some(v4) = a.to_ipv4_mapped() {
-                return scope_of(IpAddr::V4(v4));
-            }
-            let s0 = a.segments()[0];
-            if a.is_unspecified() || a.is_multicast() || (s0 == 0x2001 && a.segments()[1] == 0xdb8)
-            {
-                None
-            } else if a.is_loopback() {
-                Some(Scope::Loopback)
-            } else if s0 & 0xfe00 == 0xfc00 || s0 & 0xffc0 == 0xfe80 {
-                Some(Scope::Local)
-            } else {
-                Some(Scope::Global)
-            }
-        }
-    }
-}
-
-/// The scope a `HOST:PORT` bootstrap entry points into, without resolving it: an IP
-/// literal's own scope, `localhost` loopback, any other name global. `None` for an entry
-/// that is not `HOST:PORT` or names an unusable address.
-pub fn bootstrap_scope(entry: &str) -> Option<Scope> {
-    let (host, _port) = entry.rsplit_once(':')?;
-    let host = host
-        .strip_prefix('[')
-        .and_then(|h| h.strip_suffix(']'))
-        .unwrap_or(host);
-    if let Ok(ip) = host.parse::<IpAddr>() {
-        return scope_of(ip);
-    }
-    if host.eq_ignore_ascii_case("localhost") {
-        Some(Scope::Loopback)
-    } else if host.is_empty() {
-        None
-    } else {
-        Some(Scope::Global)
-    }
-}
-
-/// An IPv4-mapped IPv6 address as plain IPv4; others unchanged.
-fn unmap(a: SocketAddr) -> SocketAddr {
-    match a {
-        SocketAddr::V6(v6) => match v6.ip().to_ipv4_mapped() {
-            Some(v4) => SocketAddr::new(IpAddr::V4(v4), v6.port()),
-            None => a,
-        },
-        SocketAddr::V4(_) => a,
-    }
-}
-
-/// The saved routing table (`dht.dat`, JSON).
-#[derive(Debug, Default, Serialize, Deserialize)]
-struct Saved {
-    version: u32,
-    /// Our node id, 40 hex digits.
-    id: String,
-    /// The UDP port we were bound to.
-    port: u16,
-    /// Routing table entries: (node id hex, address).
-    nodes: Vec<(String, SocketAddr)>,
-    /// PORT hints not known to be in the table.
-    hints: Vec<SocketAddr>,
-}
-
-fn hex(b: &[u8]) -> String {
-    b.iter().map(|x| format!("{x:02x}")).collect()
-}
-
-fn unhex20(s: &str) -> Option<[u8; 20]> {
-    if s.len() != 40 || !s.is_ascii() {
-        return None;
-    }
-    let mut out = [0u8; 20];
-    for (i, o) in out.iter_mut().enumerate() {
-        *o = u8::from_str_radix(&s[2 * i..2 * i + 2], 16).ok()?;
-    }
-    Some(out)
-}
-
-/// The crate's serde form of an empty routing table with our id (the crate offers no
-/// constructor; the version is pinned in Cargo.toml and a unit test checks the shape).
-fn empty_table_json(id: &[u8; 20]) -> String {
-    format!(
-        r#"{{"id":"{}","size":0,"buckets":{{"data":[{{"bits":160,"start":"{}","end_inclusive":"{}","data":{{"Leaf":{{"nodes":[]}}}}}}],"size":0,"max_size":512}}}}"#,
-        hex(id),
-        "0".repeat(40),
-        "f".repeat(40)
-    )
-}
-
-/// Which scopes and families the node accepts.
-#[derive(Debug, Clone, Copy)]
-struct Policy {
-    loopback: bool,
-    local: bool,
-    global: bool,
-    /// The socket is dual stack (or IPv6): IPv6 addresses are usable.
-    ipv6: bool,
-}
-
-impl Policy {
-    fn from_bootstrap(entries: &[String], restored: &[SocketAddr], ipv6: bool) -> Policy {
-        let mut p = Policy {
-            loopback: false,
-            local: false,
-            global: false,
-            ipv6,
-        };
-        let mut any = false;
-        let scopes = entries
-            .iter()
-            .filter_map(|e| bootstrap_scope(e))
-            .chain(restored.iter().filter_map(|a| scope_of(a.ip())));
-        for s in scopes {
-            any = true;
-            match s {
-                Scope::Loopback => p.loopback = true,
-                Scope::Local => p.local = true,
-                Scope::Global => p.global = true,
-            }
-        }
-        if !any {
-            p.global = true;
-        }
-        p
-    }
-
-    fn allows(&self, a: SocketAddr) -> bool {
-        let a = unmap(a);
-        if a.port() == 0 || (a.is_ipv6() && !self.ipv6) {
-            return false;
-        }
-        match scope_of(a.ip()) {
-            Some(Scope::Loopback) => self.loopback,
-            Some(Scope::Local) => self.local,
-            Some(Scope::Global) => self.global,
-            None => false,
-        }
-    }
-}
-
-/// PORT hints: one address per IP, oldest first, at most [`MAX_HINTS`].
-#[derive(Debug, Default)]
-struct Hints {
-    list: VecDeque<SocketAddr>,
-    /// A hint arrived since the last restart with hints.
-    fresh: bool,
-}
-
-impl Hints {
-    fn add(&mut self, a: SocketAddr) -> bool {
-        if self.list.contains(&a) {
-            return false;
-        }
-        self.list.retain(|x| x.ip() != a.ip());
-        if self.list.len() >= MAX_HINTS {
-            self.list.pop_front();
-        }
-        self.list.push_back(a);
-        self.fresh = true;
-        true
-    }
 }
 
 struct Inner {
@@ -390,76 +195,6 @@ fn self_entry(bound: SocketAddr) -> String {
 fn free_udp_port(ip: IpAddr) -> std::io::Result<u16> {
     let s = std::net::UdpSocket::bind(SocketAddr::new(ip, 0))?;
     Ok(s.local_addr()?.port())
-}
-
-/// Read and check a state file; `None` (with a log line) when missing or unusable.
-fn load_state(path: &Path) -> Option<Saved> {
-    let meta = match std::fs::metadata(path) {
-        Ok(m) => m,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return None,
-        Err(e) => {
-            tracing::warn!("DHT: cannot read {}: {e}; starting empty", path.display());
-            return None;
-        }
-    };
-    if meta.len() > MAX_STATE_FILE_BYTES {
-        tracing::warn!(
-            "DHT: {} is larger than {MAX_STATE_FILE_BYTES} bytes; ignored",
-            path.display()
-        );
-        return None;
-    }
-    let text = match std::fs::read(path) {
-        Ok(t) => t,
-        Err(e) => {
-            tracing::warn!("DHT: cannot read {}: {e}; starting empty", path.display());
-            return None;
-        }
-    };
-    match serde_json::from_slice::<Saved>(&text) {
-        Ok(s) if s.version == STATE_VERSION && unhex20(&s.id).is_some() => Some(s),
-        Ok(_) => {
-            tracing::warn!(
-                "DHT: {} has an unknown version or id; ignored",
-                path.display()
-            );
-            None
-        }
-        Err(e) => {
-            tracing::warn!("DHT: {} is damaged ({e}); ignored", path.display());
-            None
-        }
-    }
-}
-
-/// Write `data` to `path` atomically: `path.tmp`, synced, renamed over `path`.
-fn write_atomic(path: &Path, data: &[u8]) -> std::io::Result<()> {
-    use std::io::Write;
-    if let Some(dir) = path.parent()
-        && !dir.as_os_str().is_empty()
-    {
-        std::fs::create_dir_all(dir)?;
-    }
-    let mut tmp = path.as_os_str().to_owned();
-    tmp.push(".tmp");
-    let tmp = PathBuf::from(tmp);
-    {
-        let mut f = std::fs::File::create(&tmp)?;
-        f.write_all(data)?;
-        f.sync_all()?;
-    }
-    std::fs::rename(&tmp, path)
-}
-
-/// Nodes of both tables but `me` (our own id): (id, address).
-fn table_nodes(d: &DhtState, me: &[u8; 20]) -> Vec<([u8; 20], SocketAddr)> {
-    d.with_routing_tables(|v4, v6| {
-        v4.iter()
-            .chain(v6.iter())
-            .map(|n| (n.id().0, n.addr()))
-            .filter(|(id, _)| id != me)
-            .collect()
-    })
 }
 
 /// Start one crate node on `bound` with id `id`, the `nodes` as its tables and
@@ -673,12 +408,7 @@ impl Dht {
         if !self.inner.policy.allows(addr) || addr == self.inner.bound {
             return false;
         }
-        let added = self
-            .inner
-            .hints
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .add(addr);
+        let added = self.inner.hints.locked().add(addr);
         if added {
             self.inner.hint_arrived.notify_one();
         }
@@ -711,10 +441,7 @@ impl Dht {
 
 impl Inner {
     fn current(&self) -> Arc<DhtState> {
-        self.current
-            .read()
-            .unwrap_or_else(|e| e.into_inner())
-            .clone()
+        self.current.read_locked().clone()
     }
 
     /// Table entries other than ourselves (the crate may list its own id, learnt through
@@ -742,8 +469,7 @@ impl Inner {
         let in_table: HashSet<SocketAddr> = nodes.iter().map(|(_, a)| *a).collect();
         let hints: Vec<SocketAddr> = self
             .hints
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
+            .locked()
             .list
             .iter()
             .filter(|a| !in_table.contains(a))
@@ -758,7 +484,11 @@ impl Inner {
         };
         let data = serde_json::to_vec(&saved).unwrap_or_default();
         let p = path.clone();
-        match tokio::task::spawn_blocking(move || write_atomic(&p, &data)).await {
+        match tokio::task::spawn_blocking(move || {
+            crate::atomic_write::write(&p, &data, crate::atomic_write::Durability::Synced)
+        })
+        .await
+        {
             Ok(Ok(())) => Ok(()),
             Ok(Err(error)) => Err(DhtError::Save { path, error }),
             Err(e) => Err(DhtError::Save {
@@ -772,11 +502,11 @@ impl Inner {
     /// as bootstrap nodes. The old node's socket closes first (its task is cancelled).
     async fn reseed(&self) {
         let hints: Vec<String> = {
-            let mut h = self.hints.lock().unwrap_or_else(|e| e.into_inner());
+            let mut h = self.hints.locked();
             h.fresh = false;
             h.list.iter().map(SocketAddr::to_string).collect()
         };
-        *self.last_reseed.lock().unwrap_or_else(|e| e.into_inner()) = Some(Instant::now());
+        *self.last_reseed.locked() = Some(Instant::now());
         let old = self.current();
         let nodes = table_nodes(&old, &self.id);
         old.cancellation_token().cancel();
@@ -789,7 +519,7 @@ impl Inner {
             tokio::time::sleep(Duration::from_millis(25)).await;
             match start_node(self.bound, self.id, &nodes, &boot, self.policy).await {
                 Ok(node) => {
-                    *self.current.write().unwrap_or_else(|e| e.into_inner()) = node;
+                    *self.current.write_locked() = node;
                     self.restarts.fetch_add(1, Ordering::Relaxed);
                     self.generation.send_modify(|g| *g += 1);
                     tracing::debug!("DHT: restarted with {} PORT hints", boot.len());
@@ -876,11 +606,10 @@ async fn housekeeping(inner: Arc<Inner>) {
             .nodes
             .send_if_modified(|c| std::mem::replace(c, n) != n);
         let due = {
-            let h = inner.hints.lock().unwrap_or_else(|e| e.into_inner());
+            let h = inner.hints.locked();
             let recent = inner
                 .last_reseed
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
+                .locked()
                 .is_some_and(|t| t.elapsed() < RESEED_INTERVAL);
             h.fresh
                 && !recent
@@ -914,101 +643,6 @@ async fn housekeeping(inner: Arc<Inner>) {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn scopes() {
-        let s = |t: &str| scope_of(t.parse().unwrap());
-        assert_eq!(s("127.0.0.9"), Some(Scope::Loopback));
-        assert_eq!(s("::1"), Some(Scope::Loopback));
-        assert_eq!(s("::ffff:127.0.0.1"), Some(Scope::Loopback));
-        for l in [
-            "10.1.2.3",
-            "192.168.0.1",
-            "172.16.0.1",
-            "169.254.1.1",
-            "100.64.0.1",
-        ] {
-            assert_eq!(s(l), Some(Scope::Local), "{l}");
-        }
-        assert_eq!(s("fd00::1"), Some(Scope::Local));
-        assert_eq!(s("fe80::1"), Some(Scope::Local));
-        assert_eq!(s("8.8.8.8"), Some(Scope::Global));
-        assert_eq!(s("2a00::1"), Some(Scope::Global));
-        for n in [
-            "0.0.0.0",
-            "0.1.2.3",
-            "255.255.255.255",
-            "224.0.0.1",
-            "240.0.0.1",
-            "192.0.2.1",
-            "198.51.100.1",
-            "203.0.113.1",
-            "::",
-            "ff02::1",
-            "2001:db8::1",
-        ] {
-            assert_eq!(s(n), None, "{n}");
-        }
-        assert_eq!(
-            bootstrap_scope("router.bittorrent.com:6881"),
-            Some(Scope::Global)
-        );
-        assert_eq!(bootstrap_scope("127.0.0.2:1"), Some(Scope::Loopback));
-        assert_eq!(bootstrap_scope("[::1]:1"), Some(Scope::Loopback));
-        assert_eq!(bootstrap_scope("localhost:1"), Some(Scope::Loopback));
-        assert_eq!(bootstrap_scope("10.0.0.1:1"), Some(Scope::Local));
-        assert_eq!(bootstrap_scope("nope"), None);
-    }
-
-    #[test]
-    fn policy_follows_the_bootstrap_list() {
-        let public = Policy::from_bootstrap(&["router.bittorrent.com:6881".into()], &[], false);
-        let a = |t: &str| t.parse::<SocketAddr>().unwrap();
-        assert!(public.allows(a("8.8.8.8:6881")));
-        assert!(!public.allows(a("127.0.0.1:22")));
-        assert!(!public.allows(a("192.168.1.1:6881")));
-        assert!(!public.allows(a("8.8.8.8:0")));
-        assert!(
-            !public.allows(a("[2a00::1]:6881")),
-            "IPv6 on an IPv4-only node"
-        );
-        let lab = Policy::from_bootstrap(&["127.0.0.2:7000".into()], &[], true);
-        assert!(lab.allows(a("127.0.0.5:6881")));
-        assert!(lab.allows(a("[::ffff:127.0.0.5]:6881")));
-        assert!(!lab.allows(a("8.8.8.8:6881")));
-        assert!(!lab.allows(a("10.0.0.1:6881")));
-        let none = Policy::from_bootstrap(&[], &[], false);
-        assert!(none.allows(a("8.8.8.8:1")) && !none.allows(a("127.0.0.1:1")));
-        let restored = Policy::from_bootstrap(&[], &[a("127.0.0.3:9")], false);
-        assert!(restored.allows(a("127.0.0.1:1")) && !restored.allows(a("8.8.8.8:1")));
-    }
-
-    #[test]
-    fn hints_are_bounded_one_per_ip() {
-        let mut h = Hints::default();
-        for i in 0..200u16 {
-            h.add(SocketAddr::new(
-                IpAddr::V4(Ipv4Addr::new(127, 0, (i >> 8) as u8, i as u8)),
-                1000 + i,
-            ));
-        }
-        assert_eq!(h.list.len(), MAX_HINTS);
-        let ip = IpAddr::V4(Ipv4Addr::new(127, 9, 9, 9));
-        for p in 1..100 {
-            h.add(SocketAddr::new(ip, p));
-        }
-        assert_eq!(h.list.iter().filter(|a| a.ip() == ip).count(), 1);
-        assert_eq!(h.list.len(), MAX_HINTS);
-    }
-
-    #[test]
-    fn hex_round_trip_and_bad_ids() {
-        let id: [u8; 20] = std::array::from_fn(|i| (i * 13) as u8);
-        assert_eq!(unhex20(&hex(&id)), Some(id));
-        assert_eq!(unhex20("zz"), None);
-        assert_eq!(unhex20(&"g".repeat(40)), None);
-        assert_eq!(unhex20(&"é".repeat(20)), None);
-    }
 
     #[tokio::test]
     async fn empty_table_template_matches_the_crate_and_restores_nodes() {

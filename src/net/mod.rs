@@ -1,0 +1,11 @@
+//! Addresses and URLs as the protocols meet them, below every service that uses them:
+//!
+//! - [`scope`]: how far an IP address reaches (loopback, local network, Internet), the one
+//!   definition the DHT, LSD and PEX decide with.
+//! - [`url`]: tracker URLs fit to show (no passkeys in logs, on screen or in `info`).
+
+pub mod scope;
+pub mod url;
+
+pub use scope::{Scope, is_local, scope_of};
+pub use url::{host_of, mask_passkey};

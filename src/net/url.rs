@@ -1,0 +1,80 @@
+//! Tracker URLs fit to show: the announce URL of a private tracker carries the user's
+//! passkey (in a path segment or the query), which must never reach a log line, the screen or
+//! `info`'s output.
+
+/// `scheme://host:port` of a URL, without path or query (which may hold a passkey).
+pub fn host_of(url: &str) -> String {
+    let (scheme, rest) = url.split_once("://").unwrap_or(("", url));
+    let host = rest.split(['/', '?']).next().unwrap_or("");
+    if scheme.is_empty() {
+        host.to_string()
+    } else {
+        format!("{scheme}://{host}")
+    }
+}
+
+/// An announce URL fit to show: query values and path segments that look like keys (8 or
+/// more characters, letters and digits only, not `announce...`) replaced by `***`, e.g.
+/// `https://t.example/0123abcd4567ef89/announce?pk=s3cr3t` →
+/// `https://t.example/***/announce?pk=***`.
+pub fn mask_passkey(url: &str) -> String {
+    let url = url.trim();
+    let (scheme, rest) = url.split_once("://").unwrap_or(("", url));
+    let (before_query, query) = rest.split_once('?').unwrap_or((rest, ""));
+    let mut parts = before_query.split('/');
+    let host = parts.next().unwrap_or("");
+    let mut out = String::new();
+    if !scheme.is_empty() {
+        out.push_str(scheme);
+        out.push_str("://");
+    }
+    out.push_str(host);
+    for seg in parts {
+        out.push('/');
+        let keyish = seg.len() >= 8
+            && seg.bytes().all(|b| b.is_ascii_alphanumeric())
+            && !seg.to_ascii_lowercase().starts_with("announce")
+            && !seg.to_ascii_lowercase().starts_with("scrape");
+        out.push_str(if keyish { "***" } else { seg });
+    }
+    if !query.is_empty() {
+        out.push('?');
+        let masked: Vec<String> = query
+            .split('&')
+            .map(|kv| match kv.split_once('=') {
+                Some((k, _)) => format!("{k}=***"),
+                None => "***".to_string(),
+            })
+            .collect();
+        out.push_str(&masked.join("&"));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn host_hides_passkeys() {
+        assert_eq!(
+            host_of("http://t.example:80/abcdef/announce?pk=1"),
+            "http://t.example:80"
+        );
+        assert_eq!(host_of("udp://t.example:6969"), "udp://t.example:6969");
+        assert_eq!(host_of("weird"), "weird");
+    }
+
+    #[test]
+    fn passkeys_are_masked() {
+        assert_eq!(
+            mask_passkey("https://t.example/0123abcd4567ef89/announce?pk=s3cr3t&x"),
+            "https://t.example/***/announce?pk=***&***"
+        );
+        assert_eq!(
+            mask_passkey("http://t.example:6969/announce"),
+            "http://t.example:6969/announce"
+        );
+        assert_eq!(mask_passkey("udp://t.example:1337"), "udp://t.example:1337");
+    }
+}
