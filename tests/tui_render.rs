@@ -613,6 +613,8 @@ fn trackers_tab_without_trackers_names_the_sources_in_effect() {
     ] {
         let mut d = detail();
         d.trackers.clear();
+        // before the engine lists the sources in effect: what the session runs
+        d.peer_sources.clear();
         d.private = private;
         let mut snap = (*snapshot_with(1, four(), Some(d))).clone();
         snap.global.dht_nodes = dht_nodes;
@@ -625,6 +627,40 @@ fn trackers_tab_without_trackers_names_the_sources_in_effect() {
         let text = screen(&render(&mut app, 120, 30));
         assert!(text.contains(want) && !text.contains(not), "{want}\n{text}");
     }
+}
+
+/// Issue 15 item 6: without trackers, the Trackers tab names the sources the engine lists
+/// as in effect, the magnet link's peers first, with how many are connected; never
+/// "waiting for incoming peers".
+#[test]
+fn trackers_tab_without_trackers_names_the_magnet_peer_that_sends() {
+    let mut d = detail();
+    d.trackers.clear();
+    d.peer_sources = vec![
+        SourceCount {
+            source: PeerSource::Incoming,
+            known: 0,
+            connected: 0,
+        },
+        SourceCount {
+            source: PeerSource::Magnet,
+            known: 1,
+            connected: 1,
+        },
+    ];
+    let mut app = App::new(snapshot_with(1, four(), Some(d)));
+    app.handle_key(code(KeyCode::Enter));
+    while app.tab() != Tab::Trackers {
+        app.handle_key(code(KeyCode::Tab));
+    }
+    let text = screen(&render(&mut app, 120, 30));
+    assert!(
+        text.contains(
+            "no trackers: peers come from the magnet link's peers (1 connected) and incoming connections"
+        ),
+        "{text}"
+    );
+    assert!(!text.contains("waiting"), "{text}");
 }
 
 #[test]
