@@ -16,7 +16,8 @@
 //! as `?` for an ASCII-only screen) where text is read at a glance (the TUI, status lines,
 //! the log); [`escape`] writes Rust-style escapes (`\r`, `\u{1b}`, `\u{202e}`) where the
 //! exact content matters (`info`'s listing, debug output). Everything else is kept,
-//! including wide characters and combining marks.
+//! including wide characters and combining marks. Bytes that may not be text (a tracker's
+//! answer quoted in an error) have an ASCII-only rendering, [`escape_bytes`].
 
 use std::borrow::Cow;
 
@@ -115,9 +116,73 @@ pub fn escape(text: &str) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
+/// Bytes that may not be text at all (a tracker's HTML page or binary answer), for an error
+/// message that quotes them: the ASCII-only rendering of the policy. Printable ASCII
+/// ([`Class::Plain`]) is kept except `"` and `\`, which are escaped (the text is shown
+/// between quotes); `\n`, `\r`, `\t` are written as such; every other byte (controls, DEL,
+/// any byte of a multi-byte or invalid sequence) as `\xNN`. At most `max_chars` characters
+/// (`max_chars` >= 3): a cut rendering ends in `...` and never splits an escape.
+///
+/// `b"<html>\r\n"` → `"<html>\\r\\n"`, `b"\x1b[2J\xff"` → `"\\x1b[2J\\xff"`.
+pub fn escape_bytes(bytes: &[u8], max_chars: usize) -> String {
+    let mut out = String::new();
+    // Length of `out` up to the last byte that still leaves room for "...".
+    let mut cut = 0usize;
+    for &b in bytes {
+        match b {
+            b'"' => out.push_str("\\\""),
+            b'\\' => out.push_str("\\\\"),
+            b'\n' => out.push_str("\\n"),
+            b'\r' => out.push_str("\\r"),
+            b'\t' => out.push_str("\\t"),
+            b if b.is_ascii() && class(char::from(b)) == Class::Plain => out.push(char::from(b)),
+            b => {
+                out.push_str("\\x");
+                data_encoding::HEXLOWER.encode_append(&[b], &mut out);
+            }
+        }
+        if out.len() > max_chars {
+            out.truncate(cut);
+            out.push_str("...");
+            return out;
+        }
+        if out.len() + 3 <= max_chars {
+            cut = out.len();
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn escape_bytes_keeps_printable_ascii_and_escapes_every_other_byte() {
+        assert_eq!(escape_bytes(b"<html>\r\n", 80), "<html>\\r\\n");
+        assert_eq!(
+            escape_bytes(b"a\"b\\c\x00\xff", 80),
+            "a\\\"b\\\\c\\x00\\xff"
+        );
+        // an escape sequence, C1 CSI as UTF-8, DEL, a bidi override as UTF-8, a tab
+        assert_eq!(
+            escape_bytes("\x1b[2J\u{9b}\x7f\u{202e}\t".as_bytes(), 80),
+            "\\x1b[2J\\xc2\\x9b\\x7f\\xe2\\x80\\xae\\t"
+        );
+        assert_eq!(escape_bytes(b"", 80), "");
+    }
+
+    #[test]
+    fn escape_bytes_caps_without_splitting_an_escape() {
+        let e = escape_bytes(&[b'x'; 1000], 80);
+        assert_eq!(e, format!("{}...", "x".repeat(77)));
+        // exactly max_chars printable bytes fit without "..."
+        assert_eq!(escape_bytes(&[b'y'; 80], 80), "y".repeat(80));
+        // 4-character escapes: 19 of them (76) then "..."; never a cut "\x0"
+        let e = escape_bytes(&[0x01; 500], 80);
+        assert_eq!(e, format!("{}...", "\\x01".repeat(19)));
+        assert!(e.is_ascii());
+    }
 
     /// Hostile text of every class, what [`line`] and [`escape`] make of it.
     const CASES: &[(&str, &str, &str)] = &[

@@ -383,34 +383,12 @@ fn scheme_hint(_scheme: &str) -> &'static str {
     "only http://, https:// and udp:// trackers are supported"
 }
 
-/// A short, printable excerpt of an untrusted body for error messages: printable ASCII is
-/// kept, `"` and `\` are escaped, `\n` `\r` `\t` are written as such, every other byte as
-/// `\xNN`. At most [`EXCERPT_MAX_CHARS`] characters; a cut excerpt ends in `...`.
+/// A short, printable excerpt of an untrusted body for error messages, ASCII only
+/// ([`crate::untrusted::escape_bytes`]): printable ASCII is kept, `"` and `\` are escaped,
+/// `\n` `\r` `\t` are written as such, every other byte as `\xNN`. At most
+/// [`EXCERPT_MAX_CHARS`] characters; a cut excerpt ends in `...`.
 pub fn excerpt(body: &[u8]) -> String {
-    let mut out = String::new();
-    // Length of `out` up to the last piece that still leaves room for "...".
-    let mut cut = 0usize;
-    for &b in body {
-        let piece = match b {
-            b'"' => "\\\"".to_owned(),
-            b'\\' => "\\\\".to_owned(),
-            b'\n' => "\\n".to_owned(),
-            b'\r' => "\\r".to_owned(),
-            b'\t' => "\\t".to_owned(),
-            0x20..=0x7e => (b as char).to_string(),
-            _ => format!("\\x{b:02x}"),
-        };
-        out.push_str(&piece);
-        if out.len() > EXCERPT_MAX_CHARS {
-            out.truncate(cut);
-            out.push_str("...");
-            return out;
-        }
-        if out.len() <= EXCERPT_MAX_CHARS - 3 {
-            cut = out.len();
-        }
-    }
-    out
+    crate::untrusted::escape_bytes(body, EXCERPT_MAX_CHARS)
 }
 
 /// Tracker text shown to the user (`failure reason`, `warning message`): lossy UTF-8 made
