@@ -171,9 +171,9 @@ impl Session {
         let was_publish = self.publish_now;
         let mut env = env!(self, now);
         let r = f(t, &mut env);
-        if t.is_live() || t.is_dirty() {
-            self.publisher.touch(id);
-        }
+        // any input may change what its row shows: the row is rebuilt at the next publish
+        // (and shared when equal, so an input that changed nothing sends nothing)
+        self.publisher.touch(id);
         if self.store.is_some() && t.persist_dirty() {
             // a state change goes to disk within a second, counters within a minute
             let soon = self.publish_now && !was_publish;

@@ -124,7 +124,6 @@ impl Torrent {
         }
         tracing::debug!(torrent = %self.sum.name, peers = peers.len(), new, "DHT peers");
         if new > 0 {
-            self.dirty = true;
             self.connect_more(env);
         }
     }

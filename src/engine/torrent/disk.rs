@@ -1,12 +1,29 @@
-//! Opening a torrent's files for the disk threads.
+//! The torrent and its files: opening them for the disk threads, checking the data on
+//! disk, the state its connections share (made with the storage when the first peer
+//! comes), and the disk threads' results (a piece verified or failed, a write error).
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 
-use crate::api::TorrentId;
+use super::state::Input;
+use super::{Env, Torrent};
+use crate::api::{EventKind, EventLevel, FilePriority, TorrentError, TorrentErrorKind, TorrentId};
 use crate::engine::ctx::{SessionCtx, SessionEvent};
+use crate::engine::link::message::PeerCtrl;
+use crate::engine::link::shared::TorrentShared;
+use crate::engine::picker::Picker;
 use crate::metainfo::Metainfo;
-use crate::storage::disk::TorrentDisk;
+use crate::piece::Bitfield;
+use crate::storage::disk::{DiskEvent, TorrentDisk};
 use crate::storage::{Storage, StorageError};
+
+/// A check of the data on disk in progress: its key (results of an older check are
+/// ignored), pieces checked so far, and the flag that stops it.
+pub(super) struct CheckJob {
+    pub(super) key: u64,
+    pub(super) progress: Arc<AtomicU32>,
+    pub(super) cancel: Arc<AtomicBool>,
+}
 
 /// Lay `meta`'s files out under `save_dir` for the disk threads; their results go to the
 /// session as [`SessionEvent::Disk`] tagged with the returned disk's `key` (fresh per
@@ -39,4 +56,317 @@ pub fn open_disk(
             });
         }),
     }))
+}
+
+impl Torrent {
+    pub(super) fn ensure_disk(&mut self, env: &Env<'_>) -> Result<Arc<TorrentDisk>, TorrentError> {
+        if let Some(d) = &self.disk {
+            return Ok(d.clone());
+        }
+        let meta = self.load_meta(env)?;
+        let disk =
+            open_disk(self.id, &meta, &self.save_dir, env.ctx).map_err(|e| storage_error(&e))?;
+        for (i, p) in self.wanted.files().iter().enumerate() {
+            if *p == FilePriority::Skip {
+                disk.storage
+                    .set_skipped(i, true)
+                    .map_err(|e| storage_error(&e))?;
+            }
+        }
+        self.disk = Some(disk.clone());
+        Ok(disk)
+    }
+
+    /// Drop the files' handles (and the storage, when not running) so the next use opens
+    /// the files afresh: the user may have fixed, moved back or replaced them.
+    pub(super) fn close_storage(&mut self, env: &mut Env<'_>) {
+        if let Some(d) = &self.disk {
+            d.storage.close_all();
+        }
+        if self.shared.is_none()
+            && let Some(d) = self.disk.take()
+        {
+            env.ctx.link.pool.forget(d.key);
+        }
+    }
+
+    pub(super) fn start_check(&mut self, env: &mut Env<'_>) {
+        let disk = match self.ensure_disk(env) {
+            Ok(d) => d,
+            Err(err) => {
+                self.input(Input::CheckFailed(err), env);
+                return;
+            }
+        };
+        let key = env.ctx.key();
+        let progress = Arc::new(AtomicU32::new(0));
+        let cancel = Arc::new(AtomicBool::new(false));
+        self.check = Some(CheckJob {
+            key,
+            progress: progress.clone(),
+            cancel: cancel.clone(),
+        });
+        let ctx = env.ctx.clone();
+        let id = self.id;
+        let geo = self.sum.geometry;
+        let threads = ctx.config.disk_thread_count();
+        tokio::task::spawn_blocking(move || {
+            // check only: files are created by their first write (Storage::prepare_root,
+            // create_empty_files)
+            let result = {
+                let report = if disk.storage.any_data_present() {
+                    crate::storage::check::check_report(
+                        &disk.storage,
+                        geo,
+                        &disk.hashes,
+                        threads,
+                        &progress,
+                        &cancel,
+                    )
+                } else {
+                    crate::storage::check::CheckReport {
+                        have: Bitfield::new(geo.piece_count()),
+                        oversized: Vec::new(),
+                        unreadable: Vec::new(),
+                        finished: true,
+                    }
+                };
+                // what the files look like now, for the resume data
+                Ok((report, disk.storage.file_stats()))
+            };
+            ctx.send(SessionEvent::Checked {
+                torrent: id,
+                check_key: key,
+                result,
+            });
+        });
+    }
+
+    /// A check finished.
+    pub fn on_checked(
+        &mut self,
+        check_key: u64,
+        result: Result<
+            (
+                crate::storage::check::CheckReport,
+                Vec<crate::state::FileStat>,
+            ),
+            StorageError,
+        >,
+        env: &mut Env<'_>,
+    ) {
+        if self.check.as_ref().is_none_or(|c| c.key != check_key) {
+            return; // cancelled or superseded
+        }
+        match result {
+            Ok((report, stats)) => {
+                self.file_stats = stats;
+                for f in &report.oversized {
+                    self.log(
+                        env,
+                        EventLevel::Warn,
+                        EventKind::DiskError,
+                        format!(
+                            "{} is longer than the torrent says: its last piece is fetched again and the file cut to size",
+                            f.display()
+                        ),
+                    );
+                }
+                if let Some(e) = report.unreadable.first() {
+                    let more = report.unreadable.len() - 1;
+                    self.log(
+                        env,
+                        EventLevel::Warn,
+                        EventKind::DiskError,
+                        if more > 0 {
+                            format!("{e} (and {more} more files unreadable)")
+                        } else {
+                            e.to_string()
+                        },
+                    );
+                }
+                let have = report.have;
+                let n = have.count();
+                self.have = have;
+                self.persist_dirty = true;
+                self.log(
+                    env,
+                    EventLevel::Info,
+                    EventKind::Checked,
+                    format!("checked: {n}/{} pieces verified", self.sum.piece_count()),
+                );
+                self.input(Input::CheckDone, env);
+            }
+            Err(e) => self.input(Input::CheckFailed(storage_error(&e)), env),
+        }
+    }
+
+    /// The state peer connections share, made (with the storage) if needed. On a storage
+    /// or metainfo failure the torrent stops with the error.
+    pub(super) fn ensure_shared(&mut self, env: &mut Env<'_>) -> Option<Arc<TorrentShared>> {
+        if let Some(s) = &self.shared {
+            return Some(s.clone());
+        }
+        let disk = match self.ensure_disk(env) {
+            Ok(d) => d,
+            Err(err) => {
+                self.input(Input::Failed(err), env);
+                return None;
+            }
+        };
+        // downloading: the download folder must exist for files to be created by their
+        // first write (checking created nothing)
+        if !self.have.is_full()
+            && let Err(e) = disk.storage.prepare_root()
+        {
+            self.input(Input::Failed(storage_error(&e)), env);
+            return None;
+        }
+        let geo = self.sum.geometry;
+        let mut picker = Picker::new(
+            geo.piece_count(),
+            geo.piece_length(),
+            geo.last_piece_length(),
+            self.have.clone(),
+        );
+        if let Some(p) = self.wanted.for_picker() {
+            picker.set_priorities(p);
+        }
+        let s = Arc::new(TorrentShared::new(
+            self.id,
+            self.sum.info_hash,
+            geo,
+            picker,
+            disk,
+            env.ctx.link.clone(),
+            self.limits.clone(),
+        ));
+        s.set_accepting(self.life.is_running());
+        s.set_dht(self.dht_allowed(env));
+        if let Some(m) = &self.meta {
+            s.set_metadata(Arc::from(m.info_bytes.as_slice()));
+        }
+        s.set_private(self.sum.private);
+        self.shared = Some(s.clone());
+        Some(s)
+    }
+
+    /// Verified piece `piece` could not be read back: it is missing again.
+    pub(super) fn piece_lost(&mut self, piece: u32, error: &StorageError, env: &mut Env<'_>) {
+        let Some(shared) = self.shared.clone() else {
+            return;
+        };
+        if !shared.have.clear(piece) {
+            return;
+        }
+        shared.picker().piece_lost(piece);
+        if !self.lost_pieces_logged {
+            self.lost_pieces_logged = true;
+            self.log(
+                env,
+                EventLevel::Error,
+                EventKind::DiskError,
+                format!("verified data is missing on disk ({error}); fetching those pieces again"),
+            );
+        }
+        self.peers.broadcast(&PeerCtrl::CheckInterest);
+        self.input(Input::PiecesLost, env);
+    }
+
+    /// A disk worker's result.
+    pub fn on_disk(&mut self, disk_key: u64, ev: DiskEvent, env: &mut Env<'_>) {
+        let Some(shared) = self.shared.clone() else {
+            return;
+        };
+        if shared.disk.key != disk_key {
+            return; // a result for storage opened before a pause or an error
+        }
+        match ev {
+            DiskEvent::PieceVerified(p) => {
+                let complete = {
+                    let mut pk = shared.picker();
+                    if !pk.piece_verified(p) {
+                        return;
+                    }
+                    shared.have.set(p);
+                    pk.is_finished()
+                };
+                self.persist_dirty = true;
+                self.peers.broadcast(&PeerCtrl::Have(p));
+                if complete {
+                    // the files must still be the ones we wrote (a deleted download folder
+                    // leaves open handles writing into unlinked files)
+                    if let Err(e) = shared
+                        .disk
+                        .storage
+                        .create_empty_files()
+                        .and_then(|()| shared.disk.storage.verify_files_present())
+                    {
+                        let err = storage_error(&e);
+                        self.log(
+                            env,
+                            EventLevel::Error,
+                            EventKind::DiskError,
+                            err.message.clone(),
+                        );
+                        self.input(Input::Failed(err), env);
+                        return;
+                    }
+                    self.log(
+                        env,
+                        EventLevel::Info,
+                        EventKind::Completed,
+                        "download complete".into(),
+                    );
+                    self.peers.broadcast(&PeerCtrl::CheckInterest);
+                    self.input(Input::Complete, env);
+                }
+            }
+            DiskEvent::PieceFailed(p) => {
+                let peers = shared.picker().piece_failed(p);
+                let size = u64::from(shared.geometry.piece_size(p));
+                shared.stats.wasted.fetch_add(size, Ordering::Relaxed);
+                self.log(
+                    env,
+                    EventLevel::Warn,
+                    EventKind::HashFailed,
+                    format!("piece {p} failed its hash check; fetching it again"),
+                );
+                // peers we lost interest in while the piece was being hashed have it again
+                self.peers.broadcast(&PeerCtrl::CheckInterest);
+                self.strike(peers, env);
+            }
+            DiskEvent::Error(e) => {
+                // the piece is not on disk: it is fetched again once the cause is fixed
+                // (the torrent stops now; partial pieces go with its shared state)
+                if e.piece_done {
+                    shared.picker().piece_failed(e.piece);
+                }
+                let err = storage_error(&e.error);
+                self.log(
+                    env,
+                    EventLevel::Error,
+                    EventKind::DiskError,
+                    err.message.clone(),
+                );
+                self.input(Input::Failed(err), env);
+            }
+        }
+    }
+}
+
+/// A storage error as the user sees it: a kind with a hint, and the message.
+pub fn storage_error(e: &StorageError) -> TorrentError {
+    use crate::storage::StorageErrorKind as K;
+    let kind = match e.kind() {
+        K::NoSpace => TorrentErrorKind::NoSpace,
+        K::PermissionDenied => TorrentErrorKind::PermissionDenied,
+        K::ReadOnly => TorrentErrorKind::ReadOnly,
+        K::NotFound | K::FileDeleted | K::Truncated => TorrentErrorKind::FilesMissing,
+        K::Refused | K::Io => TorrentErrorKind::Storage,
+    };
+    TorrentError {
+        kind,
+        message: e.to_string(),
+    }
 }

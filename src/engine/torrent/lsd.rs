@@ -42,7 +42,6 @@ impl Torrent {
         let new = self.book.add(peer, PeerSource::Lsd, env.now);
         tracing::debug!(torrent = %self.sum.name, %peer, new, "LSD peer");
         if new {
-            self.dirty = true;
             self.connect_more(env);
         }
     }

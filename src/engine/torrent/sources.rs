@@ -206,7 +206,6 @@ impl Torrent {
         }
         // kept within a second (not at the next minute's checkpoint)
         self.persist_dirty = true;
-        self.dirty = true;
         *env.publish_now = true;
         let running = self.life.is_running();
         if running {
@@ -259,7 +258,6 @@ impl Torrent {
         }
         if merged != Merged::default() {
             self.persist_dirty = true;
-            self.dirty = true;
             *env.publish_now = true;
             self.log(
                 env,

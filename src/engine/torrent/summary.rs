@@ -1,10 +1,11 @@
 //! What a torrent keeps of its metainfo at all times: enough to list it, announce it and
 //! plan its pieces, without the piece hashes or file paths (a few hundred bytes instead of
-//! tens of KiB). The full metainfo is loaded when the torrent needs its files (a check, a
-//! peer, the detail view) and dropped again when it goes quiet.
+//! tens of KiB), and the progress arithmetic on it (bytes of a file verified, payload
+//! done). The full metainfo is loaded when the torrent needs its files (a check, a peer,
+//! the detail view) and dropped again when it goes quiet.
 
 use crate::metainfo::{InfoHash, Metainfo};
-use crate::piece::Geometry;
+use crate::piece::{Bitfield, Geometry};
 
 /// One file's place in the payload.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -71,5 +72,104 @@ impl Summary {
     /// Payload bytes, padding included.
     pub fn total_length(&self) -> u64 {
         self.geometry.total_length()
+    }
+
+    /// Bytes of file `f` inside the pieces of `have`.
+    pub fn file_done(&self, f: &FileSpan, have: &Bitfield) -> u64 {
+        let geo = &self.geometry;
+        let mut done = 0u64;
+        for p in geo.pieces_of_range(f.offset, f.length) {
+            if have.get(p) {
+                let start = geo.piece_offset(p).max(f.offset);
+                let end =
+                    (geo.piece_offset(p) + u64::from(geo.piece_size(p))).min(f.offset + f.length);
+                done += end.saturating_sub(start);
+            }
+        }
+        done
+    }
+
+    /// Payload bytes done (padding left out) when `left` bytes of the whole are missing:
+    /// the verified bytes scaled by payload / total (exact without padding files).
+    pub fn payload_done(&self, left: u64) -> u64 {
+        let total = self.total_length();
+        if total == 0 {
+            return 0;
+        }
+        let verified = total.saturating_sub(left);
+        ((verified as u128 * self.payload_size as u128) / total as u128) as u64
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// 300 bytes in pieces of 64: a file of 100 bytes, 28 of padding, 172 bytes.
+    fn sum() -> Summary {
+        let files: Box<[FileSpan]> = Box::new([
+            FileSpan {
+                offset: 0,
+                length: 100,
+                pad: false,
+            },
+            FileSpan {
+                offset: 100,
+                length: 28,
+                pad: true,
+            },
+            FileSpan {
+                offset: 128,
+                length: 172,
+                pad: false,
+            },
+        ]);
+        Summary {
+            info_hash: InfoHash([0; 20]),
+            name: "s".into(),
+            geometry: Geometry::new(300, 64, 5).unwrap(),
+            payload_size: 272,
+            trackers: Vec::new(),
+            private: false,
+            multi_file: true,
+            files,
+        }
+    }
+
+    fn have(pieces: &[u32]) -> Bitfield {
+        let mut b = Bitfield::new(5);
+        for &p in pieces {
+            b.set(p);
+        }
+        b
+    }
+
+    #[test]
+    fn file_done_counts_the_files_bytes_in_verified_pieces() {
+        let s = sum();
+        let [a, _, b] = &*s.files else { panic!() };
+        assert_eq!(s.file_done(a, &have(&[])), 0);
+        // piece 1 holds bytes 64..128: 36 of the first file
+        assert_eq!(s.file_done(a, &have(&[1])), 36);
+        assert_eq!(s.file_done(a, &have(&[0, 1])), 100);
+        // the last piece is 44 bytes long (256..300)
+        assert_eq!(s.file_done(b, &have(&[4])), 44);
+        assert_eq!(s.file_done(b, &have(&[2, 3, 4])), 172);
+    }
+
+    #[test]
+    fn payload_done_scales_verified_bytes_to_leave_padding_out() {
+        let s = sum();
+        assert_eq!(s.payload_done(300), 0);
+        assert_eq!(s.payload_done(0), 272);
+        // half of the whole verified: half of the payload
+        assert_eq!(s.payload_done(150), 136);
+        let empty = Summary {
+            geometry: Geometry::default(),
+            payload_size: 0,
+            files: Box::new([]),
+            ..sum()
+        };
+        assert_eq!(empty.payload_done(0), 0);
     }
 }

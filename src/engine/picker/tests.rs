@@ -1,0 +1,333 @@
+//! Unit tests of the piece picker.
+
+use super::*;
+
+fn picker(pieces: u32, plen: u32, last: u32) -> Picker {
+    Picker::new(pieces, plen, last, Bitfield::new(pieces))
+}
+
+#[test]
+fn rarest_piece_is_picked_first() {
+    let mut pk = picker(8, BLOCK_SIZE, BLOCK_SIZE);
+    let all = Bitfield::full(8);
+    pk.peer_bitfield(&all);
+    pk.peer_bitfield(&all);
+    let mut one = Bitfield::new(8);
+    one.set(5);
+    pk.peer_bitfield(&one); // piece 5 now has availability 3, others 2
+    let mut rare = Bitfield::new(8);
+    rare.set(2);
+    rare.set(5);
+    // piece 2 is only known via the 'all' peers... make piece 2 rarer by a departing peer
+    pk.peer_gone(99, &all); // all availability -1: piece 5 -> 2, others -> 1
+    pk.check_invariants();
+    let mut out = Vec::new();
+    pk.pick(1, &rare, &[], 1, &mut out);
+    assert_eq!(
+        out[0].piece, 2,
+        "piece 2 (availability 1) before piece 5 (2)"
+    );
+}
+
+#[test]
+fn random_among_equals() {
+    let mut firsts = std::collections::HashSet::new();
+    for _ in 0..50 {
+        let mut pk = picker(64, BLOCK_SIZE, BLOCK_SIZE);
+        let all = Bitfield::full(64);
+        pk.peer_bitfield(&all);
+        let mut out = Vec::new();
+        pk.pick(1, &all, &[], 1, &mut out);
+        firsts.insert(out[0].piece);
+    }
+    assert!(firsts.len() > 5, "first pick should vary, got {firsts:?}");
+}
+
+#[test]
+fn blocks_of_a_piece_in_order_and_geometry() {
+    // piece length not a multiple of 16 KiB: 270544 = 16 blocks + 8400
+    let plen = 270_544;
+    let mut pk = picker(3, plen, 1000);
+    let all = Bitfield::full(3);
+    pk.peer_bitfield(&all);
+    let mut out = Vec::new();
+    pk.pick(1, &all, &[], 100, &mut out);
+    let total: u64 = out.iter().map(|b| u64::from(b.length)).sum();
+    assert_eq!(total, 2 * u64::from(plen) + 1000);
+    for b in &out {
+        assert!(b.length <= BLOCK_SIZE);
+        assert!(b.begin + b.length <= pk.piece_size(b.piece));
+    }
+    // within each piece, blocks are consecutive and ascending
+    for w in out.windows(2) {
+        if w[0].piece == w[1].piece {
+            assert_eq!(w[0].begin + w[0].length, w[1].begin);
+        }
+    }
+    assert!(out.iter().any(|b| b.length == 8400));
+}
+
+#[test]
+fn full_download_cycle_with_failure_and_refetch() {
+    let mut pk = picker(4, 2 * BLOCK_SIZE, BLOCK_SIZE);
+    let all = Bitfield::full(4);
+    pk.peer_bitfield(&all);
+    let mut failed_once = false;
+    let mut rounds = 0;
+    while !pk.is_complete() {
+        rounds += 1;
+        assert!(rounds < 100);
+        let mut out = Vec::new();
+        pk.pick(1, &all, &[], 3, &mut out);
+        for b in out {
+            match pk.on_block(1, b.piece, b.begin, b.length) {
+                BlockOutcome::New {
+                    piece_complete: true,
+                    ..
+                } => {
+                    if b.piece == 1 && !failed_once {
+                        failed_once = true;
+                        assert_eq!(pk.piece_failed(1), vec![1]);
+                    } else {
+                        assert!(pk.piece_verified(b.piece));
+                    }
+                }
+                BlockOutcome::New { .. } => {}
+                other => panic!("unexpected {other:?}"),
+            }
+            pk.check_invariants();
+        }
+    }
+    assert!(failed_once);
+    assert_eq!(pk.bytes_left(), 0);
+    assert!(!pk.is_interesting(&all));
+}
+
+#[test]
+fn lost_pieces_are_fetched_again() {
+    let mut pk = Picker::new(8, BLOCK_SIZE, BLOCK_SIZE, Bitfield::full(8));
+    assert!(pk.is_complete());
+    let mut some = Bitfield::new(8);
+    some.set(3);
+    some.set(5);
+    pk.peer_bitfield(&some);
+    pk.peer_bitfield(&Bitfield::full(8));
+    pk.check_invariants();
+    assert!(pk.piece_lost(5));
+    assert!(!pk.piece_lost(5), "once");
+    assert!(pk.piece_lost(0));
+    pk.check_invariants();
+    assert!(!pk.is_complete());
+    assert_eq!(pk.bytes_left(), 2 * u64::from(BLOCK_SIZE));
+    let mut out = Vec::new();
+    pk.pick(1, &Bitfield::full(8), &[], 10, &mut out);
+    let mut got: Vec<u32> = out.iter().map(|b| b.piece).collect();
+    got.sort();
+    assert_eq!(got, vec![0, 5]);
+    assert!(pk.availability(5) == 2 && pk.availability(0) == 1);
+}
+
+#[test]
+fn skipped_pieces_are_never_picked_and_high_priority_goes_first() {
+    let mut pk = picker(10, BLOCK_SIZE, BLOCK_SIZE);
+    let all = Bitfield::full(10);
+    pk.peer_bitfield(&all);
+    let mut prio = vec![PRIO_NORMAL; 10];
+    prio[0] = PRIO_SKIP;
+    prio[1] = PRIO_SKIP;
+    prio[7] = PRIO_HIGH;
+    prio[9] = 1;
+    pk.set_priorities(&prio);
+    pk.check_invariants();
+    assert_eq!(pk.bytes_left(), 8 * u64::from(BLOCK_SIZE));
+    let mut order = Vec::new();
+    while !pk.is_finished() {
+        let mut out = Vec::new();
+        pk.pick(1, &all, &[], 1, &mut out);
+        let b = out[0];
+        order.push(b.piece);
+        pk.on_block(1, b.piece, b.begin, b.length);
+        assert!(pk.piece_verified(b.piece));
+        pk.check_invariants();
+    }
+    assert_eq!(order[0], 7, "high priority first");
+    assert_eq!(*order.last().unwrap(), 9, "low priority last");
+    assert!(
+        !order.contains(&0) && !order.contains(&1),
+        "skipped never picked"
+    );
+    assert!(!pk.is_complete(), "finished, not complete");
+    assert!(!pk.is_interesting(&all));
+    let mut out = Vec::new();
+    pk.pick(1, &all, &[], 10, &mut out);
+    assert!(out.is_empty());
+    // wanting them again: interesting again, picked
+    pk.set_priorities(&[PRIO_NORMAL; 10]);
+    pk.check_invariants();
+    assert!(!pk.is_finished() && pk.is_interesting(&all));
+    pk.pick(1, &all, &[], 10, &mut out);
+    let mut got: Vec<u32> = out.iter().map(|b| b.piece).collect();
+    got.sort();
+    assert_eq!(got, vec![0, 1]);
+}
+
+#[test]
+fn released_blocks_are_picked_again() {
+    let mut pk = picker(1, 4 * BLOCK_SIZE, 4 * BLOCK_SIZE);
+    let all = Bitfield::full(1);
+    pk.peer_bitfield(&all);
+    let mut out = Vec::new();
+    pk.pick(1, &all, &[], 10, &mut out);
+    assert_eq!(out.len(), 4);
+    let mut again = Vec::new();
+    pk.pick(2, &all, &[], 10, &mut again);
+    assert!(again.is_empty() || pk.in_endgame());
+    for b in &out {
+        pk.release(b);
+    }
+    let mut after = Vec::new();
+    pk.pick(2, &all, &[], 10, &mut after);
+    assert_eq!(after.len(), 4);
+}
+
+#[test]
+fn endgame_duplicates_are_bounded_and_detected() {
+    let mut pk = picker(1, 2 * BLOCK_SIZE, 2 * BLOCK_SIZE);
+    let all = Bitfield::full(1);
+    pk.peer_bitfield(&all);
+    let mut a = Vec::new();
+    pk.pick(1, &all, &[], 10, &mut a);
+    assert_eq!(a.len(), 2);
+    assert!(pk.in_endgame());
+    let mut b = Vec::new();
+    pk.pick(2, &all, &[], 10, &mut b);
+    assert_eq!(b, a, "second peer gets the same blocks in endgame");
+    let mut c = Vec::new();
+    pk.pick(3, &all, &[], 10, &mut c);
+    assert!(
+        c.is_empty(),
+        "at most {ENDGAME_MAX_DUPLICATES} requests per block"
+    );
+    // peer 1 does not get its own in-flight blocks again
+    let mut d = Vec::new();
+    pk.pick(1, &all, &a, 10, &mut d);
+    assert!(d.is_empty());
+    let first = a[0];
+    assert_eq!(
+        pk.on_block(1, first.piece, first.begin, first.length),
+        BlockOutcome::New {
+            piece_complete: false,
+            requested_elsewhere: true
+        }
+    );
+    assert_eq!(
+        pk.on_block(1, first.piece, first.begin, first.length),
+        BlockOutcome::Duplicate
+    );
+}
+
+#[test]
+fn bad_geometry_is_unexpected() {
+    let mut pk = picker(2, 2 * BLOCK_SIZE, 100);
+    let all = Bitfield::full(2);
+    pk.peer_bitfield(&all);
+    let mut out = Vec::new();
+    pk.pick(1, &all, &[], 10, &mut out);
+    assert_eq!(pk.on_block(1, 2, 0, BLOCK_SIZE), BlockOutcome::Unexpected);
+    assert_eq!(pk.on_block(1, 0, 1, BLOCK_SIZE), BlockOutcome::Unexpected);
+    assert_eq!(
+        pk.on_block(1, 0, 0, BLOCK_SIZE - 1),
+        BlockOutcome::Unexpected
+    );
+    assert_eq!(pk.on_block(1, 1, 0, 101), BlockOutcome::Unexpected);
+    assert_eq!(pk.on_block(1, 1, BLOCK_SIZE, 100), BlockOutcome::Unexpected);
+    assert_eq!(
+        pk.on_block(1, u32::MAX, u32::MAX, u32::MAX),
+        BlockOutcome::Unexpected
+    );
+    assert!(matches!(
+        pk.on_block(1, 1, 0, 100),
+        BlockOutcome::New { .. }
+    ));
+}
+
+#[test]
+fn peers_only_get_pieces_they_have_and_affinity_holds() {
+    let mut pk = picker(10, 4 * BLOCK_SIZE, 4 * BLOCK_SIZE);
+    let mut evens = Bitfield::new(10);
+    for p in (0..10).step_by(2) {
+        evens.set(p);
+    }
+    pk.peer_bitfield(&evens);
+    let mut out = Vec::new();
+    pk.pick(1, &evens, &[], 2, &mut out);
+    assert!(out.iter().all(|b| b.piece % 2 == 0));
+    let first_piece = out[0].piece;
+    let mut more = Vec::new();
+    pk.pick(1, &evens, &out, 2, &mut more);
+    assert!(
+        more.iter().all(|b| b.piece == first_piece),
+        "continue own piece first"
+    );
+}
+
+#[test]
+fn availability_buckets_survive_churn() {
+    let n = 200;
+    let mut pk = picker(n, BLOCK_SIZE, BLOCK_SIZE);
+    let mut rng_state = 12345u64;
+    let mut next = || {
+        rng_state ^= rng_state << 13;
+        rng_state ^= rng_state >> 7;
+        rng_state ^= rng_state << 17;
+        rng_state
+    };
+    let mut peers: Vec<Bitfield> = Vec::new();
+    for step in 0..2000u64 {
+        match next() % 4 {
+            0 => {
+                let mut b = Bitfield::new(n);
+                for p in 0..n {
+                    if next() % 3 == 0 {
+                        b.set(p);
+                    }
+                }
+                pk.peer_bitfield(&b);
+                peers.push(b);
+            }
+            1 if !peers.is_empty() => {
+                let i = (next() as usize) % peers.len();
+                let b = peers.swap_remove(i);
+                pk.peer_gone(step, &b);
+            }
+            2 if !peers.is_empty() => {
+                let i = (next() as usize) % peers.len();
+                let p = (next() % u64::from(n)) as u32;
+                if peers[i].set(p) {
+                    pk.peer_has(p);
+                }
+            }
+            _ => {
+                // complete a random piece
+                let all = Bitfield::full(n);
+                let mut out = Vec::new();
+                pk.pick(7, &all, &[], 1, &mut out);
+                if let Some(b) = out.first() {
+                    assert!(matches!(
+                        pk.on_block(1, b.piece, b.begin, b.length),
+                        BlockOutcome::New {
+                            piece_complete: true,
+                            ..
+                        }
+                    ));
+                    pk.piece_verified(b.piece);
+                }
+            }
+        }
+        pk.check_invariants();
+    }
+    for (p, a) in pk.availability.iter().enumerate() {
+        let expected = peers.iter().filter(|b| b.get(p as u32)).count() as u16;
+        assert_eq!(*a, expected, "availability of piece {p}");
+    }
+}

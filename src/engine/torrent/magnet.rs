@@ -1,0 +1,144 @@
+//! A torrent added from a magnet link (BEP 9): listed under its `dn` until the info
+//! dictionary arrives from peers ([`crate::engine::link::metadata::MetadataFetch`]), then
+//! made a full torrent (kept in the state store, its connections closed and dialled again
+//! with the full protocol) that goes on to the check and the download.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use super::state::Input;
+use super::summary::Summary;
+use super::wanted::Wanted;
+use super::{Env, Torrent};
+use crate::api::{EventKind, EventLevel, TorrentError, TorrentErrorKind, TorrentId};
+use crate::engine::link::message::PeerCtrl;
+use crate::engine::link::metadata::MetadataFetch;
+use crate::metainfo::{Magnet, Metainfo};
+use crate::piece::Bitfield;
+
+/// A magnet link whose info dictionary is not here yet.
+pub(super) struct PendingMetadata {
+    /// The link (its trackers are the torrent's; `x.pe` peers are dialled; `so` applies
+    /// once the files are known).
+    pub(super) link: Magnet,
+    /// The fetch shared by the metadata connections, while running.
+    pub(super) fetch: Option<Arc<MetadataFetch>>,
+}
+
+impl Torrent {
+    /// A torrent of a magnet link: listed under its `dn` (or info hash) with no size until
+    /// its info dictionary is fetched from peers (BEP 9). Not started.
+    pub fn new_magnet(
+        id: TorrentId,
+        link: Magnet,
+        save_dir: PathBuf,
+        seed: bool,
+        upload_slots: usize,
+        keep_meta: bool,
+    ) -> Torrent {
+        let sum = Summary {
+            info_hash: link.info_hash,
+            name: link.display_name(),
+            geometry: crate::piece::Geometry::default(),
+            payload_size: 0,
+            // BEP 12: each tracker of a magnet link is a tier of its own (all are asked)
+            trackers: link.trackers.iter().map(|t| vec![t.clone()]).collect(),
+            private: false,
+            multi_file: false,
+            files: Box::new([]),
+        };
+        let mut t = Torrent::blank(id, sum, save_dir, seed, upload_slots);
+        t.keep_meta = keep_meta;
+        t.kept_peers = super::sources::kept_of(&link);
+        t.pending = Some(PendingMetadata { link, fetch: None });
+        t
+    }
+
+    /// Whether the info dictionary is still to be fetched (a magnet link).
+    pub fn awaiting_metadata(&self) -> bool {
+        self.pending.is_some()
+    }
+
+    /// The info dictionary of the magnet link arrived and hashes to the info hash: make it
+    /// the torrent's metainfo (kept in the state store so it is never fetched again),
+    /// close the metadata connections (their addresses are dialled again with the full
+    /// protocol), and go on to the check and the download.
+    pub(super) fn metadata_arrived(&mut self, env: &mut Env<'_>) {
+        let Some(info) = self
+            .pending
+            .as_ref()
+            .and_then(|p| p.fetch.as_ref())
+            .and_then(|f| f.take_done())
+        else {
+            return;
+        };
+        let Some(pending) = self.pending.take() else {
+            return;
+        };
+        let bytes = crate::metainfo::create::torrent_from_info(&info, &self.sum.trackers);
+        let meta = match Metainfo::from_bytes(&bytes) {
+            Ok(m) => m,
+            Err(e) => {
+                let err = TorrentError {
+                    kind: TorrentErrorKind::BadMetadata,
+                    message: format!("the metadata peers sent is not a usable torrent: {e}"),
+                };
+                self.pending = Some(PendingMetadata {
+                    link: pending.link,
+                    fetch: None,
+                });
+                self.input(Input::Failed(err), env);
+                return;
+            }
+        };
+        if let Some(store) = env.store
+            && let Err(e) = store.put_metainfo(&meta.info_hash, &bytes)
+        {
+            // it stays in memory for this run; the next run fetches it again
+            self.keep_meta = true;
+            self.log(
+                env,
+                EventLevel::Error,
+                EventKind::DiskError,
+                format!("cannot keep the fetched metadata in the state folder: {e}"),
+            );
+        }
+        // the metadata connections end; the addresses stay known and are dialled again
+        let now = env.now;
+        for (_, p) in self.peers.iter() {
+            p.send(PeerCtrl::Disconnect("metadata complete"));
+        }
+        let old = std::mem::take(&mut self.peers);
+        for (k, p) in old.iter() {
+            self.choker.peer_gone(*k);
+            if p.info.outgoing {
+                self.book.release(p.info.addr, now);
+            } else {
+                self.book.disconnected(p.info.addr, true, false, now);
+                self.learn_listen_addr(&p.info, now);
+            }
+        }
+        self.sum = Summary::of(&meta);
+        if self.sum.private {
+            // BEP 27: the info dictionary says private; neither the DHT nor LSD is used
+            // from now on
+            self.dht_stop(env);
+            self.lsd_stop(env);
+        }
+        let n = self.sum.piece_count();
+        self.have = Bitfield::new(n);
+        // BEP 53: indices into the info dictionary's file list
+        self.wanted = Wanted::select_only(&pending.link.select_only, &self.sum);
+        let files = meta.files.iter().filter(|f| !f.pad).count();
+        let size = crate::units::size(meta.payload_size());
+        self.meta = Some(Arc::new(meta));
+        self.persist_dirty = true;
+        self.log(
+            env,
+            EventLevel::Info,
+            EventKind::StateChanged,
+            format!("metadata received: {size} in {files} files, {n} pieces"),
+        );
+        self.input(Input::MetadataReady, env);
+    }
+}

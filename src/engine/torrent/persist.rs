@@ -1,0 +1,337 @@
+//! A torrent and its record in the state store ([`TorrentRecord`]): the record to write at a
+//! checkpoint, a torrent listed again from its record at start-up (its metainfo loaded
+//! only when needed), and the mark that says the record changed since the last
+//! checkpoint.
+
+use std::sync::Arc;
+
+use super::magnet::PendingMetadata;
+use super::state::{Input, Lifecycle};
+use super::summary::{FileSpan, Summary};
+use super::wanted::Wanted;
+use super::{Env, Torrent};
+use crate::api::{EventKind, EventLevel, TorrentError, TorrentErrorKind, TorrentId};
+use crate::metainfo::{InfoHash, Magnet};
+use crate::piece::{Bitfield, Geometry};
+use crate::state::{FileStat, TorrentRecord};
+use crate::storage::disk::TorrentDisk;
+
+impl Torrent {
+    /// A torrent restored from the state store: listed at once, its metainfo loaded when
+    /// needed. `trusted`: the files on disk still match the record (sizes and times), so its
+    /// verified pieces count without a check. Not started (the session resumes it unless
+    /// the record says paused or failed).
+    pub fn restore(
+        id: TorrentId,
+        info_hash: InfoHash,
+        r: &TorrentRecord,
+        upload_slots: usize,
+    ) -> Torrent {
+        let mut sum = summary_of(info_hash, r);
+        let link = r.magnet.as_deref().and_then(|l| Magnet::parse(l).ok());
+        if let Some(link) = &link {
+            // BEP 12: each tracker of a magnet link is a tier of its own
+            sum.trackers = link.trackers.iter().map(|u| vec![u.clone()]).collect();
+        }
+        let mut t = Torrent::blank(id, sum, r.save_dir.clone(), r.seed, upload_slots);
+        t.kept_peers = r.peers.clone();
+        t.added_seq = r.added_seq;
+        if let Some(link) = link {
+            // a record written before the peers were kept: the link's
+            for k in super::sources::kept_of(&link) {
+                if !t.kept_peers.iter().any(|p| p.addr == k.addr) {
+                    t.kept_peers.push(k);
+                }
+            }
+            t.pending = Some(PendingMetadata { link, fetch: None });
+        }
+        t.added_at = r.added_at;
+        t.completed_at = r.completed_at;
+        t.carried = (r.downloaded, r.uploaded, 0);
+        t.limits.download.set_rate(r.down_limit);
+        t.limits.upload.set_rate(r.up_limit);
+        t.file_stats = r.file_stats.clone();
+        t.wanted = Wanted::from_levels(&r.file_prio, &t.sum);
+        t.have = Bitfield::from_payload(&r.have, r.piece_count)
+            .unwrap_or_else(|_| Bitfield::new(r.piece_count));
+        t.life = match &r.error {
+            Some((kind, message)) => Lifecycle::Error(TorrentError {
+                kind: error_kind_of(*kind),
+                message: message.clone(),
+            }),
+            None => Lifecycle::Restoring { paused: r.paused },
+        };
+        t.persist_dirty = false;
+        t
+    }
+
+    /// The resume data checked out against the files on disk: trust the verified pieces
+    /// (no check), or forget them (a check finds them again). Then it starts, unless the
+    /// record said paused.
+    pub fn resume_checked(&mut self, trusted: bool, why: &str, env: &mut Env<'_>) {
+        if !trusted && self.have.count() > 0 {
+            self.log(
+                env,
+                EventLevel::Info,
+                EventKind::Checked,
+                format!("files changed since the last run ({why}); rechecking"),
+            );
+        }
+        if !trusted {
+            self.have = Bitfield::new(self.sum.piece_count());
+        }
+        self.input(Input::ResumeData { trusted }, env);
+    }
+
+    /// The record to keep in the state store now (`have`: the verified pieces; the caller
+    /// makes sure their bytes are on disk before writing it).
+    pub fn record(&self) -> TorrentRecord {
+        let (downloaded, uploaded, _) = self.totals();
+        let geo = self.sum.geometry;
+        TorrentRecord {
+            name: self.sum.name.clone(),
+            save_dir: self.save_dir.clone(),
+            added_at: self.added_at,
+            completed_at: self.completed_at,
+            // paused by the user (the disk guard's pause is taken again if still needed)
+            paused: self.guard.is_none()
+                && matches!(
+                    self.life,
+                    Lifecycle::Paused { .. }
+                        | Lifecycle::Restoring { paused: true }
+                        | Lifecycle::QueuedForCheck { then_pause: true }
+                        | Lifecycle::Checking { then_pause: true }
+                ),
+            seed: self.seed,
+            error: self
+                .life
+                .error()
+                .map(|e| (error_kind_code(e.kind), e.message.clone())),
+            total_length: geo.total_length(),
+            piece_length: geo.piece_length(),
+            piece_count: geo.piece_count(),
+            payload_size: self.sum.payload_size,
+            trackers: self.sum.trackers.clone(),
+            private: self.sum.private,
+            multi_file: self.sum.multi_file,
+            files: self.sum.files.iter().map(|f| (f.length, f.pad)).collect(),
+            have: self.verified().as_bytes().to_vec(),
+            file_stats: self.file_stats.clone(),
+            file_prio: self.wanted.levels(),
+            downloaded,
+            uploaded,
+            down_limit: self.limits.download.rate(),
+            up_limit: self.limits.upload.rate(),
+            magnet: self.pending.as_ref().map(|p| p.link.to_link()),
+            peers: self.kept_peers.clone(),
+            added_seq: self.added_seq,
+        }
+    }
+
+    /// Whether the record changed since the last checkpoint.
+    pub fn persist_dirty(&self) -> bool {
+        self.persist_dirty
+    }
+
+    /// Whether the record changed since the last checkpoint (clears the mark).
+    pub fn take_persist_dirty(&mut self) -> bool {
+        std::mem::take(&mut self.persist_dirty)
+    }
+
+    /// Mark the record as needing a write (a checkpoint failed).
+    pub fn mark_persist_dirty(&mut self) {
+        self.persist_dirty = true;
+    }
+
+    /// The storage to sync before a checkpoint records the verified pieces.
+    pub fn storage_for_checkpoint(&self) -> Option<Arc<TorrentDisk>> {
+        self.disk.clone()
+    }
+
+    /// File stats measured by a checkpoint.
+    pub fn set_file_stats(&mut self, stats: Vec<FileStat>) {
+        self.file_stats = stats;
+    }
+}
+
+/// The summary kept in record `r` of the torrent `info_hash` (the file offsets follow
+/// from the lengths; a record with a damaged geometry gives an empty one).
+pub fn summary_of(info_hash: InfoHash, r: &TorrentRecord) -> Summary {
+    let mut offset = 0u64;
+    let files: Box<[FileSpan]> = r
+        .files
+        .iter()
+        .map(|&(length, pad)| {
+            let f = FileSpan {
+                offset,
+                length,
+                pad,
+            };
+            offset += length;
+            f
+        })
+        .collect();
+    Summary {
+        info_hash,
+        name: r.name.clone(),
+        geometry: Geometry::new(r.total_length, r.piece_length, r.piece_count).unwrap_or_default(),
+        payload_size: r.payload_size,
+        trackers: r.trackers.clone(),
+        private: r.private,
+        multi_file: r.multi_file,
+        files,
+    }
+}
+
+/// The stored code of an error kind.
+pub fn error_kind_code(k: TorrentErrorKind) -> u8 {
+    match k {
+        TorrentErrorKind::NoSpace => 1,
+        TorrentErrorKind::PermissionDenied => 2,
+        TorrentErrorKind::ReadOnly => 3,
+        TorrentErrorKind::FilesMissing => 4,
+        TorrentErrorKind::Storage => 5,
+        TorrentErrorKind::Internal => 6,
+        TorrentErrorKind::BadMetadata => 7,
+    }
+}
+
+/// The error kind of a stored code (unknown codes: internal).
+pub fn error_kind_of(c: u8) -> TorrentErrorKind {
+    match c {
+        1 => TorrentErrorKind::NoSpace,
+        2 => TorrentErrorKind::PermissionDenied,
+        3 => TorrentErrorKind::ReadOnly,
+        4 => TorrentErrorKind::FilesMissing,
+        5 => TorrentErrorKind::Storage,
+        7 => TorrentErrorKind::BadMetadata,
+        _ => TorrentErrorKind::Internal,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A record of two files (100 + 200 bytes, pieces of 64), pieces 0 and 4 verified.
+    fn record() -> TorrentRecord {
+        TorrentRecord {
+            name: "two files".into(),
+            save_dir: "/srv/dl".into(),
+            added_at: 1_700_000_000,
+            completed_at: None,
+            paused: true,
+            seed: true,
+            error: None,
+            total_length: 300,
+            piece_length: 64,
+            piece_count: 5,
+            payload_size: 300,
+            trackers: vec![vec!["http://127.0.0.1:1/announce".into()]],
+            private: false,
+            multi_file: true,
+            files: vec![(100, false), (200, false)],
+            have: vec![0b1000_1000],
+            file_stats: vec![Some((100, 1, 2)), None],
+            file_prio: vec![0, 3],
+            downloaded: 1_000,
+            uploaded: 2_000,
+            down_limit: 10_000,
+            up_limit: 20_000,
+            magnet: None,
+            peers: vec![crate::state::KeptPeer {
+                addr: "127.0.0.2:6881".parse().unwrap(),
+                origin: crate::state::PeerOrigin::Manual,
+            }],
+            added_seq: 7,
+        }
+    }
+
+    fn restore(r: &TorrentRecord) -> Torrent {
+        Torrent::restore(TorrentId(1), InfoHash([1; 20]), r, 4)
+    }
+
+    #[test]
+    fn a_restored_torrent_writes_back_the_same_record() {
+        let r = record();
+        let t = restore(&r);
+        assert_eq!(t.record(), r);
+        assert!(!t.persist_dirty(), "nothing changed since it was read");
+        assert_eq!(t.life, Lifecycle::Restoring { paused: true });
+        assert_eq!(t.have.count(), 2);
+    }
+
+    #[test]
+    fn the_summary_places_files_one_after_another() {
+        let s = summary_of(InfoHash([1; 20]), &record());
+        assert_eq!(
+            s.files
+                .iter()
+                .map(|f| (f.offset, f.length))
+                .collect::<Vec<_>>(),
+            [(0, 100), (100, 200)]
+        );
+        assert_eq!(s.piece_count(), 5);
+        assert_eq!(s.total_length(), 300);
+    }
+
+    #[test]
+    fn a_failed_torrent_comes_back_failed_with_its_message() {
+        let r = TorrentRecord {
+            error: Some((
+                error_kind_code(TorrentErrorKind::NoSpace),
+                "disk full".into(),
+            )),
+            paused: false,
+            ..record()
+        };
+        let t = restore(&r);
+        let e = t.life.error().expect("restored as failed");
+        assert_eq!(e.kind, TorrentErrorKind::NoSpace);
+        assert_eq!(e.message, "disk full");
+        assert_eq!(t.record(), r);
+    }
+
+    #[test]
+    fn a_magnet_record_comes_back_fetching_with_the_links_trackers() {
+        let link = "magnet:?xt=urn:btih:0101010101010101010101010101010101010101\
+                    &dn=m&tr=http%3A%2F%2F127.0.0.1%3A1%2Fa&tr=http%3A%2F%2F127.0.0.1%3A2%2Fb";
+        let canonical = Magnet::parse(link).unwrap().to_link();
+        let r = TorrentRecord {
+            total_length: 0,
+            piece_length: 0,
+            piece_count: 0,
+            payload_size: 0,
+            files: Vec::new(),
+            have: Vec::new(),
+            file_stats: Vec::new(),
+            file_prio: Vec::new(),
+            magnet: Some(canonical.clone()),
+            ..record()
+        };
+        let t = restore(&r);
+        assert!(t.awaiting_metadata());
+        assert_eq!(t.sum.trackers.len(), 2, "one tier per tracker of the link");
+        assert_eq!(t.record().magnet, Some(canonical));
+    }
+
+    #[test]
+    fn error_kinds_keep_their_codes() {
+        for k in [
+            TorrentErrorKind::NoSpace,
+            TorrentErrorKind::PermissionDenied,
+            TorrentErrorKind::ReadOnly,
+            TorrentErrorKind::FilesMissing,
+            TorrentErrorKind::Storage,
+            TorrentErrorKind::Internal,
+            TorrentErrorKind::BadMetadata,
+        ] {
+            assert_eq!(error_kind_of(error_kind_code(k)), k);
+        }
+        // codes are what records on disk hold: they never change
+        assert_eq!(error_kind_code(TorrentErrorKind::NoSpace), 1);
+        assert_eq!(error_kind_code(TorrentErrorKind::BadMetadata), 7);
+        assert_eq!(error_kind_of(0), TorrentErrorKind::Internal);
+        assert_eq!(error_kind_of(200), TorrentErrorKind::Internal);
+    }
+}

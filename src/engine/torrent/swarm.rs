@@ -1,0 +1,541 @@
+//! The torrent and its swarm: dialling (per torrent, session-wide and half-open caps),
+//! admitting handshaken peers (bans, duplicates, evicting a useless peer at the cap),
+//! events from connections (interest, endgame cancels, PEX, departures), the choke round
+//! and housekeeping sweep every 10 s while it has peers, peer exchange (BEP 11), and
+//! going quiet after [`super::QUIET_AFTER`] without peers.
+
+use std::collections::HashMap;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::time::Instant;
+
+use tokio::sync::mpsc;
+
+use super::peers::PeerHandle;
+use super::{Env, QUIET_AFTER, TimerKey, Torrent, TorrentTimer, choke};
+use crate::api::{EventKind, EventLevel, PeerSource};
+use crate::engine::ctx::{SessionEvent, SlotKind};
+use crate::engine::link::message::{PeerCtrl, PeerError, PeerEvent};
+use crate::engine::link::peer::PeerInfo;
+use crate::engine::link::shared::TorrentShared;
+use crate::engine::link::stream::PeerStream;
+use crate::engine::peer_conn;
+use crate::peer::pex::{self, PexPeer};
+use crate::peer::wire::Handshake;
+
+impl Torrent {
+    /// No peer for a while: drop the shared state, the storage and the metainfo (the
+    /// verified pieces and counters stay), unless pieces are in progress.
+    pub(super) fn go_quiet(&mut self, env: &mut Env<'_>) {
+        if !self.peers.is_empty() || !self.dialing.is_empty() || self.check.is_some() {
+            return;
+        }
+        if let Some(s) = &self.shared {
+            let pk = s.picker();
+            if pk.partial_count() > 0 || pk.pending_count() > 0 {
+                return;
+            }
+        }
+        if let Some(s) = self.shared.take() {
+            self.have = s.have.to_bitfield();
+            self.carried.0 += s.stats.downloaded.load(Ordering::Relaxed);
+            self.carried.1 += s.stats.uploaded.load(Ordering::Relaxed);
+            self.carried.2 += s.stats.wasted.load(Ordering::Relaxed);
+        }
+        if let Some(d) = self.disk.take() {
+            env.ctx.link.pool.forget(d.key);
+        }
+        self.maybe_unload_meta();
+    }
+
+    pub(super) fn schedule_sweep(&mut self, env: &mut Env<'_>) {
+        let key = TimerKey::Torrent(self.id, TorrentTimer::Sweep);
+        let quiet = TimerKey::Torrent(self.id, TorrentTimer::Quiet);
+        if self.peers.is_empty() {
+            env.timers.cancel(key);
+            if self.shared.is_some() {
+                env.timers.schedule_no_later(quiet, env.now + QUIET_AFTER);
+            }
+        } else if env.timers.deadline(key).is_none() {
+            env.timers.cancel(quiet);
+            self.last_round = env.now;
+            env.timers.schedule(key, env.now + choke::ROUND);
+        }
+    }
+
+    /// Choke round and connection housekeeping.
+    pub(super) fn sweep(&mut self, env: &mut Env<'_>) {
+        let Some(shared) = self.shared.clone() else {
+            // metadata connections: keep-alives and silence only
+            self.peers.broadcast(&PeerCtrl::Tick);
+            self.schedule_sweep(env);
+            return;
+        };
+        let now_ms = env.ctx.link.clock.now_ms();
+        let seeding = shared.is_complete();
+        let secs = env.now.duration_since(self.last_round).as_secs_f64();
+        self.last_round = env.now;
+        // both sides seeds: nothing to exchange
+        if seeding {
+            let n = shared.piece_count();
+            let seeds: Vec<u64> = self
+                .peers
+                .iter()
+                .filter(|(_, p)| p.info.pieces.load(Ordering::Relaxed) == n)
+                .map(|(k, _)| *k)
+                .collect();
+            for k in seeds {
+                if let Some(p) = self.peers.get(k) {
+                    p.send(PeerCtrl::Disconnect("both seeds"));
+                }
+            }
+        }
+        let views = self.peers.choke_views(seeding, secs, now_ms);
+        let unchoke = self.choker.round(&views, env.now);
+        for v in &views {
+            if unchoke.contains(&v.key) {
+                self.peers.unchoke(v.key, env.now);
+            } else {
+                self.peers.choke(v.key);
+            }
+        }
+        self.peers.broadcast(&PeerCtrl::Tick);
+        self.share_peers(&shared, env);
+        // counters moved
+        self.persist_dirty = true;
+        if self.peers.on_probation(env.now) {
+            env.timers.schedule_no_later(
+                TimerKey::Torrent(self.id, TorrentTimer::Reclaim),
+                env.now + choke::RECHECK,
+            );
+        }
+        self.schedule_sweep(env);
+    }
+
+    /// Between choke rounds: give the slots of peers that take nothing to waiting peers, and
+    /// free slots to newcomers; while someone is on probation, look again in a moment.
+    pub(super) fn fill_slots(&mut self, env: &mut Env<'_>) {
+        if self.shared.is_none() {
+            return;
+        }
+        let views = self.peers.fill_views(env.now, env.ctx.link.clock.now_ms());
+        let f = self.choker.fill(&views);
+        for k in &f.choke {
+            self.peers.choke(*k);
+        }
+        for k in &f.unchoke {
+            self.peers.unchoke(*k, env.now);
+        }
+        let key = TimerKey::Torrent(self.id, TorrentTimer::Reclaim);
+        if self.peers.on_probation(env.now) || views.iter().any(|v| !v.am_choking && v.stalled) {
+            env.timers.schedule_no_later(key, env.now + choke::RECHECK);
+        } else {
+            env.timers.cancel(key);
+        }
+    }
+
+    /// Dial more peers if there is room (per torrent, session-wide, half-open).
+    pub(super) fn connect_more(&mut self, env: &mut Env<'_>) {
+        if !self.life.is_running() {
+            return;
+        }
+        let seeding = self.have_all();
+        let max = env.ctx.config.max_peers_per_torrent as usize;
+        let max_half_open = env.ctx.config.max_half_open as usize;
+        let max_connections = env.ctx.config.max_connections as usize;
+        let conns = &env.ctx.conns;
+        let room =
+            max.saturating_sub(self.peers.len() + self.dialing.len())
+                .min(max_half_open.saturating_sub(conns.get(SlotKind::HalfOpen)))
+                .min(max_connections.saturating_sub(
+                    conns.get(SlotKind::Established) + conns.get(SlotKind::HalfOpen),
+                ));
+        for addr in self.book.take_dials(env.now, room, seeding) {
+            let Some(slot) = conns.try_take(SlotKind::HalfOpen, max_half_open) else {
+                self.book.dial_failed(addr, env.now);
+                break;
+            };
+            self.dialing.insert(addr);
+            let ctx = env.ctx.clone();
+            let id = self.id;
+            let ours =
+                Handshake::ours(self.sum.info_hash, ctx.peer_id).with_dht(self.dht_allowed(env));
+            tokio::spawn(async move {
+                let _slot = slot;
+                match peer_conn::connect(addr, ours).await {
+                    Ok((stream, remote)) => ctx.send(SessionEvent::Handshaken {
+                        info_hash: ours.info_hash,
+                        addr,
+                        outgoing: true,
+                        remote,
+                        stream: PeerStream::Tcp(stream),
+                    }),
+                    Err(error) => ctx.send(SessionEvent::DialFailed {
+                        torrent: id,
+                        addr,
+                        is_self: matches!(error, PeerError::SelfConnection),
+                        error,
+                    }),
+                }
+            });
+        }
+        let key = TimerKey::Torrent(self.id, TorrentTimer::Dial);
+        match self.book.next_wakeup(seeding) {
+            Some(at) if at > env.now => env.timers.schedule(key, at),
+            _ => env.timers.cancel(key),
+        }
+    }
+
+    /// An outgoing attempt failed.
+    pub fn on_dial_failed(
+        &mut self,
+        addr: SocketAddr,
+        is_self: bool,
+        error: PeerError,
+        env: &mut Env<'_>,
+    ) {
+        self.dialing.remove(&addr);
+        if is_self {
+            tracing::info!(%addr, "that address is ourselves; not dialling it again");
+            self.book.is_ourselves(addr);
+        } else {
+            tracing::debug!(%addr, "dial failed: {error}");
+            self.book.dial_failed(addr, env.now);
+        }
+        self.connect_more(env);
+    }
+
+    /// A handshake for this torrent completed: admit the peer (possibly evicting a useless
+    /// one) or drop the stream.
+    pub fn admit(
+        &mut self,
+        addr: SocketAddr,
+        outgoing: bool,
+        remote: Handshake,
+        stream: PeerStream,
+        env: &mut Env<'_>,
+    ) {
+        if outgoing {
+            self.dialing.remove(&addr);
+        }
+        if !self.life.is_running() {
+            if outgoing {
+                // dialled before the torrent stopped running (e.g. the metadata arrived)
+                self.book.release(addr, env.now);
+            }
+            return;
+        }
+        let fetch = self.pending.as_ref().and_then(|p| p.fetch.clone());
+        let shared = if fetch.is_some() {
+            None
+        } else {
+            match self.ensure_shared(env) {
+                Some(s) => Some(s),
+                None => return,
+            }
+        };
+        let refuse = |why: &str| tracing::debug!(%addr, "peer refused: {why}");
+        if self.book.is_banned(&addr.ip()) {
+            return refuse("banned");
+        }
+        if self.peers.has_peer_id(&remote.peer_id) || self.peers.has_addr(&addr) {
+            if outgoing {
+                self.book.connected(addr, PeerSource::Tracker, env.now);
+            }
+            return refuse("already connected");
+        }
+        let now_ms = env.ctx.link.clock.now_ms();
+        let mut evicted = false;
+        if self.peers.len() >= env.ctx.config.max_peers_per_torrent as usize {
+            match self.peers.victim(now_ms) {
+                Some(v) => {
+                    self.evict(v, env);
+                    evicted = true;
+                }
+                None => return refuse("torrent full of useful peers"),
+            }
+        }
+        let max_connections = env.ctx.config.max_connections as usize;
+        let slot = match env
+            .ctx
+            .conns
+            .try_take(SlotKind::Established, max_connections)
+        {
+            Some(s) => s,
+            None => {
+                if !evicted {
+                    match self.peers.victim(now_ms) {
+                        Some(v) => self.evict(v, env),
+                        None => return refuse("session connection limit"),
+                    }
+                }
+                // the victim gives its slot back when its task ends
+                match env
+                    .ctx
+                    .conns
+                    .try_take(SlotKind::Established, max_connections + 1)
+                {
+                    Some(s) => s,
+                    None => return refuse("session connection limit"),
+                }
+            }
+        };
+        let source = if outgoing {
+            self.book.source(&addr).unwrap_or(PeerSource::Tracker)
+        } else {
+            PeerSource::Incoming
+        };
+        self.book.connected(addr, source, env.now);
+        let key = env.ctx.key();
+        let info = Arc::new(PeerInfo::new(
+            addr,
+            outgoing,
+            remote.peer_id,
+            source,
+            now_ms,
+        ));
+        let (ctrl_tx, ctrl_rx) = mpsc::unbounded_channel();
+        self.peers
+            .insert(key, PeerHandle::new(info.clone(), ctrl_tx, now_ms));
+        tracing::debug!(torrent = %self.sum.name, %addr, outgoing, source = source.label(), "peer connected");
+        match (shared, fetch) {
+            (Some(t), _) => {
+                tokio::spawn(async move {
+                    let _slot = slot;
+                    let r = match stream {
+                        PeerStream::Tcp(s) => {
+                            peer_conn::run(t.clone(), key, s, info, remote, ctrl_rx).await
+                        }
+                    };
+                    t.peer_event(key, PeerEvent::Gone { error: r.err() });
+                });
+            }
+            (None, Some(f)) => {
+                tokio::spawn(async move {
+                    let _slot = slot;
+                    let r = match stream {
+                        PeerStream::Tcp(s) => {
+                            peer_conn::run_metadata(f.clone(), key, s, info, remote, ctrl_rx).await
+                        }
+                    };
+                    f.peer_event(key, PeerEvent::Gone { error: r.err() });
+                });
+            }
+            (None, None) => return,
+        }
+        self.schedule_sweep(env);
+    }
+
+    /// An incoming peer that told its listen port (BEP 10 `p`) can be dialled there.
+    pub(super) fn learn_listen_addr(&mut self, info: &PeerInfo, now: Instant) {
+        let port = info.listen_port.load(Ordering::Relaxed);
+        if !info.outgoing && port != 0 {
+            self.book.add(
+                SocketAddr::new(info.addr.ip(), port),
+                PeerSource::Incoming,
+                now,
+            );
+        }
+    }
+
+    pub(super) fn evict(&mut self, key: u64, env: &mut Env<'_>) {
+        if let Some(p) = self.peers.remove(key) {
+            tracing::debug!(addr = %p.info.addr, "evicting an idle peer for a newcomer");
+            p.send(PeerCtrl::Disconnect("evicted for a newcomer"));
+            self.book
+                .disconnected(p.info.addr, !p.info.outgoing, false, env.now);
+            self.choker.peer_gone(key);
+        }
+    }
+
+    /// Peer exchange (BEP 11): hand every connection the list of peers connected now
+    /// (dialable addresses: the one we dialled, or an incoming peer's listen port); each
+    /// connection sends its peer the difference at most once a minute. Off for private
+    /// torrents (BEP 27) and with `pex = false`.
+    pub(super) fn share_peers(&self, shared: &TorrentShared, env: &Env<'_>) {
+        if !env.ctx.config.pex || shared.is_private() || self.peers.len() < 2 {
+            return;
+        }
+        let n = shared.piece_count();
+        let list: Vec<PexPeer> = self
+            .peers
+            .iter()
+            .filter_map(|(_, p)| pex_entry(&p.info, n))
+            .collect();
+        if !list.is_empty() {
+            self.peers.broadcast(&PeerCtrl::Pex(Arc::new(list)));
+        }
+    }
+
+    /// Pieces that failed their hash check had blocks from `peers`: a peer that sent data of
+    /// [`MAX_HASH_FAILS`] failed pieces is dropped and its IP banned for this torrent.
+    pub(super) fn strike(&mut self, peers: Vec<u64>, env: &mut Env<'_>) {
+        for key in peers {
+            let Some(n) = self.strikes.strike(key) else {
+                continue;
+            };
+            if let Some(p) = self.peers.get(key) {
+                let addr = p.info.addr;
+                p.send(PeerCtrl::Disconnect("banned"));
+                self.book.ban(addr.ip());
+                self.log(
+                    env,
+                    EventLevel::Warn,
+                    EventKind::PeerBanned,
+                    format!("banning peer {addr}: {n} pieces from it failed their hash check"),
+                );
+            }
+        }
+    }
+
+    /// An event from connection `key`.
+    pub fn on_peer(&mut self, key: u64, ev: PeerEvent, env: &mut Env<'_>) {
+        match ev {
+            PeerEvent::InterestChanged => self.fill_slots(env),
+            PeerEvent::CancelElsewhere(block) => {
+                for (k, p) in self.peers.iter() {
+                    if *k != key {
+                        p.send(PeerCtrl::Cancel(block));
+                    }
+                }
+            }
+            PeerEvent::PieceUnreadable { piece, error } => self.piece_lost(piece, &error, env),
+            PeerEvent::MetadataComplete => self.metadata_arrived(env),
+            PeerEvent::Pex(added) => {
+                // a seed has no use for other seeds
+                let seeding = self.shared.as_ref().is_some_and(|s| s.is_complete());
+                let mut new = 0;
+                for p in added {
+                    if seeding && p.flags & crate::peer::pex::FLAG_SEED != 0 {
+                        continue;
+                    }
+                    new += usize::from(self.book.add(p.addr, PeerSource::Pex, env.now));
+                }
+                if new > 0 {
+                    tracing::debug!(torrent = %self.sum.name, new, "peers from ut_pex");
+                    self.connect_more(env);
+                }
+            }
+            PeerEvent::Gone { error } => {
+                self.strikes.forget(key);
+                self.choker.peer_gone(key);
+                if let Some(p) = self.peers.remove(key) {
+                    let n = self.sum.piece_count();
+                    let was_seed = p.info.pieces.load(Ordering::Relaxed) == n && n > 0;
+                    self.book
+                        .disconnected(p.info.addr, !p.info.outgoing, was_seed, env.now);
+                    self.learn_listen_addr(&p.info, env.now);
+                    if let Some(e) = &error {
+                        tracing::debug!(torrent = %self.sum.name, addr = %p.info.addr, "peer closed: {e}");
+                    }
+                    // a slot may have opened
+                    self.fill_slots(env);
+                    self.schedule_sweep(env);
+                    self.connect_more(env);
+                }
+            }
+        }
+    }
+}
+
+/// Hash failures after which a peer is dropped and its address banned for this torrent.
+pub const MAX_HASH_FAILS: u32 = 3;
+
+/// Hash failures per connection: how many failed pieces each peer sent blocks of.
+#[derive(Debug, Default)]
+pub struct Strikes {
+    counts: HashMap<u64, u32>,
+}
+
+impl Strikes {
+    /// Count a failed piece against connection `key`; its count when that reaches
+    /// [`MAX_HASH_FAILS`] (it is banned), else `None`.
+    pub fn strike(&mut self, key: u64) -> Option<u32> {
+        let n = self.counts.entry(key).or_default();
+        *n += 1;
+        (*n >= MAX_HASH_FAILS).then_some(*n)
+    }
+
+    /// Connection `key` ended: its count goes with it.
+    pub fn forget(&mut self, key: u64) {
+        self.counts.remove(&key);
+    }
+
+    /// The torrent left the swarm: every count goes.
+    pub fn clear(&mut self) {
+        self.counts.clear();
+    }
+}
+
+/// What PEX (BEP 11) tells others of a connected peer: the address it can be dialled at
+/// (the one we dialled, or an incoming peer's listen port; `None` without either), seed
+/// when it has all `count` pieces, reachable when we dialled it.
+pub fn pex_entry(i: &PeerInfo, count: u32) -> Option<PexPeer> {
+    let port = i.listen_port.load(Ordering::Relaxed);
+    let addr = if i.outgoing {
+        i.addr
+    } else if port != 0 {
+        SocketAddr::new(i.addr.ip(), port)
+    } else {
+        return None;
+    };
+    let mut flags = 0;
+    if count > 0 && i.pieces.load(Ordering::Relaxed) == count {
+        flags |= pex::FLAG_SEED;
+    }
+    if i.outgoing {
+        flags |= pex::FLAG_REACHABLE;
+    }
+    Some(PexPeer { addr, flags })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::peer::PeerId;
+
+    #[test]
+    fn a_peer_is_banned_at_the_third_failed_piece_and_forgotten_when_gone() {
+        let mut s = Strikes::default();
+        assert_eq!(s.strike(1), None);
+        assert_eq!(s.strike(2), None);
+        assert_eq!(s.strike(1), None);
+        assert_eq!(s.strike(1), Some(3));
+        assert_eq!(s.strike(1), Some(4), "still banned if it sends more");
+        s.forget(1);
+        assert_eq!(s.strike(1), None, "a new connection starts over");
+        assert_eq!(s.strike(2), None);
+        s.clear();
+        assert_eq!(s.strike(2), None);
+    }
+
+    fn info(outgoing: bool) -> PeerInfo {
+        PeerInfo::new(
+            "127.0.0.1:6881".parse().unwrap(),
+            outgoing,
+            PeerId([1; 20]),
+            PeerSource::Tracker,
+            0,
+        )
+    }
+
+    #[test]
+    fn pex_tells_the_dialled_address_or_the_listen_port_of_an_incoming_peer() {
+        let out = info(true);
+        out.pieces.store(10, Ordering::Relaxed);
+        let e = pex_entry(&out, 10).unwrap();
+        assert_eq!(e.addr, "127.0.0.1:6881".parse().unwrap());
+        assert_eq!(e.flags, pex::FLAG_SEED | pex::FLAG_REACHABLE);
+
+        let inc = info(false);
+        assert_eq!(pex_entry(&inc, 10), None, "incoming without a listen port");
+        inc.listen_port.store(51413, Ordering::Relaxed);
+        inc.pieces.store(3, Ordering::Relaxed);
+        let e = pex_entry(&inc, 10).unwrap();
+        assert_eq!(e.addr, "127.0.0.1:51413".parse().unwrap());
+        assert_eq!(e.flags, 0);
+        // no pieces known yet (a magnet link): nobody is a seed
+        assert_eq!(pex_entry(&out, 0).unwrap().flags, pex::FLAG_REACHABLE);
+    }
+}
