@@ -27,7 +27,7 @@ use sha2::{Digest, Sha256};
 
 use super::FileInfo;
 use crate::bencode::{Dict, Value};
-use crate::piece::BLOCK_SIZE;
+use crate::piece::{BLOCK_SIZE, Geometry};
 
 /// Why the v2 side of a hybrid torrent was refused. Each `Display` names the file or field.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -295,7 +295,7 @@ fn check_layers(top: &Dict<'_>, v2: &[V2File<'_>], piece_length: u32) -> Result<
                 shown(&w.path)
             )));
         };
-        let pieces = w.length.div_ceil(pl);
+        let pieces = Geometry::pieces_for(w.length, piece_length).unwrap_or(0);
         if layer.len() as u64 != 32 * pieces {
             return Err(bad(format!(
                 "the layer of '{}' is {} bytes, but its {} bytes in pieces of {pl} need {} \

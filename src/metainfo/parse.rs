@@ -10,6 +10,7 @@ use super::path::{
 };
 use super::path_change::{PathChange, PathChanges};
 use crate::bencode::{self, DecodeError, Dict, Value};
+use crate::piece::Geometry;
 
 /// Largest `piece length` accepted, in bytes (512 MiB): what libtorrent accepts (its
 /// `large_piece_size` test torrent has 512 MiB less one block). A piece is never held in
@@ -431,7 +432,8 @@ impl Metainfo {
         }
 
         let found = (pieces.len() / 20) as u64;
-        let expected = total_length.div_ceil(u64::from(piece_length));
+        // piece_length > 0 was checked above
+        let expected = Geometry::pieces_for(total_length, piece_length).unwrap_or(0);
         if found != expected {
             return Err(MetainfoError::PieceCountMismatch {
                 found,
@@ -591,10 +593,9 @@ impl Metainfo {
     }
 
     /// Piece and block geometry of the payload (padding included).
-    pub fn geometry(&self) -> crate::piece::Geometry {
+    pub fn geometry(&self) -> Geometry {
         // from_bytes checked piece length > 0 and the piece count against the length
-        crate::piece::Geometry::new(self.total_length, self.piece_length, self.piece_count())
-            .unwrap_or_default()
+        Geometry::new(self.total_length, self.piece_length, self.piece_count()).unwrap_or_default()
     }
 
     /// Number of pieces.

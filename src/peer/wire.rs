@@ -157,7 +157,7 @@ pub enum WireError {
 /// Message-length cap for a torrent of `piece_count` pieces: room for its bitfield and for the
 /// largest block we accept, never below [`MIN_MESSAGE_CAP`].
 pub fn message_cap(piece_count: u32) -> u32 {
-    let bitfield = (piece_count as usize).div_ceil(8) as u32 + 1;
+    let bitfield = crate::piece::Bitfield::byte_len(piece_count) as u32 + 1;
     bitfield.max(MAX_BLOCK_SIZE + 9).max(MIN_MESSAGE_CAP)
 }
 

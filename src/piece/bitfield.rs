@@ -40,10 +40,17 @@ impl std::fmt::Debug for Bitfield {
 }
 
 impl Bitfield {
+    /// Bytes a bitfield of `len` pieces takes on the wire and in the state store:
+    /// `ceil(len / 8)` (BEP 3: spare bits of the last byte are zero).
+    #[inline]
+    pub fn byte_len(len: u32) -> usize {
+        (len as usize).div_ceil(8)
+    }
+
     /// All-zero bitfield for `len` pieces.
     pub fn new(len: u32) -> Bitfield {
         Bitfield {
-            bytes: vec![0u8; (len as usize).div_ceil(8)].into_boxed_slice(),
+            bytes: vec![0u8; Bitfield::byte_len(len)].into_boxed_slice(),
             len,
             ones: 0,
         }
@@ -63,7 +70,7 @@ impl Bitfield {
     /// # Errors
     /// [`BitfieldError`] when the length is wrong or a spare bit is set.
     pub fn from_payload(payload: &[u8], len: u32) -> Result<Bitfield, BitfieldError> {
-        let expected = (len as usize).div_ceil(8);
+        let expected = Bitfield::byte_len(len);
         if payload.len() != expected {
             return Err(BitfieldError::WrongLength {
                 got: payload.len(),
@@ -178,6 +185,16 @@ mod tests {
         assert_eq!(b.ones().collect::<Vec<_>>(), vec![0, 9]);
         assert!(b.unset(0));
         assert_eq!(b.count(), 1);
+    }
+
+    #[test]
+    fn byte_length_of_a_bitfield() {
+        assert_eq!(Bitfield::byte_len(0), 0);
+        assert_eq!(Bitfield::byte_len(1), 1);
+        assert_eq!(Bitfield::byte_len(8), 1);
+        assert_eq!(Bitfield::byte_len(9), 2);
+        assert_eq!(Bitfield::byte_len(u32::MAX), 536_870_912);
+        assert_eq!(Bitfield::new(17).as_bytes().len(), Bitfield::byte_len(17));
     }
 
     #[test]

@@ -4,7 +4,7 @@
 
 use thiserror::Error;
 
-use super::{BLOCK_SIZE, BlockRef};
+use super::{BLOCK_SIZE, Bitfield, BlockRef};
 
 /// Why a geometry is impossible.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
@@ -50,10 +50,8 @@ impl Geometry {
         piece_length: u32,
         piece_count: u32,
     ) -> Result<Geometry, GeometryError> {
-        if piece_length == 0 {
-            return Err(GeometryError::ZeroPieceLength);
-        }
-        let expected = total_length.div_ceil(u64::from(piece_length));
+        let expected = Geometry::pieces_for(total_length, piece_length)
+            .ok_or(GeometryError::ZeroPieceLength)?;
         if expected != u64::from(piece_count) {
             return Err(GeometryError::PieceCount {
                 pieces: u64::from(piece_count),
@@ -73,6 +71,14 @@ impl Geometry {
             piece_count,
             last_piece_length,
         })
+    }
+
+    /// The number of pieces of `piece_length` bytes that `total_length` bytes fill (the last
+    /// one partly): `ceil(total_length / piece_length)`, the count of piece hashes the
+    /// metainfo must hold (BEP 3); `None` when `piece_length` is 0.
+    #[inline]
+    pub fn pieces_for(total_length: u64, piece_length: u32) -> Option<u64> {
+        (piece_length > 0).then(|| total_length.div_ceil(u64::from(piece_length)))
     }
 
     /// Payload bytes (padding files included).
@@ -111,6 +117,14 @@ impl Geometry {
     #[inline]
     pub fn piece_offset(&self, p: u32) -> u64 {
         u64::from(p) * u64::from(self.piece_length)
+    }
+
+    /// Payload bytes of piece `p`: `piece_offset(p)..piece_offset(p) + piece_size(p)`
+    /// (empty past the end).
+    #[inline]
+    pub fn piece_range(&self, p: u32) -> std::ops::Range<u64> {
+        let start = self.piece_offset(p);
+        start..start + u64::from(self.piece_size(p))
     }
 
     /// Number of blocks in piece `p` (0 past the end).
@@ -159,6 +173,17 @@ impl Geometry {
                 .is_some_and(|end| end <= self.piece_size(piece))
     }
 
+    /// Bytes in the pieces set in `pieces` (a bitfield of `piece_count` bits), in O(1):
+    /// whole pieces, with the last piece counted at its own size.
+    pub fn bytes_in(&self, pieces: &Bitfield) -> u64 {
+        let n = self.piece_count;
+        let mut bytes = u64::from(pieces.count().min(n)) * u64::from(self.piece_length);
+        if n > 0 && pieces.get(n - 1) {
+            bytes -= u64::from(self.piece_length - self.last_piece_length);
+        }
+        bytes.min(self.total_length)
+    }
+
     /// The pieces that hold any byte of `offset..offset+len` (payload offsets), as an
     /// inclusive-exclusive range of piece indices; empty for `len == 0`.
     pub fn pieces_of_range(&self, offset: u64, len: u64) -> std::ops::Range<u32> {
@@ -184,6 +209,9 @@ mod tests {
         assert_eq!(g.piece_size(3), 100_000 - 3 * 32_768);
         assert_eq!(g.piece_size(4), 0);
         assert_eq!(g.piece_offset(3), 98_304);
+        assert_eq!(g.piece_range(0), 0..32_768);
+        assert_eq!(g.piece_range(3), 98_304..100_000);
+        assert!(g.piece_range(4).is_empty());
         assert_eq!(g.block_count(0), 2);
         assert_eq!(g.block_count(3), 1);
         assert_eq!(g.block(3, 0).unwrap().length, 1_696);
@@ -227,6 +255,16 @@ mod tests {
     }
 
     #[test]
+    fn pieces_for_a_length() {
+        assert_eq!(Geometry::pieces_for(100_000, 32_768), Some(4));
+        assert_eq!(Geometry::pieces_for(98_304, 32_768), Some(3));
+        assert_eq!(Geometry::pieces_for(1, 32_768), Some(1));
+        assert_eq!(Geometry::pieces_for(0, 32_768), Some(0));
+        assert_eq!(Geometry::pieces_for(u64::MAX, 1), Some(u64::MAX));
+        assert_eq!(Geometry::pieces_for(10, 0), None);
+    }
+
+    #[test]
     fn invalid_geometry_is_refused() {
         assert_eq!(Geometry::new(10, 0, 1), Err(GeometryError::ZeroPieceLength));
         assert!(Geometry::new(100, 10, 9).is_err());
@@ -234,6 +272,29 @@ mod tests {
         let empty = Geometry::new(0, 16_384, 0).unwrap();
         assert_eq!(empty.piece_size(0), 0);
         assert_eq!(empty.pieces_of_range(0, 10), 0..0);
+    }
+
+    #[test]
+    fn bytes_in_a_set_of_pieces() {
+        let g = Geometry::new(100_000, 32_768, 4).unwrap();
+        let mut have = Bitfield::new(4);
+        assert_eq!(g.bytes_in(&have), 0);
+        have.set(1);
+        assert_eq!(g.bytes_in(&have), 32_768);
+        have.set(3);
+        assert_eq!(
+            g.bytes_in(&have),
+            32_768 + 1_696,
+            "the last piece at its size"
+        );
+        assert_eq!(g.bytes_in(&Bitfield::full(4)), 100_000);
+        let sum: u64 = (0..4)
+            .filter(|&p| have.get(p))
+            .map(|p| u64::from(g.piece_size(p)))
+            .sum();
+        assert_eq!(g.bytes_in(&have), sum);
+        let empty = Geometry::new(0, 16_384, 0).unwrap();
+        assert_eq!(empty.bytes_in(&Bitfield::new(0)), 0);
     }
 
     #[test]

@@ -35,9 +35,9 @@ impl FileSpan {
 
     /// Bytes of the file inside piece `p` (0 when the piece holds none of it).
     pub fn bytes_in_piece(&self, geo: &Geometry, p: u32) -> u64 {
-        let start = geo.piece_offset(p).max(self.offset);
-        let end = (geo.piece_offset(p) + u64::from(geo.piece_size(p))).min(self.end());
-        end.saturating_sub(start)
+        let piece = geo.piece_range(p);
+        let end = piece.end.min(self.end());
+        end.saturating_sub(piece.start.max(self.offset))
     }
 }
 

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
-use crate::piece::{FileLayout, Geometry};
+use crate::piece::{Bitfield, FileLayout, Geometry};
 
 /// The record format this build writes (first byte of every record).
 pub const RECORD_FORMAT: u8 = 3;
@@ -189,7 +189,7 @@ impl TorrentRecord {
         if self.piece_length == 0 && self.piece_count > 0 {
             return bad("piece length 0");
         }
-        if self.geometry().is_none() || self.have.len() != (self.piece_count as usize).div_ceil(8) {
+        if self.geometry().is_none() || self.have.len() != Bitfield::byte_len(self.piece_count) {
             return bad("piece count and bitfield disagree");
         }
         if self.layout().map(|l| l.total_length()) != Some(self.total_length) {

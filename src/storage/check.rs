@@ -247,7 +247,7 @@ impl<F: Fn(u32, bool) + Sync> Job<'_, F> {
             return;
         }
         let start = self.geo.piece_offset(first);
-        let end = self.geo.piece_offset(last - 1) + u64::from(self.geo.piece_size(last - 1));
+        let end = self.geo.piece_range(last - 1).end;
         self.read_ahead(end);
         // one read for the unit; piece boundaries fall anywhere in the slices
         let mut found = Vec::with_capacity((last - first) as usize);
@@ -429,9 +429,8 @@ mod tests {
         );
         let want: Vec<u32> = (0..n)
             .filter(|&p| {
-                let a = geo.piece_offset(p);
-                let b = a + u64::from(geo.piece_size(p));
-                b <= a_end as u64 || a >= b_end as u64
+                let r = geo.piece_range(p);
+                r.end <= a_end as u64 || r.start >= b_end as u64
             })
             .collect();
         assert_eq!(r.have.ones().collect::<Vec<_>>(), want);

@@ -377,7 +377,7 @@ impl Worker {
         let Ok(len) = u32::try_from(data.len()) else {
             return;
         };
-        if begin.checked_add(len).is_none_or(|end| end > size) {
+        if !t.geometry.in_piece(piece, begin, len) {
             return; // geometry was checked by the picker; never write outside the piece
         }
         let key = (t.key, piece);
@@ -457,11 +457,7 @@ impl Worker {
 /// blocks in the batch are not read (or are dropped, if read before). Blocks outside their
 /// piece are refused and take no room.
 fn read_blocks(t: &TorrentDisk, blocks: Vec<BlockRef>, mut buf: Vec<u8>) -> UploadRead {
-    let in_piece = |b: &BlockRef| {
-        b.begin
-            .checked_add(b.length)
-            .is_some_and(|end| end <= t.piece_size(b.piece))
-    };
+    let in_piece = |b: &BlockRef| t.geometry.in_piece(b.piece, b.begin, b.length);
     let total: usize = blocks
         .iter()
         .filter(|b| in_piece(b))
@@ -565,20 +561,13 @@ mod tests {
             .expect("the channel is open")
     }
 
-    fn block_data(payload: &[u8], plen: u32, b: BlockRef) -> Bytes {
-        let start = (u64::from(b.piece) * u64::from(plen) + u64::from(b.begin)) as usize;
+    fn block_data(t: &TorrentDisk, payload: &[u8], b: BlockRef) -> Bytes {
+        let start = (t.piece_offset(b.piece) + u64::from(b.begin)) as usize;
         Bytes::copy_from_slice(&payload[start..start + b.length as usize])
     }
 
     fn blocks_of(t: &TorrentDisk, p: u32) -> Vec<BlockRef> {
-        let size = t.piece_size(p);
-        (0..size.div_ceil(BLOCK_SIZE))
-            .map(|b| BlockRef {
-                piece: p,
-                begin: b * BLOCK_SIZE,
-                length: (size - b * BLOCK_SIZE).min(BLOCK_SIZE),
-            })
-            .collect()
+        t.geometry.blocks(p).collect()
     }
 
     async fn in_order_out_of_order_and_corrupt_pieces(mode: StorageMode) {
@@ -595,7 +584,7 @@ mod tests {
             async move {
                 for i in order {
                     let b = blocks[i];
-                    let start = (u64::from(p) * u64::from(plen) + u64::from(b.begin)) as usize;
+                    let start = (t.piece_offset(p) + u64::from(b.begin)) as usize;
                     let mut d = payload[start..start + b.length as usize].to_vec();
                     if corrupt && i == 0 {
                         d[5] ^= 1;
@@ -638,7 +627,7 @@ mod tests {
         let r = rrx.recv().unwrap();
         assert_eq!(r.read().count(), want.len());
         for (b, data) in r.read() {
-            let start = (u64::from(plen) + u64::from(b.begin)) as usize;
+            let start = (t.piece_offset(b.piece) + u64::from(b.begin)) as usize;
             assert_eq!(data, &payload[start..start + b.length as usize]);
         }
     }
@@ -677,14 +666,14 @@ mod tests {
         t.storage.create_files().unwrap();
         let pool = DiskPool::new(2, 1 << 20);
         for b in blocks_of(&t, 0) {
-            pool.write(&t, 0, b.begin, block_data(&payload, plen, b))
+            pool.write(&t, 0, b.begin, block_data(&t, &payload, b))
                 .await;
         }
         assert!(matches!(next(&mut rx).await, DiskEvent::PieceVerified(0)));
         std::fs::remove_dir_all(&root).unwrap();
         // the handles are open: the writes succeed into unlinked files, the hash matches
         for b in blocks_of(&t, 2) {
-            pool.write(&t, 2, b.begin, block_data(&payload, plen, b))
+            pool.write(&t, 2, b.begin, block_data(&t, &payload, b))
                 .await;
         }
         let DiskEvent::Error(e) = next(&mut rx).await else {
@@ -698,7 +687,7 @@ mod tests {
         // after close_all (resume), writes fail instead of recreating the folder
         t.storage.close_all();
         for b in blocks_of(&t, 3) {
-            pool.write(&t, 3, b.begin, block_data(&payload, plen, b))
+            pool.write(&t, 3, b.begin, block_data(&t, &payload, b))
                 .await;
         }
         let DiskEvent::Error(e) = next(&mut rx).await else {
@@ -721,7 +710,7 @@ mod tests {
         let mut w = Worker::default();
         let p0 = blocks_of(&t, 0);
         // piece 0's second block arrives first (kept for read-back)...
-        w.write(&t, 0, p0[1].begin, &block_data(&payload, plen, p0[1]));
+        w.write(&t, 0, p0[1].begin, &block_data(&t, &payload, p0[1]));
         // ...someone truncates the file...
         std::fs::OpenOptions::new()
             .write(true)
@@ -731,10 +720,10 @@ mod tests {
             .unwrap();
         // ...piece 2 (in file b) goes on, in order
         for b in blocks_of(&t, 2) {
-            w.write(&t, 2, b.begin, &block_data(&payload, plen, b));
+            w.write(&t, 2, b.begin, &block_data(&t, &payload, b));
         }
         // the first block makes the prefix reach the second, whose read-back now fails
-        w.write(&t, 0, p0[0].begin, &block_data(&payload, plen, p0[0]));
+        w.write(&t, 0, p0[0].begin, &block_data(&t, &payload, p0[0]));
         assert!(matches!(
             rx.try_recv().unwrap(),
             DiskEvent::PieceVerified(2)
@@ -759,7 +748,7 @@ mod tests {
         t.storage.close_all();
         // the piece fetched again verifies
         for b in blocks_of(&t, 0) {
-            w.write(&t, 0, b.begin, &block_data(&payload, plen, b));
+            w.write(&t, 0, b.begin, &block_data(&t, &payload, b));
         }
         assert!(matches!(
             rx.try_recv().unwrap(),
@@ -823,7 +812,7 @@ mod tests {
         assert_eq!(served.len(), 4, "{served:?}");
         assert_eq!(served, want);
         for (b, data) in r.read() {
-            assert_eq!(data, &block_data(&payload, plen, b)[..]);
+            assert_eq!(data, &block_data(&t, &payload, b)[..]);
         }
         let failed: Vec<(u32, StorageErrorKind)> =
             r.failed.iter().map(|(p, e)| (*p, e.kind())).collect();
@@ -857,7 +846,7 @@ mod tests {
         let pool = DiskPool::with_shards(vec![Shard::Inline(Mutex::new(Worker::default()))], 0);
         assert_eq!(pool.threads(), 0);
         for b in blocks_of(&t, 4).into_iter().rev() {
-            pool.write(&t, 4, b.begin, block_data(&payload, plen, b))
+            pool.write(&t, 4, b.begin, block_data(&t, &payload, b))
                 .await;
         }
         assert!(matches!(next(&mut rx).await, DiskEvent::PieceVerified(4)));

@@ -60,11 +60,11 @@ impl PartRoute {
         let geo = part.geometry();
         let end = offset + len as u64;
         for piece in geo.pieces_of_range(offset, len as u64) {
-            let start = geo.piece_offset(piece);
-            let a = offset.max(start);
-            let b = end.min(start + u64::from(geo.piece_size(piece)));
+            let bytes = geo.piece_range(piece);
+            let a = offset.max(bytes.start);
+            let b = end.min(bytes.end);
             let r = (a - offset) as usize..(b - offset) as usize;
-            if let Err(e) = f(part, piece, (a - start) as u32, r) {
+            if let Err(e) = f(part, piece, (a - bytes.start) as u32, r) {
                 return Some(Err(e));
             }
         }
