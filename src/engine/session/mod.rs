@@ -7,10 +7,10 @@
 //! tracker task, an incoming connection, or the earliest deadline: a session whose torrents
 //! are idle does not wake up.
 //!
-//! Rooms beside this actor loop and its dispatch: [`start`] (the handle and start-up),
-//! [`library`] (the torrents by id and info hash; add and remove), [`listener`]
-//! (incoming connections), [`publish`] (snapshots), [`persist`] (the state store: restore
-//! and checkpoints) and [`disk_guard`] (pause downloads when their volume runs full).
+//! Rooms beside this actor loop and its dispatch: `start` (the handle and start-up),
+//! `library` (the torrents by id and info hash; add and remove), `listener`
+//! (incoming connections), `publish` (snapshots), `persist` (the state store: restore
+//! and checkpoints) and `disk_guard` (pause downloads when their volume runs full).
 
 /// Borrow the session's parts as an [`Env`] next to one torrent.
 macro_rules! env {
