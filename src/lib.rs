@@ -1,15 +1,103 @@
 //! ratorrent: a BitTorrent client library behind a terminal UI.
 //!
-//! Layout (see `README.md`):
-//! - [`api`]: the only types the engine and the UI share (snapshots and commands).
-//! - [`engine`]: the session actor that owns every torrent, its peers and trackers.
-//! - [`tui`]: the ratatui front end, which reads snapshots and sends commands.
-//! - the domain, below everything else: [`piece`] (geometry, blocks, bitfields), [`units`]
-//!   (sizes, rates and durations, formatted and parsed), [`net`] (address scope, tracker
-//!   URLs fit to show), [`untrusted`] (the policy for untrusted text shown on a terminal).
-//! - protocol and storage building blocks: [`bencode`], [`metainfo`], [`tracker`], [`dht`],
-//!   [`lsd`], [`peer`], [`storage`].
-//! - [`watch`]: the watch folder (adds dropped .torrent files through the command channel).
+//! This page is the architecture map: the layers, what may import what, where each concept
+//! lives, the contract between the engine and its front ends, and how a received block and
+//! a key press travel. `README.md` ("Layout") lists the rooms in short and points here.
+//!
+//! # Layers
+//!
+//! From the top down; a module imports its own layer or the ones below it, never one
+//! above, and no two files import each other in a circle.
+//!
+//! | layer | modules | what it is |
+//! |---|---|---|
+//! | front ends | `main.rs` (the binary), [`tui`], [`headless`], [`watch`], [`cli`] | start-up, the terminal UI, `download`/`info`/`check`, the watch folder, the arguments |
+//! | the contract | [`api`] | plain data both sides share ([`api::Snapshot`], [`api::Command`], [`api::EngineEvent`], typed errors) and [`api::Client`], the one way into a running engine |
+//! | the engine | [`engine`], configured by [`config`] | the session actor that owns every torrent, the torrent state machines, peer connections, the picker, the deadline queue |
+//! | services | [`storage`], [`state`], [`tracker`], [`peer`], [`dht`], [`lsd`] | payload files and disk threads, the state store, announces and scrapes, the peer wire protocol, peer sources |
+//! | domain | [`metainfo`], [`piece`], [`bencode`], [`units`], [`net`], [`untrusted`], [`lock`], [`atomic_write`] | .torrent files and magnet links, piece geometry and file layout, sizes and rates, address scope, text fit for a terminal |
+//!
+//! What may import what, besides "downwards only":
+//! - A front end reaches a running engine only through [`api::Client`] (commands, replies,
+//!   snapshots, events). `main.rs` and [`headless`] start it with
+//!   [`engine::session::start`], which hands back the client.
+//! - [`tui`] imports [`api`] and the domain, never [`engine`], [`storage`] or a service: it
+//!   draws snapshots and sends commands.
+//! - [`api`] is pure data: it imports nothing above the domain ([`net`] for masking a
+//!   tracker's passkey when an error names its URL).
+//! - Known exception, still open (issue 14): [`config`] validates the `[keys]` and
+//!   `[colors]` tables with `tui::keymap` and `tui::theme`, and the engine takes the whole
+//!   [`config::Config`]; so the engine reaches the TUI's types through the config. The
+//!   target: `config/` with a part per reader, and the engine taking only its own.
+//!
+//! # Where each concept lives
+//!
+//! | concept | room |
+//! |---|---|
+//! | the session actor: loop and dispatch | `engine/session/mod.rs` |
+//! | start-up, the handle | `engine/session/start.rs` ([`engine::session::SessionHandle`]) |
+//! | torrents by id and info hash, add and remove | `engine/session/library.rs` |
+//! | incoming connections routed by info hash (BEP 3) | `engine/session/listener.rs` |
+//! | snapshots: rows, the focused torrent's detail, pacing | `engine/session/publish.rs` |
+//! | the state store's side: restore, checkpoints | `engine/session/persist.rs` over [`state`] |
+//! | pausing downloads on a full volume | `engine/session/disk_guard.rs` |
+//! | one torrent: life cycle, inputs, timers | `engine/torrent/` (`state.rs` the pure machine, `mod.rs` the `Torrent`, one file per kind of input: `swarm`, `trackers`, `disk`, `magnet`, `relocate`, `dht`, `lsd`; `wanted`, `summary`, `view`, `persist`) |
+//! | what a torrent and its connections share | `engine/link/` |
+//! | one peer connection: handshake, protocol, uploads, metadata | `engine/peer_conn/` |
+//! | which block to request next | `engine/picker/` |
+//! | choking, announce schedule, peer book | `engine/torrent/{choke,announce,peer_book}.rs` |
+//! | the one deadline queue, rate limits, the event log | `engine/{timer,rate,event_log}.rs` |
+//! | payload files: a façade over layout, open, skip, files, delete, handles, backends | [`storage`] |
+//! | disk and hash threads, recheck, moving data | `storage/{disk,check,mover}.rs` |
+//! | piece geometry, blocks, bitfields, the file layout | [`piece`] |
+//! | .torrent reading and writing, magnet links (BEP 9), paths | [`metainfo`] |
+//! | wire codec, extensions (BEP 10), PEX (BEP 11), metadata (BEP 9) | [`peer`] |
+//! | HTTP and UDP trackers (BEP 3/15/23/48) | [`tracker`] |
+//! | the DHT node (BEP 5/32), Local Service Discovery (BEP 14) | [`dht`], [`lsd`] |
+//! | sizes, rates, durations: format and parse | [`units`] |
+//! | address scope, tracker URLs fit to show | [`net`] |
+//! | untrusted text on a terminal | [`untrusted`] |
+//! | the TUI: model, event loop, dialogs, widgets, keys, theme | [`tui`] (`app.rs` the model, `event_loop.rs`, `popups/`, `widgets/`, `action`/`keymap`/`key`, `theme`) |
+//! | settings file | [`config`] (`config/default.toml` lists every key) |
+//!
+//! # The engine-UI contract
+//!
+//! The session task owns every torrent as plain data. It sleeps until a command, an event
+//! (a peer connection, a disk thread, a tracker answer), an incoming connection or the
+//! earliest deadline. Front ends hold an [`api::Client`]:
+//! - commands go over a bounded channel ([`api::Command`]); those that answer (add, recent
+//!   events, shutdown) carry a one-shot reply, and the client's methods wait for it and
+//!   return a typed [`api::ClientError`] (the engine is gone, the add was refused with its
+//!   [`api::AddError`]);
+//! - state comes back as `Arc<Snapshot>` over a `tokio::sync::watch` channel (latest value
+//!   only: a slow terminal never queues stale frames), published at most twice a second
+//!   while something changes, at once when a state changes, not at all when nothing does;
+//!   rows that did not change are shared, not rebuilt; only the focused torrent
+//!   ([`api::Command::Focus`]) gets a detail (peers, files, trackers, pieces);
+//! - log lines come as [`api::EngineEvent`]s on a broadcast channel.
+//!
+//! # How a block travels
+//!
+//! 1. A peer connection task (`engine/peer_conn/protocol.rs`) decodes a `piece` message
+//!    ([`peer::wire`]); the block's bytes stay in the read buffer, split off as `Bytes`.
+//! 2. It marks the block received in the torrent's picker (`engine/picker/`, shared with
+//!    the other connections through `engine/link/`) and queues the bytes for the disk
+//!    ([`storage::disk`]), waiting while the disk queue is full.
+//! 3. A disk thread writes the block where the file layout puts it and hashes the piece as
+//!    its blocks arrive; a complete piece is reported as a `DiskEvent` (verified, failed or
+//!    an error) to the session, which hands it to the torrent (`engine/torrent/disk.rs`):
+//!    the piece is marked had, peers hear `have`, and a finished torrent completes.
+//!
+//! No copy of the block is made on the way and no lock is held across an await.
+//!
+//! # How a key press travels
+//!
+//! 1. The TUI's event loop (`tui/event_loop.rs`) reads a key from the terminal.
+//! 2. The model (`tui/app.rs`) looks it up in the keymap (`tui/keymap.rs`) for the current
+//!    context and applies the [`tui::action`]: it changes the model and returns the
+//!    [`api::Command`]s to send, if any.
+//! 3. The event loop sends them through its [`api::Client`]; the session applies them and
+//!    the next snapshot shows the result; the loop redraws only when something changed.
 
 #![warn(missing_docs)]
 

@@ -2,15 +2,18 @@
 //! asks for them, open the state store, build the session and spawn its task; and the
 //! [`SessionHandle`] the caller gets back.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::path::Path;
-use std::sync::{Arc, RwLock};
+use std::sync::Arc;
 
 use anyhow::Context as _;
 use tokio::net::TcpListener;
 use tokio::sync::{mpsc, watch};
 
+use super::disk_guard::DiskGuard;
+use super::library::Library;
+use super::persist::Persist;
 use super::publish::{Publisher, session_stats};
 use super::{MAX_CONCURRENT_CHECKS, Session};
 use crate::api::{Client, ClientError, Snapshot};
@@ -103,28 +106,25 @@ async fn start_session(
         detail: None,
     }));
     let log = EventLog::new();
+    let min_free_space = ctx.config.min_free_space;
     let client = Client::new(cmd_tx, snap_rx, log.sender());
     let session = Session {
         ctx,
         torrents: BTreeMap::new(),
-        registry: Arc::new(RwLock::new(HashMap::new())),
-        next_id: 1,
+        library: Library::new(),
         timers: Timers::new(),
         log,
         checks: CheckQueue::new(MAX_CONCURRENT_CHECKS),
         publisher: Publisher::new(snap_tx),
         publish_now: false,
-        store: None,
-        deleted: Vec::new(),
-        checkpointing: false,
-        limits_dirty: false,
-        validating: 0,
-        free_space: None,
+        persist: Persist::new(None),
+        guard: DiskGuard::new(min_free_space),
     };
     let mut session = session;
-    session.free_space = crate::storage::space::free_space(&session.ctx.config.download_dir);
+    let free = crate::storage::space::free_space(&session.ctx.config.download_dir);
+    session.guard.measured(free);
     if let Some((store, loaded)) = state {
-        session.store = Some(Arc::new(store));
+        session.persist = Persist::new(Some(Arc::new(store)));
         session.restore(loaded);
         // the list of the last session is in the first snapshot, before anything is
         // hashed or connected

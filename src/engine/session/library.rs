@@ -1,0 +1,319 @@
+//! The library: which torrents the session has, under which id and info hash, and how
+//! torrents enter it (an added .torrent file or magnet link) and leave it (removed, with
+//! or without their files).
+//!
+//! [`Library`] hands out the [`TorrentId`]s and keeps the [`Registry`] (info hash ->
+//! id) that the listener's tasks read to route incoming handshakes. The torrents
+//! themselves stay in the session's map, next to the parts they borrow ([`Env`]).
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::{Arc, RwLock};
+use std::time::Instant;
+
+use super::Session;
+use crate::api::{AddError, AddRequest, AddSource, EventKind, EventLevel, TorrentId};
+use crate::engine::ctx::{SessionCtx, SessionEvent};
+use crate::engine::torrent::announce::AnnounceJob;
+use crate::engine::torrent::state::Input;
+use crate::engine::torrent::{Env, STOP_ANNOUNCE_TIMEOUT, TimerKey, Torrent};
+use crate::lock::RwLockExt;
+use crate::metainfo::{InfoHash, Magnet, Metainfo};
+use crate::tracker::{AnnounceEvent, AnnounceRequest};
+
+/// Which torrent serves which info hash. Cloned handles share one map: the session
+/// writes it (add, restore, remove), the listener's tasks read it to route an incoming
+/// handshake before the session sees the connection.
+#[derive(Debug, Clone, Default)]
+pub(super) struct Registry(Arc<RwLock<HashMap<InfoHash, TorrentId>>>);
+
+impl Registry {
+    /// The torrent with `info_hash`, if the session has it.
+    pub fn get(&self, info_hash: &InfoHash) -> Option<TorrentId> {
+        self.0.read_locked().get(info_hash).copied()
+    }
+
+    /// Whether the session serves `info_hash`.
+    pub fn contains(&self, info_hash: &InfoHash) -> bool {
+        self.get(info_hash).is_some()
+    }
+
+    fn insert(&self, info_hash: InfoHash, id: TorrentId) {
+        self.0.write_locked().insert(info_hash, id);
+    }
+
+    fn remove(&self, info_hash: &InfoHash) -> Option<TorrentId> {
+        self.0.write_locked().remove(info_hash)
+    }
+}
+
+/// The session's index of its torrents: the next id to hand out and the registry.
+#[derive(Debug)]
+pub(super) struct Library {
+    registry: Registry,
+    next_id: u64,
+}
+
+impl Default for Library {
+    fn default() -> Self {
+        Library::new()
+    }
+}
+
+impl Library {
+    /// An empty library; the first id handed out is 1.
+    pub fn new() -> Library {
+        Library {
+            registry: Registry::default(),
+            next_id: 1,
+        }
+    }
+
+    /// A fresh id: ids are never reused within a run, not even after a remove.
+    pub fn new_id(&mut self) -> TorrentId {
+        let id = TorrentId(self.next_id);
+        self.next_id += 1;
+        id
+    }
+
+    /// The torrent with `info_hash`, if the session has it.
+    pub fn find(&self, info_hash: &InfoHash) -> Option<TorrentId> {
+        self.registry.get(info_hash)
+    }
+
+    /// Torrent `id` now serves `info_hash`.
+    pub fn list(&self, info_hash: InfoHash, id: TorrentId) {
+        self.registry.insert(info_hash, id);
+    }
+
+    /// `info_hash` is no longer served; returns the id it had.
+    pub fn unlist(&self, info_hash: &InfoHash) -> Option<TorrentId> {
+        self.registry.remove(info_hash)
+    }
+
+    /// A handle on the registry for tasks off the session (the listener's).
+    pub fn registry(&self) -> Registry {
+        self.registry.clone()
+    }
+}
+
+/// Send the `stopped` announces of a removed torrent, each bounded by
+/// [`STOP_ANNOUNCE_TIMEOUT`]; a torrent that had just completed sends `completed` first.
+fn send_stops(ctx: Arc<SessionCtx>, stops: Vec<(AnnounceJob, AnnounceRequest)>) {
+    tokio::spawn(async move {
+        for (job, mut req) in stops {
+            let _ =
+                tokio::time::timeout(STOP_ANNOUNCE_TIMEOUT, ctx.trackers.announce(&job.url, &req))
+                    .await;
+            if req.event == Some(AnnounceEvent::Completed) {
+                req.event = Some(AnnounceEvent::Stopped);
+                req.numwant = Some(0);
+                let _ = tokio::time::timeout(
+                    STOP_ANNOUNCE_TIMEOUT,
+                    ctx.trackers.announce(&job.url, &req),
+                )
+                .await;
+            }
+        }
+    });
+}
+
+impl Session {
+    /// List torrent `id` under `info_hash`: in the registry, the map and the published list.
+    pub(super) fn insert(&mut self, id: TorrentId, ih: InfoHash, t: Torrent) {
+        // removed a moment ago and added again: the pending delete of its record and its
+        // .torrent copy must not reach the store after this add
+        self.persist.listed(&ih);
+        self.library.list(ih, id);
+        self.torrents.insert(id, t);
+        self.publisher.insert(id);
+    }
+
+    /// Add a .torrent file or a magnet link. Errors: the source is invalid, the torrent is
+    /// already in the session, or its copy cannot be kept in the state store.
+    pub(super) fn add(&mut self, req: AddRequest) -> Result<TorrentId, AddError> {
+        let path = match &req.source {
+            AddSource::File(p) => p.clone(),
+            AddSource::Magnet(link) => {
+                let m = Magnet::parse(link).map_err(|e| AddError::Invalid(e.to_string()))?;
+                return self.add_magnet(m, req);
+            }
+        };
+        let (meta, bytes) = Metainfo::load_with_bytes(&path).map_err(AddError::Invalid)?;
+        if let Some(id) = self.library.find(&meta.info_hash) {
+            return Err(AddError::AlreadyAdded {
+                id,
+                name: meta.saved_name().to_owned(),
+                info_hash: meta.info_hash.to_hex(),
+            });
+        }
+        let id = self.library.new_id();
+        let save_dir: PathBuf = req
+            .download_dir
+            .unwrap_or_else(|| self.ctx.config.download_dir.clone());
+        let info_hash = meta.info_hash;
+        let name = meta.saved_name().to_owned();
+        if let Some(store) = self.persist.store() {
+            store.put_metainfo(&info_hash, &bytes).map_err(|e| {
+                AddError::Storage(format!(
+                    "cannot keep a copy of {} in {}: {e}",
+                    path.display(),
+                    store.dir().display()
+                ))
+            })?;
+        }
+        let t = Torrent::new(
+            id,
+            Arc::new(meta),
+            save_dir,
+            req.seed,
+            self.ctx.config.upload_slots as usize,
+            !self.persist.is_on(),
+        );
+        self.insert(id, info_hash, t);
+        self.log.push(
+            Some(id),
+            EventLevel::Info,
+            EventKind::Added,
+            format!("{name}: added (info hash {info_hash})"),
+        );
+        self.added(id, req.paused);
+        Ok(id)
+    }
+
+    /// After an add: start it unless asked paused, publish, and record it soon.
+    fn added(&mut self, id: TorrentId, paused: bool) {
+        if !paused {
+            self.with(id, |t, env| t.input(Input::Resume, env));
+        }
+        self.publish_now = true;
+        if self.persist.is_on() {
+            self.checkpoint_soon();
+        }
+    }
+
+    /// Add a magnet link: listed at once, its metadata fetched from peers when it runs.
+    fn add_magnet(&mut self, m: Magnet, req: AddRequest) -> Result<TorrentId, AddError> {
+        if let Some(id) = self.library.find(&m.info_hash) {
+            let name = self
+                .torrents
+                .get(&id)
+                .map_or_else(|| m.display_name(), |t| t.sum.name.clone());
+            return Err(AddError::AlreadyAdded {
+                id,
+                name,
+                info_hash: m.info_hash.to_hex(),
+            });
+        }
+        let id = self.library.new_id();
+        let save_dir: PathBuf = req
+            .download_dir
+            .unwrap_or_else(|| self.ctx.config.download_dir.clone());
+        let info_hash = m.info_hash;
+        let name = m.display_name();
+        let notes = m.notes.clone();
+        let t = Torrent::new_magnet(
+            id,
+            m,
+            save_dir,
+            req.seed,
+            self.ctx.config.upload_slots as usize,
+            !self.persist.is_on(),
+        );
+        self.insert(id, info_hash, t);
+        self.log.push(
+            Some(id),
+            EventLevel::Info,
+            EventKind::Added,
+            format!("{name}: added from a magnet link (info hash {info_hash}); fetching its metadata from peers"),
+        );
+        for n in notes {
+            self.log.push(
+                Some(id),
+                EventLevel::Warn,
+                EventKind::Added,
+                format!("{name}: {n}"),
+            );
+        }
+        self.added(id, req.paused);
+        Ok(id)
+    }
+
+    /// Remove torrent `id`: its peers and tasks stop, its trackers hear `stopped`, its
+    /// record leaves the state store at the next checkpoint, and with `delete_data` its
+    /// files are deleted off the session's task (the result comes back as
+    /// [`SessionEvent::Deleted`]).
+    pub(super) fn remove(&mut self, id: TorrentId, delete_data: bool) {
+        let now = Instant::now();
+        let Some(mut t) = self.torrents.remove(&id) else {
+            return;
+        };
+        let stops = {
+            let mut env = env!(self, now);
+            t.remove(&mut env)
+        };
+        self.checks.remove(id);
+        self.timers
+            .cancel_where(|k| matches!(k, TimerKey::Torrent(tid, _) if *tid == id));
+        self.library.unlist(&t.info_hash());
+        self.publisher.remove(id);
+        send_stops(self.ctx.clone(), stops);
+        let name = t.sum.name.clone();
+        if self.persist.removed(t.info_hash()) {
+            self.checkpoint_soon();
+        }
+        self.log.push(
+            Some(id),
+            EventLevel::Info,
+            EventKind::Removed,
+            if delete_data {
+                format!("{name}: removed, deleting its files")
+            } else {
+                format!("{name}: removed (files kept)")
+            },
+        );
+        if delete_data {
+            let paths = {
+                let env = env!(self, now);
+                t.data_paths(&env)
+            };
+            match paths {
+                Some(payload) => {
+                    let ctx = self.ctx.clone();
+                    tokio::task::spawn_blocking(move || {
+                        let error = payload.delete().err().map(|e| e.to_string());
+                        ctx.send(SessionEvent::Deleted { name, error });
+                    });
+                }
+                None => self.log.push(
+                    Some(id),
+                    EventLevel::Error,
+                    EventKind::DiskError,
+                    format!("{name}: its files are not known (metainfo missing); nothing deleted"),
+                ),
+            }
+        }
+        self.publish_now = true;
+    }
+
+    /// The files of a removed torrent were deleted, or deleting them failed.
+    pub(super) fn on_deleted(&mut self, name: String, error: Option<String>) {
+        match error {
+            None => self.log.push(
+                None,
+                EventLevel::Info,
+                EventKind::Removed,
+                format!("{name}: files deleted"),
+            ),
+            Some(e) => self.log.push(
+                None,
+                EventLevel::Error,
+                EventKind::DiskError,
+                format!("{name}: deleting its files failed: {e}"),
+            ),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;
