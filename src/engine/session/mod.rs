@@ -168,10 +168,7 @@ impl Session {
 
     fn grant_checks(&mut self) {
         for id in self.checks.grant() {
-            if self
-                .with(id, |t, env| t.input(Input::CheckSlot, env))
-                .is_none()
-            {
+            if self.with(id, |t, env| t.check_slot(env)).is_none() {
                 self.checks.remove(id);
             }
         }
@@ -237,14 +234,10 @@ impl Session {
                 });
             }
             Command::PauseAll | Command::ResumeAll => {
-                let input = if matches!(c, Command::PauseAll) {
-                    Input::Pause
-                } else {
-                    Input::Resume
-                };
+                let pause = matches!(c, Command::PauseAll);
                 let ids: Vec<TorrentId> = self.torrents.keys().copied().collect();
                 for id in ids {
-                    let input = input.clone();
+                    let input = if pause { Input::Pause } else { Input::Resume };
                     self.with(id, |t, env| {
                         // resume-all leaves completed (non-seeding) torrents alone
                         if !(input == Input::Resume && t.state() == TorrentState::Completed) {

@@ -3,7 +3,7 @@
 //! comes), and the disk threads' results (a piece verified or failed, a write error).
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::atomic::Ordering;
 
 use super::state::Input;
 use super::{Env, Torrent};
@@ -16,14 +16,6 @@ use crate::metainfo::Metainfo;
 use crate::piece::Bitfield;
 use crate::storage::disk::{DiskEvent, TorrentDisk};
 use crate::storage::{Storage, StorageError};
-
-/// A check of the data on disk in progress: its key (results of an older check are
-/// ignored), pieces checked so far, and the flag that stops it.
-pub(super) struct CheckJob {
-    pub(super) key: u64,
-    pub(super) progress: Arc<AtomicU32>,
-    pub(super) cancel: Arc<AtomicBool>,
-}
 
 /// Lay `meta`'s files out under `save_dir` for the disk threads; their results go to the
 /// session as [`SessionEvent::Disk`] tagged with the returned disk's `key` (fresh per
@@ -90,7 +82,12 @@ impl Torrent {
         }
     }
 
+    /// Start the hashing thread of the check its `Checking` state holds.
     pub(super) fn start_check(&mut self, env: &mut Env<'_>) {
+        let Some(job) = self.life.check_job() else {
+            return;
+        };
+        let (key, handles) = (job.key(), job.handles());
         let disk = match self.ensure_disk(env) {
             Ok(d) => d,
             Err(err) => {
@@ -98,14 +95,6 @@ impl Torrent {
                 return;
             }
         };
-        let key = env.ctx.key();
-        let progress = Arc::new(AtomicU32::new(0));
-        let cancel = Arc::new(AtomicBool::new(false));
-        self.check = Some(CheckJob {
-            key,
-            progress: progress.clone(),
-            cancel: cancel.clone(),
-        });
         let ctx = env.ctx.clone();
         let id = self.id;
         let geo = self.sum.geometry;
@@ -120,8 +109,8 @@ impl Torrent {
                         geo,
                         &disk.hashes,
                         threads,
-                        &progress,
-                        &cancel,
+                        &handles.progress,
+                        &handles.cancel,
                     )
                 } else {
                     crate::storage::check::CheckReport {
@@ -155,7 +144,7 @@ impl Torrent {
         >,
         env: &mut Env<'_>,
     ) {
-        if self.check.as_ref().is_none_or(|c| c.key != check_key) {
+        if self.life.check_job().is_none_or(|c| c.key() != check_key) {
             return; // cancelled or superseded
         }
         match result {

@@ -22,6 +22,7 @@ pub mod check_queue;
 pub mod choke;
 mod dht;
 pub mod disk;
+pub mod jobs;
 mod lsd;
 mod magnet;
 pub mod peer_book;
@@ -45,7 +46,8 @@ use std::time::{Duration, Instant, SystemTime};
 use self::announce::{AnnounceJob, TrackerSet};
 pub use self::check_queue::CheckQueue;
 use self::choke::Choker;
-use self::disk::{CheckJob, storage_error};
+use self::disk::storage_error;
+use self::jobs::CheckJob;
 use self::magnet::PendingMetadata;
 use self::peer_book::PeerBook;
 use self::peers::PeerSet;
@@ -152,8 +154,6 @@ pub struct Torrent {
     persist_dirty: bool,
     /// Paused by the disk guard (not by the user), with the reason shown.
     guard: Option<String>,
-    /// Bytes moved so far while its files move.
-    moving: Option<Arc<std::sync::atomic::AtomicU64>>,
     /// This torrent's own limits (kept across pause/resume).
     limits: Arc<Limits>,
     life: Lifecycle,
@@ -168,7 +168,6 @@ pub struct Torrent {
     choker: Choker,
     peers: PeerSet,
     dialing: HashSet<SocketAddr>,
-    check: Option<CheckJob>,
     /// Hash failures per connection (bans).
     strikes: Strikes,
     meters: (RateMeter, RateMeter),
@@ -221,7 +220,6 @@ impl Torrent {
             file_stats: Vec::new(),
             persist_dirty: true,
             guard: None,
-            moving: None,
             limits: Arc::new(Limits::unlimited()),
             life: Lifecycle::Paused { needs_check: true },
             have: Bitfield::new(n),
@@ -233,7 +231,6 @@ impl Torrent {
             choker: Choker::new(upload_slots),
             peers: PeerSet::new(),
             dialing: HashSet::new(),
-            check: None,
             strikes: Strikes::default(),
             meters: Default::default(),
             carried: (0, 0, 0),
@@ -267,7 +264,11 @@ impl Torrent {
 
     /// Drop the metainfo when nothing needs it (it is reloaded from the store).
     fn maybe_unload_meta(&mut self) {
-        if !self.keep_meta && self.shared.is_none() && self.disk.is_none() && self.check.is_none() {
+        if !self.keep_meta
+            && self.shared.is_none()
+            && self.disk.is_none()
+            && self.life.check_job().is_none()
+        {
             self.meta = None;
         }
     }
@@ -383,6 +384,13 @@ impl Torrent {
         );
     }
 
+    /// A check slot is free for it (the session's [`CheckQueue`] turn): its check starts,
+    /// unless it no longer waits for one.
+    pub fn check_slot(&mut self, env: &mut Env<'_>) {
+        let job = CheckJob::new(env.ctx.key());
+        self.input(Input::CheckSlot(job), env);
+    }
+
     /// Feed the state machine and carry out its effects.
     pub fn input(&mut self, input: Input, env: &mut Env<'_>) {
         if matches!(input, Input::Resume | Input::Recheck) {
@@ -394,7 +402,7 @@ impl Torrent {
             self.apply(e, env);
         }
         // not running and not checking: nothing needs the files or the metainfo now
-        if !self.life.is_running() && self.check.is_none() && self.shared.is_none() {
+        if !self.life.is_running() && self.life.check_job().is_none() && self.shared.is_none() {
             if let Some(d) = self.disk.take() {
                 env.ctx.link.pool.forget(d.key);
             }
@@ -420,14 +428,9 @@ impl Torrent {
         match e {
             Effect::QueueCheck => env.checks.enqueue(self.id),
             Effect::StartCheck => self.start_check(env),
-            Effect::CancelCheck => {
-                if let Some(c) = self.check.take() {
-                    c.cancel.store(true, Ordering::Relaxed);
-                }
-                env.checks.remove(self.id);
-            }
+            // the check itself stopped with its state (dropping a CheckJob stops it)
+            Effect::CancelCheck => env.checks.remove(self.id),
             Effect::ReleaseCheckSlot => {
-                self.check = None;
                 env.checks.remove(self.id);
                 // the files are opened again when a peer comes; until then hold nothing
                 if self.shared.is_none()
@@ -516,8 +519,8 @@ impl Torrent {
     /// Leave the swarm for good (the session shuts down): the owed announces are sent;
     /// the session keeps feeding their results until [`Torrent::announcing`] is false.
     pub fn shutdown(&mut self, env: &mut Env<'_>) {
-        if let Some(c) = self.check.take() {
-            c.cancel.store(true, Ordering::Relaxed);
+        if let Some(c) = self.life.check_job() {
+            c.cancel();
         }
         for job in self.deactivate(env) {
             self.spawn_announce(job, env);
@@ -527,8 +530,8 @@ impl Torrent {
     /// Leave the swarm because the torrent is removed: the owed announces, to send in order
     /// without the torrent (a `completed` is followed by a `stopped`).
     pub fn remove(&mut self, env: &mut Env<'_>) -> Vec<(AnnounceJob, AnnounceRequest)> {
-        if let Some(c) = self.check.take() {
-            c.cancel.store(true, Ordering::Relaxed);
+        if let Some(c) = self.life.check_job() {
+            c.cancel();
         }
         let jobs = self.deactivate(env);
         jobs.into_iter()

@@ -92,7 +92,10 @@ impl Torrent {
                     Lifecycle::Paused { .. }
                         | Lifecycle::Restoring { paused: true }
                         | Lifecycle::QueuedForCheck { then_pause: true }
-                        | Lifecycle::Checking { then_pause: true }
+                        | Lifecycle::Checking {
+                            then_pause: true,
+                            ..
+                        }
                 ),
             seed: self.seed,
             error: self

@@ -3,8 +3,8 @@
 //! the paths a delete-data removes.
 
 use std::path::PathBuf;
-use std::sync::Arc;
 
+use super::jobs::MoveProgress;
 use super::state::Input;
 use super::{Env, Torrent};
 use crate::api::{EventKind, EventLevel, TorrentState};
@@ -41,7 +41,8 @@ impl Torrent {
             return;
         }
         let before = self.life.ui_state();
-        self.input(Input::MoveStart, env);
+        let progress = MoveProgress::default();
+        self.input(Input::MoveStart(progress.clone()), env);
         if self.life.ui_state() != TorrentState::Moving {
             self.log(
                 env,
@@ -62,8 +63,6 @@ impl Torrent {
         }
         let rel = crate::storage::PayloadFiles::of(&meta, &self.save_dir).files;
         let from = self.save_dir.clone();
-        let progress = Arc::new(std::sync::atomic::AtomicU64::new(0));
-        self.moving = Some(progress.clone());
         let ctx = env.ctx.clone();
         let id = self.id;
         self.log(
@@ -77,7 +76,7 @@ impl Torrent {
             ),
         );
         tokio::task::spawn_blocking(move || {
-            let result = crate::storage::mover::move_payload(&from, &to, &rel, &progress)
+            let result = crate::storage::mover::move_payload(&from, &to, &rel, progress.counter())
                 .map(|()| to)
                 .map_err(|e| e.to_string());
             ctx.send(SessionEvent::Moved {
@@ -89,7 +88,6 @@ impl Torrent {
 
     /// A move ended.
     pub fn on_moved(&mut self, result: Result<PathBuf, String>, env: &mut Env<'_>) {
-        self.moving = None;
         match result {
             Ok(to) => {
                 self.log(

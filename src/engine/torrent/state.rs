@@ -16,10 +16,13 @@
 //! `Completed` is a finished torrent that does not serve the swarm (headless `download`
 //! without `--seed`, or `seed_after_download = false`); resuming it starts seeding.
 
+use super::jobs::{CheckJob, MoveProgress};
 use crate::api::{TorrentError, TorrentState};
 
-/// Where a torrent is in its life cycle.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// Where a torrent is in its life cycle, with the work a state owns: a check exists only
+/// in `Checking`, a move's progress only in `Moving` (leaving the state drops it; a dropped
+/// check stops its thread). Not `Clone`: there is one check per torrent.
+#[derive(Debug, PartialEq, Eq)]
 pub enum Lifecycle {
     /// Restored from the session state; its resume data is being compared with its files
     /// (sizes and times, no data read).
@@ -36,6 +39,8 @@ pub enum Lifecycle {
     Checking {
         /// Stay paused once the check is done.
         then_pause: bool,
+        /// The check running (given with [`Input::CheckSlot`]).
+        job: CheckJob,
     },
     /// Fetching the info dictionary from peers (magnet links).
     FetchingMetadata,
@@ -56,11 +61,13 @@ pub enum Lifecycle {
     Moving {
         /// Run again once moved.
         resume: bool,
+        /// Bytes moved so far (given with [`Input::MoveStart`]).
+        progress: MoveProgress,
     },
 }
 
 /// What happened to the torrent.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, PartialEq, Eq)]
 pub enum Input {
     /// The user (or the add) starts it, or resumes it.
     Resume,
@@ -68,8 +75,9 @@ pub enum Input {
     Pause,
     /// The user asks for a recheck.
     Recheck,
-    /// A check slot is free for it.
-    CheckSlot,
+    /// A check slot is free for it: the check to run (dropped, so stopped, if the torrent
+    /// no longer waits for a slot).
+    CheckSlot(CheckJob),
     /// The check finished (the torrent has set its verified pieces).
     CheckDone,
     /// The check could not run (e.g. the folder is unreadable).
@@ -88,8 +96,8 @@ pub enum Input {
         /// The files are as recorded.
         trusted: bool,
     },
-    /// Moving its files starts.
-    MoveStart,
+    /// Moving its files starts; the mover thread counts its bytes in the progress.
+    MoveStart(MoveProgress),
     /// Moving its files ended (moved, or left where they were).
     MoveDone,
 }
@@ -97,11 +105,13 @@ pub enum Input {
 /// What the torrent must do for a transition, in order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Effect {
-    /// Ask the session for a check slot (it answers with [`Input::CheckSlot`]).
+    /// Ask the session for a check slot (it answers with `Torrent::check_slot`, which
+    /// feeds [`Input::CheckSlot`]).
     QueueCheck,
     /// Start hashing the data on disk.
     StartCheck,
-    /// Stop the check (or leave the check queue) and give the slot back.
+    /// Leave the check queue, or give the slot back (the check itself stopped when its
+    /// state was left).
     CancelCheck,
     /// The check ended: give the slot back.
     ReleaseCheckSlot,
@@ -159,6 +169,22 @@ impl Lifecycle {
         }
     }
 
+    /// The check running, in [`Lifecycle::Checking`].
+    pub fn check_job(&self) -> Option<&CheckJob> {
+        match self {
+            Lifecycle::Checking { job, .. } => Some(job),
+            _ => None,
+        }
+    }
+
+    /// The bytes moved so far, in [`Lifecycle::Moving`].
+    pub fn move_progress(&self) -> Option<&MoveProgress> {
+        match self {
+            Lifecycle::Moving { progress, .. } => Some(progress),
+            _ => None,
+        }
+    }
+
     /// The running state for a torrent that starts now.
     fn running(facts: Facts, resumed_by_user: bool) -> Lifecycle {
         if !facts.has_metadata {
@@ -181,15 +207,26 @@ impl Lifecycle {
         use Effect::*;
         use Lifecycle as L;
         let running = self.is_running();
-        let (next, effects): (Lifecycle, Vec<Effect>) = match (&*self, input) {
+        let (next, effects): (Lifecycle, Vec<Effect>) = match (&mut *self, input) {
             // --- moving the files
-            (L::FetchingMetadata | L::Downloading | L::Seeding, Input::MoveStart) => {
-                (L::Moving { resume: true }, vec![Deactivate])
-            }
-            (L::Paused { needs_check: false } | L::Completed | L::Error(_), Input::MoveStart) => {
-                (L::Moving { resume: false }, vec![])
-            }
-            (L::Moving { resume }, Input::MoveDone) => {
+            (L::FetchingMetadata | L::Downloading | L::Seeding, Input::MoveStart(progress)) => (
+                L::Moving {
+                    resume: true,
+                    progress,
+                },
+                vec![Deactivate],
+            ),
+            (
+                L::Paused { needs_check: false } | L::Completed | L::Error(_),
+                Input::MoveStart(progress),
+            ) => (
+                L::Moving {
+                    resume: false,
+                    progress,
+                },
+                vec![],
+            ),
+            (L::Moving { resume, .. }, Input::MoveDone) => {
                 if *resume {
                     let next = Self::running(facts, false);
                     let eff = if next.is_running() {
@@ -259,13 +296,20 @@ impl Lifecycle {
             (L::QueuedForCheck { .. }, Input::Resume) => {
                 (L::QueuedForCheck { then_pause: false }, vec![])
             }
-            (L::Checking { .. }, Input::Resume) => (L::Checking { then_pause: false }, vec![]),
+            (L::Checking { then_pause, .. }, Input::Resume) => {
+                // the same check goes on
+                *then_pause = false;
+                return Vec::new();
+            }
 
             // --- pause
             (L::QueuedForCheck { then_pause: false }, Input::Pause)
-            | (L::Checking { then_pause: false }, Input::Pause) => {
-                (L::Paused { needs_check: true }, vec![CancelCheck])
-            }
+            | (
+                L::Checking {
+                    then_pause: false, ..
+                },
+                Input::Pause,
+            ) => (L::Paused { needs_check: true }, vec![CancelCheck]),
             (L::FetchingMetadata | L::Downloading | L::Seeding, Input::Pause) => {
                 (L::Paused { needs_check: false }, vec![Deactivate])
             }
@@ -278,8 +322,8 @@ impl Lifecycle {
                 },
                 vec![],
             ),
-            (L::Checking { then_pause }, Input::Recheck) => {
-                // start over
+            (L::Checking { then_pause, .. }, Input::Recheck) => {
+                // start over (the running check stops with its state)
                 let tp = *then_pause;
                 (
                     L::QueuedForCheck { then_pause: tp },
@@ -304,16 +348,25 @@ impl Lifecycle {
             }
 
             // --- checking
-            (L::QueuedForCheck { then_pause }, Input::CheckSlot) => (
+            (L::QueuedForCheck { then_pause }, Input::CheckSlot(job)) => (
                 L::Checking {
                     then_pause: *then_pause,
+                    job,
                 },
                 vec![StartCheck],
             ),
-            (L::Checking { then_pause: true }, Input::CheckDone) => {
-                (L::Paused { needs_check: false }, vec![ReleaseCheckSlot])
-            }
-            (L::Checking { then_pause: false }, Input::CheckDone) => {
+            (
+                L::Checking {
+                    then_pause: true, ..
+                },
+                Input::CheckDone,
+            ) => (L::Paused { needs_check: false }, vec![ReleaseCheckSlot]),
+            (
+                L::Checking {
+                    then_pause: false, ..
+                },
+                Input::CheckDone,
+            ) => {
                 let next = Self::running(facts, false);
                 let eff = if next.is_running() {
                     vec![ReleaseCheckSlot, Activate]
@@ -363,6 +416,7 @@ mod tests {
     use super::*;
     use crate::api::TorrentErrorKind;
     use Effect::*;
+    use std::sync::atomic::Ordering;
 
     const DL: Facts = Facts {
         complete: false,
@@ -387,6 +441,21 @@ mod tests {
         }
     }
 
+    fn checking(then_pause: bool) -> Lifecycle {
+        Lifecycle::Checking {
+            then_pause,
+            job: CheckJob::new(1),
+        }
+    }
+
+    fn slot() -> Input {
+        Input::CheckSlot(CheckJob::new(1))
+    }
+
+    fn move_start() -> Input {
+        Input::MoveStart(MoveProgress::default())
+    }
+
     fn new() -> Lifecycle {
         Lifecycle::Paused { needs_check: true }
     }
@@ -396,7 +465,7 @@ mod tests {
         let mut s = new();
         assert_eq!(s.step(Input::Resume, DL), vec![QueueCheck]);
         assert_eq!(s.ui_state(), TorrentState::Queued);
-        assert_eq!(s.step(Input::CheckSlot, DL), vec![StartCheck]);
+        assert_eq!(s.step(slot(), DL), vec![StartCheck]);
         assert_eq!(s.ui_state(), TorrentState::Checking);
         assert_eq!(
             s.step(Input::CheckDone, DL),
@@ -422,13 +491,13 @@ mod tests {
 
     #[test]
     fn found_complete_at_check() {
-        let mut s = Lifecycle::Checking { then_pause: false };
+        let mut s = checking(false);
         assert_eq!(
             s.step(Input::CheckDone, DONE),
             vec![ReleaseCheckSlot, Activate]
         );
         assert_eq!(s, Lifecycle::Seeding);
-        let mut s = Lifecycle::Checking { then_pause: false };
+        let mut s = checking(false);
         assert_eq!(
             s.step(Input::CheckDone, DONE_NO_SEED),
             vec![ReleaseCheckSlot]
@@ -445,7 +514,7 @@ mod tests {
                 Lifecycle::Paused { needs_check: true },
             ),
             (
-                Lifecycle::Checking { then_pause: false },
+                checking(false),
                 vec![CancelCheck],
                 Lifecycle::Paused { needs_check: true },
             ),
@@ -517,7 +586,7 @@ mod tests {
         let mut s = Lifecycle::Error(err(TorrentErrorKind::PermissionDenied));
         assert_eq!(s.step(Input::Recheck, DL), vec![ReopenFiles, QueueCheck]);
         // a check that cannot run
-        let mut s = Lifecycle::Checking { then_pause: false };
+        let mut s = checking(false);
         assert_eq!(
             s.step(
                 Input::CheckFailed(err(TorrentErrorKind::PermissionDenied)),
@@ -527,7 +596,7 @@ mod tests {
         );
         assert_eq!(s.ui_state(), TorrentState::Error);
         // a fault while queued or checking cancels the check
-        let mut s = Lifecycle::Checking { then_pause: false };
+        let mut s = checking(false);
         assert_eq!(
             s.step(Input::Failed(err(TorrentErrorKind::Storage)), DL),
             vec![CancelCheck]
@@ -541,19 +610,19 @@ mod tests {
         assert_eq!(s, Lifecycle::QueuedForCheck { then_pause: false });
         let mut s = Lifecycle::Paused { needs_check: false };
         assert_eq!(s.step(Input::Recheck, DL), vec![QueueCheck]);
-        s.step(Input::CheckSlot, DL);
+        s.step(slot(), DL);
         assert_eq!(s.step(Input::CheckDone, DL), vec![ReleaseCheckSlot]);
         assert_eq!(
             s,
             Lifecycle::Paused { needs_check: false },
             "a paused torrent stays paused after its recheck"
         );
-        let mut s = Lifecycle::Checking { then_pause: false };
+        let mut s = checking(false);
         assert_eq!(s.step(Input::Recheck, DL), vec![CancelCheck, QueueCheck]);
         let mut s = Lifecycle::Completed;
         assert_eq!(s.step(Input::Recheck, DONE), vec![QueueCheck]);
         // resume during a paused recheck: run once it is done
-        let mut s = Lifecycle::Checking { then_pause: true };
+        let mut s = checking(true);
         assert!(s.step(Input::Resume, DL).is_empty());
         assert_eq!(
             s.step(Input::CheckDone, DL),
@@ -571,7 +640,7 @@ mod tests {
         // a check result after the user paused: ignored
         let mut s = Lifecycle::Paused { needs_check: true };
         assert!(s.step(Input::CheckDone, DL).is_empty());
-        assert!(s.step(Input::CheckSlot, DL).is_empty());
+        assert!(s.step(slot(), DL).is_empty());
         assert!(s.step(Input::Complete, DONE).is_empty());
         assert_eq!(s, Lifecycle::Paused { needs_check: true });
     }
@@ -614,7 +683,7 @@ mod tests {
     #[test]
     fn moving_stops_the_swarm_and_comes_back_to_it() {
         let mut s = Lifecycle::Seeding;
-        assert_eq!(s.step(Input::MoveStart, DONE), vec![Deactivate]);
+        assert_eq!(s.step(move_start(), DONE), vec![Deactivate]);
         assert_eq!(s.ui_state(), TorrentState::Moving);
         assert!(
             s.step(Input::Pause, DONE).is_empty(),
@@ -624,14 +693,11 @@ mod tests {
         assert_eq!(s.step(Input::MoveDone, DONE), vec![Activate]);
         assert_eq!(s, Lifecycle::Seeding);
         let mut s = Lifecycle::Paused { needs_check: false };
-        assert!(s.step(Input::MoveStart, DL).is_empty());
+        assert!(s.step(move_start(), DL).is_empty());
         assert!(s.step(Input::MoveDone, DL).is_empty());
         assert_eq!(s, Lifecycle::Paused { needs_check: false });
-        let mut s = Lifecycle::Checking { then_pause: false };
-        assert!(
-            s.step(Input::MoveStart, DL).is_empty(),
-            "not while checking"
-        );
+        let mut s = checking(false);
+        assert!(s.step(move_start(), DL).is_empty(), "not while checking");
     }
 
     #[test]
@@ -658,7 +724,7 @@ mod tests {
         assert!(p.step(Input::Recheck, no_meta).is_empty());
         // metadata: check (no stopped announce), then download
         assert_eq!(s.step(Input::MetadataReady, DL), vec![QueueCheck]);
-        assert_eq!(s.step(Input::CheckSlot, DL), vec![StartCheck]);
+        assert_eq!(s.step(slot(), DL), vec![StartCheck]);
         assert_eq!(
             s.step(Input::CheckDone, DL),
             vec![ReleaseCheckSlot, Activate]
@@ -667,5 +733,70 @@ mod tests {
         // pausing while fetching
         let mut s = Lifecycle::FetchingMetadata;
         assert_eq!(s.step(Input::Pause, no_meta), vec![Deactivate]);
+    }
+
+    #[test]
+    fn the_check_lives_in_the_checking_state() {
+        let mut s = Lifecycle::Paused { needs_check: true };
+        s.step(Input::Resume, DL);
+        let job = CheckJob::new(9);
+        let h = job.handles();
+        assert_eq!(s.step(Input::CheckSlot(job), DL), vec![StartCheck]);
+        assert_eq!(s.check_job().map(CheckJob::key), Some(9));
+        // resuming a paused recheck keeps the same check running
+        let mut p = checking(true);
+        let ph = p.check_job().unwrap().handles();
+        assert!(p.step(Input::Resume, DL).is_empty());
+        assert_eq!(p.check_job().map(CheckJob::key), Some(1));
+        assert!(!ph.cancel.load(Ordering::Relaxed), "still running");
+        // leaving the state stops it
+        assert_eq!(s.step(Input::Pause, DL), vec![CancelCheck]);
+        assert!(s.check_job().is_none());
+        assert!(
+            h.cancel.load(Ordering::Relaxed),
+            "the thread is told to stop"
+        );
+    }
+
+    #[test]
+    fn a_recheck_replaces_the_running_check() {
+        let mut s = checking(false);
+        let old = s.check_job().unwrap().handles();
+        assert_eq!(s.step(Input::Recheck, DL), vec![CancelCheck, QueueCheck]);
+        assert!(old.cancel.load(Ordering::Relaxed), "the old check stops");
+        assert!(s.check_job().is_none(), "queued: no check yet");
+        assert_eq!(
+            s.step(Input::CheckSlot(CheckJob::new(2)), DL),
+            vec![StartCheck]
+        );
+        assert_eq!(s.check_job().map(CheckJob::key), Some(2));
+    }
+
+    #[test]
+    fn a_slot_that_comes_too_late_drops_its_check() {
+        let mut s = Lifecycle::Paused { needs_check: true };
+        let job = CheckJob::new(3);
+        let h = job.handles();
+        assert!(s.step(Input::CheckSlot(job), DL).is_empty());
+        assert!(h.cancel.load(Ordering::Relaxed));
+        assert!(s.check_job().is_none());
+    }
+
+    #[test]
+    fn the_move_progress_lives_in_the_moving_state() {
+        let mut s = Lifecycle::Downloading;
+        let progress = MoveProgress::default();
+        s.step(Input::MoveStart(progress.clone()), DL);
+        progress
+            .counter()
+            .fetch_add(1000, std::sync::atomic::Ordering::Relaxed);
+        assert_eq!(s.move_progress().map(MoveProgress::moved), Some(1000));
+        assert_eq!(s.check_job(), None);
+        assert_eq!(s.step(Input::MoveDone, DL), vec![Activate]);
+        assert!(s.move_progress().is_none(), "gone with the state");
+        // a move refused (checking) keeps no progress
+        let mut c = checking(false);
+        assert!(c.step(move_start(), DL).is_empty());
+        assert!(c.move_progress().is_none());
     }
 }

@@ -28,7 +28,7 @@ impl Torrent {
     /// No peer for a while: drop the shared state, the storage and the metainfo (the
     /// verified pieces and counters stay), unless pieces are in progress.
     pub(super) fn go_quiet(&mut self, env: &mut Env<'_>) {
-        if !self.peers.is_empty() || !self.dialing.is_empty() || self.check.is_some() {
+        if !self.peers.is_empty() || !self.dialing.is_empty() || self.life.check_job().is_some() {
             return;
         }
         if let Some(s) = &self.shared {

@@ -10,7 +10,6 @@ use std::sync::atomic::Ordering;
 use std::time::{Instant, SystemTime};
 
 use super::Torrent;
-use super::state::Lifecycle;
 use crate::api::{
     FileRow, PeerFlags, PeerRow, PeerSource, PieceState, SourceCount, TorrentDetail, TorrentRow,
     TorrentState,
@@ -159,8 +158,8 @@ impl Torrent {
     /// every publish tick while this is true.
     pub fn is_live(&self) -> bool {
         !self.peers.is_empty()
-            || self.check.is_some()
-            || self.moving.is_some()
+            || self.life.check_job().is_some()
+            || self.life.move_progress().is_some()
             || self.meters.0.rate() > 0
             || self.meters.1.rate() > 0
     }
@@ -194,11 +193,11 @@ impl Torrent {
             (self.sum.payload_size, self.sum.payload_done(left))
         };
         let mut have = self.have_count();
-        if let Some(m) = &self.moving {
-            done = m.load(Ordering::Relaxed).min(size);
+        if let Some(m) = self.life.move_progress() {
+            done = m.moved().min(size);
         }
-        if let (Lifecycle::Checking { .. }, Some(c)) = (&self.life, &self.check) {
-            let checked = c.progress.load(Ordering::Relaxed).min(n);
+        if let Some(c) = self.life.check_job() {
+            let checked = c.checked().min(n);
             done = (u64::from(checked) * size) / u64::from(n.max(1));
             have = checked;
         }

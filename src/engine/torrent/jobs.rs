@@ -1,0 +1,149 @@
+//! The background work a life-cycle state owns: a check of the data on disk (owned by
+//! [`Lifecycle::Checking`](super::state::Lifecycle::Checking)) and a move of the files
+//! (owned by [`Lifecycle::Moving`](super::state::Lifecycle::Moving)). Each exists exactly
+//! while its state does: leaving the state drops it, and dropping a check stops its
+//! hashing thread.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+
+/// A check of the data on disk in progress: its key (results of an older check are told
+/// apart by it), the pieces checked so far, and the flag that stops the hashing thread.
+/// Not `Clone`: the one job lives in the `Checking` state, and dropping it (the state is
+/// left: a pause, a recheck, an error, the check finished) raises the stop flag.
+#[derive(Debug)]
+pub struct CheckJob {
+    key: u64,
+    progress: Arc<AtomicU32>,
+    cancel: Arc<AtomicBool>,
+}
+
+/// What the hashing thread of a [`CheckJob`] holds: where it counts the pieces checked,
+/// and the flag it polls to stop early.
+#[derive(Debug, Clone)]
+pub struct CheckHandles {
+    /// Pieces checked so far (the thread adds to it).
+    pub progress: Arc<AtomicU32>,
+    /// Raised when the check is no longer wanted.
+    pub cancel: Arc<AtomicBool>,
+}
+
+impl CheckJob {
+    /// A new check tagged `key` (fresh per check, from the session's key counter).
+    pub fn new(key: u64) -> CheckJob {
+        CheckJob {
+            key,
+            progress: Arc::new(AtomicU32::new(0)),
+            cancel: Arc::new(AtomicBool::new(false)),
+        }
+    }
+
+    /// The key its result comes back with.
+    pub fn key(&self) -> u64 {
+        self.key
+    }
+
+    /// Pieces checked so far.
+    pub fn checked(&self) -> u32 {
+        self.progress.load(Ordering::Relaxed)
+    }
+
+    /// The counters the hashing thread works with.
+    pub fn handles(&self) -> CheckHandles {
+        CheckHandles {
+            progress: self.progress.clone(),
+            cancel: self.cancel.clone(),
+        }
+    }
+
+    /// Stop the hashing thread (it ends at its next piece; its result is not sent).
+    pub fn cancel(&self) {
+        self.cancel.store(true, Ordering::Relaxed);
+    }
+}
+
+impl Drop for CheckJob {
+    fn drop(&mut self) {
+        self.cancel();
+    }
+}
+
+/// Two jobs are the same check when their keys are.
+impl PartialEq for CheckJob {
+    fn eq(&self, other: &CheckJob) -> bool {
+        self.key == other.key
+    }
+}
+
+impl Eq for CheckJob {}
+
+/// The bytes moved so far while a torrent's files move to another folder; the mover
+/// thread adds to a clone of it, the list row reads it.
+#[derive(Debug, Clone, Default)]
+pub struct MoveProgress(Arc<AtomicU64>);
+
+impl MoveProgress {
+    /// The counter the mover thread adds to, bytes.
+    pub fn counter(&self) -> &Arc<AtomicU64> {
+        &self.0
+    }
+
+    /// Bytes moved so far.
+    pub fn moved(&self) -> u64 {
+        self.0.load(Ordering::Relaxed)
+    }
+}
+
+/// Two progress counters are equal when they are the same counter.
+impl PartialEq for MoveProgress {
+    fn eq(&self, other: &MoveProgress) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+    }
+}
+
+impl Eq for MoveProgress {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dropping_a_check_stops_its_thread() {
+        let job = CheckJob::new(7);
+        let h = job.handles();
+        assert!(!h.cancel.load(Ordering::Relaxed));
+        h.progress.fetch_add(3, Ordering::Relaxed);
+        assert_eq!(job.checked(), 3, "the thread's count is the job's");
+        assert_eq!(job.key(), 7);
+        drop(job);
+        assert!(
+            h.cancel.load(Ordering::Relaxed),
+            "the thread sees the stop flag"
+        );
+    }
+
+    #[test]
+    fn cancel_raises_the_flag_without_dropping() {
+        let job = CheckJob::new(1);
+        let h = job.handles();
+        job.cancel();
+        assert!(h.cancel.load(Ordering::Relaxed));
+        assert_eq!(job.checked(), 0);
+    }
+
+    #[test]
+    fn checks_are_told_apart_by_key() {
+        assert_eq!(CheckJob::new(4), CheckJob::new(4));
+        assert_ne!(CheckJob::new(4), CheckJob::new(5));
+    }
+
+    #[test]
+    fn move_progress_is_shared_with_the_mover() {
+        let p = MoveProgress::default();
+        let mover = p.clone();
+        mover.counter().fetch_add(4096, Ordering::Relaxed);
+        assert_eq!(p.moved(), 4096);
+        assert_eq!(p, mover, "the same counter");
+        assert_ne!(p, MoveProgress::default(), "another move's counter");
+    }
+}
