@@ -87,6 +87,12 @@ pub struct Config {
     /// checking or moving), as qBittorrent's "confirm on exit" does. `false` quits at once
     /// (the session is saved either way; scripts driving the TUI want this).
     pub confirm_quit: bool,
+    /// TUI: the torrent list's columns, by name (`name`, `size`, `progress`, `state`,
+    /// `down`, `up`, `eta`, `ratio`, `seeds`, `peers`, `added`; any order, the screen keeps
+    /// its own; `name` is always shown). A narrow terminal gives up some of them by priority
+    /// (added, seeds, size, eta first; the upload rate, ratio and peers stay at 80
+    /// columns). The TUI reads the names and refuses unknown ones. Default: all.
+    pub columns: Vec<String>,
     /// TUI key bindings: action name → key or list of keys, replacing that action's
     /// defaults (see the help window, `?`, for the names).
     pub keys: BTreeMap<String, KeyList>,
@@ -271,6 +277,12 @@ impl Default for Config {
             ascii: false,
             mouse: false,
             confirm_quit: true,
+            columns: [
+                "name", "size", "progress", "state", "down", "up", "eta", "ratio", "seeds",
+                "peers", "added",
+            ]
+            .map(String::from)
+            .to_vec(),
             keys: BTreeMap::new(),
             colors: BTreeMap::new(),
             min_free_space: 1 << 30,
@@ -574,6 +586,7 @@ mod tests {
             "ascii",
             "mouse",
             "confirm_quit",
+            "columns",
             "min_free_space",
             "enabled",
             "port",

@@ -133,6 +133,7 @@ fn ui_options(cli: &Cli, config: &Config) -> anyhow::Result<tui::UiOptions> {
         log_path: None,
         mouse: config.mouse,
         confirm_quit: config.confirm_quit,
+        columns: tui::list::parse_columns(&config.columns).map_err(|e| anyhow::anyhow!(e))?,
     })
 }
 
@@ -195,10 +196,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             }
             let ui = ui_options(&cli, &config)?;
             let log_path = init_file_logging();
-            let ui = tui::UiOptions {
-                log_path: log_path.clone(),
-                ..ui
-            };
+            let ui = tui::UiOptions { log_path, ..ui };
             let seed = config.seed_after_download;
             let watch_dir = config.watch_dir.clone();
             let rt = runtime()?;
@@ -207,44 +205,35 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 let state_dir = ratorrent::state::StateStore::default_dir();
                 let handle = engine::session::start_with_state(config, &state_dir).await?;
                 let client = &handle.client;
-                let mut errors = Vec::new();
+                // a bad torrent on the command line does not keep the others from running:
+                // the engine logs why in the session log, the TUI counts them
+                let mut failed_adds = Vec::new();
                 for t in &cli.torrents {
                     let request = AddRequest::new(cli::add_source(t)).seed(seed);
                     match client.add(request).await {
                         Ok(_) => {}
                         Err(ClientError::Refused(e)) => {
                             tracing::warn!("{e}");
-                            errors.push(e.to_string());
+                            failed_adds.push(e.to_string());
                         }
                         Err(e) => return Err(e.into()),
                     }
                 }
                 // the watch folder adds next to the TUI (a problem with it is shown, not fatal)
+                let mut notice = None;
                 if let Some(dir) = watch_dir {
                     if let Err(e) = watch::prepare(&dir) {
                         tracing::warn!("{e}");
-                        errors.push(e);
+                        notice = Some(e);
                     }
                     let opts = watch::WatchOptions { dir, seed };
                     tokio::spawn(watch::run(opts, client.clone()));
                 }
-                // a bad torrent on the command line does not keep the others from running
-                let log = log_path
-                    .as_ref()
-                    .map_or_else(|| "the log".to_owned(), |p| p.display().to_string());
-                let notice = match errors.len() {
-                    0 => None,
-                    1 => Some(errors.remove(0)),
-                    n => Some(format!(
-                        "{} (and {} more; see {log})",
-                        errors.remove(0),
-                        n - 1
-                    )),
-                };
                 tui::run(tui::RunOptions {
                     client: client.clone(),
                     events: Some(client.subscribe()),
                     notice,
+                    failed_adds,
                     ui,
                 })
                 .await

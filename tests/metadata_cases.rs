@@ -263,14 +263,13 @@ async fn p05_negative_metadata_size_is_refused() {
 async fn metadata_sizes_that_cannot_be_true_are_refused() {
     let ih = InfoHash([1; 20]);
     for (size, needle) in [
-        ("i0e", "invalid metadata_size 0"),
+        ("i-1e", "invalid metadata_size -1"),
         ("i-9223372036854775808e", "invalid metadata_size"),
         (
             "i9223372036854775807e",
             "larger than the 16777216-byte limit",
         ),
         ("i16777217e", "larger than"),
-        ("3:abc", "no metadata to give"),
     ] {
         let f = fetch_for(ih, CAP);
         let mut s = handshake_bytes(ih, true);
@@ -287,6 +286,35 @@ async fn metadata_sizes_that_cannot_be_true_are_refused() {
     let f = fetch_for(ih, CAP);
     let (r, _) = play(&f, &handshake_bytes(ih, false), Duration::from_secs(5)).await;
     expect_error(&r, "extension protocol (BEP 10)");
+}
+
+/// Issue 16: no `metadata_size`, 0, or not an integer: the peer has none to serve yet. It
+/// is kept and not asked; a later handshake that announces the size makes it asked.
+#[tokio::test]
+async fn a_peer_without_metadata_yet_is_kept_and_asked_once_it_has_some() {
+    let (info, ih) = info_dict(40_000);
+    for first in [None, Some("i0e"), Some("3:abc")] {
+        let f = fetch_for(ih, CAP);
+        let mut s = handshake_bytes(ih, true);
+        s.extend(ext_handshake(Some(3), first));
+        let (r, sent) = play(&f, &s, Duration::from_millis(1500)).await;
+        assert!(r.is_none(), "{first:?}: the peer is kept, got {r:?}");
+        assert!(requests_sent(&sent, 3).is_empty(), "{first:?}: not asked");
+        // then it announces the size: it is asked for every piece
+        let f = fetch_for(ih, CAP);
+        let mut s = handshake_bytes(ih, true);
+        s.extend(ext_handshake(Some(3), first));
+        s.extend(ext_handshake(Some(3), Some(&format!("i{}e", info.len()))));
+        let (r, sent) = play(&f, &s, Duration::from_millis(1500)).await;
+        assert!(r.is_none(), "{first:?} then a size: kept, got {r:?}");
+        let mut asked = requests_sent(&sent, 3);
+        asked.sort_unstable();
+        assert_eq!(
+            asked,
+            vec![0, 1, 2],
+            "{first:?} then a size: asked for each piece"
+        );
+    }
 }
 
 #[tokio::test]
@@ -320,10 +348,11 @@ async fn p06_pieces_out_of_order_assemble_and_verify() {
     let (r, _) = play(
         &f,
         &case("p06-ut-metadata-out-of-order.bin"),
-        Duration::from_secs(5),
+        Duration::from_secs(3),
     )
     .await;
-    assert!(matches!(r, Some(Ok(()))), "done: {r:?}");
+    // complete; the connection stays for the hand-over to the full protocol (issue 16)
+    assert!(r.is_none(), "the connection stays: {r:?}");
     assert!(f.completed(), "the torrent is told");
     let info = f.fetch.take_done().unwrap();
     let meta =
@@ -371,8 +400,8 @@ async fn assembly_variants() {
             s.extend(ext(77, b"garbage"));
         }
     }
-    let (r, sent) = play(&f, &s, Duration::from_secs(5)).await;
-    assert!(matches!(r, Some(Ok(()))), "{r:?}");
+    let (r, sent) = play(&f, &s, Duration::from_secs(3)).await;
+    assert!(r.is_none(), "complete, the connection stays: {r:?}");
     assert!(f.completed());
     assert_eq!(&f.fetch.take_done().unwrap()[..], &info[..]);
     assert!(
@@ -519,12 +548,20 @@ async fn a_liar_among_honest_peers_is_found_and_the_metadata_still_arrives() {
         f.fetch.failures() >= 1,
         "the liar's piece failed the whole once"
     );
-    // the honest peer's connection ends done; the liar's with the hash failure (when the
-    // single-source attempt was its own) or closed by the fetch being done
+    // the honest peer's connection stays for the hand-over until the torrent closes it;
+    // the liar's ends with the hash failure (when the single-source attempt was its own)
+    // or stays too
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert!(!honest_task.is_finished(), "the honest peer is kept");
+    let _ = _c2.send(PeerCtrl::Disconnect("test over"));
+    let _ = _c1.send(PeerCtrl::Disconnect("test over"));
     let h = tokio::time::timeout(Duration::from_secs(5), honest_task).await;
-    assert!(matches!(h, Ok(Ok(Ok(())))), "{h:?}");
+    assert!(
+        matches!(h, Ok(Ok(Err(PeerError::Closed("test over"))))),
+        "{h:?}"
+    );
     let l = tokio::time::timeout(Duration::from_secs(5), liar_task).await;
-    assert!(matches!(l, Ok(Ok(_))), "{l:?}");
+    assert!(matches!(l, Ok(Ok(Err(_)))), "{l:?}");
 }
 
 #[tokio::test]
@@ -542,10 +579,20 @@ async fn a_reject_goes_to_another_peer() {
     tokio::time::sleep(Duration::from_millis(300)).await;
     assert!(!rejecter.is_finished());
     // an honest peer then gets every piece
-    let (task, remote, _c2) = connect(&f, 2, hs(b'h')).await;
+    let (task, remote, c2) = connect(&f, 2, hs(b'h')).await;
     let honest = tokio::spawn(responder(remote, info.clone(), Mode::Honest));
+    let done = tokio::time::timeout(Duration::from_secs(10), async {
+        while f.fetch.take_done().is_none() {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    })
+    .await;
+    assert!(done.is_ok(), "the honest peer gives every piece");
+    // the connection stays for the hand-over until the torrent closes it
+    assert!(!task.is_finished());
+    let _ = c2.send(PeerCtrl::Disconnect("test over"));
     let r = tokio::time::timeout(Duration::from_secs(10), task).await;
-    assert!(matches!(r, Ok(Ok(Ok(())))), "{r:?}");
+    assert!(matches!(r, Ok(Ok(Err(PeerError::Closed(_))))), "{r:?}");
     assert!(f.completed());
     assert_eq!(&f.fetch.take_done().unwrap()[..], &info[..]);
     drop(rejecter);

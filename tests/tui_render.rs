@@ -49,6 +49,7 @@ fn downloading() -> TorrentRow {
         swarm_leechers: Some(30),
         downloaded: done,
         uploaded: 10 * MIB,
+        has_trackers: true,
         ..TorrentRow::default()
     }
 }
@@ -71,6 +72,7 @@ fn seeding() -> TorrentRow {
         swarm_leechers: Some(8),
         downloaded: size,
         uploaded: 2 * size,
+        has_trackers: true,
         ..TorrentRow::default()
     }
 }
@@ -89,6 +91,7 @@ fn paused_with_message() -> TorrentRow {
         pieces_total: 4096,
         state: TorrentState::Paused,
         message: Some("tracker: connection refused".to_owned()),
+        has_trackers: true,
         ..TorrentRow::default()
     }
 }
@@ -446,7 +449,7 @@ fn main_list_at_both_sizes() {
         "42.0%",
         "2m 42s",
         "5 (120)",
-        "7 (30)",
+        "12 (150)",
         "Downloading",
     ] {
         assert!(first.contains(part), "{part}: {first}");
@@ -1054,9 +1057,15 @@ fn remove_confirms_and_bulk_actions_use_marks() {
         "{cmds:?}"
     );
     assert!(app.marks().is_empty());
-    // D deletes data, after naming it
+    // D deletes data, after naming it; Enter there means no, only y deletes
     app.handle_key(key('D'));
-    let cmds = app.handle_key(code(KeyCode::Enter));
+    assert!(
+        app.handle_key(code(KeyCode::Enter)).is_empty(),
+        "Enter keeps"
+    );
+    assert!(app.dialog().is_none());
+    app.handle_key(key('D'));
+    let cmds = app.handle_key(key('y'));
     assert!(
         matches!(
             cmds[..],
@@ -1353,4 +1362,236 @@ fn esc_then_a_key_arriving_as_one_alt_chord_closes_the_dialog_first() {
         "Alt-x: Esc (close), then x (unbound)"
     );
     assert_eq!(before, "4.00 MiB/s");
+}
+
+/// The sizes a first-day user tried (issue 15).
+const DAY_SIZES: [(u16, u16); 2] = [(80, 24), (120, 40)];
+
+/// A magnet link still fetching its metadata from two peers: no size, no pieces.
+fn fetching_magnet() -> TorrentRow {
+    TorrentRow {
+        id: TorrentId(5),
+        rev: 1,
+        name: "ubuntu-magnet".to_owned(),
+        info_hash: "ee".repeat(20),
+        state: TorrentState::FetchingMetadata,
+        peers: 2,
+        ..TorrentRow::default()
+    }
+}
+
+#[test]
+fn a_magnet_fetching_metadata_never_looks_finished() {
+    let paused_magnet = TorrentRow {
+        id: TorrentId(6),
+        name: "paused-magnet".to_owned(),
+        state: TorrentState::Paused,
+        peers: 0,
+        ..fetching_magnet()
+    };
+    let rows = vec![downloading(), seeding(), paused_magnet, fetching_magnet()];
+    let mut app = App::new(snapshot(1, rows));
+    for (w, h) in DAY_SIZES {
+        let text = screen(&render(&mut app, w, h));
+        for name in ["ubuntu-magnet", "paused-magnet"] {
+            let row = text
+                .lines()
+                .find(|l| l.contains(name))
+                .unwrap_or_else(|| panic!("no {name} row at {w}x{h}:\n{text}"));
+            assert!(!row.contains("100%"), "{w}x{h}: {row}");
+            assert!(!row.contains("0 B"), "{w}x{h}: size unknown: {row}");
+            assert!(!row.contains('━'), "{w}x{h}: empty bar: {row}");
+            assert!(row.contains('–'), "{w}x{h}: {row}");
+        }
+        let fetching = text.lines().find(|l| l.contains("ubuntu-magnet")).unwrap();
+        assert!(fetching.contains("Metadata"), "{w}x{h}: {fetching}");
+    }
+    // General says the state in full, with the peers asked, and no size
+    app.handle_key(key('G'));
+    app.handle_key(code(KeyCode::Enter));
+    assert_eq!(app.selected(), Some(TorrentId(5)));
+    for (w, h) in DAY_SIZES {
+        let text = screen(&render(&mut app, w, h));
+        assert!(text.contains("Fetching metadata from 2 peers"), "{text}");
+        assert!(
+            !text.contains("100%") && !text.contains("0 B of 0 B"),
+            "{text}"
+        );
+        assert!(text.contains("known once the metadata arrives"), "{text}");
+    }
+    app.handle_key(code(KeyCode::Esc));
+    // sorted by progress, both magnets stay apart from the seed, either way round
+    while app.view().sort != ratorrent::tui::list::SortColumn::Progress {
+        app.handle_key(key('s'));
+    }
+    for _ in 0..2 {
+        let order: Vec<u64> = app.visible_rows().map(|r| r.id.0).collect();
+        let seed = order.iter().position(|id| *id == 2).unwrap();
+        let magnets: Vec<usize> = [5, 6]
+            .iter()
+            .map(|m| order.iter().position(|id| id == m).unwrap())
+            .collect();
+        assert!(
+            magnets.iter().all(|m| m.abs_diff(seed) >= 2),
+            "the magnets sort among the seeds: {order:?}"
+        );
+        app.handle_key(key('S'));
+    }
+}
+
+/// A seeding torrent without a tracker (DHT, PEX and LSD only).
+fn trackerless_seed() -> TorrentRow {
+    TorrentRow {
+        has_trackers: false,
+        swarm_seeds: None,
+        swarm_leechers: None,
+        ..seeding()
+    }
+}
+
+#[test]
+fn quit_and_reannounce_mention_trackers_only_when_there_is_one() {
+    let mut app = App::new(snapshot(1, vec![trackerless_seed()]));
+    app.handle_key(key('r'));
+    assert!(
+        app.take_commands().is_empty(),
+        "no tracker: nothing to send"
+    );
+    for (w, h) in DAY_SIZES {
+        let text = screen(&render(&mut app, w, h));
+        assert!(
+            text.contains("no tracker to re-announce to (peers come from DHT, PEX, LSD)"),
+            "{w}x{h}:\n{text}"
+        );
+    }
+    app.handle_key(key('q'));
+    for (w, h) in DAY_SIZES {
+        let text = screen(&render(&mut app, w, h));
+        assert!(text.contains("Quit ratorrent?"), "{text}");
+        assert!(!text.contains("tracker"), "{w}x{h}:\n{text}");
+    }
+    // with a tracker the dialog says they are told
+    let mut app = App::new(snapshot(1, vec![seeding()]));
+    app.handle_key(key('q'));
+    let text = screen(&render(&mut app, 80, 24));
+    assert!(text.contains("trackers are told"), "{text}");
+}
+
+#[test]
+fn help_says_q_quits_at_once_when_confirm_quit_is_off() {
+    let opts = UiOptions {
+        confirm_quit: false,
+        ..UiOptions::default()
+    };
+    let mut app = App::with_options(snapshot(1, four()), opts);
+    app.handle_key(key('?'));
+    let quit_line = |text: &str| {
+        text.lines()
+            .find(|l| l.contains("q, Ctrl-c"))
+            .unwrap_or_default()
+            .to_owned()
+    };
+    for (w, h) in DAY_SIZES {
+        let text = screen(&render(&mut app, w, h));
+        let quit = quit_line(&text);
+        assert!(quit.contains("Quit at once"), "{w}x{h}:\n{text}");
+        assert!(!quit.contains("asks first"), "{w}x{h}:\n{text}");
+    }
+    let mut app = App::new(snapshot(1, four()));
+    app.handle_key(key('?'));
+    let text = screen(&render(&mut app, 120, 40));
+    assert!(quit_line(&text).contains("asks first"), "{text}");
+}
+
+#[test]
+fn failed_adds_say_how_many_and_where_to_read_why_at_80_columns() {
+    let mut app = App::new(snapshot(1, four()));
+    let reasons: Vec<String> = (1..=5)
+        .map(|i| format!("/home/user/Downloads/broken-{i}.torrent: not a torrent file (bencode)"))
+        .collect();
+    app.adds_failed(&reasons);
+    for (w, h) in DAY_SIZES {
+        let text = screen(&render(&mut app, w, h));
+        assert!(
+            text.contains("5 torrents not added (why: e, session log)"),
+            "{w}x{h}:\n{text}"
+        );
+    }
+}
+
+#[test]
+fn the_sort_marker_means_one_thing_for_every_column() {
+    let mut app = App::new(snapshot(1, four()));
+    let marker = |app: &mut App| {
+        let text = screen(&render(app, 120, 40));
+        let line = text
+            .lines()
+            .find(|l| l.contains("sort: "))
+            .unwrap()
+            .to_owned();
+        line[line.find("sort: ").unwrap()..].to_owned()
+    };
+    assert!(
+        marker(&mut app).starts_with("sort: added ▲"),
+        "oldest first"
+    );
+    app.handle_key(key('s'));
+    assert!(marker(&mut app).starts_with("sort: name ▲"), "A to Z");
+    app.handle_key(key('s'));
+    assert!(
+        marker(&mut app).starts_with("sort: size ▼"),
+        "largest first"
+    );
+    let sizes: Vec<u64> = app.visible_rows().map(|r| r.size).collect();
+    assert!(sizes.windows(2).all(|w| w[0] >= w[1]), "{sizes:?}");
+    app.handle_key(key('S'));
+    assert!(
+        marker(&mut app).starts_with("sort: size ▲"),
+        "smallest first"
+    );
+    let sizes: Vec<u64> = app.visible_rows().map(|r| r.size).collect();
+    assert!(sizes.windows(2).all(|w| w[0] <= w[1]), "{sizes:?}");
+}
+
+#[test]
+fn a_seeding_user_keeps_up_rate_ratio_and_peers_at_80_and_120_columns() {
+    let mut app = App::new(snapshot(1, four()));
+    for (w, h) in DAY_SIZES {
+        let text = screen(&render(&mut app, w, h));
+        let header = text.lines().find(|l| l.contains("Name")).unwrap();
+        for column in ["↑ Rate", "↓ Rate", "Ratio", "Peers", "State"] {
+            assert!(header.contains(column), "{w}x{h}: no {column} in {header}");
+        }
+        // the bar gives way first, the percentage stays
+        assert!(
+            header.contains("Progress") || header.contains("Done"),
+            "{header}"
+        );
+        // Peers counts every connected peer, seeds included, and the whole swarm
+        let row = text.lines().find(|l| l.contains("debian-12")).unwrap();
+        assert!(row.contains("12 (150)"), "{w}x{h}: {row}");
+        let seed = text.lines().find(|l| l.contains("archlinux")).unwrap();
+        assert!(seed.contains("512 KiB/s"), "{w}x{h}: {seed}");
+    }
+}
+
+#[test]
+fn the_config_picks_the_list_columns() {
+    let names: Vec<String> = ["progress", "up", "ratio", "peers"]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    let opts = UiOptions {
+        columns: ratorrent::tui::list::parse_columns(&names).unwrap(),
+        ..UiOptions::default()
+    };
+    let mut app = App::with_options(snapshot(1, four()), opts);
+    let text = screen(&render(&mut app, 120, 40));
+    let header = text.lines().find(|l| l.contains("Name")).unwrap();
+    for shown in ["Progress", "↑ Rate", "Ratio", "Peers"] {
+        assert!(header.contains(shown), "{header}");
+    }
+    for hidden in ["Size", "State", "↓ Rate", "ETA", "Seeds", "Added"] {
+        assert!(!header.contains(hidden), "{header}");
+    }
 }

@@ -488,3 +488,62 @@ fn resizing_redraws_the_whole_layout() {
     tmux.keys("q");
     assert!(tmux.wait_exit(Duration::from_secs(10)));
 }
+
+/// Five broken torrents on the command line: the message line counts them and says where
+/// to read why, whole at 80 and 120 columns; the session log holds every reason.
+#[test]
+fn failed_adds_are_counted_and_each_reason_is_in_the_session_log() {
+    for (w, h) in [(80u16, 24u16), (120, 40)] {
+        let dir = temp_dir();
+        let config = dir.path().join("config.toml");
+        std::fs::write(&config, format!("listen_port = {}\n", free_port())).unwrap();
+        let mut cmd = format!("{} --config {}", common::rat::bin(), config.display());
+        for name in ["a", "b", "c", "d", "e"] {
+            let path = dir.path().join(format!("{name}.torrent"));
+            std::fs::write(&path, b"not bencode at all").unwrap();
+            cmd.push_str(&format!(" {}", path.display()));
+        }
+        let tmux = start(&format!("failed-adds-{w}"), &cmd, &[], w, h);
+        let screen = tmux.wait_for("5 torrents not added", Duration::from_secs(20));
+        let message = screen
+            .lines()
+            .find(|l| l.contains("5 torrents not added"))
+            .unwrap();
+        assert!(
+            message.contains("5 torrents not added (why: e, session log)"),
+            "{w}x{h}: the count and the key are read whole:\n{screen}"
+        );
+        tmux.keys("e");
+        tmux.wait_until("five refusals in the log", Duration::from_secs(10), |s| {
+            ["a", "b", "c", "d", "e"]
+                .iter()
+                .all(|name| s.contains(&format!("{name}.torrent")))
+        });
+        tmux.keys("q");
+        assert!(tmux.wait_exit(Duration::from_secs(10)));
+    }
+}
+
+/// A run killed with `kill -9` leaves the terminal in the alternate screen with its text;
+/// the next start in the same terminal clears it instead of drawing over it.
+#[test]
+fn the_screen_is_cleared_on_start() {
+    let dir = temp_dir();
+    let config = dir.path().join("config.toml");
+    std::fs::write(&config, format!("listen_port = {}\n", free_port())).unwrap();
+    let cmd = format!(
+        "printf '\\033[?1049h'; for i in $(seq 1 40); do echo LEFTOVER-LEFTOVER-LEFTOVER-LEFTOVER-LEFTOVER-LEFTOVER; done; exec {} --config {}",
+        common::rat::bin(),
+        config.display()
+    );
+    let tmux = start("cleared", &cmd, &[], 80, 24);
+    let screen = tmux.wait_for("No torrents yet", Duration::from_secs(20));
+    std::thread::sleep(Duration::from_millis(300));
+    let screen = format!("{screen}\n{}", tmux.capture());
+    assert!(
+        !screen.contains("LEFTOVER"),
+        "old text shows through:\n{screen}"
+    );
+    tmux.keys("q");
+    assert!(tmux.wait_exit(Duration::from_secs(10)));
+}

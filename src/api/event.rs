@@ -44,6 +44,9 @@ pub enum EventKind {
     DiskError,
     /// A check of existing data finished.
     Checked,
+    /// An add was refused (from the command line, a dialog, the watch folder or a client):
+    /// the message says what and why.
+    AddRefused,
 }
 
 /// One event.

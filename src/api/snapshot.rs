@@ -164,13 +164,25 @@ pub struct TorrentRow {
     pub up_limit: u64,
     /// Last tracker warning or other notice for the user to read (not an error).
     pub message: Option<String>,
+    /// Whether the torrent lists a tracker this client can announce to (`false`: its peers
+    /// come only from DHT, PEX, LSD and the peers the user gave, so quitting or a
+    /// re-announce tells no tracker).
+    pub has_trackers: bool,
 }
 
 impl TorrentRow {
+    /// Whether the payload's size is known: `false` for a magnet link whose metadata has
+    /// not arrived yet (fetching, or paused or in error before it came), whose size, done
+    /// and piece count all read 0. A torrent of 0 bytes is refused when added, so a known
+    /// torrent always has pieces.
+    pub fn size_known(&self) -> bool {
+        self.pieces_total > 0 || self.size > 0
+    }
+
     /// Fraction verified, 0.0–1.0 (1.0 for an empty torrent, 0.0 while the size is not
-    /// known: a magnet link fetching its metadata).
+    /// known: a magnet link fetching its metadata, or paused before it came).
     pub fn progress(&self) -> f64 {
-        if self.pieces_total == 0 && self.state == TorrentState::FetchingMetadata {
+        if !self.size_known() {
             0.0
         } else if self.size == 0 {
             1.0

@@ -61,7 +61,7 @@ pub struct ExtHandshake {
 /// A peer's `metadata_size` that cannot be used.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
 pub enum MetadataSizeError {
-    /// Zero or negative.
+    /// Negative.
     #[error("extended handshake: invalid metadata_size {0}")]
     Invalid(i64),
     /// Above our cap.
@@ -77,16 +77,17 @@ pub enum MetadataSizeError {
 }
 
 impl ExtHandshake {
-    /// The peer's info dictionary size (BEP 9), bytes: `Ok(None)` when it did not say,
-    /// `Ok(Some(n))` for 1 ..= `cap`.
+    /// The peer's info dictionary size (BEP 9), bytes: `Ok(None)` when it did not say or
+    /// said 0 (it has no metadata to serve yet: keep the peer, do not ask it, and look
+    /// again at its next handshake), `Ok(Some(n))` for 1 ..= `cap`.
     ///
     /// # Errors
-    /// [`MetadataSizeError`] for 0, a negative size or one above `cap`: never size a buffer
+    /// [`MetadataSizeError`] for a negative size or one above `cap`: never size a buffer
     /// from it, and do not ask this peer for metadata.
     pub fn metadata_size(&self, cap: u32) -> Result<Option<u32>, MetadataSizeError> {
         match self.metadata_size_raw {
-            None => Ok(None),
-            Some(n) if n <= 0 => Err(MetadataSizeError::Invalid(n)),
+            None | Some(0) => Ok(None),
+            Some(n) if n < 0 => Err(MetadataSizeError::Invalid(n)),
             Some(n) if n > i64::from(cap) => Err(MetadataSizeError::TooLarge { size: n, cap }),
             Some(n) => Ok(Some(n as u32)),
         }
@@ -252,7 +253,8 @@ mod tests {
             size(b"d13:metadata_sizei-1ee").unwrap_err().to_string(),
             "extended handshake: invalid metadata_size -1"
         );
-        assert!(size(b"d13:metadata_sizei0ee").is_err());
+        // 0: it has none to serve yet (issue 16), like no size at all
+        assert_eq!(size(b"d13:metadata_sizei0ee"), Ok(None));
         assert!(size(b"d13:metadata_sizei-9223372036854775808ee").is_err());
         assert!(matches!(
             size(b"d13:metadata_sizei9223372036854775807ee"),

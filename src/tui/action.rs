@@ -560,3 +560,57 @@ pub static ACTIONS: &[ActionSpec] = &[
 pub fn by_name(name: &str) -> Option<&'static ActionSpec> {
     ACTIONS.iter().find(|spec| spec.name == name)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_context_sees_itself_first_and_popups_see_only_themselves() {
+        for context in Context::ALL {
+            let chain: Vec<Context> = context.chain().collect();
+            assert_eq!(chain[0], context);
+            assert!(!context.parents().contains(&context), "{context:?}");
+        }
+        for popup in [
+            Context::Help,
+            Context::Search,
+            Context::Confirm,
+            Context::Form,
+        ] {
+            assert_eq!(popup.chain().count(), 1, "{popup:?} must not see Global");
+        }
+        let files: Vec<Context> = Context::Files.chain().collect();
+        assert_eq!(
+            files,
+            [
+                Context::Files,
+                Context::Detail,
+                Context::Torrents,
+                Context::Global
+            ]
+        );
+    }
+
+    #[test]
+    fn names_are_unique_and_found_by_name() {
+        let mut names: Vec<&str> = ACTIONS.iter().map(|s| s.name).collect();
+        names.sort_unstable();
+        let before = names.len();
+        names.dedup();
+        assert_eq!(names.len(), before, "a config key names two actions");
+        let spec = by_name("quit").expect("quit is in the registry");
+        assert_eq!(spec.action, Action::Quit);
+        assert!(spec.contexts.contains(&Context::Global));
+        assert!(by_name("Quit").is_none(), "names are case-sensitive");
+        assert!(by_name("launch_missiles").is_none());
+    }
+
+    #[test]
+    fn every_context_has_a_distinct_help_heading() {
+        let mut titles: Vec<&str> = Context::ALL.iter().map(|c| c.title()).collect();
+        titles.sort_unstable();
+        titles.dedup();
+        assert_eq!(titles.len(), Context::ALL.len());
+    }
+}

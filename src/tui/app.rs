@@ -15,6 +15,7 @@ use crossterm::event::{KeyCode, KeyEvent, KeyModifiers, MouseButton, MouseEvent,
 
 use crate::api::{
     AddError, Command, EngineEvent, EventLevel, Snapshot, TorrentDetail, TorrentId, TorrentRow,
+    TorrentState,
 };
 
 use super::action::{Action, Context};
@@ -26,7 +27,7 @@ use super::help;
 use super::history::{History, SpeedPoints, Window};
 use super::input::TextField;
 use super::keymap::Keymap;
-use super::list::{self, StateFilter, View};
+use super::list::{self, SortColumn, StateFilter, View};
 use super::notice::{Notice, NoticeLevel};
 use super::popups::confirm::ConfirmKind;
 use super::popups::form::{FormKind, Outcome};
@@ -51,6 +52,9 @@ pub struct UiOptions {
     pub mouse: bool,
     /// `q` asks first while torrents are active (config `confirm_quit`).
     pub confirm_quit: bool,
+    /// The list's columns (config `columns`, read by [`list::parse_columns`]; the name
+    /// column is always among them): all by default.
+    pub columns: Vec<SortColumn>,
 }
 
 impl Default for UiOptions {
@@ -62,6 +66,7 @@ impl Default for UiOptions {
             log_path: None,
             mouse: false,
             confirm_quit: true,
+            columns: SortColumn::ALL.to_vec(),
         }
     }
 }
@@ -177,6 +182,11 @@ impl App {
             self.selection.invalidate();
         }
         self.snapshot = snapshot;
+        let snap = &self.snapshot;
+        self.notice.update(snap.seq, |id| {
+            snap.row(id)
+                .is_some_and(|r| r.state == TorrentState::Moving)
+        });
         self.counts = list::counts(&self.snapshot.rows);
         self.refresh_index();
         if let Some(id) = self.pending_select
@@ -260,6 +270,22 @@ impl App {
         self.set_snapshot_at(snapshot, self.now_secs);
     }
 
+    /// Adds refused before the UI started (`reasons`, each already in the session log):
+    /// the message line says how many and where to read why, the first reason after
+    /// that, so the count and the key fit even 80 columns. Nothing for none.
+    pub fn adds_failed(&mut self, reasons: &[String]) {
+        let Some(first) = reasons.first() else {
+            return;
+        };
+        let n = reasons.len();
+        let key = self.opts.keymap.hint(Action::SessionLog);
+        self.set_error(format!(
+            "{n} torrent{} not added (why: {key}, session log): {}",
+            if n == 1 { "" } else { "s" },
+            format::clean(first, self.opts.theme.sym.ascii)
+        ));
+    }
+
     /// Handles one key event: looks it up in the active keymap for the current context and
     /// applies the action, or passes it to the focused text field. Returns the commands to
     /// send to the engine (empty for keys that only change the UI, unbound keys and
@@ -275,6 +301,15 @@ impl App {
             let plain =
                 KeyEvent::new_with_kind(key.code, key.modifiers - KeyModifiers::ALT, key.kind);
             return self.handle_key(plain);
+        }
+        // Enter never says yes to a question that cannot be undone
+        if let Some(Dialog::Confirm(question)) = &self.dialog
+            && question.enter_denies
+            && key.code == KeyCode::Enter
+            && key.kind != crossterm::event::KeyEventKind::Release
+        {
+            self.apply(Action::Deny);
+            return self.take_commands();
         }
         let context = self.context();
         match self.opts.keymap.lookup(context, &key) {
@@ -608,27 +643,22 @@ impl App {
                 self.log_scroll.cursor = self.events.all().len().saturating_sub(1);
             }
             Action::Add => self.open_add(),
-            Action::PauseAll => self.outbox.push(Command::PauseAll),
-            Action::ResumeAll => self.outbox.push(Command::ResumeAll),
+            Action::PauseAll | Action::ResumeAll => self.all(action == Action::PauseAll),
             Action::TogglePause => {
                 for id in self.targets() {
                     self.outbox.push(Command::TogglePause(id));
                 }
             }
             Action::Recheck => {
-                for id in self.targets() {
+                let ids = self.targets();
+                if !ids.is_empty() {
+                    self.set_info(format!("rechecking {}", self.describe(&ids)));
+                }
+                for id in ids {
                     self.outbox.push(Command::Recheck(id));
                 }
             }
-            Action::Reannounce => {
-                let ids = self.targets();
-                if !ids.is_empty() {
-                    self.set_info(format!("re-announcing {}", self.describe(&ids)));
-                }
-                for id in ids {
-                    self.outbox.push(Command::Reannounce(id));
-                }
-            }
+            Action::Reannounce => self.reannounce(),
             Action::Remove | Action::RemoveDelete => {
                 self.open_remove(action == Action::RemoveDelete);
             }
@@ -657,13 +687,66 @@ impl App {
         }
     }
 
+    /// Pauses (`pause`) or resumes every torrent, saying how many it concerns.
+    fn all(&mut self, pause: bool) {
+        let rows = &self.snapshot.rows;
+        let paused = rows
+            .iter()
+            .filter(|r| r.state == TorrentState::Paused)
+            .count();
+        let n = if pause { rows.len() - paused } else { paused };
+        let s = if n == 1 { "" } else { "s" };
+        self.set_info(match (pause, n) {
+            (true, 0) => "nothing to pause: every torrent is paused".to_owned(),
+            (false, 0) => "nothing to resume: no torrent is paused".to_owned(),
+            (true, n) => format!("pausing {n} torrent{s}"),
+            (false, n) => format!("resuming {n} paused torrent{s}"),
+        });
+        self.outbox.push(if pause {
+            Command::PauseAll
+        } else {
+            Command::ResumeAll
+        });
+    }
+
+    /// Asks the trackers of the target torrents for peers now; a torrent without a
+    /// tracker is not sent (nothing to ask) and the message says where its peers come from.
+    fn reannounce(&mut self) {
+        let ids = self.targets();
+        let (tracked, trackerless): (Vec<TorrentId>, Vec<TorrentId>) = ids
+            .into_iter()
+            .partition(|id| self.snapshot.row(*id).is_some_and(|r| r.has_trackers));
+        if !tracked.is_empty() {
+            let mut text = format!("re-announcing {}", self.describe(&tracked));
+            if !trackerless.is_empty() {
+                text.push_str(&format!(
+                    "; {} without a tracker",
+                    self.describe(&trackerless)
+                ));
+            }
+            self.set_info(text);
+        } else if !trackerless.is_empty() {
+            // what matters first: a long name is cut at the end of the line
+            let what = self.describe(&trackerless);
+            self.set_info(format!(
+                "no tracker to re-announce to (peers come from DHT, PEX, LSD): {what}"
+            ));
+        }
+        for id in tracked {
+            self.outbox.push(Command::Reannounce(id));
+        }
+    }
+
     fn navigate(&mut self, action: Action) {
         if let Some(help) = &mut self.help {
             let width = match help.cursor_width.get() {
                 0 => 98,
                 w => w,
             };
-            help.scroll_text(action, help::lines(&self.opts.keymap, width).len());
+            help.scroll_text(
+                action,
+                help::lines(&self.opts.keymap, width, self.opts.confirm_quit).len(),
+            );
             return;
         }
         match self.screen {
@@ -787,94 +870,6 @@ impl App {
         }
     }
 
-    fn open_add(&mut self) {
-        let form = popups::add::open(&self.opts.keymap);
-        self.dialog = Some(Dialog::Form(form));
-    }
-
-    fn open_remove(&mut self, delete_data: bool) {
-        let ids = self.targets();
-        if ids.is_empty() {
-            return;
-        }
-        let what = self.describe(&ids);
-        let question =
-            popups::remove::open(ids, delete_data, &what, &self.snapshot, &self.opts.keymap);
-        self.dialog = Some(Dialog::Confirm(question));
-    }
-
-    fn open_limits(&mut self) {
-        let torrents = self.targets();
-        let what = self.describe(&torrents);
-        let form = popups::limits::open(&self.snapshot, torrents, &what, &self.opts.theme.sym);
-        self.dialog = Some(Dialog::Form(form));
-    }
-
-    fn open_move(&mut self) {
-        let torrents = self.targets();
-        if torrents.is_empty() {
-            return;
-        }
-        let what = self.describe(&torrents);
-        let form = popups::move_storage::open(&self.snapshot, torrents, &what);
-        self.dialog = Some(Dialog::Form(form));
-    }
-
-    fn request_quit(&mut self) {
-        let running = popups::quit::running(&self.snapshot);
-        if running == 0 || !self.opts.confirm_quit {
-            self.quit = true;
-            return;
-        }
-        self.dialog = Some(Dialog::Confirm(popups::quit::open(
-            running,
-            &self.opts.keymap,
-        )));
-    }
-
-    fn confirm(&mut self) {
-        let Some(Dialog::Confirm(confirm)) = self.dialog.take() else {
-            return;
-        };
-        match confirm.kind {
-            ConfirmKind::Quit => self.quit = true,
-            ConfirmKind::Remove { ids, delete_data } => {
-                let what = self.describe(&ids);
-                for id in &ids {
-                    self.marks.remove(id);
-                }
-                let outcome = popups::remove::confirmed(&ids, delete_data, &what);
-                self.apply_outcome(outcome);
-            }
-        }
-    }
-
-    fn submit(&mut self) {
-        let Some(Dialog::Form(form)) = &mut self.dialog else {
-            return;
-        };
-        let result = match &form.kind {
-            FormKind::Add => popups::add::submit(form, self.opts.seed_after_download),
-            FormKind::Limits { torrents } => popups::limits::submit(form, torrents, &self.snapshot),
-            FormKind::Move { torrents } => popups::move_storage::submit(form, torrents),
-        };
-        match result {
-            Ok(outcome) => {
-                self.dialog = None;
-                self.apply_outcome(outcome);
-            }
-            Err(e) => form.error = Some(e),
-        }
-    }
-
-    /// Queues what a dialog asked for and shows its message.
-    fn apply_outcome(&mut self, outcome: Outcome) {
-        self.outbox.extend(outcome.commands);
-        if let Some(m) = outcome.notice {
-            self.set_info(m);
-        }
-    }
-
     fn change_priority(&mut self, up: bool) {
         let Some(id) = self.selection.selected() else {
             return;
@@ -929,3 +924,8 @@ pub(crate) struct Scrolls<'a> {
     pub general: &'a Scroll,
     pub help: Option<&'a Scroll>,
 }
+
+mod dialogs;
+
+#[cfg(test)]
+mod tests;

@@ -43,9 +43,13 @@ pub struct RunOptions {
     pub client: Client,
     /// Engine events (the session log); `None`: no log.
     pub events: Option<EventReceiver>,
-    /// Shown in the message line until the first key press (e.g. a torrent from the
-    /// command line that could not be added).
+    /// Shown in the message line until the first key press (e.g. a watch folder that
+    /// cannot be used).
     pub notice: Option<String>,
+    /// Why each add asked for before the UI started (the command line's torrents) was
+    /// refused; the engine put each in the session log, the message line counts them and
+    /// says where to read why.
+    pub failed_adds: Vec<String>,
     /// Keys, theme and the other settings.
     pub ui: UiOptions,
 }
@@ -75,6 +79,7 @@ pub async fn run(opts: RunOptions) -> anyhow::Result<()> {
         client,
         events,
         notice,
+        failed_adds,
         ui,
     } = opts;
     let mut snapshots = client.snapshots();
@@ -82,6 +87,7 @@ pub async fn run(opts: RunOptions) -> anyhow::Result<()> {
     let mouse = ui.mouse;
     let mut app = App::with_options(snapshots.borrow_and_update().clone(), ui);
     app.set_notice(notice);
+    app.adds_failed(&failed_adds);
     let (replies_tx, replies) = mpsc::unbounded_channel();
     if events.is_some()
         && let Ok(history) = client.try_recent_events()
@@ -439,6 +445,7 @@ mod tests {
             client: Client::new(commands, snapshots, &events),
             events: None,
             notice: None,
+            failed_adds: Vec::new(),
             ui: UiOptions::default(),
         });
         assert_send(&future);

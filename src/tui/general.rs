@@ -4,7 +4,7 @@
 //! text (names, messages, comments) is cleaned for the terminal. The General tab widget
 //! styles and draws them; the model scrolls through as many.
 
-use crate::api::{TorrentDetail, TorrentRow};
+use crate::api::{TorrentDetail, TorrentRow, TorrentState};
 
 use super::action::Action;
 use super::format;
@@ -48,6 +48,22 @@ fn fact(label: &'static str, value: impl Into<String>, tone: Tone) -> Fact {
     }
 }
 
+/// `Progress  42.0% (294 MiB of 700 MiB), 1176/2800 pieces`.
+fn progress(row: &TorrentRow) -> Fact {
+    fact(
+        "Progress",
+        format!(
+            "{} ({} of {}), {}/{} pieces",
+            format::percent(row.done, row.size),
+            units::size(row.done),
+            units::size(row.size),
+            row.pieces_have,
+            row.pieces_total
+        ),
+        Tone::Plain,
+    )
+}
+
 /// The facts about `row`, with those only the engine's `detail` knows when it is there;
 /// `keymap` names the resume key, `sym` gives the arrows and the ASCII choice.
 pub fn facts(
@@ -80,7 +96,16 @@ pub fn facts(
             Tone::Warning,
         ));
     }
-    out.push(fact("State", row.state.label(), Tone::State));
+    let state = match row.state {
+        // say who is asked: a magnet link with no peer waits for one
+        TorrentState::FetchingMetadata => match row.peers {
+            0 => "Fetching metadata: no peer to ask yet".to_owned(),
+            1 => "Fetching metadata from 1 peer".to_owned(),
+            n => format!("Fetching metadata from {n} peers"),
+        },
+        state => state.label().to_owned(),
+    };
+    out.push(fact("State", state, Tone::State));
     out.push(fact("Info hash", row.info_hash.clone(), Plain));
     if let Some(d) = detail {
         out.push(fact(
@@ -92,27 +117,27 @@ pub fn facts(
     let piece_len = detail.map_or(String::new(), |d| {
         format!(" of {}", units::size(u64::from(d.piece_length)))
     });
-    out.push(fact(
-        "Size",
-        format!(
-            "{} ({} pieces{piece_len})",
-            units::size(row.size),
-            row.pieces_total
-        ),
-        Plain,
-    ));
-    out.push(fact(
-        "Progress",
-        format!(
-            "{} ({} of {}), {}/{} pieces",
-            format::percent(row.done, row.size),
-            units::size(row.done),
-            units::size(row.size),
-            row.pieces_have,
-            row.pieces_total
-        ),
-        Plain,
-    ));
+    if !row.size_known() {
+        // a magnet link before its metadata: nothing is known of the payload yet
+        let unknown = sym.unknown;
+        out.push(fact(
+            "Size",
+            format!("{unknown} (known once the metadata arrives)"),
+            Plain,
+        ));
+        out.push(fact("Progress", unknown, Plain));
+    } else {
+        out.push(fact(
+            "Size",
+            format!(
+                "{} ({} pieces{piece_len})",
+                units::size(row.size),
+                row.pieces_total
+            ),
+            Plain,
+        ));
+        out.push(progress(row));
+    }
     let wasted = detail.map_or(String::new(), |d| {
         format!(", wasted {}", units::size(d.wasted))
     });
@@ -276,6 +301,35 @@ mod tests {
             "0 connected, 0 seeds; swarm ? seeds, ? leechers"
         );
         assert_eq!(facts.last().map(|f| f.tone), Some(Tone::Dim));
+    }
+
+    #[test]
+    fn a_magnet_before_its_metadata_has_no_size_and_says_whom_it_asks() {
+        let sym = Theme::default().sym;
+        let fetching = TorrentRow {
+            name: "debian".to_owned(),
+            state: TorrentState::FetchingMetadata,
+            peers: 3,
+            ..TorrentRow::default()
+        };
+        let f = facts(&fetching, None, &Keymap::default(), &sym);
+        assert_eq!(value(&f, "State"), "Fetching metadata from 3 peers");
+        assert_eq!(value(&f, "Size"), "– (known once the metadata arrives)");
+        assert_eq!(value(&f, "Progress"), "–", "never 100% of 0 B");
+        let alone = TorrentRow {
+            peers: 0,
+            ..fetching.clone()
+        };
+        let f = facts(&alone, None, &Keymap::default(), &sym);
+        assert_eq!(value(&f, "State"), "Fetching metadata: no peer to ask yet");
+        // paused before the metadata came: still unknown
+        let paused = TorrentRow {
+            state: TorrentState::Paused,
+            ..fetching
+        };
+        let f = facts(&paused, None, &Keymap::default(), &sym);
+        assert_eq!(value(&f, "State"), "Paused");
+        assert_eq!(value(&f, "Progress"), "–");
     }
 
     #[test]

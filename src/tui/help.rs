@@ -4,7 +4,7 @@
 //! the config's `[keys]`), so it always matches what the keys do. The help widget
 //! styles and draws these lines; the model scrolls through as many.
 
-use super::action::Context;
+use super::action::{Action, Context};
 use super::format;
 use super::keymap::Keymap;
 
@@ -97,9 +97,13 @@ fn wrap(text: &str, width: usize) -> Vec<String> {
     out
 }
 
+/// What the quit key does when the config's `confirm_quit` is `false`.
+pub const QUIT_AT_ONCE: &str = "Quit at once, never asking (config confirm_quit = false)";
+
 /// The help text for a window `width` cells wide: per context a heading, then one entry
 /// per action (`keys  description  [name]`), long texts wrapped under themselves.
-pub fn lines(keymap: &Keymap, width: usize) -> Vec<HelpLine> {
+/// `quit_asks` is the config's `confirm_quit`: without it the quit key quits at once.
+pub fn lines(keymap: &Keymap, width: usize, quit_asks: bool) -> Vec<HelpLine> {
     let mut lines = Vec::new();
     for context in Context::ALL {
         let entries: Vec<_> = keymap
@@ -124,7 +128,11 @@ pub fn lines(keymap: &Keymap, width: usize) -> Vec<HelpLine> {
             };
             let pad = KEYS_WIDTH.saturating_sub(format::width(&keys));
             let indent = 2 + KEYS_WIDTH.max(format::width(&keys)) + 1;
-            let text = format!("{}  [{}]", spec.description, spec.name);
+            let description = match spec.action {
+                Action::Quit if !quit_asks => QUIT_AT_ONCE,
+                _ => spec.description,
+            };
+            let text = format!("{description}  [{}]", spec.name);
             let mut parts = wrap(&text, width.saturating_sub(indent)).into_iter();
             let first = parts.next().unwrap_or_default();
             lines.push(HelpLine::Action {
@@ -173,7 +181,7 @@ mod tests {
 
     #[test]
     fn every_action_is_listed_with_its_name() {
-        let all: String = lines(&Keymap::default(), 200)
+        let all: String = lines(&Keymap::default(), 200, true)
             .iter()
             .map(text)
             .collect::<Vec<_>>()
@@ -187,8 +195,8 @@ mod tests {
 
     #[test]
     fn keys_align_and_long_texts_wrap_under_themselves() {
-        let narrow = lines(&Keymap::default(), 60);
-        let wide = lines(&Keymap::default(), 200);
+        let narrow = lines(&Keymap::default(), 60, true);
+        let wide = lines(&Keymap::default(), 200, true);
         assert!(narrow.len() > wide.len(), "narrow windows wrap");
         for line in &narrow {
             match line {
@@ -214,7 +222,7 @@ mod tests {
             ("recheck".to_owned(), vec![]),
         ]
         .into();
-        let lines = lines(&Keymap::new(&keys).unwrap(), 200);
+        let lines = lines(&Keymap::new(&keys).unwrap(), 200, true);
         let action = |name: &str| {
             lines.iter().find_map(|l| match l {
                 HelpLine::Action { keys, text, .. } if text.contains(&format!("[{name}]")) => {
@@ -225,6 +233,23 @@ mod tests {
         };
         assert_eq!(action("pause").as_deref(), Some("x, F2"));
         assert_eq!(action("recheck").as_deref(), Some("(unbound)"));
+    }
+
+    #[test]
+    fn the_quit_key_says_what_it_does_with_the_config_in_effect() {
+        let quit = |asks| {
+            lines(&Keymap::default(), 200, asks)
+                .into_iter()
+                .find_map(|l| match l {
+                    HelpLine::Action { text, .. } if text.contains("[quit]") => Some(text),
+                    _ => None,
+                })
+                .unwrap()
+        };
+        assert!(quit(true).contains("asks first"), "{}", quit(true));
+        let at_once = quit(false);
+        assert!(at_once.starts_with(QUIT_AT_ONCE), "{at_once}");
+        assert!(!at_once.contains("asks first"), "{at_once}");
     }
 
     #[test]

@@ -16,6 +16,10 @@ pub struct TextField {
     text: String,
     /// Cursor position in characters (0 ..= char count).
     cursor: usize,
+    /// The whole text is selected (a value filled in for the user): what is typed or
+    /// pasted first replaces it, Backspace, Del and the delete keys clear it, a cursor key
+    /// keeps it and moves on.
+    selected: bool,
 }
 
 impl TextField {
@@ -28,7 +32,24 @@ impl TextField {
             .take(MAX_CHARS)
             .collect();
         let cursor = text.chars().count();
-        TextField { text, cursor }
+        TextField {
+            text,
+            cursor,
+            selected: false,
+        }
+    }
+
+    /// A field holding `text`, all of it selected: typing replaces it (`"4.00 MiB/s"` in
+    /// the limits dialog becomes `"1M"`, never `"4.00 MiB/s1M"`).
+    pub fn selected(text: impl Into<String>) -> Self {
+        let mut field = TextField::new(text);
+        field.selected = !field.text.is_empty();
+        field
+    }
+
+    /// Whether the whole text is selected (drawn highlighted).
+    pub fn is_selected(&self) -> bool {
+        self.selected
     }
 
     /// The text.
@@ -62,6 +83,25 @@ impl TextField {
         let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
         if key.modifiers.contains(KeyModifiers::ALT) {
             return false;
+        }
+        if self.selected {
+            let deletes = matches!(key.code, KeyCode::Backspace | KeyCode::Delete)
+                || (ctrl && matches!(key.code, KeyCode::Char('u' | 'k' | 'w')));
+            let types = !ctrl && matches!(key.code, KeyCode::Char(c) if !c.is_control());
+            let moves = matches!(
+                key.code,
+                KeyCode::Left | KeyCode::Right | KeyCode::Home | KeyCode::End
+            ) || (ctrl && matches!(key.code, KeyCode::Char('a' | 'e')));
+            if deletes || types {
+                self.text.clear();
+                self.cursor = 0;
+            }
+            if deletes || types || moves {
+                self.selected = false;
+            }
+            if deletes {
+                return true;
+            }
         }
         let len = self.text.chars().count();
         match key.code {
@@ -121,8 +161,13 @@ impl TextField {
         true
     }
 
-    /// Inserts pasted text at the cursor (control characters dropped).
+    /// Inserts pasted text at the cursor (control characters dropped); a selected text is
+    /// replaced.
     pub fn paste(&mut self, text: &str) {
+        if std::mem::take(&mut self.selected) {
+            self.text.clear();
+            self.cursor = 0;
+        }
         for c in text.chars().filter(|c| !c.is_control()) {
             if self.text.chars().count() >= MAX_CHARS {
                 break;
@@ -231,6 +276,35 @@ mod tests {
 
     fn ctrl(c: char) -> KeyEvent {
         KeyEvent::new(KeyCode::Char(c), KeyModifiers::CONTROL)
+    }
+
+    #[test]
+    fn a_selected_value_is_replaced_by_what_is_typed_first() {
+        let mut f = TextField::selected("unlimited");
+        assert!(f.is_selected());
+        for c in "1M".chars() {
+            f.handle(&key(KeyCode::Char(c)));
+        }
+        assert_eq!(f.text(), "1M", "never unlimited1M");
+        assert!(!f.is_selected());
+
+        let mut f = TextField::selected("4.00 MiB/s");
+        assert!(f.handle(&key(KeyCode::Backspace)));
+        assert_eq!(f.text(), "", "Backspace clears a selection");
+
+        let mut f = TextField::selected("4.00 MiB/s");
+        f.handle(&key(KeyCode::End));
+        f.handle(&key(KeyCode::Backspace));
+        assert_eq!(f.text(), "4.00 MiB/", "a cursor key keeps the text to edit");
+
+        let mut f = TextField::selected("4.00 MiB/s");
+        assert!(!f.handle(&key(KeyCode::Tab)));
+        assert!(f.is_selected(), "a key that is no edit keeps the selection");
+        f.paste("2M\n");
+        assert_eq!(f.text(), "2M", "a paste replaces it too");
+
+        assert!(!TextField::selected("").is_selected());
+        assert!(!TextField::new("x").is_selected());
     }
 
     #[test]

@@ -52,6 +52,23 @@ impl SortColumn {
         SortColumn::Peers,
     ];
 
+    /// The column's name in the config's `columns` (`"down"`, `"eta"`, ...).
+    pub fn column_name(self) -> &'static str {
+        match self {
+            SortColumn::Added => "added",
+            SortColumn::Name => "name",
+            SortColumn::Size => "size",
+            SortColumn::Progress => "progress",
+            SortColumn::State => "state",
+            SortColumn::Down => "down",
+            SortColumn::Up => "up",
+            SortColumn::Eta => "eta",
+            SortColumn::Ratio => "ratio",
+            SortColumn::Seeds => "seeds",
+            SortColumn::Peers => "peers",
+        }
+    }
+
     /// Label for the filter bar, e.g. `"name"`.
     pub fn label(self) -> &'static str {
         match self {
@@ -186,6 +203,40 @@ pub struct View {
     pub query: String,
 }
 
+/// The list's columns the config's `columns` names (any order, case-insensitive; the
+/// name column is always shown). They keep their place on screen, and a narrow terminal
+/// still gives up some by priority.
+///
+/// Errors: a name that is no column, with the names there are.
+pub fn parse_columns(names: &[String]) -> Result<Vec<SortColumn>, String> {
+    let mut picked = vec![SortColumn::Name];
+    for name in names {
+        let column = SortColumn::ALL
+            .into_iter()
+            .find(|c| c.column_name().eq_ignore_ascii_case(name.trim()))
+            .ok_or_else(|| {
+                let known: Vec<&str> = SortColumn::ALL.iter().map(|c| c.column_name()).collect();
+                format!(
+                    "columns: no column is called {name:?} (the columns: {})",
+                    known.join(", ")
+                )
+            })?;
+        if !picked.contains(&column) {
+            picked.push(column);
+        }
+    }
+    Ok(picked)
+}
+
+impl View {
+    /// Whether the list runs biggest first (Z→A, newest, fastest, largest): the column's
+    /// natural order, turned round by `reverse`. The sort marker shows this, one meaning
+    /// for every column: ▲ smallest first, ▼ biggest first.
+    pub fn descending(&self) -> bool {
+        self.sort.descending_by_default() != self.reverse
+    }
+}
+
 /// Case-insensitive, Unicode-aware substring match (`query_lower` already lower-cased).
 pub fn matches(name: &str, query_lower: &str) -> bool {
     query_lower.is_empty() || name.to_lowercase().contains(query_lower)
@@ -206,12 +257,22 @@ fn state_rank(s: TorrentState) -> u8 {
     }
 }
 
+/// A row's place by progress: its fraction done, and below every known one (0 % too) a
+/// magnet link whose size is not known yet, so it never sorts among the finished.
+fn progress_key(row: &TorrentRow) -> f64 {
+    if row.size_known() {
+        row.progress()
+    } else {
+        -1.0
+    }
+}
+
 fn compare(a: &TorrentRow, b: &TorrentRow, column: SortColumn) -> Ordering {
     match column {
         SortColumn::Added => Ordering::Equal,
         SortColumn::Name => a.name.to_lowercase().cmp(&b.name.to_lowercase()),
         SortColumn::Size => a.size.cmp(&b.size),
-        SortColumn::Progress => a.progress().total_cmp(&b.progress()),
+        SortColumn::Progress => progress_key(a).total_cmp(&progress_key(b)),
         SortColumn::State => state_rank(a.state).cmp(&state_rank(b.state)),
         SortColumn::Down => a.down_rate.cmp(&b.down_rate),
         SortColumn::Up => a.up_rate.cmp(&b.up_rate),
@@ -239,7 +300,7 @@ pub fn build(rows: &[std::sync::Arc<TorrentRow>], view: &View) -> Vec<usize> {
         .filter(|(_, r)| view.filter.accepts(r.state) && matches(&r.name, &query))
         .map(|(i, _)| i)
         .collect();
-    let descending = view.sort.descending_by_default() != view.reverse;
+    let descending = view.descending();
     if view.sort == SortColumn::Name {
         // lower-case each name once, not once per comparison
         let mut keyed: Vec<(String, usize)> = index
@@ -353,6 +414,72 @@ mod tests {
             c = c.next();
         }
         assert_eq!(c, SortColumn::Added);
+    }
+
+    #[test]
+    fn the_config_picks_columns_by_name() {
+        let names = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        let all: Vec<String> = SortColumn::ALL
+            .iter()
+            .map(|c| c.column_name().to_owned())
+            .collect();
+        let picked = parse_columns(&all).unwrap();
+        assert_eq!(picked.len(), SortColumn::ALL.len());
+        assert_eq!(
+            parse_columns(&names(&["up", "Ratio", " peers ", "up"])).unwrap(),
+            [
+                SortColumn::Name,
+                SortColumn::Up,
+                SortColumn::Ratio,
+                SortColumn::Peers
+            ],
+            "name always, each once"
+        );
+        let err = parse_columns(&names(&["speed"])).unwrap_err();
+        assert!(
+            err.contains("\"speed\"") && err.contains("down, up"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn a_magnet_without_metadata_sorts_below_every_known_progress() {
+        let known = |id, done, state| {
+            Arc::new(TorrentRow {
+                id: TorrentId(id),
+                size: 10,
+                done,
+                pieces_total: 1,
+                state,
+                ..TorrentRow::default()
+            })
+        };
+        let magnet = |id, state| {
+            Arc::new(TorrentRow {
+                id: TorrentId(id),
+                state,
+                ..TorrentRow::default()
+            })
+        };
+        let r = vec![
+            known(1, 10, TorrentState::Seeding),
+            magnet(2, TorrentState::FetchingMetadata),
+            known(3, 0, TorrentState::Downloading),
+            magnet(4, TorrentState::Paused),
+            known(5, 5, TorrentState::Downloading),
+        ];
+        let v = View {
+            sort: SortColumn::Progress,
+            ..View::default()
+        };
+        let order = ids(&r, &build(&r, &v));
+        let descending = SortColumn::Progress.descending_by_default();
+        let expected: [u64; 5] = if descending {
+            [1, 5, 3, 2, 4]
+        } else {
+            [2, 4, 3, 5, 1]
+        };
+        assert_eq!(order, expected, "the magnets sort apart from the seeds");
     }
 
     #[test]

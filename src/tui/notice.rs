@@ -1,5 +1,12 @@
 //! The message line's notice: one short text ("torrent added", "not added: …") and how it
-//! reads, shown until the next key that does something, or replaced by the next notice.
+//! reads, shown until the next key that does something, or replaced by the next notice; a
+//! notice about work on torrents ("moving to …") also goes when that work ends.
+
+use crate::api::TorrentId;
+
+/// Snapshots after which work that was never seen running counts as done (the engine had
+/// the command long before: a move within one file system is a rename).
+const UNSEEN_SNAPSHOTS: u64 = 3;
 
 /// How a status-line message reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -14,17 +21,58 @@ pub enum NoticeLevel {
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Notice {
     shown: Option<(String, NoticeLevel)>,
+    /// The shown notice is about work on these torrents: it goes when the work ends.
+    work: Option<Work>,
+}
+
+/// Work the shown notice is about.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Work {
+    ids: Vec<TorrentId>,
+    /// The snapshot `seq` when it was asked for.
+    asked_at: u64,
+    /// A snapshot showed it running.
+    seen: bool,
 }
 
 impl Notice {
     /// Shows `text` as a confirmation, replacing what was shown.
     pub fn info(&mut self, text: String) {
         self.shown = Some((text, NoticeLevel::Info));
+        self.work = None;
+    }
+
+    /// Shows `text` about work on `ids` asked for at snapshot `seq` (a move): it goes by
+    /// itself once [`Notice::update`] sees the work end.
+    pub fn info_while(&mut self, text: String, ids: Vec<TorrentId>, seq: u64) {
+        self.info(text);
+        self.work = Some(Work {
+            ids,
+            asked_at: seq,
+            seen: false,
+        });
+    }
+
+    /// A new snapshot `seq`, in which `busy` tells whether a torrent's work still runs:
+    /// the notice about work goes once the work was seen running and now is not, or was
+    /// never seen in [`UNSEEN_SNAPSHOTS`] snapshots.
+    pub fn update(&mut self, seq: u64, busy: impl Fn(TorrentId) -> bool) {
+        let Some(work) = &mut self.work else {
+            return;
+        };
+        if work.ids.iter().any(|id| busy(*id)) {
+            work.seen = true;
+            return;
+        }
+        if work.seen || seq >= work.asked_at + UNSEEN_SNAPSHOTS {
+            self.clear();
+        }
     }
 
     /// Shows `text` as an error, replacing what was shown.
     pub fn error(&mut self, text: String) {
         self.shown = Some((text, NoticeLevel::Error));
+        self.work = None;
     }
 
     /// Shows the error that `text` builds only when nothing is shown, so a stream of engine
@@ -40,11 +88,13 @@ impl Notice {
     /// Shows `text` as a confirmation, or clears the line for `None`.
     pub fn set(&mut self, text: Option<String>) {
         self.shown = text.map(|t| (t, NoticeLevel::Info));
+        self.work = None;
     }
 
     /// Clears the line.
     pub fn clear(&mut self) {
         self.shown = None;
+        self.work = None;
     }
 
     /// The text shown and its level.
@@ -88,5 +138,41 @@ mod tests {
             "the first error stays"
         );
         assert_eq!(n.get().map(|(t, _)| t), Some("disk full"));
+    }
+
+    #[test]
+    fn a_notice_about_work_goes_when_the_work_ends() {
+        let ids = vec![TorrentId(1), TorrentId(2)];
+        let mut n = Notice::default();
+        n.info_while("moving to /srv".to_owned(), ids.clone(), 10);
+        n.update(11, |_| false);
+        assert!(
+            n.get().is_some(),
+            "not seen yet: the engine may not have it"
+        );
+        n.update(12, |id| id == TorrentId(2));
+        n.update(13, |id| id == TorrentId(2));
+        n.update(14, |id| id == TorrentId(2));
+        assert_eq!(
+            n.get().map(|(t, _)| t),
+            Some("moving to /srv"),
+            "still moving"
+        );
+        n.update(15, |_| false);
+        assert_eq!(n.get(), None, "the move ended");
+
+        // a move never seen running (a rename) goes after a few snapshots
+        n.info_while("moving to /srv".to_owned(), ids.clone(), 20);
+        n.update(21, |_| false);
+        n.update(22, |_| false);
+        assert!(n.get().is_some());
+        n.update(23, |_| false);
+        assert_eq!(n.get(), None);
+
+        // another notice in between is not taken away
+        n.info_while("moving to /srv".to_owned(), ids, 30);
+        n.info("torrent added".to_owned());
+        n.update(40, |_| false);
+        assert_eq!(n.get().map(|(t, _)| t), Some("torrent added"));
     }
 }

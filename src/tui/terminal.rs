@@ -48,8 +48,9 @@ pub struct TerminalGuard {
 }
 
 impl TerminalGuard {
-    /// Installs the panic hook, enables raw mode, enters the alternate screen, hides the
-    /// cursor, turns on bracketed paste (a paste arrives as one text, not as keys) and, with
+    /// Installs the panic hook, enables raw mode, enters the alternate screen and clears it
+    /// (a run killed with `kill -9` leaves the terminal in it, with its text, and the first
+    /// frame writes only what differs from blank), hides the cursor, turns on bracketed paste (a paste arrives as one text, not as keys) and, with
     /// `mouse`, captures mouse events.
     ///
     /// Errors: any I/O error from the terminal (e.g. stdout is not a terminal); whatever was
@@ -58,19 +59,26 @@ impl TerminalGuard {
         install_panic_hook();
         enable_raw_mode()?;
         ACTIVE.store(true, Ordering::SeqCst);
-        let setup = execute!(stdout(), EnterAlternateScreen, Hide, EnableBracketedPaste)
-            .and_then(|()| {
-                if mouse {
-                    MOUSE.store(true, Ordering::SeqCst);
-                    execute!(stdout(), EnableMouseCapture)
-                } else {
-                    Ok(())
-                }
-            })
-            .and_then(|()| {
-                let writer = AnsiWriter::new(BufWriter::with_capacity(64 * 1024, stdout()));
-                Terminal::new(QuietBackend::new(CrosstermBackend::new(writer)))
-            });
+        let setup = execute!(
+            stdout(),
+            EnterAlternateScreen,
+            crossterm::terminal::Clear(crossterm::terminal::ClearType::All),
+            MoveTo(0, 0),
+            Hide,
+            EnableBracketedPaste
+        )
+        .and_then(|()| {
+            if mouse {
+                MOUSE.store(true, Ordering::SeqCst);
+                execute!(stdout(), EnableMouseCapture)
+            } else {
+                Ok(())
+            }
+        })
+        .and_then(|()| {
+            let writer = AnsiWriter::new(BufWriter::with_capacity(64 * 1024, stdout()));
+            Terminal::new(QuietBackend::new(CrosstermBackend::new(writer)))
+        });
         match setup {
             Ok(terminal) => Ok(TerminalGuard { terminal }),
             Err(err) => {

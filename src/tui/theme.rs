@@ -122,6 +122,8 @@ pub struct Symbols {
     pub sep: &'static str,
     /// Infinity (ETA unknown).
     pub infinity: &'static str,
+    /// A figure not known yet (the size of a magnet link before its metadata).
+    pub unknown: &'static str,
 }
 
 /// Unicode symbols.
@@ -138,6 +140,7 @@ pub const UNICODE: Symbols = Symbols {
     fold: ("▾", "▸"),
     sep: "│",
     infinity: "∞",
+    unknown: "–",
 };
 
 /// ASCII-only symbols.
@@ -163,6 +166,7 @@ pub const ASCII: Symbols = Symbols {
     fold: ("-", "+"),
     sep: "|",
     infinity: "inf",
+    unknown: "-",
 };
 
 /// How speed graphs are drawn.
@@ -403,6 +407,7 @@ mod tests {
             s.fold.1,
             s.sep,
             s.infinity,
+            s.unknown,
             s.border.top_left,
             s.border.horizontal_top,
             s.border.vertical_left,

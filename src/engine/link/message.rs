@@ -29,6 +29,12 @@ pub enum PeerCtrl {
     Pex(Arc<Vec<crate::peer::pex::PexPeer>>),
     /// Housekeeping: keep-alive, silence, snubbing, write stalls (every 10 s).
     Tick,
+    /// The torrent of a magnet link has its pieces now (the metadata arrived and the check
+    /// is done): a metadata connection goes on with the full protocol on the same socket,
+    /// with what its peer said before (`engine::peer_conn::handover`), on the torrent's
+    /// [`crate::engine::link::metadata::MetadataFetch::handed_over`]. Established
+    /// connections ignore it.
+    Upgrade,
     /// Close the connection.
     Disconnect(&'static str),
 }

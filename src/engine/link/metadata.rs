@@ -13,13 +13,13 @@
 //! (`max_metadata_size`) and the per-peer request limit.
 
 use std::collections::{HashMap, HashSet};
-use std::sync::Arc;
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use super::ctx::LinkCtx;
 use super::message::PeerEvent;
+use super::shared::TorrentShared;
 use crate::api::TorrentId;
 use crate::lock::MutexExt;
 use crate::metainfo::InfoHash;
@@ -78,6 +78,9 @@ pub struct MetadataFetch {
     /// Pieces in all (0 until a peer gave the size).
     pub total: AtomicU32,
     state: Mutex<State>,
+    /// The torrent's shared state once it has its pieces: its metadata connections go on
+    /// as established ones ([`super::message::PeerCtrl::Upgrade`]).
+    upgrade: OnceLock<Arc<TorrentShared>>,
 }
 
 impl MetadataFetch {
@@ -96,6 +99,7 @@ impl MetadataFetch {
             have: AtomicU32::new(0),
             total: AtomicU32::new(0),
             state: Mutex::new(State::default()),
+            upgrade: OnceLock::new(),
         }
     }
 
@@ -265,5 +269,21 @@ impl MetadataFetch {
     /// Hash failures so far.
     pub fn failures(&self) -> u32 {
         self.lock().failures
+    }
+
+    /// The metadata is complete (verified).
+    pub fn is_done(&self) -> bool {
+        self.lock().done.is_some()
+    }
+
+    /// The torrent has its pieces: `shared` is what its metadata connections continue
+    /// with. Only the first call counts.
+    pub fn hand_over(&self, shared: Arc<TorrentShared>) {
+        let _ = self.upgrade.set(shared);
+    }
+
+    /// What [`MetadataFetch::hand_over`] gave, if it was called.
+    pub fn handed_over(&self) -> Option<Arc<TorrentShared>> {
+        self.upgrade.get().cloned()
     }
 }

@@ -1,12 +1,16 @@
 //! A connection of a torrent that has no info dictionary yet (a magnet link): it speaks
 //! just enough of the protocol to fetch the metadata (BEP 9 over BEP 10) and to learn the
-//! peer's listen port, then the torrent closes it and dials again with the full protocol
-//! once the metadata is verified.
+//! peer's listen port. Once the metadata is verified and checked, the torrent sends
+//! [`PeerCtrl::Upgrade`] and the connection goes on with the full protocol on the same
+//! socket ([`super::handover`]).
 //!
-//! What the peer sends besides the extension messages (bitfield, have, ...) is read and
-//! dropped: without the piece count nothing can be checked. Messages are capped at
+//! What the peer says about its pieces meanwhile (bitfield, have, have all, allowed fast,
+//! choke, interest, its extension handshake) cannot be checked without the piece count: it
+//! is kept in a [`Told`] for the hand-over. Messages are capped at
 //! [`MESSAGE_CAP`] bytes, requests we send at [`crate::engine::link::metadata::PER_PEER`],
-//! and the peer's own metadata requests are rejected (we have nothing to serve).
+//! and the peer's own metadata requests are rejected (we have nothing to serve). A peer
+//! whose extension handshake has no `metadata_size`, or 0, has none to serve yet: it is
+//! kept and asked only once a later handshake announces a size.
 
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
@@ -16,10 +20,12 @@ use bytes::BytesMut;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::sync::mpsc;
 
+use super::handover::{HandOver, Resumed, Told};
 use super::{KEEPALIVE_INTERVAL, SILENCE_TIMEOUT};
 use crate::engine::link::message::{PeerCtrl, PeerError};
 use crate::engine::link::metadata::{DataOutcome, MetadataFetch, REQUEST_TIMEOUT};
 use crate::engine::link::peer::PeerInfo;
+use crate::engine::link::shared::TorrentShared;
 use crate::engine::link::stream::Transport;
 use crate::lock::MutexExt;
 use crate::peer::extension::{self, OurHandshake, UT_METADATA_ID};
@@ -30,8 +36,9 @@ use crate::peer::wire::{self, Handshake, Message};
 /// metadata piece with its header.
 pub const MESSAGE_CAP: u32 = 1 << 20;
 
-/// Run a metadata connection until the metadata is complete, the peer has none to give,
-/// it misbehaves, or the torrent closes it.
+/// Run a metadata connection until the torrent hands it over to the full protocol
+/// ([`PeerCtrl::Upgrade`] once the metadata is complete and checked: `Ok` with the
+/// [`HandOver`]), the peer offers no metadata, it misbehaves, or the torrent closes it.
 ///
 /// # Errors
 /// [`PeerError`] saying why it ended (the torrent logs it at debug level).
@@ -43,7 +50,7 @@ pub async fn run<T: Transport>(
     remote: Handshake,
     mut ctrl: mpsc::UnboundedReceiver<PeerCtrl>,
     ours: OurHandshake,
-) -> Result<(), PeerError> {
+) -> Result<HandOver<T::Reader, T::Writer>, PeerError> {
     if !remote.supports_extensions() {
         return Err(PeerError::Protocol(
             "peer does not speak the extension protocol (BEP 10): it cannot send metadata".into(),
@@ -68,10 +75,14 @@ pub async fn run<T: Transport>(
         .store(fetch.ctx.clock.now_ms(), Ordering::Relaxed);
     out.clear();
 
+    // the peer's ut_metadata id while it announces a size we fetch (we ask it then)
     let mut peer_id: Option<u8> = None;
+    // its ut_metadata id, to refuse its own metadata requests
+    let mut reject_id: Option<u8> = None;
     let mut in_flight: Vec<(u32, Instant)> = Vec::new();
     let mut buf = BytesMut::with_capacity(64 * 1024);
-    let result: Result<(), PeerError> = async {
+    let mut told = Told::default();
+    let result: Result<Arc<TorrentShared>, PeerError> = async {
         loop {
             if buf.capacity() - buf.len() < 16 * 1024 {
                 buf.reserve(64 * 1024);
@@ -93,7 +104,11 @@ pub async fn run<T: Transport>(
                                 }
                                 continue;
                             }
-                            _ => continue,
+                            // availability and state, for the hand-over
+                            other => {
+                                told.record(&other);
+                                continue;
+                            }
                         };
                         if ext_id == 0 {
                             let Ok(h) = extension::parse_handshake(&payload) else {
@@ -101,6 +116,7 @@ pub async fn run<T: Transport>(
                                     "extended handshake is not bencode".into(),
                                 ));
                             };
+                            told.ext_handshake(payload.clone());
                             if let Some(c) = &h.client {
                                 *info.client.locked() =
                                     Some(c.clone());
@@ -108,27 +124,32 @@ pub async fn run<T: Transport>(
                             if let Some(p) = h.listen_port {
                                 info.listen_port.store(p, Ordering::Relaxed);
                             }
+                            reject_id = h.ut_metadata;
+                            if fetch.is_done() {
+                                // nothing more to fetch: what it says about metadata no
+                                // longer matters
+                                peer_id = None;
+                                continue;
+                            }
                             let size = h
                                 .metadata_size(fetch.cap)
                                 .map_err(|e| PeerError::Protocol(e.to_string()))?;
-                            peer_id = h.ut_metadata;
-                            match (peer_id, size) {
+                            match (h.ut_metadata, size) {
                                 (None, _) => {
                                     return Err(PeerError::Protocol(
                                         "peer does not offer ut_metadata (BEP 9)".into(),
                                     ));
                                 }
-                                (Some(_), None) => {
-                                    return Err(PeerError::Protocol(
-                                        "peer has no metadata to give (no metadata_size)".into(),
-                                    ));
-                                }
-                                (Some(_), Some(size)) => {
+                                // no size, or 0: it has none to serve yet; keep it, do not
+                                // ask it, and look again at its next handshake
+                                (Some(_), None) => peer_id = None,
+                                (Some(id), Some(size)) => {
                                     if !fetch.offer_size(key, size) {
                                         return Err(PeerError::Protocol(format!(
                                             "peer's metadata_size {size} is not the one being fetched"
                                         )));
                                     }
+                                    peer_id = Some(id);
                                 }
                             }
                         } else if ext_id == UT_METADATA_ID {
@@ -136,7 +157,7 @@ pub async fn run<T: Transport>(
                                 .map_err(|e| PeerError::Protocol(e.to_string()))?
                             {
                                 MetadataMsg::Request { piece } => {
-                                    if let Some(id) = peer_id {
+                                    if let Some(id) = reject_id {
                                         Message::Extended {
                                                 ext_id: id,
                                                 payload: metadata::encode_reject(piece),
@@ -154,8 +175,10 @@ pub async fn run<T: Transport>(
                                         .on_data(key, piece, total_size, &data)
                                         .map_err(|e| PeerError::Protocol(e.to_string()))?
                                     {
-                                        DataOutcome::More | DataOutcome::Retry => {}
-                                        DataOutcome::Done => return Ok(()),
+                                        // done: the connection stays for the hand-over
+                                        DataOutcome::More
+                                        | DataOutcome::Retry
+                                        | DataOutcome::Done => {}
                                         DataOutcome::DropPeer => {
                                             return Err(PeerError::Protocol(
                                                 "metadata from this peer failed its hash check".into(),
@@ -171,6 +194,15 @@ pub async fn run<T: Transport>(
                 c = ctrl.recv() => match c {
                     None => return Err(PeerError::Closed("torrent gone")),
                     Some(PeerCtrl::Disconnect(why)) => return Err(PeerError::Closed(why)),
+                    Some(PeerCtrl::Upgrade) => {
+                        if let Some(t) = fetch.handed_over() {
+                            if !out.is_empty() {
+                                wr.write_all(&out).await?;
+                                out.clear();
+                            }
+                            return Ok(t);
+                        }
+                    }
                     Some(PeerCtrl::Tick) => {
                         let now_ms = fetch.ctx.clock.now_ms();
                         let silent = now_ms.saturating_sub(info.last_recv.load(Ordering::Relaxed));
@@ -207,5 +239,12 @@ pub async fn run<T: Transport>(
     }
     .await;
     fetch.peer_gone(key);
-    result
+    let shared = result?;
+    Ok(HandOver {
+        shared,
+        rd,
+        wr,
+        ctrl,
+        resumed: Resumed { told, rest: buf },
+    })
 }

@@ -9,7 +9,8 @@
 //!
 //! - [`protocol`]: the reader decides nothing about the swarm. It asks the torrent's picker
 //!   (a short lock, never across an await) which blocks to request, hands received blocks
-//!   to the disk threads, and reports to the torrent through [`PeerEvent`]s.
+//!   to the disk threads, and reports to the torrent through
+//!   [`PeerEvent`](crate::engine::link::message::PeerEvent)s.
 //! - [`upload`]: the writer sends our messages and serves the peer's requests from the disk
 //!   within a byte budget (per connection and session-wide), so a peer that stops reading
 //!   holds at most two batches of memory and is dropped when its socket makes no progress.
@@ -19,6 +20,7 @@
 //! connection sends keep-alives, drops a silent peer, releases a snubbing peer's requests
 //! and drops a peer whose socket stopped draining.
 
+pub mod handover;
 pub mod metadata;
 pub mod protocol;
 pub mod upload;
@@ -116,10 +118,12 @@ pub async fn accept(
     })
 }
 
-/// Run a connection of a torrent that has no metadata yet: fetch it (BEP 9) and end.
+/// Run a connection of a torrent that has no metadata yet: fetch it (BEP 9), then, when
+/// the torrent has its pieces, go on as an established connection on the same socket with
+/// what the peer said before ([`handover`]), until it ends.
 ///
 /// # Errors
-/// Why the connection ended; `Ok` once the metadata is complete.
+/// Why the connection ended.
 pub async fn run_metadata<T: Transport>(
     fetch: Arc<MetadataFetch>,
     key: u64,
@@ -134,7 +138,18 @@ pub async fn run_metadata<T: Transport>(
         yourip: Some(info.addr.ip()),
         pex: false,
     };
-    metadata::run(fetch, key, stream, info, remote, ctrl, ours).await
+    let h = metadata::run(fetch, key, stream, info.clone(), remote, ctrl, ours).await?;
+    tracing::debug!(peer = %info.addr, "metadata connection goes on with the full protocol");
+    run_halves(
+        h.shared,
+        key,
+        (h.rd, h.wr),
+        info,
+        remote,
+        h.ctrl,
+        Some(h.resumed),
+    )
+    .await
 }
 
 /// Run an established connection until it ends: the reader here, the upload pump on its
@@ -148,12 +163,28 @@ pub async fn run<T: Transport>(
     remote: Handshake,
     ctrl: mpsc::UnboundedReceiver<PeerCtrl>,
 ) -> Result<(), PeerError> {
-    let (rd, wr) = stream.split();
+    run_halves(t, key, stream.split(), info, remote, ctrl, None).await
+}
+
+/// [`run`] on a split stream; `resumed`: the connection continues a metadata connection.
+async fn run_halves<R, W>(
+    t: Arc<TorrentShared>,
+    key: u64,
+    (rd, wr): (R, W),
+    info: Arc<PeerInfo>,
+    remote: Handshake,
+    ctrl: mpsc::UnboundedReceiver<PeerCtrl>,
+    resumed: Option<handover::Resumed>,
+) -> Result<(), PeerError>
+where
+    R: tokio::io::AsyncRead + Unpin + Send,
+    W: tokio::io::AsyncWrite + Unpin + Send + 'static,
+{
     let (out_tx, out_rx) = mpsc::unbounded_channel();
     let fast = remote.supports_fast();
     let writer = tokio::spawn(upload::run(wr, out_rx, t.clone(), key, info.clone(), fast));
     let mut conn = protocol::Conn::new(t, key, info, out_tx);
-    let result = conn.run(rd, remote, ctrl, writer).await;
+    let result = conn.run(rd, remote, ctrl, writer, resumed).await;
     conn.cleanup();
     result
 }

@@ -12,6 +12,7 @@ use bytes::{Bytes, BytesMut};
 use tokio::io::{AsyncRead, AsyncReadExt};
 use tokio::sync::mpsc;
 
+use super::handover::Resumed;
 use super::upload::Outgoing;
 use super::{KEEPALIVE_INTERVAL, SILENCE_TIMEOUT, SNUB_TIMEOUT, WRITE_STALL_TIMEOUT};
 use crate::engine::link::message::{PeerCtrl, PeerError, PeerEvent};
@@ -35,13 +36,21 @@ const MIN_PIPELINE: usize = 16;
 const PIPELINE_SECONDS: f64 = 1.0;
 /// Upload requests we queue per peer before ignoring more (we advertise this as `reqq`).
 const MAX_QUEUED_UPLOADS: u32 = extension::OUR_REQQ;
-/// Receive buffer growth step, bytes.
+/// Receive buffer growth step while we download from the peer, bytes.
 const RECV_CHUNK: usize = 256 * 1024;
+/// Receive buffer of a connection we download nothing from, bytes (its messages are small:
+/// a block, when it comes, is 16 KiB and a header). A crowd of peers that only send
+/// requests costs this much each, not [`RECV_CHUNK`].
+const RECV_SMALL: usize = 32 * 1024;
 /// Most allowed-fast pieces (BEP 6) we keep from one peer.
 const MAX_PEER_ALLOWED_FAST: usize = 64;
 /// Rejects from an unchoking peer after which we stop asking it until it unchokes us again
 /// (a peer that rejects everything must not make us ask in a loop).
 const MAX_REJECTS_UNCHOKED: u32 = 256;
+/// Rejects (BEP 6) we send one peer between two ticks (10 s); its requests past that are
+/// dropped unanswered (BEP 3). A peer that asks while choked and never reads would
+/// otherwise pile up a reject per request behind its full socket.
+const MAX_REJECTS_PER_TICK: u32 = 256;
 /// Requests in flight to a peer that chokes us, for its allowed-fast pieces only.
 const ALLOWED_FAST_PIPELINE: usize = MIN_PIPELINE;
 /// Metadata pieces (BEP 9) we send one peer, as a multiple of the metadata's piece count:
@@ -78,6 +87,8 @@ pub struct Conn {
     peer_allowed: Vec<u32>,
     /// Rejects received since the peer last unchoked us.
     rejects: u32,
+    /// Rejects we sent since the last tick (at most [`MAX_REJECTS_PER_TICK`]).
+    rejects_sent: u32,
     /// We offer `ut_pex` on this connection (config `pex`, not a private torrent, BEP 27).
     pex_on: bool,
     /// The id to send the peer `ut_pex` messages with.
@@ -122,6 +133,7 @@ impl Conn {
             our_allowed: Vec::new(),
             peer_allowed: Vec::new(),
             rejects: 0,
+            rejects_sent: 0,
             pex_on: false,
             peer_ut_pex: None,
             pex_told: HashSet::new(),
@@ -142,9 +154,10 @@ impl Conn {
         remote: Handshake,
         mut ctrl: mpsc::UnboundedReceiver<PeerCtrl>,
         mut writer: tokio::task::JoinHandle<Result<(), PeerError>>,
+        resumed: Option<Resumed>,
     ) -> Result<(), PeerError> {
         let result = self
-            .run_inner(&mut rd, remote, &mut ctrl, &mut writer)
+            .run_inner(&mut rd, remote, &mut ctrl, &mut writer, resumed)
             .await;
         // the writer ends when the last sender (ours) is dropped; make sure it does
         writer.abort();
@@ -157,6 +170,7 @@ impl Conn {
         remote: Handshake,
         ctrl: &mut mpsc::UnboundedReceiver<PeerCtrl>,
         writer: &mut tokio::task::JoinHandle<Result<(), PeerError>>,
+        resumed: Option<Resumed>,
     ) -> Result<(), PeerError> {
         self.pex_on = self.t.ctx.pex && !self.t.is_private();
         if remote.supports_extensions() {
@@ -172,14 +186,33 @@ impl Conn {
             });
         }
         self.fast = remote.supports_fast();
-        // BEP 5: tell a peer that runs a DHT node where ours listens
-        if remote.supports_dht()
+        // BEP 5: tell a peer that runs a DHT node where ours listens (a metadata
+        // connection did)
+        if resumed.is_none()
+            && remote.supports_dht()
             && let Some(dht) = self.t.dht()
         {
             self.send(Message::Port(dht.local_addr().port()));
         }
         let have = self.t.have.to_bitfield();
-        if self.fast {
+        if resumed.is_some() {
+            // the bitfield (or have all / have none) may only be the first message; on a
+            // connection that fetched the metadata, `have` each piece we have
+            for p in have.ones() {
+                self.send(Message::Have(p));
+            }
+            if self.fast {
+                self.our_allowed = wire::allowed_fast_set(
+                    self.info.addr.ip(),
+                    &self.t.info_hash,
+                    self.n,
+                    wire::ALLOWED_FAST_COUNT,
+                );
+                for &p in &self.our_allowed {
+                    self.send(Message::AllowedFast(p));
+                }
+            }
+        } else if self.fast {
             // BEP 6: have-all / have-none stand for the bitfield
             if have.is_full() {
                 self.send(Message::HaveAll);
@@ -201,13 +234,31 @@ impl Conn {
             self.send(Message::Bitfield(Bytes::copy_from_slice(have.as_bytes())));
         }
         let cap = wire::message_cap(self.n);
-        let mut buf = BytesMut::with_capacity(RECV_CHUNK);
+        let mut buf = match resumed {
+            // what the peer said while we fetched the metadata, checked like the rest
+            Some(r) => {
+                for m in r.told.into_messages() {
+                    self.handle(m).await?;
+                }
+                self.after_batch();
+                let mut buf = r.rest;
+                buf.reserve(RECV_SMALL);
+                buf
+            }
+            None => BytesMut::with_capacity(RECV_SMALL),
+        };
         // when the download limit is exceeded, reading pauses until this instant; orders
         // from the torrent keep being handled meanwhile
         let mut resume_reading: Option<tokio::time::Instant> = None;
         loop {
             if buf.capacity() - buf.len() < 32 * 1024 {
-                buf.reserve(RECV_CHUNK);
+                // large reads while blocks come in; small ones for a peer that only asks
+                let step = if self.in_flight.is_empty() {
+                    RECV_SMALL
+                } else {
+                    RECV_CHUNK
+                };
+                buf.reserve(step);
             }
             // under a limit, read at most an eighth of a second's worth at a time
             let limit = self.t.download_limit();
@@ -284,7 +335,7 @@ impl Conn {
             }
             PeerCtrl::CheckInterest => self.update_interest(),
             PeerCtrl::Pex(now) => self.send_pex(&now),
-            PeerCtrl::Tick | PeerCtrl::Disconnect(_) => {}
+            PeerCtrl::Tick | PeerCtrl::Disconnect(_) | PeerCtrl::Upgrade => {}
         }
     }
 
@@ -569,12 +620,17 @@ impl Conn {
             || self.info.upload_queued.load(Ordering::Relaxed) >= MAX_QUEUED_UPLOADS
             || !self.t.have.get(b.piece)
         {
-            // BEP 3: dropped; BEP 6: rejected, so the peer can ask elsewhere at once
-            if self.fast {
+            // BEP 3: dropped; BEP 6: rejected, so the peer can ask elsewhere at once (a
+            // bounded number a tick)
+            if self.fast && self.rejects_sent < MAX_REJECTS_PER_TICK {
+                self.rejects_sent += 1;
                 self.send(Message::Reject(b));
             }
             return Ok(());
         }
+        // counted here too: while the pump waits on a socket that does not drain it takes
+        // nothing from its channel, and the cap above must still hold
+        self.info.upload_queued.fetch_add(1, Ordering::Relaxed);
         let _ = self.out.send(Outgoing::Request(b));
         Ok(())
     }
@@ -663,6 +719,7 @@ impl Conn {
     }
 
     fn on_tick(&mut self) -> Result<(), PeerError> {
+        self.rejects_sent = 0;
         let now_ms = self.t.ctx.clock.now_ms();
         let silent = now_ms.saturating_sub(self.info.last_recv.load(Ordering::Relaxed));
         if silent > SILENCE_TIMEOUT.as_millis() as u64 {

@@ -3,7 +3,8 @@
 //!
 //! Requests wait in a queue of block addresses (12 bytes each, at most our `reqq`). The pump
 //! reads them from disk in batches of up to [`BATCH_BYTES`] into reused buffers, on the
-//! disk threads, and writes each block with its 13-byte header in one vectored write, so
+//! disk threads (smaller batches while the peer has taken little: [`batch_limit`]), and
+//! writes each block with its 13-byte header in one vectored write, so
 //! payload bytes are copied once (page cache → buffer) and never per block. While one batch
 //! is being written the next is read, so disk and socket overlap. Memory is bounded twice:
 //! a connection holds at most two batches (one read ahead, one being written), and every
@@ -33,6 +34,17 @@ use crate::storage::disk::UploadRead;
 
 /// Most payload bytes read from disk in one batch.
 pub const BATCH_BYTES: u32 = 256 * 1024;
+/// Most payload bytes in a batch for a peer that has taken nothing yet. A batch may be
+/// twice what the peer has taken so far, from this up to [`BATCH_BYTES`] (like TCP's slow
+/// start): a peer that never reads its socket holds two small batches, not two large ones,
+/// while a peer that reads reaches full batches after a few hundred KiB.
+pub const FIRST_BATCH_BYTES: u32 = 2 * BLOCK_SIZE;
+
+/// The largest batch for a peer that has taken `uploaded` payload bytes from us so far.
+pub fn batch_limit(uploaded: u64) -> u32 {
+    let grown = uploaded.saturating_mul(2).min(u64::from(BATCH_BYTES)) as u32;
+    grown.max(FIRST_BATCH_BYTES)
+}
 
 /// What the reader asks the pump to do.
 #[derive(Debug)]
@@ -292,8 +304,9 @@ impl Pump {
         }
         let mut bytes = 0u32;
         let mut count = 0usize;
+        let limit = batch_limit(self.info.uploaded.load(Ordering::Relaxed));
         for b in &self.queue {
-            if count > 0 && bytes + b.length > BATCH_BYTES {
+            if count > 0 && bytes + b.length > limit {
                 break;
             }
             bytes += b.length;
@@ -436,4 +449,33 @@ async fn write_all_vectored<W: AsyncWrite + Unpin>(
     }
     wr.flush().await?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Issue 16: a peer that has taken nothing gets two blocks a batch; each batch may be
+    /// twice what it took so far, up to the full batch.
+    #[test]
+    fn batches_grow_with_what_the_peer_takes() {
+        assert_eq!(batch_limit(0), FIRST_BATCH_BYTES);
+        assert_eq!(batch_limit(1), FIRST_BATCH_BYTES);
+        assert_eq!(
+            batch_limit(u64::from(FIRST_BATCH_BYTES)),
+            2 * FIRST_BATCH_BYTES
+        );
+        assert_eq!(batch_limit(100 * 1024), 200 * 1024);
+        assert_eq!(batch_limit(u64::from(BATCH_BYTES) / 2), BATCH_BYTES);
+        assert_eq!(batch_limit(u64::MAX), BATCH_BYTES);
+        // the sizes a reading peer goes through before full batches: 32, 64, 192, 256 KiB
+        let mut taken = 0u64;
+        let mut sizes = Vec::new();
+        while sizes.last() != Some(&BATCH_BYTES) {
+            let b = batch_limit(taken);
+            sizes.push(b);
+            taken += u64::from(b);
+        }
+        assert_eq!(sizes, vec![32 << 10, 64 << 10, 192 << 10, 256 << 10]);
+    }
 }

@@ -56,7 +56,7 @@ use super::event_log::EventLog;
 use super::timer::Timers;
 use super::torrent::state::Input;
 use super::torrent::{CheckQueue, Env, STOP_ANNOUNCE_TIMEOUT, TimerKey, Torrent};
-use crate::api::{Command, EventKind, EventLevel, TorrentId, TorrentState};
+use crate::api::{AddError, Command, EventKind, EventLevel, TorrentId, TorrentState};
 
 /// Torrents hashing their data at once.
 pub const MAX_CONCURRENT_CHECKS: usize = 1;
@@ -211,6 +211,20 @@ impl Session {
                 let r = self.add(req);
                 if let Err(e) = &r {
                     tracing::warn!("add refused: {e}");
+                    // every refused add reaches the session log, whoever asked for it
+                    let level = match e {
+                        AddError::AlreadyAdded { .. } => Some(EventLevel::Info),
+                        AddError::ShuttingDown => None,
+                        AddError::Invalid(_) | AddError::Storage(_) => Some(EventLevel::Error),
+                    };
+                    if let Some(level) = level {
+                        self.log.push(
+                            None,
+                            level,
+                            EventKind::AddRefused,
+                            format!("not added: {e}"),
+                        );
+                    }
                 }
                 if let Some(reply) = reply {
                     let _ = reply.send(r);

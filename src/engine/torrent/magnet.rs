@@ -1,7 +1,8 @@
 //! A torrent added from a magnet link (BEP 9): listed under its `dn` until the info
 //! dictionary arrives from peers ([`crate::engine::link::metadata::MetadataFetch`]), then
-//! made a full torrent (kept in the state store, its connections closed and dialled again
-//! with the full protocol) that goes on to the check and the download.
+//! made a full torrent (kept in the state store) that goes on to the check and the
+//! download; its connections are kept through the check and go on with the full protocol
+//! (issue 16).
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -59,9 +60,9 @@ impl Torrent {
     }
 
     /// The info dictionary of the magnet link arrived and hashes to the info hash: make it
-    /// the torrent's metainfo (kept in the state store so it is never fetched again),
-    /// close the metadata connections (their addresses are dialled again with the full
-    /// protocol), and go on to the check and the download.
+    /// the torrent's metainfo (kept in the state store so it is never fetched again), keep
+    /// the metadata connections for [`Torrent::hand_over`], and go on to the check and the
+    /// download.
     pub(super) fn metadata_arrived(&mut self, env: &mut Env<'_>) {
         let Some(info) = self
             .pending
@@ -102,21 +103,9 @@ impl Torrent {
                 format!("cannot keep the fetched metadata in the state folder: {e}"),
             );
         }
-        // the metadata connections end; the addresses stay known and are dialled again
-        let now = env.now;
-        for (_, p) in self.peers.iter() {
-            p.send(PeerCtrl::Disconnect("metadata complete"));
-        }
-        let old = std::mem::take(&mut self.peers);
-        for (k, p) in old.iter() {
-            self.choker.peer_gone(*k);
-            if p.info.outgoing {
-                self.book.release(p.info.addr, now);
-            } else {
-                self.book.disconnected(p.info.addr, true, false, now);
-                self.learn_listen_addr(&p.info, now);
-            }
-        }
+        // the metadata connections are kept through the check, then go on with the full
+        // protocol with what their peers said before (issue 16)
+        self.handing_over = pending.fetch.clone();
         self.sum = Summary::of(&meta);
         if self.sum.private {
             // BEP 27: the info dictionary says private; neither the DHT nor LSD is used
@@ -139,5 +128,40 @@ impl Torrent {
             format!("metadata received: {size} in {files} files, {n} pieces"),
         );
         self.input(Input::MetadataReady, env);
+    }
+
+    /// The check after a magnet link's metadata is over: its metadata connections go on
+    /// with the full protocol on their sockets ([`PeerCtrl::Upgrade`]) when the torrent
+    /// runs; otherwise they end (the addresses stay known and are dialled again).
+    pub(super) fn hand_over(&mut self, env: &mut Env<'_>) {
+        let Some(fetch) = self.handing_over.take() else {
+            return;
+        };
+        let shared = if self.life.is_running() {
+            self.ensure_shared(env)
+        } else {
+            None
+        };
+        if let Some(s) = shared {
+            fetch.hand_over(s);
+            for (_, p) in self.peers.iter() {
+                p.send(PeerCtrl::Upgrade);
+            }
+            return;
+        }
+        let now = env.now;
+        for (_, p) in self.peers.iter() {
+            p.send(PeerCtrl::Disconnect("metadata complete"));
+        }
+        let old = std::mem::take(&mut self.peers);
+        for (k, p) in old.iter() {
+            self.choker.peer_gone(*k);
+            if p.info.outgoing {
+                self.book.release(p.info.addr, now);
+            } else {
+                self.book.disconnected(p.info.addr, true, false, now);
+                self.learn_listen_addr(&p.info, now);
+            }
+        }
     }
 }

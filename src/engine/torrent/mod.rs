@@ -7,7 +7,8 @@
 //! share lives in [`crate::engine::link`].
 //!
 //! This file holds [`Torrent`], its inputs from the state machine and its timer. Beside it:
-//! - plain, tested parts: [`state`] (the life cycle, a pure machine), [`wanted`] (file →
+//! - plain, tested parts: [`state`] (the life cycle, a pure machine; a check and a move
+//!   live in their states as [`jobs`]), [`wanted`] (file →
 //!   piece priorities), [`summary`] (what is kept of the metainfo; progress arithmetic),
 //!   [`view`] (the list row and detail view), [`persist`] (the state-store record),
 //!   [`check_queue`] (check slots), [`announce`] (tracker tiers), [`peer_book`] (known addresses), [`peers`] (connected
@@ -139,6 +140,9 @@ pub struct Torrent {
     meta: Option<Arc<Metainfo>>,
     /// A magnet link still fetching its info dictionary.
     pending: Option<PendingMetadata>,
+    /// The fetch whose connections are kept through the check after the metadata arrived:
+    /// they go on with the full protocol once the torrent runs ([`Torrent::hand_over`]).
+    handing_over: Option<Arc<MetadataFetch>>,
     /// Keep the metainfo loaded (there is no store to reload it from).
     keep_meta: bool,
     /// The folder its files go into.
@@ -212,6 +216,7 @@ impl Torrent {
             id,
             meta: None,
             pending: None,
+            handing_over: None,
             keep_meta: false,
             save_dir,
             added_at: now_unix(),
@@ -400,6 +405,14 @@ impl Torrent {
         let effects = self.life.step(input, self.facts());
         for e in effects {
             self.apply(e, env);
+        }
+        if self.handing_over.is_some()
+            && !matches!(
+                self.life,
+                Lifecycle::QueuedForCheck { .. } | Lifecycle::Checking { .. }
+            )
+        {
+            self.hand_over(env);
         }
         // not running and not checking: nothing needs the files or the metainfo now
         if !self.life.is_running() && self.life.check_job().is_none() && self.shared.is_none() {

@@ -2,12 +2,15 @@
 //! and which connection to drop when the torrent is full and a new peer arrives.
 //!
 //! Eviction: at the connection cap, a newcomer takes the place of the least useful peer:
-//! a silent one (nothing received since the handshake for [`SILENT_GRACE`]) first, else
-//! one connected for at least [`EVICT_GRACE`] where neither side is interested and no
-//! payload moved for [`EVICT_IDLE`] (the longest silence first). If there is none, the
-//! newcomer is refused. So connections that say nothing cannot keep a real peer out, while
-//! a peer that transfers, or a leecher waiting for an upload slot, is never dropped for a
-//! stranger.
+//! a silent one (nothing received since the handshake for [`SILENT_GRACE`]) first; then,
+//! once connected for [`EVICT_GRACE`], one that does not read what we send (its socket has
+//! not drained for [`STALL_CHOKE`]) or that asked us for data and received none (a peer
+//! that requests while choked and never reads is not a leecher waiting for a slot), the
+//! longest stall first, unless we download from it; else one where neither side is
+//! interested and no payload moved for [`EVICT_IDLE`] (the longest silence first). If there
+//! is none, the newcomer is refused. So connections that say nothing, or that ask and never
+//! take, cannot keep a real peer out, while a peer that transfers, or a leecher waiting for
+//! an upload slot, is never dropped for a stranger.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -93,22 +96,50 @@ pub struct EvictView {
     pub useful: bool,
     /// Either side is interested in the other (a leecher waiting for a slot, say).
     pub interest: bool,
+    /// We are interested and it unchokes us: we download from it.
+    pub downloading_from: bool,
+    /// Data waits for its socket, which made no progress for this long, ms (0: nothing
+    /// waits, or it drains).
+    pub stalled_ms: Millis,
+    /// It asked us for blocks and received no payload from us at all.
+    pub starved: bool,
+}
+
+/// Why [`pick_victim`] may drop a peer, most droppable first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Unwanted {
+    /// Interest and no payload for a long time.
+    Idle,
+    /// Asks and never takes, or does not read.
+    Unproductive,
+    /// Said nothing since the handshake.
+    Silent,
+}
+
+/// Why `p` may be dropped for a newcomer, if it may.
+fn unwanted(p: &EvictView) -> Option<Unwanted> {
+    let grown = p.connected_ms >= EVICT_GRACE.as_millis() as u64;
+    if p.messages == 0 && p.connected_ms >= SILENT_GRACE.as_millis() as u64 {
+        return Some(Unwanted::Silent);
+    }
+    if grown && !p.downloading_from && (p.stalled_ms >= STALL_CHOKE.as_millis() as u64 || p.starved)
+    {
+        return Some(Unwanted::Unproductive);
+    }
+    let idle = grown
+        && !p.useful
+        && !p.interest
+        && p.idle_ms >= (EVICT_IDLE.as_millis() as u64).min(p.connected_ms);
+    idle.then_some(Unwanted::Idle)
 }
 
 /// The connection to drop for a newcomer, if any may be dropped.
 pub fn pick_victim(peers: &[EvictView]) -> Option<u64> {
     peers
         .iter()
-        .filter(|p| {
-            let silent = p.messages == 0 && p.connected_ms >= SILENT_GRACE.as_millis() as u64;
-            let idle = p.connected_ms >= EVICT_GRACE.as_millis() as u64
-                && !p.useful
-                && !p.interest
-                && p.idle_ms >= (EVICT_IDLE.as_millis() as u64).min(p.connected_ms);
-            silent || idle
-        })
-        .max_by_key(|p| (p.messages == 0, p.silent_ms, p.key))
-        .map(|p| p.key)
+        .filter_map(|p| unwanted(p).map(|why| (why, p)))
+        .max_by_key(|(why, p)| (*why, p.stalled_ms, p.silent_ms, p.key))
+        .map(|(_, p)| p.key)
 }
 
 /// The connected peers of a torrent.
@@ -295,8 +326,8 @@ impl PeerSet {
                 let connected_ms = i.connected_at.elapsed().as_millis() as Millis;
                 let am_interested = i.am_interested.load(Ordering::Relaxed);
                 let peer_interested = i.peer_interested.load(Ordering::Relaxed);
-                let useful = (am_interested && !i.peer_choking.load(Ordering::Relaxed))
-                    || (peer_interested && p.unchoked);
+                let downloading_from = am_interested && !i.peer_choking.load(Ordering::Relaxed);
+                let useful = downloading_from || (peer_interested && p.unchoked);
                 EvictView {
                     key: *k,
                     connected_ms,
@@ -305,6 +336,10 @@ impl PeerSet {
                     idle_ms: now_ms.saturating_sub(p.last_payload),
                     useful,
                     interest: am_interested || peer_interested,
+                    downloading_from,
+                    stalled_ms: i.stalled_for(now_ms).unwrap_or(0),
+                    starved: i.requests_seen.load(Ordering::Relaxed) > 0
+                        && i.uploaded.load(Ordering::Relaxed) == 0,
                 }
             })
             .collect();
@@ -325,6 +360,9 @@ mod tests {
             idle_ms: connected_s * 1000,
             useful,
             interest: useful,
+            downloading_from: false,
+            stalled_ms: 0,
+            starved: false,
         }
     }
 
@@ -350,6 +388,47 @@ mod tests {
         let mut waiting = v(6, 300, 10, 40, false);
         waiting.interest = true;
         assert_eq!(pick_victim(&[waiting]), None);
+    }
+
+    /// Issue 16: a peer that asks and never reads fills the cap as "interested"; it is
+    /// not a leecher waiting for a slot and gives its place to a newcomer.
+    #[test]
+    fn peers_that_do_not_read_or_get_nothing_they_asked_for_make_room() {
+        // interested, requests while choked, never received a byte: starved
+        let mut asker = v(1, 10, 0, 5000, false);
+        asker.interest = true;
+        asker.idle_ms = 10_000;
+        asker.starved = true;
+        assert_eq!(pick_victim(&[asker]), Some(1));
+        // unchoked once, took a little, then its socket stopped draining
+        let mut stuck = v(2, 10, 0, 5000, true);
+        stuck.stalled_ms = STALL_CHOKE.as_millis() as u64;
+        assert_eq!(pick_victim(&[stuck]), Some(2));
+        stuck.stalled_ms -= 1;
+        assert_eq!(
+            pick_victim(&[stuck]),
+            None,
+            "a short stall is not a verdict"
+        );
+        // the longest stall goes first; silent peers before both
+        let mut longer = stuck;
+        longer.key = 3;
+        longer.stalled_ms = 9_000;
+        stuck.stalled_ms = 5_000;
+        assert_eq!(pick_victim(&[stuck, longer, asker]), Some(3));
+        assert_eq!(pick_victim(&[stuck, v(4, 30, 30, 0, false)]), Some(4));
+        // young peers get their grace; a peer we download from stays
+        let mut young = asker;
+        young.connected_ms = EVICT_GRACE.as_millis() as u64 - 1;
+        assert_eq!(pick_victim(&[young]), None);
+        let mut source = asker;
+        source.downloading_from = true;
+        source.stalled_ms = 60_000;
+        assert_eq!(pick_victim(&[source]), None);
+        // a leecher that waits for a slot without asking is still never dropped
+        let mut waiting = v(6, 300, 10, 40, false);
+        waiting.interest = true;
+        assert_eq!(pick_victim(&[waiting, source]), None);
     }
 
     #[test]

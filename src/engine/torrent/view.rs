@@ -251,6 +251,7 @@ impl Torrent {
             down_limit: self.limits.download.rate(),
             up_limit: self.limits.upload.rate(),
             message,
+            has_trackers: self.trackers.any_supported(),
         }
     }
 

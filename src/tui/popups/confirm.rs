@@ -26,4 +26,7 @@ pub struct Confirm {
     pub title: String,
     /// The question and what will happen, one line each.
     pub lines: Vec<String>,
+    /// Enter answers no, whatever the keymap says (a question whose yes cannot be undone:
+    /// remove and delete); only the yes key says yes.
+    pub enter_denies: bool,
 }

@@ -43,6 +43,15 @@ impl Field {
         }
     }
 
+    /// A text field filled in with `value`, all of it selected: what the user types
+    /// replaces it.
+    pub fn prefilled(label: impl Into<String>, value: impl Into<String>) -> Field {
+        Field {
+            label: label.into(),
+            kind: FieldKind::Text(TextField::selected(value)),
+        }
+    }
+
     /// A path field.
     pub fn path(label: impl Into<String>, value: impl Into<String>, dirs_only: bool) -> Field {
         Field {

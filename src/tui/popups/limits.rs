@@ -18,17 +18,17 @@ fn shown(limit: u64) -> String {
     }
 }
 
-/// The dialog filled with the limits in effect: the session's, then (when `torrents` is
+/// The dialog filled with the limits in effect, each selected so that typing replaces it: the session's, then (when `torrents` is
 /// not empty) those of the one torrent (several torrents start at unlimited), labelled
 /// with `what` (`"debian.iso"`, `"3 torrents"`).
 pub fn open(snapshot: &Snapshot, torrents: Vec<TorrentId>, what: &str, sym: &Symbols) -> Form {
     let g = &snapshot.global;
     let mut fields = vec![
-        Field::text(
+        Field::prefilled(
             format!("Session {} download", sym.down),
             shown(g.down_limit),
         ),
-        Field::text(format!("Session {} upload", sym.up), shown(g.up_limit)),
+        Field::prefilled(format!("Session {} upload", sym.up), shown(g.up_limit)),
     ];
     if !torrents.is_empty() {
         let (d, u) = match torrents.as_slice() {
@@ -38,11 +38,14 @@ pub fn open(snapshot: &Snapshot, torrents: Vec<TorrentId>, what: &str, sym: &Sym
             _ => (0, 0),
         };
         let what = format::fit_with(what, 30, sym.ascii, sym.ellipsis);
-        fields.push(Field::text(
+        fields.push(Field::prefilled(
             format!("{what} {} download", sym.down),
             shown(d),
         ));
-        fields.push(Field::text(format!("{what} {} upload", sym.up), shown(u)));
+        fields.push(Field::prefilled(
+            format!("{what} {} upload", sym.up),
+            shown(u),
+        ));
     }
     let mut form = Form::new(FormKind::Limits { torrents }, "Rate limits", fields);
     form.intro = vec!["Bytes per second: 500K, 2.5M, 1 MiB/s; 0 or unlimited for none.".to_owned()];
@@ -229,6 +232,33 @@ mod tests {
                 [Command::SetLimits {
                     download: 512_000,
                     upload: 0
+                }]
+            ),
+            "{outcome:?}"
+        );
+    }
+
+    #[test]
+    fn typing_into_a_filled_in_limit_replaces_it() {
+        use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+        let snap = snapshot();
+        let mut form = open(&snap, vec![], "", &sym());
+        for c in "1M".chars() {
+            form.edit(&KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE));
+        }
+        assert_eq!(form.fields[0].value(), "1M", "not 4.00 MiB/s1M");
+        form.move_focus(true);
+        for c in "500K".chars() {
+            form.edit(&KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE));
+        }
+        assert_eq!(form.fields[1].value(), "500K", "not unlimited500K");
+        let outcome = submit(&form, &[], &snap).unwrap();
+        assert!(
+            matches!(
+                outcome.commands[..],
+                [Command::SetLimits {
+                    download: MIB,
+                    upload: 512_000
                 }]
             ),
             "{outcome:?}"

@@ -1,6 +1,6 @@
 //! The remove question: remove torrents from the list, keeping their data (the default),
 //! or removing and DELETING their data, which names each torrent, its size and folder (up
-//! to five) and says that the files cannot be recovered.
+//! to five) and says that the files cannot be recovered; there Enter answers no.
 
 use crate::api::{Command, Snapshot, TorrentId};
 use crate::tui::action::Action;
@@ -24,8 +24,9 @@ pub fn open(
     keymap: &Keymap,
 ) -> Confirm {
     let mut lines = Vec::new();
+    let its = if ids.len() == 1 { "its" } else { "their" };
     if delete_data {
-        lines.push(format!("Remove {what} and DELETE its data from disk:"));
+        lines.push(format!("Remove {what} and DELETE {its} data from disk:"));
         let detail = snapshot.detail.as_ref();
         for id in ids.iter().take(NAMED) {
             if let Some(row) = snapshot.row(*id) {
@@ -51,7 +52,12 @@ pub fn open(
     lines.push(String::new());
     let yes = keymap.hint(Action::Confirm);
     let no = keymap.hint(Action::Deny);
-    lines.push(format!("{yes}: remove    {no}: keep"));
+    if delete_data {
+        // a destructive default is no default: Enter keeps
+        lines.push(format!("{yes}: remove and delete    {no}, Enter: keep"));
+    } else {
+        lines.push(format!("{yes}: remove    {no}: keep"));
+    }
     Confirm {
         kind: ConfirmKind::Remove { ids, delete_data },
         title: if delete_data {
@@ -60,6 +66,7 @@ pub fn open(
             "Remove torrent".to_owned()
         },
         lines,
+        enter_denies: delete_data,
     }
 }
 
@@ -74,7 +81,8 @@ pub fn confirmed(ids: &[TorrentId], delete_data: bool, what: &str) -> Outcome {
             })
             .collect(),
         notice: Some(if delete_data {
-            format!("removed {what} and deleted its data")
+            let its = if ids.len() == 1 { "its" } else { "their" };
+            format!("removed {what} and deleted {its} data")
         } else {
             format!("removed {what} (data kept)")
         }),
@@ -146,7 +154,7 @@ mod tests {
         assert_eq!(c.title, "Remove and delete data");
         assert_eq!(
             c.lines[0],
-            "Remove 7 torrents and DELETE its data from disk:"
+            "Remove 7 torrents and DELETE their data from disk:"
         );
         assert_eq!(
             c.lines[1], "  t1\u{fffd}[2J (1.00 KiB) in /srv/t",
@@ -158,6 +166,24 @@ mod tests {
         );
         assert_eq!(c.lines[6], "  … and 2 more");
         assert_eq!(c.lines[7], "The files cannot be recovered.");
+        assert_eq!(c.lines[9], "y: remove and delete    n, Enter: keep");
+        assert!(c.enter_denies, "Enter never deletes");
+        let one = open(
+            vec![TorrentId(1)],
+            true,
+            "t1",
+            &snapshot(1),
+            &Keymap::default(),
+        );
+        assert_eq!(one.lines[0], "Remove t1 and DELETE its data from disk:");
+        let keep = open(
+            vec![TorrentId(1)],
+            false,
+            "t1",
+            &snapshot(1),
+            &Keymap::default(),
+        );
+        assert!(!keep.enter_denies, "keeping the data: Enter says yes");
     }
 
     #[test]
@@ -182,7 +208,12 @@ mod tests {
         );
         assert_eq!(
             outcome.notice.as_deref(),
-            Some("removed 2 torrents and deleted its data")
+            Some("removed 2 torrents and deleted their data")
+        );
+        let one = confirmed(&ids[..1], true, "t1");
+        assert_eq!(
+            one.notice.as_deref(),
+            Some("removed t1 and deleted its data")
         );
         let kept = confirmed(&ids[..1], false, "t1");
         assert_eq!(kept.notice.as_deref(), Some("removed t1 (data kept)"));

@@ -74,7 +74,7 @@ pub(crate) fn top_bar_list(frame: &mut Frame, area: Rect, app: &App, theme: &The
         items.push((format!(" {label} {} ", counts[i]), style));
     }
     let (asc, desc) = theme.sym.sort;
-    let dir = if view.reverse { desc } else { asc };
+    let dir = if view.descending() { desc } else { asc };
     items.push((format!(" sort: {} {dir}", view.sort.label()), theme.dim()));
     if !app.marks().is_empty() {
         items.push((

@@ -110,15 +110,23 @@ fn render_form(frame: &mut Frame, area: Rect, form: &Form, theme: &Theme) {
                     theme.dim()
                 };
                 let prefix = if focused { "> " } else { "  " };
-                let padded = format::pad(&shown, room + 1);
                 if focused {
                     let before: String = chars[start..f.cursor().min(chars.len())].iter().collect();
                     cursor = Some((2 + format::width(&before) as u16, lines.len() as u16));
                 }
-                lines.push(Line::from(vec![
-                    Span::raw(prefix),
-                    Span::styled(padded, style),
-                ]));
+                let line = if focused && f.is_selected() {
+                    // a filled-in value that typing replaces: shown selected
+                    let rest = (room + 1).saturating_sub(format::width(&shown));
+                    vec![
+                        Span::raw(prefix),
+                        Span::styled(shown, theme.selected()),
+                        Span::styled(" ".repeat(rest), style),
+                    ]
+                } else {
+                    let padded = format::pad(&shown, room + 1);
+                    vec![Span::raw(prefix), Span::styled(padded, style)]
+                };
+                lines.push(Line::from(line));
             }
         }
     }

@@ -6,6 +6,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Clear, Paragraph};
 
 use crate::tui::action::Action;
+use crate::tui::app::UiOptions;
 use crate::tui::help::{self, HelpLine};
 use crate::tui::keymap::Keymap;
 use crate::tui::scroll::Scroll;
@@ -30,8 +31,8 @@ fn described(part: String, theme: &Theme) -> Vec<Span<'static>> {
 }
 
 /// The help text for a window `width` cells wide, styled.
-fn lines(keymap: &Keymap, theme: &Theme, width: usize) -> Vec<Line<'static>> {
-    help::lines(keymap, width)
+fn lines(keymap: &Keymap, quit_asks: bool, theme: &Theme, width: usize) -> Vec<Line<'static>> {
+    help::lines(keymap, width, quit_asks)
         .into_iter()
         .map(|line| match line {
             HelpLine::Blank => Line::from(""),
@@ -71,16 +72,17 @@ fn lines(keymap: &Keymap, theme: &Theme, width: usize) -> Vec<Line<'static>> {
 pub(crate) fn render(
     frame: &mut Frame,
     area: Rect,
-    keymap: &Keymap,
+    opts: &UiOptions,
     scroll: &Scroll,
     theme: &Theme,
 ) {
+    let keymap = &opts.keymap;
     let popup = area.centered(
         Constraint::Length(POPUP_WIDTH.min(area.width)),
         Constraint::Length(area.height.saturating_sub(2).max(3).min(area.height)),
     );
     let inner_width = usize::from(popup.width.saturating_sub(2));
-    let lines = lines(keymap, theme, inner_width);
+    let lines = lines(keymap, opts.confirm_quit, theme, inner_width);
     let total = lines.len();
     scroll.cursor_width.set(inner_width);
     let visible = usize::from(popup.height.saturating_sub(2));

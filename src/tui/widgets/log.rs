@@ -23,6 +23,7 @@ pub fn kind_label(kind: EventKind) -> &'static str {
         EventKind::PeerBanned => "ban",
         EventKind::DiskError => "disk",
         EventKind::Checked => "checked",
+        EventKind::AddRefused => "not added",
     }
 }
 

@@ -74,7 +74,7 @@ pub(crate) fn draw(frame: &mut Frame, app: &App, speed: Option<&SpeedPoints>) {
         dialog::render(frame, area, d, theme);
     }
     if let Some(scroll) = app.scrolls().help {
-        help::render(frame, area, &app.options().keymap, scroll, theme);
+        help::render(frame, area, app.options(), scroll, theme);
     }
 }
 
@@ -87,11 +87,15 @@ fn detail(frame: &mut Frame, area: Rect, app: &App, speed: Option<&SpeedPoints>)
         Constraint::Fill(1),
     ]));
     if let Some(row) = app.selected_row() {
+        let done = if row.size_known() {
+            format::percent(row.done, row.size)
+        } else {
+            sym.unknown.to_owned()
+        };
         let text = format!(
-            " {}  {}  {}  {} {}  {} {}",
+            " {}  {}  {done}  {} {}  {} {}",
             row.name,
             row.state.label(),
-            format::percent(row.done, row.size),
             sym.down,
             units::rate(row.down_rate),
             sym.up,

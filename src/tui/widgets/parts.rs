@@ -5,6 +5,7 @@ use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 
+use crate::api::TorrentRow;
 use crate::tui::format;
 use crate::tui::theme::{Role, Theme};
 
@@ -30,6 +31,23 @@ pub(crate) fn highlight_row(
         };
         frame.buffer_mut().set_style(line, theme.selected());
     }
+}
+
+/// The progress of a torrent's row: its bar, or, while its size is not known (a magnet
+/// link before its metadata), an empty bar and an unknown percentage: never "100%".
+pub(crate) fn row_progress_line(row: &TorrentRow, width: u16, theme: &Theme) -> Line<'static> {
+    if row.size_known() {
+        return progress_line(row.done, row.size, width, theme);
+    }
+    let unknown = theme.sym.unknown;
+    let bar = usize::from(width.saturating_sub(6));
+    if bar == 0 {
+        return Line::from(unknown).right_aligned();
+    }
+    Line::from(vec![
+        Span::styled(theme.sym.bar.1.repeat(bar), theme.dim()),
+        Span::raw(format!(" {unknown:>5}")),
+    ])
 }
 
 /// A bar (done / to do) followed by the percentage, `width` cells in all.
@@ -70,6 +88,36 @@ mod tests {
         assert_eq!(
             progress_line(50, 100, 14, &ascii).to_string(),
             "####---- 50.0%"
+        );
+    }
+
+    #[test]
+    fn a_row_of_unknown_size_is_never_shown_done() {
+        let theme = Theme::default();
+        let fetching = TorrentRow {
+            state: crate::api::TorrentState::FetchingMetadata,
+            ..TorrentRow::default()
+        };
+        assert_eq!(
+            row_progress_line(&fetching, 14, &theme).to_string(),
+            "────────     –"
+        );
+        assert_eq!(row_progress_line(&fetching, 5, &theme).to_string(), "–");
+        let ascii = Theme::new(&Default::default(), false, true);
+        assert_eq!(
+            row_progress_line(&fetching, 14, &ascii).to_string(),
+            "--------     -"
+        );
+        let known = TorrentRow {
+            size: 100,
+            done: 100,
+            pieces_total: 1,
+            pieces_have: 1,
+            ..TorrentRow::default()
+        };
+        assert_eq!(
+            row_progress_line(&known, 14, &theme).to_string(),
+            "━━━━━━━━  100%"
         );
     }
 }

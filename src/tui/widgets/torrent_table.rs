@@ -19,7 +19,7 @@ use crate::tui::scroll::scroll_offset;
 use crate::tui::theme::{Role, Theme};
 use crate::units;
 
-use super::parts::progress_line;
+use super::parts::row_progress_line;
 
 /// A column of the list.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -49,26 +49,42 @@ const COLUMNS: [(Column, &str, u16, SortColumn); 11] = [
     (Column::Eta, "ETA", 8, SortColumn::Eta),
     (Column::Ratio, "Ratio", 6, SortColumn::Ratio),
     (Column::Seeds, "Seeds", 10, SortColumn::Seeds),
-    (Column::Peers, "Peers", 10, SortColumn::Peers),
+    (Column::Peers, "Peers", 8, SortColumn::Peers),
     (Column::Added, "Added", 10, SortColumn::Added),
 ];
 
-/// Columns given up, first to last, while Name would be narrower than [`MIN_NAME`].
-const DROP_ORDER: [Column; 10] = [
-    Column::Added,
-    Column::Ratio,
-    Column::Seeds,
-    Column::Peers,
-    Column::Up,
-    Column::Eta,
-    Column::Size,
-    Column::Down,
-    Column::Progress,
-    Column::State,
+/// One way to give Name more room.
+#[derive(Debug, Clone, Copy)]
+enum Step {
+    /// Give the column up.
+    Drop(Column),
+    /// Show Progress as its percentage only ([`NARROW_PROGRESS`] cells, no bar).
+    NarrowProgress,
+}
+
+/// What is given up, first to last, while Name would be narrower than it wants: chosen for
+/// a seeding user as much as a downloading one, so the upload rate, the ratio and the
+/// peers stay at 80 columns (the bar goes first), and at 120 only Seeds and Added go.
+const STEPS: [Step; 11] = [
+    Step::Drop(Column::Added),
+    Step::Drop(Column::Seeds),
+    Step::Drop(Column::Size),
+    Step::Drop(Column::Eta),
+    Step::NarrowProgress,
+    Step::Drop(Column::Peers),
+    Step::Drop(Column::Ratio),
+    Step::Drop(Column::Up),
+    Step::Drop(Column::Down),
+    Step::Drop(Column::Progress),
+    Step::Drop(Column::State),
 ];
 
-/// Narrowest Name column worth keeping other columns for, in cells.
-const MIN_NAME: u16 = 20;
+/// Progress as a percentage only, in cells.
+const NARROW_PROGRESS: u16 = 6;
+
+/// Narrowest Name column worth keeping other columns for, in cells; wider terminals keep a
+/// fifth of their width for it.
+const MIN_NAME: u16 = 16;
 /// Blank cells between columns.
 const SPACING: u16 = 1;
 /// Cells before the first column: selection marker and mark.
@@ -91,7 +107,7 @@ pub(crate) fn render(frame: &mut Frame, area: Rect, app: &App) {
     scrolls.list.height.set(visible);
     scrolls.list_top.set(area.y + 1);
 
-    let columns = columns(area.width);
+    let columns = columns(area.width, &app.options().columns);
     let view = app.view();
     let sym = theme.sym;
     let header = Row::new(std::iter::once(Line::from("")).chain(columns.iter().map(
@@ -102,13 +118,19 @@ pub(crate) fn render(frame: &mut Frame, area: Rect, app: &App) {
                 .copied()
                 .unwrap_or(COLUMNS[0]);
             let title = match column {
+                // the percentage without its bar
+                Column::Progress if width == NARROW_PROGRESS => "Done".to_owned(),
                 Column::Down => format!("{} Rate", sym.down),
                 Column::Up => format!("{} Rate", sym.up),
                 _ => title.to_owned(),
             };
             let marker =
                 if sort == view.sort && !(sort == SortColumn::Added && column != Column::Added) {
-                    if view.reverse { sym.sort.1 } else { sym.sort.0 }
+                    if view.descending() {
+                        sym.sort.1
+                    } else {
+                        sym.sort.0
+                    }
                 } else {
                     ""
                 };
@@ -210,14 +232,22 @@ fn draw_cell(
     let right = align_right(column);
     match column {
         Column::Progress => {
-            let line = progress_line(row.done, row.size, width, theme);
+            let line = row_progress_line(row, width, theme);
             buf.set_line(x, y, &line, width);
         }
         Column::Name => {
             let name = format::fit_with(&row.name, usize::from(width), sym.ascii, sym.ellipsis);
             put(buf, x, y, width, &name, plain, false);
         }
-        Column::State => put(buf, x, y, width, row.state.label(), theme.state(row), false),
+        Column::State => put(
+            buf,
+            x,
+            y,
+            width,
+            state_label(row.state, width),
+            theme.state(row),
+            false,
+        ),
         Column::Down => put(
             buf,
             x,
@@ -238,11 +268,12 @@ fn draw_cell(
         ),
         other => {
             let text = match other {
+                Column::Size if !row.size_known() => sym.unknown.to_owned(),
                 Column::Size => units::size(row.size),
                 Column::Eta => eta(row, theme),
                 Column::Ratio => format::ratio(row.ratio()),
                 Column::Seeds => swarm(row.seeds, row.swarm_seeds),
-                Column::Peers => swarm(row.peers.saturating_sub(row.seeds), row.swarm_leechers),
+                Column::Peers => swarm_fit(row.peers, swarm_size(row), width),
                 _ => format::date(i64::try_from(row.added_at).unwrap_or(0)),
             };
             put(buf, x, y, width, &text, plain, right);
@@ -263,31 +294,52 @@ fn align_right(column: Column) -> bool {
     )
 }
 
-/// The columns shown at `width` cells, with their widths; Name gets what the others leave.
-pub(crate) fn columns(width: u16) -> Vec<(Column, u16)> {
+/// A state's name in `width` cells: in full when it fits, else its short form
+/// ("Fetching metadata" becomes "Metadata").
+fn state_label(state: TorrentState, width: u16) -> &'static str {
+    let full = state.label();
+    match state {
+        TorrentState::FetchingMetadata if full.len() > usize::from(width) => "Metadata",
+        _ => full,
+    }
+}
+
+/// The columns shown at `width` cells out of those `picked` (the config's; Name always),
+/// with their widths; Name gets what the others leave.
+pub(crate) fn columns(width: u16, picked: &[SortColumn]) -> Vec<(Column, u16)> {
     let available = width.saturating_sub(GUTTER);
-    let mut shown: Vec<Column> = COLUMNS.iter().map(|c| c.0).collect();
-    // names matter most: keep them at least 30 % of the width (and MIN_NAME cells)
-    let want = MIN_NAME.max(width.saturating_mul(3) / 10);
-    for drop in DROP_ORDER {
+    let mut shown: Vec<(Column, u16)> = COLUMNS
+        .iter()
+        .filter(|c| c.0 == Column::Name || picked.contains(&c.3))
+        .map(|c| (c.0, c.2))
+        .collect();
+    let want = MIN_NAME.max(width / 5);
+    for step in STEPS {
         if name_width(&shown, available) >= want {
             break;
         }
-        shown.retain(|c| *c != drop);
+        match step {
+            Step::Drop(column) => shown.retain(|c| c.0 != column),
+            Step::NarrowProgress => {
+                for c in shown.iter_mut().filter(|c| c.0 == Column::Progress) {
+                    c.1 = NARROW_PROGRESS;
+                }
+            }
+        }
     }
     let name = name_width(&shown, available);
+    for c in shown.iter_mut().filter(|c| c.0 == Column::Name) {
+        c.1 = name;
+    }
     shown
-        .into_iter()
-        .map(|c| (c, if c == Column::Name { name } else { fixed(c) }))
-        .collect()
 }
 
-fn fixed(column: Column) -> u16 {
-    COLUMNS.iter().find(|c| c.0 == column).map_or(0, |c| c.2)
-}
-
-fn name_width(shown: &[Column], available: u16) -> u16 {
-    let others: u16 = shown.iter().map(|c| fixed(*c)).sum();
+fn name_width(shown: &[(Column, u16)], available: u16) -> u16 {
+    let others: u16 = shown
+        .iter()
+        .filter(|c| c.0 != Column::Name)
+        .map(|c| c.1)
+        .sum();
     let gaps = SPACING.saturating_mul(shown.len().saturating_sub(1) as u16);
     available.saturating_sub(others).saturating_sub(gaps)
 }
@@ -317,6 +369,24 @@ fn eta(row: &TorrentRow, theme: &Theme) -> String {
         (Some(secs), _) if secs < units::DURATION_MAX_SECS => units::duration(secs),
         (Some(_), _) | (None, TorrentState::Downloading) => theme.sym.infinity.to_owned(),
         (None, _) => "-".to_owned(),
+    }
+}
+
+/// Everyone in the swarm a tracker reported, seeds and leechers, if one did.
+fn swarm_size(row: &TorrentRow) -> Option<u32> {
+    match (row.swarm_seeds, row.swarm_leechers) {
+        (None, None) => None,
+        (s, l) => Some(s.unwrap_or(0).saturating_add(l.unwrap_or(0))),
+    }
+}
+
+/// [`swarm`] in `width` cells: the swarm's count goes when it does not fit.
+fn swarm_fit(connected: u32, swarm_count: Option<u32>, width: u16) -> String {
+    let text = swarm(connected, swarm_count);
+    if text.len() <= usize::from(width) {
+        text
+    } else {
+        connected.to_string()
     }
 }
 
@@ -366,10 +436,17 @@ fn render_empty(frame: &mut Frame, area: Rect, app: &App) {
 mod tests {
     use super::*;
 
+    fn ids(width: u16) -> Vec<Column> {
+        columns(width, &SortColumn::ALL)
+            .iter()
+            .map(|c| c.0)
+            .collect()
+    }
+
     #[test]
     fn columns_fill_the_width_and_drop_by_priority() {
-        for width in [0u16, 1, 10, 20, 40, 60, 80, 100, 200, 500] {
-            let cols = columns(width);
+        for width in [0u16, 1, 10, 20, 40, 60, 80, 100, 120, 200, 500] {
+            let cols = columns(width, &SortColumn::ALL);
             let used: u16 = cols.iter().map(|(_, w)| *w).sum::<u16>()
                 + SPACING * (cols.len() as u16 - 1)
                 + GUTTER;
@@ -378,26 +455,63 @@ mod tests {
             }
             assert!(cols.iter().any(|c| c.0 == Column::Name));
         }
-        assert_eq!(columns(200).len(), 11);
-        let at_120: Vec<Column> = columns(120).iter().map(|c| c.0).collect();
-        assert!(
-            columns(120)
-                .iter()
-                .any(|c| c.0 == Column::Name && c.1 >= 36),
-            "{at_120:?}"
+        assert_eq!(ids(200).len(), 11);
+        use Column as C;
+        // a seeding user keeps the upload rate, the ratio and the peers at 80 and 120
+        for width in [80, 120] {
+            let shown = ids(width);
+            for c in [
+                C::Name,
+                C::Progress,
+                C::State,
+                C::Down,
+                C::Up,
+                C::Ratio,
+                C::Peers,
+            ] {
+                assert!(shown.contains(&c), "{width}: {c:?} in {shown:?}");
+            }
+        }
+        assert_eq!(
+            ids(120),
+            [
+                C::Name,
+                C::Size,
+                C::Progress,
+                C::State,
+                C::Down,
+                C::Up,
+                C::Eta,
+                C::Ratio,
+                C::Peers
+            ]
         );
-        let at_40: Vec<Column> = columns(40).iter().map(|c| c.0).collect();
-        assert_eq!(at_40, vec![Column::Name, Column::State]);
-        let at_80: Vec<Column> = columns(80).iter().map(|c| c.0).collect();
-        assert!(
-            at_80.contains(&Column::Progress) && at_80.contains(&Column::Down),
-            "{at_80:?}"
-        );
+        let at_80 = columns(80, &SortColumn::ALL);
+        assert!(at_80.contains(&(C::Progress, NARROW_PROGRESS)), "{at_80:?}");
+        assert!(at_80.iter().any(|c| c.0 == C::Name && c.1 >= MIN_NAME));
+        assert_eq!(ids(40), [C::Name, C::Progress, C::State]);
+    }
+
+    #[test]
+    fn the_config_picks_the_columns_and_keeps_their_order() {
+        let picked = [SortColumn::Name, SortColumn::Peers, SortColumn::Up];
+        let cols: Vec<Column> = columns(200, &picked).iter().map(|c| c.0).collect();
+        assert_eq!(cols, [Column::Name, Column::Up, Column::Peers]);
+        let cols: Vec<Column> = columns(200, &[]).iter().map(|c| c.0).collect();
+        assert_eq!(cols, [Column::Name], "name is always shown");
     }
 
     #[test]
     fn swarm_counts() {
         assert_eq!(swarm(3, None), "3");
         assert_eq!(swarm(3, Some(120)), "3 (120)");
+        assert_eq!(swarm_fit(3, Some(120), 8), "3 (120)");
+        assert_eq!(swarm_fit(12, Some(1200), 8), "12", "the swarm goes first");
+        let row = TorrentRow {
+            swarm_seeds: Some(5),
+            ..TorrentRow::default()
+        };
+        assert_eq!(swarm_size(&row), Some(5));
+        assert_eq!(swarm_size(&TorrentRow::default()), None);
     }
 }

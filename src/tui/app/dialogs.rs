@@ -1,0 +1,106 @@
+//! The model's dialogs: opening each one on the torrents it concerns, the answer to a
+//! question, a submitted form, and what they ask of the engine. The rooms under
+//! [`crate::tui::popups`] write the questions and read the forms; this only wires them to
+//! the model's state.
+
+use super::*;
+
+impl App {
+    pub(super) fn open_add(&mut self) {
+        let form = popups::add::open(&self.opts.keymap);
+        self.dialog = Some(Dialog::Form(form));
+    }
+
+    pub(super) fn open_remove(&mut self, delete_data: bool) {
+        let ids = self.targets();
+        if ids.is_empty() {
+            return;
+        }
+        let what = self.describe(&ids);
+        let question =
+            popups::remove::open(ids, delete_data, &what, &self.snapshot, &self.opts.keymap);
+        self.dialog = Some(Dialog::Confirm(question));
+    }
+
+    pub(super) fn open_limits(&mut self) {
+        let torrents = self.targets();
+        let what = self.describe(&torrents);
+        let form = popups::limits::open(&self.snapshot, torrents, &what, &self.opts.theme.sym);
+        self.dialog = Some(Dialog::Form(form));
+    }
+
+    pub(super) fn open_move(&mut self) {
+        let torrents = self.targets();
+        if torrents.is_empty() {
+            return;
+        }
+        let what = self.describe(&torrents);
+        let form = popups::move_storage::open(&self.snapshot, torrents, &what);
+        self.dialog = Some(Dialog::Form(form));
+    }
+
+    pub(super) fn request_quit(&mut self) {
+        let running = popups::quit::running(&self.snapshot);
+        if running == 0 || !self.opts.confirm_quit {
+            self.quit = true;
+            return;
+        }
+        let trackers = popups::quit::tells_trackers(&self.snapshot);
+        self.dialog = Some(Dialog::Confirm(popups::quit::open(
+            running,
+            trackers,
+            &self.opts.keymap,
+        )));
+    }
+
+    pub(super) fn confirm(&mut self) {
+        let Some(Dialog::Confirm(confirm)) = self.dialog.take() else {
+            return;
+        };
+        match confirm.kind {
+            ConfirmKind::Quit => self.quit = true,
+            ConfirmKind::Remove { ids, delete_data } => {
+                let what = self.describe(&ids);
+                for id in &ids {
+                    self.marks.remove(id);
+                }
+                let outcome = popups::remove::confirmed(&ids, delete_data, &what);
+                self.apply_outcome(outcome);
+            }
+        }
+    }
+
+    pub(super) fn submit(&mut self) {
+        let Some(Dialog::Form(form)) = &mut self.dialog else {
+            return;
+        };
+        let result = match &form.kind {
+            FormKind::Add => popups::add::submit(form, self.opts.seed_after_download),
+            FormKind::Limits { torrents } => popups::limits::submit(form, torrents, &self.snapshot),
+            FormKind::Move { torrents } => popups::move_storage::submit(form, torrents),
+        };
+        // "moving to …" is said while the data moves, not after
+        let moving = match &form.kind {
+            FormKind::Move { torrents } => Some(torrents.clone()),
+            _ => None,
+        };
+        match result {
+            Ok(mut outcome) => {
+                self.dialog = None;
+                if let (Some(ids), Some(text)) = (moving, outcome.notice.take()) {
+                    self.notice.info_while(text, ids, self.snapshot.seq);
+                }
+                self.apply_outcome(outcome);
+            }
+            Err(e) => form.error = Some(e),
+        }
+    }
+
+    /// Queues what a dialog asked for and shows its message.
+    pub(super) fn apply_outcome(&mut self, outcome: Outcome) {
+        self.outbox.extend(outcome.commands);
+        if let Some(m) = outcome.notice {
+            self.set_info(m);
+        }
+    }
+}

@@ -1,0 +1,224 @@
+//! The model alone: actions change its state and queue commands; nothing is drawn.
+
+use std::sync::Arc;
+
+use super::*;
+use crate::api::{GlobalStats, TorrentState};
+
+fn row(id: u64, name: &str, state: TorrentState) -> Arc<TorrentRow> {
+    Arc::new(TorrentRow {
+        id: TorrentId(id),
+        rev: 1,
+        name: name.to_owned(),
+        size: 1024,
+        done: 512,
+        pieces_have: 1,
+        pieces_total: 2,
+        state,
+        ..TorrentRow::default()
+    })
+}
+
+/// Three torrents: two downloading (active), one paused.
+fn snapshot(seq: u64) -> Arc<Snapshot> {
+    Arc::new(Snapshot {
+        seq,
+        global: GlobalStats::default(),
+        rows: vec![
+            row(1, "alpha", TorrentState::Downloading),
+            row(2, "beta", TorrentState::Paused),
+            row(3, "gamma", TorrentState::Downloading),
+        ]
+        .into(),
+        ..Snapshot::default()
+    })
+}
+
+fn app() -> App {
+    App::new(snapshot(1))
+}
+
+#[test]
+fn starts_on_the_list_with_the_first_torrent_selected() {
+    let app = app();
+    assert_eq!(app.screen(), Screen::List);
+    assert_eq!(app.selected(), Some(TorrentId(1)));
+    assert_eq!(app.visible_len(), 3);
+    assert_eq!(app.context(), Context::List);
+    assert!(app.dialog().is_none() && !app.help_open() && !app.should_quit());
+}
+
+#[test]
+fn the_detail_view_focuses_its_torrent_and_back_unfocuses_it() {
+    let mut app = app();
+    app.apply(Action::OpenDetail);
+    assert_eq!(app.screen(), Screen::Detail);
+    assert!(matches!(
+        app.take_commands()[..],
+        [Command::Focus(Some(TorrentId(1)))]
+    ));
+    app.apply(Action::NextTab);
+    assert_eq!(app.tab(), Tab::General.step(true));
+    app.apply(Action::Back);
+    assert_eq!(app.screen(), Screen::List);
+    assert!(matches!(app.take_commands()[..], [Command::Focus(None)]));
+    // a second Back on the list asks the engine nothing
+    app.apply(Action::Back);
+    assert!(app.take_commands().is_empty());
+}
+
+#[test]
+fn the_key_context_follows_what_is_open() {
+    let mut app = app();
+    app.apply(Action::Help);
+    assert_eq!(app.context(), Context::Help);
+    app.apply(Action::CloseHelp);
+    app.apply(Action::Search);
+    assert_eq!(app.context(), Context::Search);
+    app.apply(Action::SearchCancel);
+    app.apply(Action::Add);
+    assert_eq!(app.context(), Context::Form);
+    app.apply(Action::Cancel);
+    assert_eq!(app.context(), Context::List);
+}
+
+#[test]
+fn actions_apply_to_the_marked_torrents_in_list_order() {
+    let mut app = app();
+    // mark gamma first, then alpha: the commands still follow the list
+    app.apply(Action::Bottom);
+    app.apply(Action::ToggleMark);
+    app.apply(Action::Top);
+    app.apply(Action::ToggleMark);
+    assert_eq!(app.marks().len(), 2);
+    app.apply(Action::Recheck);
+    let ids: Vec<TorrentId> = app
+        .take_commands()
+        .into_iter()
+        .map(|c| match c {
+            Command::Recheck(id) => id,
+            other => panic!("{other:?}"),
+        })
+        .collect();
+    assert_eq!(ids, [TorrentId(1), TorrentId(3)]);
+    app.apply(Action::ClearMarks);
+    app.apply(Action::TogglePause);
+    assert!(matches!(
+        app.take_commands()[..],
+        [Command::TogglePause(TorrentId(2))]
+    ));
+}
+
+#[test]
+fn a_confirmed_remove_sends_one_command_per_torrent_and_drops_their_marks() {
+    let mut app = app();
+    app.apply(Action::ToggleMark);
+    app.apply(Action::ToggleMark);
+    app.apply(Action::Remove);
+    assert!(app.take_commands().is_empty(), "nothing before the answer");
+    assert!(matches!(app.dialog(), Some(Dialog::Confirm(_))));
+    app.apply(Action::Deny);
+    assert!(app.dialog().is_none());
+    assert_eq!(app.marks().len(), 2, "no keeps the marks");
+    app.apply(Action::Remove);
+    app.apply(Action::Confirm);
+    let removed: Vec<(TorrentId, bool)> = app
+        .take_commands()
+        .into_iter()
+        .map(|c| match c {
+            Command::Remove { id, delete_data } => (id, delete_data),
+            other => panic!("{other:?}"),
+        })
+        .collect();
+    assert_eq!(removed, [(TorrentId(1), false), (TorrentId(2), false)]);
+    assert!(app.marks().is_empty());
+}
+
+#[test]
+fn quit_asks_first_only_while_torrents_are_active_and_when_configured() {
+    let mut app = app();
+    app.apply(Action::Quit);
+    assert!(!app.should_quit());
+    assert!(matches!(app.dialog(), Some(Dialog::Confirm(_))));
+    app.apply(Action::Confirm);
+    assert!(app.should_quit());
+
+    let opts = UiOptions {
+        confirm_quit: false,
+        ..UiOptions::default()
+    };
+    let mut app = App::with_options(snapshot(1), opts);
+    app.apply(Action::Quit);
+    assert!(app.should_quit() && app.dialog().is_none());
+
+    let mut app = App::new(Arc::new(Snapshot::default()));
+    app.apply(Action::Quit);
+    assert!(app.should_quit(), "nothing active: no question");
+}
+
+#[test]
+fn an_add_result_selects_the_torrent_once_a_snapshot_shows_it() {
+    let mut app = app();
+    app.add_result(Ok(TorrentId(4)));
+    assert_eq!(app.notice(), Some("torrent added"));
+    assert_eq!(app.selected(), Some(TorrentId(1)), "not shown yet");
+    let mut rows: Vec<Arc<TorrentRow>> = snapshot(2).rows.to_vec();
+    rows.push(row(4, "delta", TorrentState::Checking));
+    let next = Arc::new(Snapshot {
+        seq: 2,
+        rows: rows.into(),
+        ..Snapshot::default()
+    });
+    assert!(app.set_snapshot(next));
+    assert_eq!(app.selected(), Some(TorrentId(4)));
+
+    app.add_result(Err(AddError::AlreadyAdded {
+        id: TorrentId(2),
+        name: "beta".to_owned(),
+        info_hash: "bb".repeat(20),
+    }));
+    assert_eq!(app.selected(), Some(TorrentId(2)));
+    assert_eq!(app.notice(), Some("beta is already added: selected it"));
+}
+
+#[test]
+fn an_unchanged_snapshot_asks_for_no_redraw() {
+    let mut app = app();
+    let same = app.snapshot().clone();
+    assert!(!app.set_snapshot(same));
+    assert!(!app.set_snapshot(snapshot(1)), "equal content");
+    assert!(app.set_snapshot(snapshot(2)));
+}
+
+#[test]
+fn the_state_filter_hides_rows_and_keeps_a_shown_selection() {
+    let mut app = app();
+    app.apply(Action::Bottom);
+    assert_eq!(app.selected(), Some(TorrentId(3)));
+    // All -> Downloading: alpha and gamma stay, gamma stays selected
+    app.apply(Action::FilterNext);
+    assert_eq!(app.view().filter, StateFilter::All.step(true));
+    let shown: Vec<TorrentId> = app.visible_rows().map(|r| r.id).collect();
+    assert!(!shown.contains(&TorrentId(2)), "{shown:?}");
+    assert_eq!(app.selected(), Some(TorrentId(3)));
+}
+
+#[test]
+fn failed_adds_are_counted_with_where_to_read_why() {
+    let mut app = app();
+    app.adds_failed(&[]);
+    assert_eq!(app.notice(), None, "nothing failed: nothing said");
+    app.adds_failed(&["/tmp/a.torrent: not a torrent".to_owned()]);
+    assert_eq!(
+        app.notice(),
+        Some("1 torrent not added (why: e, session log): /tmp/a.torrent: not a torrent")
+    );
+    let reasons: Vec<String> = (0..5).map(|i| format!("/tmp/{i}.torrent: bad")).collect();
+    app.adds_failed(&reasons);
+    let notice = app.notice().unwrap();
+    assert!(
+        notice.starts_with("5 torrents not added (why: e, session log): /tmp/0.torrent"),
+        "{notice}"
+    );
+    assert!(notice.find("session log").unwrap() < 80);
+}
