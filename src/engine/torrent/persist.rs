@@ -7,12 +7,12 @@ use std::sync::Arc;
 
 use super::magnet::PendingMetadata;
 use super::state::{Input, Lifecycle};
-use super::summary::{FileSpan, Summary};
+use super::summary::Summary;
 use super::wanted::Wanted;
 use super::{Env, Torrent};
 use crate::api::{EventKind, EventLevel, TorrentError, TorrentErrorKind, TorrentId};
 use crate::metainfo::{InfoHash, Magnet};
-use crate::piece::{Bitfield, Geometry};
+use crate::piece::Bitfield;
 use crate::state::{FileStat, TorrentRecord};
 use crate::storage::disk::TorrentDisk;
 
@@ -117,7 +117,13 @@ impl Torrent {
             trackers: self.sum.trackers.clone(),
             private: self.sum.private,
             multi_file: self.sum.multi_file,
-            files: self.sum.files.iter().map(|f| (f.length, f.pad)).collect(),
+            files: self
+                .sum
+                .files
+                .spans()
+                .iter()
+                .map(|f| (f.length, f.pad))
+                .collect(),
             have: self.verified().as_bytes().to_vec(),
             file_stats: self.file_stats.clone(),
             file_prio: self.wanted.levels(),
@@ -160,29 +166,15 @@ impl Torrent {
 /// The summary kept in record `r` of the torrent `info_hash` (the file offsets follow
 /// from the lengths; a record with a damaged geometry gives an empty one).
 pub fn summary_of(info_hash: InfoHash, r: &TorrentRecord) -> Summary {
-    let mut offset = 0u64;
-    let files: Box<[FileSpan]> = r
-        .files
-        .iter()
-        .map(|&(length, pad)| {
-            let f = FileSpan {
-                offset,
-                length,
-                pad,
-            };
-            offset += length;
-            f
-        })
-        .collect();
     Summary {
         info_hash,
         name: r.name.clone(),
-        geometry: Geometry::new(r.total_length, r.piece_length, r.piece_count).unwrap_or_default(),
+        geometry: r.geometry().unwrap_or_default(),
         payload_size: r.payload_size,
         trackers: r.trackers.clone(),
         private: r.private,
         multi_file: r.multi_file,
-        files,
+        files: r.layout().unwrap_or_default(),
     }
 }
 
@@ -269,6 +261,7 @@ mod tests {
         let s = summary_of(InfoHash([1; 20]), &record());
         assert_eq!(
             s.files
+                .spans()
                 .iter()
                 .map(|f| (f.offset, f.length))
                 .collect::<Vec<_>>(),

@@ -280,7 +280,7 @@ impl Torrent {
             Some(m) => m
                 .files
                 .iter()
-                .zip(self.sum.files.iter())
+                .zip(self.sum.files.spans())
                 .zip(self.wanted.files())
                 .filter(|((f, _), _)| !f.pad)
                 .map(|((f, span), prio)| FileRow {
