@@ -97,6 +97,10 @@ pub enum Cmd {
         /// Print nothing but errors.
         #[arg(short, long)]
         quiet: bool,
+        /// When the download volume has less free space than `min_free_space`, wait for
+        /// space to come back (the default is to stop with exit status 1 and say why).
+        #[arg(long = "wait-for-space")]
+        wait_for_space: bool,
     },
     /// Print a .torrent file's name, info hash, pieces, trackers and files, or what a
     /// magnet link names (info hash, name, trackers, peers).

@@ -30,6 +30,40 @@ pub struct DownloadOptions {
     pub timeout: Option<Duration>,
     /// No progress lines.
     pub quiet: bool,
+    /// When the disk guard pauses a download (less free space than `min_free_space`), wait
+    /// for space to come back instead of failing.
+    pub wait_for_space: bool,
+}
+
+/// The disk guard's reason when it paused `r` (the volume has less free space than
+/// `min_free_space`): a headless download never pauses a torrent itself, so a paused row
+/// with a `paused: …` message is the guard's.
+pub fn guard_reason(r: &TorrentRow) -> Option<&str> {
+    (r.state == TorrentState::Paused)
+        .then_some(())
+        .and(r.message.as_deref())
+        .and_then(|m| m.strip_prefix("paused: "))
+}
+
+/// What to do about a torrent error on the command line (the TUI's hints say "resume",
+/// which means "run the command again" here).
+pub fn cli_hint(kind: crate::api::TorrentErrorKind) -> &'static str {
+    use crate::api::TorrentErrorKind as K;
+    match kind {
+        K::NoSpace => "free some space on the download volume, then run the command again",
+        K::PermissionDenied => {
+            "fix the owner or mode of the download folder, then run the command again"
+        }
+        K::ReadOnly => {
+            "make the download folder writable (or use -o DIR), then run the command again"
+        }
+        K::FilesMissing => {
+            "restore the files (or let them download again) and run the command again: the data is rechecked"
+        }
+        K::Storage => "check the disk, then run the command again",
+        K::BadMetadata => "the torrent behind this magnet link cannot be used",
+        K::Internal => "please report this; running the command again may work",
+    }
 }
 
 /// One progress line, e.g.
@@ -154,16 +188,45 @@ pub async fn download(mut config: Config, opts: DownloadOptions) -> anyhow::Resu
     );
     seed_status.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     let mut all_done = false;
+    // the engine's warnings, each printed once (its errors end the run with the cause)
+    let mut events = client.subscribe();
+    let mut events_open = true;
+    // the disk guard's pause, said once per torrent while it lasts
+    let mut told_guard: std::collections::HashSet<crate::api::TorrentId> = Default::default();
     let outcome: anyhow::Result<()> = loop {
         let snap = snapshots.borrow_and_update().clone();
         let rows: Vec<&TorrentRow> = ids.iter().filter_map(|id| snap.row(*id)).collect();
         if let Some(r) = rows.iter().find(|r| r.state == TorrentState::Error) {
             let why = r.error.as_ref().map_or_else(
                 || "failed".to_string(),
-                |e| format!("{} ({})", untrusted::line(&e.message), e.kind.hint()),
+                |e| format!("{} ({})", untrusted::line(&e.message), cli_hint(e.kind)),
             );
             break Err(anyhow::anyhow!("{}: {why}", untrusted::line(&r.name)));
         }
+        let guarded: Vec<(&TorrentRow, &str)> = rows
+            .iter()
+            .filter_map(|r| guard_reason(r).map(|g| (*r, g)))
+            .collect();
+        if let Some((r, why)) = guarded.first()
+            && !opts.wait_for_space
+        {
+            break Err(anyhow::anyhow!(
+                "{}: download stopped: {}; free some space or lower min_free_space in the config (or pass --wait-for-space to wait for it)",
+                untrusted::line(&r.name),
+                untrusted::line(why)
+            ));
+        }
+        told_guard.retain(|id| guarded.iter().any(|(r, _)| r.id == *id));
+        for (r, why) in &guarded {
+            if told_guard.insert(r.id) {
+                eprintln!(
+                    "ratorrent: {}: paused: {}; waiting for free space",
+                    untrusted::line(&r.name),
+                    untrusted::line(why)
+                );
+            }
+        }
+        let all_waiting = !guarded.is_empty() && guarded.len() == rows.len();
         let done_now = rows.len() == ids.len() && rows.iter().all(|r| is_done(r));
         if done_now && !all_done {
             all_done = true;
@@ -196,6 +259,7 @@ pub async fn download(mut config: Config, opts: DownloadOptions) -> anyhow::Resu
         }
         if !opts.quiet
             && !all_done
+            && !all_waiting
             && rows.len() == ids.len()
             && last_print.elapsed() >= Duration::from_millis(950)
         {
@@ -210,6 +274,15 @@ pub async fn download(mut config: Config, opts: DownloadOptions) -> anyhow::Resu
             deadline.unwrap_or_else(|| tokio::time::Instant::now() + Duration::from_secs(3600));
         tokio::select! {
             c = snapshots.changed() => if c.is_err() { break Err(anyhow::anyhow!("engine stopped unexpectedly")); },
+            ev = events.recv(), if events_open => match ev {
+                // the guard's pause is said above, once
+                Ok(ev) if ev.level == crate::api::EventLevel::Warn && ev.kind != crate::api::EventKind::DiskError => {
+                    let name = ev.torrent.and_then(|id| snap.row(id)).map(|r| format!("{}: ", untrusted::line(&r.name))).unwrap_or_default();
+                    eprintln!("ratorrent: warning: {name}{}", untrusted::line(&ev.message));
+                }
+                Err(tokio::sync::broadcast::error::RecvError::Closed) => events_open = false,
+                _ => {}
+            },
             _ = ticker.tick(), if !all_done => {}
             _ = seed_status.tick(), if all_done && !opts.quiet => {
                 println!("{}", seeding_line(&rows));
@@ -251,6 +324,35 @@ pub fn info(path: &Path) -> anyhow::Result<String> {
     Ok(meta.describe())
 }
 
+/// When `check` found nothing in `dir`: where it expected the data, and the folder to give
+/// instead when `dir` looks like the torrent's own top folder (a common slip), e.g.
+/// `expected the data at /d/album/album (its top folder inside DIR); give /d instead`.
+pub fn expected_data_hint(meta: &Metainfo, dir: &Path) -> Option<String> {
+    let expected = dir.join(meta.saved_name());
+    if expected.exists() {
+        return None;
+    }
+    let mut hint = format!("expected the data at {}", expected.display());
+    if meta.multi_file {
+        hint.push_str(" (the torrent's top folder, inside DIR)");
+    }
+    if dir.file_name().is_some_and(|n| n == meta.saved_name())
+        && let Some(parent) = dir.parent()
+    {
+        let parent = if parent.as_os_str().is_empty() {
+            Path::new(".")
+        } else {
+            parent
+        };
+        hint.push_str(&format!(
+            "; {} looks like the torrent's own folder: give its parent, {}",
+            dir.display(),
+            parent.display()
+        ));
+    }
+    Some(hint)
+}
+
 /// `ratorrent check`: verify `dir` against the torrent. Returns (verified, total) pieces.
 ///
 /// # Errors
@@ -275,10 +377,23 @@ pub fn check_with(
     opts: crate::storage::StorageOptions,
 ) -> anyhow::Result<(u32, u32)> {
     let meta = Metainfo::load(path).map_err(|e| anyhow::anyhow!(e))?;
+    check_meta(&meta, dir, threads, opts)
+}
+
+/// [`check_with`] of a loaded torrent.
+///
+/// # Errors
+/// Storage layout; `dir` is not a folder.
+pub fn check_meta(
+    meta: &Metainfo,
+    dir: &Path,
+    threads: usize,
+    opts: crate::storage::StorageOptions,
+) -> anyhow::Result<(u32, u32)> {
     if !dir.is_dir() {
         bail!("{}: no such directory", dir.display());
     }
-    let storage = Storage::for_torrent(&meta, dir, opts)?;
+    let storage = Storage::for_torrent(meta, dir, opts)?;
     let n = meta.piece_count();
     let have = check_pieces(
         &storage,
@@ -294,6 +409,43 @@ pub fn check_with(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn command_line_hints_never_say_resume_and_the_guard_is_told_from_a_users_pause() {
+        use crate::api::TorrentErrorKind as K;
+        for kind in [
+            K::NoSpace,
+            K::PermissionDenied,
+            K::ReadOnly,
+            K::FilesMissing,
+            K::Storage,
+            K::BadMetadata,
+            K::Internal,
+        ] {
+            let hint = cli_hint(kind);
+            assert!(!hint.contains("resum"), "{kind:?}: {hint}");
+            assert!(!hint.is_empty());
+        }
+        let guarded = TorrentRow {
+            state: TorrentState::Paused,
+            message: Some("paused: only 1 MiB free on the volume of /d".into()),
+            ..TorrentRow::default()
+        };
+        assert_eq!(
+            guard_reason(&guarded),
+            Some("only 1 MiB free on the volume of /d")
+        );
+        let downloading = TorrentRow {
+            state: TorrentState::Downloading,
+            ..guarded.clone()
+        };
+        assert_eq!(guard_reason(&downloading), None);
+        let plain = TorrentRow {
+            message: None,
+            ..guarded
+        };
+        assert_eq!(guard_reason(&plain), None);
+    }
 
     #[test]
     fn seeding_line_sums_rates_totals_and_gives_the_all_time_ratio() {

@@ -88,8 +88,10 @@ fn log_filter(default: &str) -> tracing_subscriber::EnvFilter {
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default))
 }
 
+/// Headless runs: warnings and errors on stderr. The engine's own events are not logged
+/// here: `download` prints its warnings once and ends with its errors (never twice).
 fn init_stderr_logging() {
-    let filter = log_filter("warn");
+    let filter = log_filter("warn,ratorrent::engine::event_log=off");
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
@@ -140,19 +142,29 @@ fn ui_options(cli: &Cli, config: &Config) -> anyhow::Result<tui::UiOptions> {
 fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match &cli.command {
         Some(Cmd::Info { torrent }) => {
+            // one rule for every subcommand: the config is read (a --config that does not
+            // exist or does not parse is an error), though `info` needs none of it
+            load_config(&cli)?;
             print!("{}", headless::info(torrent)?);
             Ok(ExitCode::SUCCESS)
         }
         Some(Cmd::Check { torrent, dir }) => {
             let config = load_config(&cli)?;
             let handles = ratorrent::storage::HandleCache::new(config.open_file_cap());
-            let (have, total) = headless::check_with(
-                torrent,
+            let meta =
+                ratorrent::metainfo::Metainfo::load(torrent).map_err(|e| anyhow::anyhow!(e))?;
+            let (have, total) = headless::check_meta(
+                &meta,
                 dir,
                 config.disk_thread_count(),
                 config.storage_options(handles),
             )?;
             println!("{have}/{total} pieces verified");
+            if have < total
+                && let Some(hint) = headless::expected_data_hint(&meta, dir)
+            {
+                println!("{hint}");
+            }
             Ok(if have == total {
                 ExitCode::SUCCESS
             } else {
@@ -165,6 +177,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             seed,
             timeout,
             quiet,
+            wait_for_space,
         }) => {
             init_stderr_logging();
             let config = load_config(&cli)?;
@@ -177,6 +190,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 seed: *seed,
                 timeout: timeout.map(std::time::Duration::from_secs),
                 quiet: *quiet,
+                wait_for_space: *wait_for_space,
             };
             runtime()?.block_on(headless::download(config, opts))?;
             Ok(ExitCode::SUCCESS)

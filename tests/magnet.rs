@@ -123,6 +123,36 @@ fn magnet_with_only_a_peer_address_downloads_from_libtorrent() {
     compare_trees(&s.data, &s.dst.join("payload")).unwrap();
 }
 
+/// Issue 15 item 6: while the magnet link's peer sends, headless progress lines never say
+/// "waiting for incoming peers"; before any peer is connected they name the sources in
+/// effect (the magnet link's peer).
+#[test]
+fn headless_progress_describes_the_magnet_peer_not_waiting_for_incoming() {
+    let s = swarm();
+    let seeder = seeder(&s);
+    let link = format!(
+        "magnet:?xt=urn:btih:{}&dn=payload&x.pe={}",
+        s.info_hash.to_hex(),
+        seeder.addr()
+    );
+    let port = free_port().to_string();
+    let dst = s.dst.to_str().unwrap().to_owned();
+    // slow enough for several progress lines while the peer sends
+    let mut rat = Rat::spawn(
+        &["download", &link, "-o", &dst, "--port", &port],
+        "download_rate_limit = 1048576",
+    );
+    let status = rat.wait(Duration::from_secs(90)).unwrap();
+    let out = rat.output();
+    assert!(status.success(), "ratorrent exited with {status}\n{out}");
+    assert!(
+        out.matches("Downloading").count() >= 2,
+        "several progress lines while downloading:\n{out}"
+    );
+    assert!(!out.contains("waiting for incoming peers"), "{out}");
+    compare_trees(&s.data, &s.dst.join("payload")).unwrap();
+}
+
 #[test]
 fn libtorrent_fetches_the_metadata_from_a_ratorrent_seeder() {
     let s = swarm();

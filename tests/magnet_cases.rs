@@ -265,13 +265,13 @@ fn info_ignores_empty_repeated_and_unknown_parameters() {
             String::from_utf8_lossy(&out.stderr)
         );
         assert!(stdout.contains(ih), "{link}\n{stdout}");
-        assert!(stdout.contains("name:         sample"), "{link}\n{stdout}");
+        assert!(stdout.contains("Name:          sample"), "{link}\n{stdout}");
         assert_eq!(
             stdout.matches("http://t.example/a").count(),
             1,
             "{link}\n{stdout}"
         );
-        assert!(!stdout.contains("trackers:     none"), "{link}\n{stdout}");
+        assert!(!stdout.contains("Trackers:      none"), "{link}\n{stdout}");
         if link.contains("tr=&") || link.contains("tr=%20") {
             assert!(
                 stdout.contains("empty parameters ignored: tr="),

@@ -81,12 +81,7 @@ async fn start(meta: Metainfo, download_dir: &Path, dir: tempfile::TempDir) -> F
     } else {
         Bitfield::new(geo.piece_count())
     };
-    let picker = Picker::new(
-        geo.piece_count(),
-        geo.piece_length(),
-        geo.last_piece_length(),
-        have,
-    );
+    let picker = Picker::new(geo, have);
     let t = Arc::new(TorrentShared::new(
         id,
         meta.info_hash,

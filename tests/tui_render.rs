@@ -166,6 +166,7 @@ fn detail() -> TorrentDetail {
         private: false,
         piece_length: 256 * 1024,
         wasted: 512 * 1024,
+        given_peers: Vec::new(),
         peer_sources: vec![
             SourceCount {
                 source: PeerSource::Tracker,
@@ -615,6 +616,8 @@ fn trackers_tab_without_trackers_names_the_sources_in_effect() {
     ] {
         let mut d = detail();
         d.trackers.clear();
+        // before the engine lists the sources in effect: what the session runs
+        d.peer_sources.clear();
         d.private = private;
         let mut snap = (*snapshot_with(1, four(), Some(d))).clone();
         snap.global.dht_nodes = dht_nodes;
@@ -627,6 +630,40 @@ fn trackers_tab_without_trackers_names_the_sources_in_effect() {
         let text = screen(&render(&mut app, 120, 30));
         assert!(text.contains(want) && !text.contains(not), "{want}\n{text}");
     }
+}
+
+/// Issue 15 item 6: without trackers, the Trackers tab names the sources the engine lists
+/// as in effect, the magnet link's peers first, with how many are connected; never
+/// "waiting for incoming peers".
+#[test]
+fn trackers_tab_without_trackers_names_the_magnet_peer_that_sends() {
+    let mut d = detail();
+    d.trackers.clear();
+    d.peer_sources = vec![
+        SourceCount {
+            source: PeerSource::Incoming,
+            known: 0,
+            connected: 0,
+        },
+        SourceCount {
+            source: PeerSource::Magnet,
+            known: 1,
+            connected: 1,
+        },
+    ];
+    let mut app = App::new(snapshot_with(1, four(), Some(d)));
+    app.handle_key(code(KeyCode::Enter));
+    while app.tab() != Tab::Trackers {
+        app.handle_key(code(KeyCode::Tab));
+    }
+    let text = screen(&render(&mut app, 120, 30));
+    assert!(
+        text.contains(
+            "no trackers: peers come from the magnet link's peers (1 connected) and incoming connections"
+        ),
+        "{text}"
+    );
+    assert!(!text.contains("waiting"), "{text}");
 }
 
 #[test]
@@ -933,6 +970,7 @@ fn add_dialog_validates_sends_and_selects() {
         id: TorrentId(2),
         name: "archlinux".to_owned(),
         info_hash: "bb".repeat(20),
+        merged: None,
     }));
     assert_eq!(app.selected(), Some(TorrentId(2)));
     assert!(app.notice().unwrap().contains("already added"));

@@ -152,6 +152,18 @@ impl Client {
         self.try_request(|tx| Command::Add(request, Some(tx)))
     }
 
+    /// Give torrent `id` a peer to dial, added by hand ([`Command::AddPeer`]).
+    ///
+    /// # Errors
+    /// [`ClientError::EngineGone`].
+    pub async fn add_peer(
+        &self,
+        id: TorrentId,
+        addr: std::net::SocketAddr,
+    ) -> Result<(), ClientError> {
+        self.send(Command::AddPeer { id, addr }).await
+    }
+
     /// Forget a torrent; with `delete_data` its payload files go too.
     ///
     /// # Errors
@@ -377,6 +389,7 @@ mod tests {
                             id: TorrentId(1),
                             name: "dup".into(),
                             info_hash: "ab".repeat(20),
+                            merged: None,
                         })
                     }
                     AddSource::File(p) if p.ends_with("gone.torrent") => {

@@ -115,6 +115,15 @@ pub enum Command {
     Recheck(TorrentId),
     /// Announce to every tracker now (as far as their `min interval` allows).
     Reannounce(TorrentId),
+    /// Give a torrent a peer to dial (IPv4 or IPv6 address and port), added by hand: kept
+    /// across restarts like a magnet link's `x.pe` peers, dialled whenever the torrent runs.
+    /// The outcome goes to the event stream.
+    AddPeer {
+        /// The torrent.
+        id: TorrentId,
+        /// The peer's address.
+        addr: std::net::SocketAddr,
+    },
     /// Publish the detail (peers, files, trackers, pieces) of this torrent in every snapshot
     /// from now on; `None` stops. Only one torrent is focused at a time.
     Focus(Option<TorrentId>),

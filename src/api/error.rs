@@ -8,7 +8,7 @@ use super::TorrentId;
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum AddError {
     /// The torrent is in the session already; `id` is the existing one (select it).
-    #[error("{name} is already added (info hash {info_hash})")]
+    #[error("{name} is already added (info hash {info_hash}){}", merged.as_ref().map(|m| format!("; {m}")).unwrap_or_default())]
     AlreadyAdded {
         /// The torrent already in the session.
         id: TorrentId,
@@ -16,6 +16,10 @@ pub enum AddError {
         name: String,
         /// Its info hash, 40 hex digits.
         info_hash: String,
+        /// A magnet link added again: what its trackers and `x.pe` peers brought in, e.g.
+        /// `"added 1 tracker and 2 peers from the link"` (they are merged into the torrent);
+        /// `None` for a .torrent file.
+        merged: Option<String>,
     },
     /// The file could not be read or is not a valid torrent; the text says why (path first).
     #[error("{0}")]

@@ -229,9 +229,13 @@ pub struct TorrentDetail {
     pub trackers: Vec<TrackerRow>,
     /// One entry per piece.
     pub pieces: Arc<[PieceState]>,
-    /// Where the torrent's peers came from: one entry per source that gave any, in the
-    /// order of [`PeerSource`].
+    /// Where the torrent's peers come from: one entry per source that gave any or is in
+    /// effect for it (trackers when it has some, the DHT, PEX and LSD when they run for
+    /// it, the peers the user gave, incoming connections), in the order of [`PeerSource`].
     pub peer_sources: Vec<SourceCount>,
+    /// The peers the user gave (a magnet link's `x.pe`: [`PeerSource::Magnet`], added by
+    /// hand: [`PeerSource::Manual`]), kept across restarts and dialled whenever it runs.
+    pub given_peers: Vec<(SocketAddr, PeerSource)>,
 }
 
 /// How many peers one source gave a torrent (detail view).

@@ -107,7 +107,9 @@ impl Metainfo {
                     } else {
                         String::new()
                     };
-                    let _ = writeln!(s, "  {label:<9}{}", escape(url));
+                    // a passkey in the URL is never printed (as for a magnet link)
+                    let masked = crate::net::mask_passkey(url);
+                    let _ = writeln!(s, "  {label:<9}{}", escape(&masked));
                 }
             }
         }

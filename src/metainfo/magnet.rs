@@ -295,42 +295,46 @@ impl Magnet {
         use std::fmt::Write;
         let mut s = String::new();
         let esc = |t: &str| crate::untrusted::escape(t).into_owned();
-        let _ = writeln!(s, "magnet link");
+        // the labels of a .torrent's description (`Metainfo::describe`)
         let _ = writeln!(
             s,
-            "name:         {}",
+            "Name:          {}",
             self.name.as_deref().map_or("(none given)".into(), esc)
         );
-        let _ = writeln!(s, "info hash:    {}", self.info_hash.to_hex());
+        let _ = writeln!(s, "Info hash v1:  {}", self.info_hash.to_hex());
         if let Some(v2) = &self.info_hash_v2 {
             let hex = data_encoding::HEXLOWER.encode(v2);
-            let _ = writeln!(s, "info hash v2: {hex} (hybrid: the v1 hash is used)");
+            let _ = writeln!(s, "Info hash v2:  {hex} (hybrid: the v1 hash is used)");
         }
+        let _ = writeln!(s, "Source:        magnet link");
+        let _ = writeln!(
+            s,
+            "Total size:    unknown until the metadata is fetched from peers (BEP 9)"
+        );
         if self.trackers.is_empty() {
-            let _ = writeln!(s, "trackers:     none (peers come from DHT, PEX and x.pe)");
-        }
-        for (i, t) in self.trackers.iter().enumerate() {
-            let label = if i == 0 { "trackers:" } else { "" };
-            let _ = writeln!(s, "{label:<14}{}", esc(&crate::net::mask_passkey(t)));
+            let _ = writeln!(s, "Trackers:      none (peers come from DHT, PEX and x.pe)");
+        } else {
+            let _ = writeln!(s, "Trackers:");
+            // BEP 12: each tracker of a magnet link is a tier of its own
+            for (i, t) in self.trackers.iter().enumerate() {
+                let label = format!("tier {}:", i + 1);
+                let _ = writeln!(s, "  {label:<9}{}", esc(&crate::net::mask_passkey(t)));
+            }
         }
         if !self.peers.is_empty() {
             let list: Vec<String> = self.peers.iter().map(|p| p.to_string()).collect();
-            let _ = writeln!(s, "peers:        {}", list.join(", "));
+            let _ = writeln!(s, "Peers:         {}", list.join(", "));
         }
         if !self.select_only.is_empty() {
             let _ = writeln!(
                 s,
-                "select only:  files {} (the others are skipped once the metadata arrives)",
+                "Select only:   files {} (the others are skipped once the metadata arrives)",
                 ranges(&self.select_only, ", ")
             );
         }
         for n in &self.notes {
-            let _ = writeln!(s, "note:         {}", esc(n));
+            let _ = writeln!(s, "Note:          {}", esc(n));
         }
-        let _ = writeln!(
-            s,
-            "size, files and pieces are known once the metadata is fetched from peers (BEP 9)"
-        );
         s
     }
 

@@ -17,7 +17,9 @@
 
 mod record;
 
-pub use record::{FileStat, RECORD_FORMAT, RecordError, TorrentRecord};
+pub use record::{
+    FileStat, KeptPeer, PeerOrigin, RECORD_FORMAT, RecordError, TorrentRecord, next_added_seq,
+};
 
 use std::path::{Path, PathBuf};
 
@@ -218,7 +220,7 @@ impl StateStore {
     fn read_all(&self, loaded: &mut Loaded) -> Result<(), StateError> {
         let dir = &self.dir;
         let mut seen = std::collections::HashSet::new();
-        let mut records: Vec<(u64, Stored)> = Vec::new();
+        let mut records: Vec<((u64, u64), Stored)> = Vec::new();
         {
             let tx = self.db.begin_read().map_err(|e| io(dir, e))?;
             let newer = match tx.open_table(META) {
@@ -259,9 +261,10 @@ impl StateStore {
                         let ih = InfoHash(*k.value());
                         seen.insert(ih);
                         match TorrentRecord::decode(v.value()) {
-                            Ok(r) => records.push((r.added_at, Stored::Record(ih, Box::new(r)))),
+                            Ok(r) => records
+                                .push(((r.added_at, r.added_seq), Stored::Record(ih, Box::new(r)))),
                             Err(e) => records.push((
-                                u64::MAX,
+                                (u64::MAX, 0),
                                 Stored::NeedsRecheck {
                                     info_hash: ih,
                                     why: e.to_string(),

@@ -1,6 +1,7 @@
 //! One torrent's record in the state store: what it takes to list it at start-up without
 //! reading its .torrent, and its resume data.
 
+use std::net::SocketAddr;
 use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
@@ -9,7 +10,7 @@ use thiserror::Error;
 use crate::piece::{Bitfield, FileLayout, Geometry};
 
 /// The record format this build writes (first byte of every record).
-pub const RECORD_FORMAT: u8 = 2;
+pub const RECORD_FORMAT: u8 = 3;
 
 /// Why a record could not be used.
 #[derive(Debug, Error, PartialEq, Eq)]
@@ -28,6 +29,25 @@ pub enum RecordError {
 /// A file as it was on disk at the last checkpoint: size (bytes) and modification time
 /// (Unix seconds and nanoseconds); `None` when it did not exist.
 pub type FileStat = Option<(u64, i64, u32)>;
+
+/// A peer address the user gave for a torrent: kept across restarts and dialled whenever
+/// the torrent runs, whatever trackers, DHT or PEX say.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct KeptPeer {
+    /// The peer's address (IPv4 or IPv6, port).
+    pub addr: SocketAddr,
+    /// Where the user gave it.
+    pub origin: PeerOrigin,
+}
+
+/// Where a [`KeptPeer`] came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum PeerOrigin {
+    /// A magnet link's `x.pe` parameter (BEP 9).
+    Magnet,
+    /// Added by hand ("add peer").
+    Manual,
+}
 
 /// Everything kept of one torrent between runs.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -82,6 +102,31 @@ pub struct TorrentRecord {
     /// fields (format 2).
     #[serde(skip)]
     pub magnet: Option<String>,
+    /// Peers the user gave (magnet `x.pe`, added by hand), in the order given. Stored after
+    /// the magnet field (format 3; older records have none).
+    #[serde(skip)]
+    pub peers: Vec<KeptPeer>,
+    /// Orders torrents added in the same second ([`TorrentRecord::added_at`]): larger is
+    /// later (format 3; older records have 0). See [`next_added_seq`].
+    #[serde(skip)]
+    pub added_seq: u64,
+}
+
+/// A number larger than every one this process returned before (the wall clock in ns
+/// since 1970 when that is larger), for [`TorrentRecord::added_seq`]: torrents added in
+/// the same second keep the order they were added in across restarts.
+pub fn next_added_seq() -> u64 {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static LAST: AtomicU64 = AtomicU64::new(0);
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX));
+    let prev = LAST
+        .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |last| {
+            Some(now.max(last + 1))
+        })
+        .unwrap_or(0);
+    now.max(prev + 1)
 }
 
 impl TorrentRecord {
@@ -90,7 +135,9 @@ impl TorrentRecord {
         let out = vec![RECORD_FORMAT];
         // serialising plain data into a Vec cannot fail; keep the format byte at least
         let out = postcard::to_extend(self, out).unwrap_or_else(|_| vec![RECORD_FORMAT]);
-        postcard::to_extend(&self.magnet, out).unwrap_or_else(|_| vec![RECORD_FORMAT])
+        let out = postcard::to_extend(&self.magnet, out).unwrap_or_else(|_| vec![RECORD_FORMAT]);
+        postcard::to_extend(&(&self.peers, self.added_seq), out)
+            .unwrap_or_else(|_| vec![RECORD_FORMAT])
     }
 
     /// Decode a stored record.
@@ -105,8 +152,12 @@ impl TorrentRecord {
         let damaged = |e: postcard::Error| RecordError::Damaged(e.to_string());
         let (mut r, rest): (TorrentRecord, &[u8]) =
             postcard::take_from_bytes(rest).map_err(damaged)?;
-        if format >= 2 {
+        if format == 2 {
             r.magnet = postcard::from_bytes(rest).map_err(damaged)?;
+        } else if format >= 3 {
+            let (magnet, rest) = postcard::take_from_bytes(rest).map_err(damaged)?;
+            r.magnet = magnet;
+            (r.peers, r.added_seq) = postcard::from_bytes(rest).map_err(damaged)?;
         }
         r.validate()?;
         Ok(r)

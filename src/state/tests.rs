@@ -25,6 +25,8 @@ fn record(name: &str, added_at: u64) -> TorrentRecord {
         down_limit: 0,
         up_limit: 0,
         magnet: None,
+        peers: vec![],
+        added_seq: 0,
     }
 }
 
@@ -45,6 +47,11 @@ fn magnet_records_and_format_1_records() {
     let mut bad = record("b", 3);
     bad.magnet = m.magnet.clone();
     assert!(TorrentRecord::decode(&bad.encode()).is_err());
+    // format 2 (no kept peers nor sequence) still reads
+    let mut v2 = vec![2u8];
+    v2 = postcard::to_extend(&m, v2).unwrap();
+    v2 = postcard::to_extend(&m.magnet, v2).unwrap();
+    assert_eq!(TorrentRecord::decode(&v2).unwrap(), m);
     // format 1 (no magnet field) still reads
     let r = record("old", 4);
     let mut v1 = vec![1u8];
@@ -234,4 +241,60 @@ fn a_torrent_removed_and_added_again_in_one_batch_keeps_its_record_and_torrent_c
         loaded.torrents.as_slice(),
         [Stored::Record(h, r)] if *h == ih(1) && r.name == "a again"
     ));
+}
+
+#[test]
+fn kept_peers_and_the_added_sequence_round_trip() {
+    let mut r = record("p", 5);
+    r.peers = vec![
+        KeptPeer {
+            addr: "127.0.0.1:6881".parse().unwrap(),
+            origin: PeerOrigin::Magnet,
+        },
+        KeptPeer {
+            addr: "[::1]:51413".parse().unwrap(),
+            origin: PeerOrigin::Manual,
+        },
+    ];
+    r.added_seq = 42;
+    let back = TorrentRecord::decode(&r.encode()).unwrap();
+    assert_eq!(back.peers, r.peers);
+    assert_eq!(back.added_seq, 42);
+    // a record cut inside the kept peers is damaged, not read short
+    let bytes = r.encode();
+    assert!(TorrentRecord::decode(&bytes[..bytes.len() - 2]).is_err());
+}
+
+#[test]
+fn added_sequence_numbers_only_grow() {
+    let a = next_added_seq();
+    let b = next_added_seq();
+    let c = next_added_seq();
+    assert!(a < b && b < c, "{a} {b} {c}");
+}
+
+#[test]
+fn torrents_added_in_the_same_second_come_back_in_the_order_they_were_added() {
+    let dir = tempfile::tempdir().unwrap();
+    {
+        let (store, _) = StateStore::open(dir.path()).unwrap();
+        // info hashes in the reverse order of adding: the key order must not win
+        let mut updates = Vec::new();
+        for (i, b) in [9u8, 5, 1].into_iter().enumerate() {
+            let mut r = record(&format!("t{i}"), 1_700_000_000);
+            r.added_seq = next_added_seq();
+            updates.push(Update::Put(ih(b), Box::new(r)));
+        }
+        store.write(updates).unwrap();
+    }
+    let (_store, loaded) = StateStore::open(dir.path()).unwrap();
+    let names: Vec<String> = loaded
+        .torrents
+        .iter()
+        .map(|s| match s {
+            Stored::Record(_, r) => r.name.clone(),
+            Stored::NeedsRecheck { why, .. } => panic!("{why}"),
+        })
+        .collect();
+    assert_eq!(names, ["t0", "t1", "t2"]);
 }

@@ -25,6 +25,8 @@ pub enum Context {
     Detail,
     /// The Files tab of the detail view.
     Files,
+    /// The Peers tab of the detail view.
+    Peers,
     /// The Speed tab of the detail view.
     Speed,
     /// The session log screen.
@@ -35,18 +37,19 @@ pub enum Context {
     Search,
     /// A yes/no dialog (remove, delete, quit).
     Confirm,
-    /// A dialog with fields (add, limits, move); typing edits the focused field.
+    /// A dialog with fields (add, limits, move, add peer); typing edits the focused field.
     Form,
 }
 
 impl Context {
     /// Every context, in the order the help overlay lists them.
-    pub const ALL: [Context; 11] = [
+    pub const ALL: [Context; 12] = [
         Context::Global,
         Context::Torrents,
         Context::List,
         Context::Detail,
         Context::Files,
+        Context::Peers,
         Context::Speed,
         Context::Log,
         Context::Help,
@@ -63,6 +66,7 @@ impl Context {
             Context::List => "Torrent list",
             Context::Detail => "Detail view",
             Context::Files => "Files tab",
+            Context::Peers => "Peers tab",
             Context::Speed => "Speed tab",
             Context::Log => "Session log",
             Context::Help => "Help window",
@@ -78,7 +82,7 @@ impl Context {
             Context::Global => &[],
             Context::Torrents | Context::Log => &[Context::Global],
             Context::List | Context::Detail => &[Context::Torrents, Context::Global],
-            Context::Files | Context::Speed => {
+            Context::Files | Context::Peers | Context::Speed => {
                 &[Context::Detail, Context::Torrents, Context::Global]
             }
             // Popups and text entry see only their own keys: `q` there never quits.
@@ -167,6 +171,8 @@ pub enum Action {
     PriorityDown,
     /// Next graph window (1 min, 10 min, 1 h).
     SpeedWindow,
+    /// Open the add-peer dialog (a peer address to dial, kept across restarts).
+    AddPeer,
     /// Close the help window.
     CloseHelp,
     /// Keep the search and go back to the list.
@@ -478,6 +484,13 @@ pub static ACTIONS: &[ActionSpec] = &[
         &[C::Speed],
         [K::char('w')],
         "Graph window: 1 min, 10 min, 1 h"
+    ),
+    spec!(
+        AddPeer,
+        "add_peer",
+        &[C::Peers],
+        [K::char('A')],
+        "Add a peer by address (1.2.3.4:6881, [::1]:6881); kept across restarts"
     ),
     spec!(
         CloseHelp,

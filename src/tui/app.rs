@@ -255,12 +255,15 @@ impl App {
                 self.pending_select = Some(id);
                 self.set_info("torrent added".to_owned());
             }
-            Err(AddError::AlreadyAdded { id, name, .. }) => {
+            Err(AddError::AlreadyAdded {
+                id, name, merged, ..
+            }) => {
                 self.pending_select = Some(id);
-                self.set_info(format!(
-                    "{} is already added: selected it",
-                    format::clean(&name, false)
-                ));
+                let name = format::clean(&name, false);
+                self.set_info(match merged {
+                    Some(m) => format!("{name} is already added: {m}"),
+                    None => format!("{name} is already added: selected it"),
+                });
             }
             Err(e) => self.set_error(format!("not added: {e}")),
         }
@@ -671,6 +674,7 @@ impl App {
                 self.change_priority(action == Action::PriorityUp)
             }
             Action::SpeedWindow => self.window = self.window.next(),
+            Action::AddPeer => self.open_add_peer(),
             Action::Confirm => self.confirm(),
             Action::Deny | Action::Cancel => self.dialog = None,
             Action::Submit => self.submit(),

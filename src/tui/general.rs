@@ -184,19 +184,11 @@ pub fn facts(
         ),
         Plain,
     ));
-    if let Some(d) = detail
-        && !d.peer_sources.is_empty()
-    {
-        let parts: Vec<String> = d
-            .peer_sources
-            .iter()
-            .map(|c| format!("{} {}/{}", c.source.label(), c.connected, c.known))
-            .collect();
-        out.push(fact(
-            "Sources",
-            format!("{} (connected/known)", parts.join(", ")),
-            Plain,
-        ));
+    if let Some(d) = detail {
+        out.push(fact("Sources", sources_line(d), Plain));
+        if !d.given_peers.is_empty() {
+            out.push(fact("Given peers", given_peers_line(d), Plain));
+        }
     }
     out.push(fact(
         "Added",
@@ -233,6 +225,48 @@ pub fn facts(
         ));
     }
     out
+}
+
+/// Where the torrent's peers come from (every source in effect, with connected/known
+/// counts), e.g. `"magnet 1/1, PEX 0/0, incoming 0/0 (connected/known); no trackers"`.
+pub fn sources_line(d: &TorrentDetail) -> String {
+    let parts: Vec<String> = d
+        .peer_sources
+        .iter()
+        .map(|c| format!("{} {}/{}", c.source.label(), c.connected, c.known))
+        .collect();
+    let mut line = if parts.is_empty() {
+        "none yet".to_owned()
+    } else {
+        format!("{} (connected/known)", parts.join(", "))
+    };
+    if d.trackers.is_empty() {
+        line.push_str("; no trackers");
+    }
+    line
+}
+
+/// The peers the user gave, e.g. `"127.0.0.2:6881 (magnet link), [::1]:7000 (by hand)"`;
+/// at most four, then how many more.
+pub fn given_peers_line(d: &TorrentDetail) -> String {
+    const SHOWN: usize = 4;
+    let mut parts: Vec<String> = d
+        .given_peers
+        .iter()
+        .take(SHOWN)
+        .map(|(addr, source)| {
+            let how = if *source == crate::api::PeerSource::Manual {
+                "by hand"
+            } else {
+                "magnet link"
+            };
+            format!("{addr} ({how})")
+        })
+        .collect();
+    if d.given_peers.len() > SHOWN {
+        parts.push(format!("{} more", d.given_peers.len() - SHOWN));
+    }
+    parts.join(", ")
 }
 
 #[cfg(test)]
@@ -395,10 +429,55 @@ mod tests {
         );
         assert_eq!(value(&facts, "Save path"), "/srv/linux");
         assert_eq!(value(&facts, "Size"), "2.00 KiB (2 pieces of 1.00 KiB)");
-        assert!(value(&facts, "Sources").ends_with("2/5 (connected/known)"));
+        assert!(value(&facts, "Sources").ends_with("2/5 (connected/known); no trackers"));
+        assert!(!labels(&facts).contains(&"Given peers"));
         assert_eq!(value(&facts, "Comment"), "caf?", "ASCII mode");
         assert_eq!(value(&facts, "Created by"), "-");
         assert_eq!(value(&facts, "Private"), "yes (no DHT, no PEX)");
         assert!(value(&facts, "Transferred").contains("wasted 0 B"));
+    }
+
+    #[test]
+    fn sources_and_the_peers_the_user_gave_are_listed() {
+        let sym = Theme::default().sym;
+        let mut detail = TorrentDetail {
+            peer_sources: vec![
+                SourceCount {
+                    source: PeerSource::Magnet,
+                    known: 1,
+                    connected: 1,
+                },
+                SourceCount {
+                    source: PeerSource::Incoming,
+                    known: 0,
+                    connected: 0,
+                },
+            ],
+            given_peers: vec![
+                ("127.0.0.2:6881".parse().unwrap(), PeerSource::Magnet),
+                ("[::1]:7000".parse().unwrap(), PeerSource::Manual),
+            ],
+            ..TorrentDetail::default()
+        };
+        let facts = facts(&row(), Some(&detail), &Keymap::default(), &sym);
+        assert_eq!(
+            value(&facts, "Sources"),
+            "magnet 1/1, incoming 0/0 (connected/known); no trackers"
+        );
+        assert_eq!(
+            value(&facts, "Given peers"),
+            "127.0.0.2:6881 (magnet link), [::1]:7000 (by hand)"
+        );
+        detail.peer_sources.clear();
+        detail.given_peers = (1..=6)
+            .map(|i| {
+                (
+                    format!("127.0.0.{i}:1").parse().unwrap(),
+                    PeerSource::Manual,
+                )
+            })
+            .collect();
+        assert_eq!(sources_line(&detail), "none yet; no trackers");
+        assert!(given_peers_line(&detail).ends_with("127.0.0.4:1 (by hand), 2 more"));
     }
 }

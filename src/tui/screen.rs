@@ -75,6 +75,7 @@ impl Screen {
             (Screen::List, _) => Context::List,
             (Screen::Log, _) => Context::Log,
             (Screen::Detail, Tab::Files) => Context::Files,
+            (Screen::Detail, Tab::Peers) => Context::Peers,
             (Screen::Detail, Tab::Speed) => Context::Speed,
             (Screen::Detail, _) => Context::Detail,
         }
@@ -150,7 +151,8 @@ mod tests {
         assert_eq!(Screen::Log.context(Tab::Speed), Context::Log);
         assert_eq!(Screen::Detail.context(Tab::Files), Context::Files);
         assert_eq!(Screen::Detail.context(Tab::Speed), Context::Speed);
-        assert_eq!(Screen::Detail.context(Tab::Peers), Context::Detail);
+        assert_eq!(Screen::Detail.context(Tab::Peers), Context::Peers);
+        assert_eq!(Screen::Detail.context(Tab::Trackers), Context::Detail);
         assert_eq!(Screen::Detail.context(Tab::General), Context::Detail);
     }
 

@@ -14,7 +14,7 @@
 use std::collections::BTreeMap;
 
 use crate::piece::Bitfield;
-use crate::piece::{BLOCK_SIZE, BlockRef};
+use crate::piece::{BLOCK_SIZE, BlockRef, Geometry};
 
 /// Identifies a peer connection to the picker (piece affinity, endgame bookkeeping).
 pub type PeerKey = u64;
@@ -77,9 +77,7 @@ pub enum BlockOutcome {
 /// The piece picker for one torrent.
 #[derive(Debug)]
 pub struct Picker {
-    piece_count: u32,
-    piece_length: u32,
-    last_piece_length: u32,
+    geo: Geometry,
     have: Bitfield,
     state: Vec<PieceState>,
     availability: Vec<u16>,
@@ -106,14 +104,10 @@ pub struct Picker {
 }
 
 impl Picker {
-    /// A picker for `piece_count` pieces of `piece_length` bytes (the last `last_piece_length`),
+    /// A picker for the pieces and blocks of `geo`,
     /// with the pieces in `have` already verified.
-    pub fn new(
-        piece_count: u32,
-        piece_length: u32,
-        last_piece_length: u32,
-        have: Bitfield,
-    ) -> Picker {
+    pub fn new(geo: Geometry, have: Bitfield) -> Picker {
+        let piece_count = geo.piece_count();
         let mut order: Vec<u32> = (0..piece_count).filter(|&p| !have.get(p)).collect();
         // random order among equals: shuffle once, bucket moves keep it mixed
         {
@@ -134,18 +128,9 @@ impl Picker {
             })
             .collect();
         let n = order.len() as u32;
-        let size = |p: u32| {
-            if p + 1 == piece_count {
-                u64::from(last_piece_length)
-            } else {
-                u64::from(piece_length)
-            }
-        };
-        let left = order.iter().map(|&p| size(p)).sum();
+        let left = geo.total_length() - geo.bytes_in(&have);
         Picker {
-            piece_count,
-            piece_length,
-            last_piece_length,
+            geo,
             have,
             state,
             availability: vec![0; piece_count as usize],
@@ -181,14 +166,14 @@ impl Picker {
     /// above 3 count as 3). Pieces already started keep their blocks; a piece that stops
     /// being wanted is no longer picked. `prio.len()` must be the piece count (else ignored).
     pub fn set_priorities(&mut self, prio: &[u8]) {
-        if prio.len() != self.piece_count as usize {
+        if prio.len() != self.geo.piece_count() as usize {
             return;
         }
         self.prio = prio.iter().map(|&x| x.min(PRIO_HIGH)).collect();
         self.missing = [0; 4];
         self.wanted_left = 0;
         self.left = 0;
-        for p in 0..self.piece_count {
+        for p in 0..self.geo.piece_count() {
             let level = self.prio[p as usize];
             if level == PRIO_SKIP {
                 continue;
@@ -199,7 +184,7 @@ impl Picker {
             }
             if st != PieceState::Have {
                 self.wanted_left += 1;
-                self.left += u64::from(self.piece_size(p));
+                self.left += u64::from(self.geo.piece_size(p));
             }
         }
     }
@@ -232,26 +217,9 @@ impl Picker {
             .chain(self.pending_contributors.keys().copied())
     }
 
-    /// Size of piece `p` in bytes.
-    pub fn piece_size(&self, p: u32) -> u32 {
-        if p + 1 == self.piece_count {
-            self.last_piece_length
-        } else {
-            self.piece_length
-        }
-    }
-
-    fn block_count(&self, p: u32) -> u32 {
-        self.piece_size(p).div_ceil(BLOCK_SIZE)
-    }
-
-    fn block_ref(&self, p: u32, b: u32) -> BlockRef {
-        let begin = b * BLOCK_SIZE;
-        BlockRef {
-            piece: p,
-            begin,
-            length: (self.piece_size(p) - begin).min(BLOCK_SIZE),
-        }
+    /// The pieces and blocks it picks from.
+    pub fn geometry(&self) -> &Geometry {
+        &self.geo
     }
 
     // ---- availability ----------------------------------------------------------------
@@ -338,7 +306,7 @@ impl Picker {
 
     /// A connected peer announced piece `p` (`have`).
     pub fn peer_has(&mut self, p: u32) {
-        if p < self.piece_count {
+        if p < self.geo.piece_count() {
             self.inc_availability(p);
         }
     }
@@ -353,7 +321,7 @@ impl Picker {
     /// A peer with bitfield `has` disconnected: drop its availability and its affinity.
     pub fn peer_gone(&mut self, peer: PeerKey, has: &Bitfield) {
         for p in has.ones() {
-            if p < self.piece_count {
+            if p < self.geo.piece_count() {
                 self.dec_availability(p);
             }
         }
@@ -441,12 +409,14 @@ impl Picker {
                 .filter(|p| has.get(*p) && self.state[*p as usize] == PieceState::Partial)
                 .collect();
             'outer: for p in pieces {
-                let nblocks = self.block_count(p);
+                let nblocks = self.geo.block_count(p);
                 for b in 0..nblocks {
                     if !want(out) {
                         break 'outer;
                     }
-                    let r = self.block_ref(p, b);
+                    let Some(r) = self.geo.block(p, b) else {
+                        continue;
+                    };
                     let Some(part) = self.partial.get_mut(&p) else {
                         continue;
                     };
@@ -508,7 +478,7 @@ impl Picker {
     }
 
     fn start_piece(&mut self, p: u32, owner: Option<PeerKey>) {
-        let n = self.block_count(p);
+        let n = self.geo.block_count(p);
         self.state[p as usize] = PieceState::Partial;
         let level = self.prio[p as usize] as usize;
         self.missing[level] = self.missing[level].saturating_sub(1);
@@ -525,7 +495,7 @@ impl Picker {
     }
 
     fn take_unrequested(&mut self, p: u32, max: usize, out: &mut Vec<BlockRef>) {
-        let nblocks = self.block_count(p);
+        let nblocks = self.geo.block_count(p);
         let mut refs = Vec::new();
         if let Some(part) = self.partial.get_mut(&p) {
             for (b, blk) in part.blocks.iter_mut().enumerate() {
@@ -540,7 +510,7 @@ impl Picker {
             }
         }
         debug_assert!(refs.iter().all(|&b| b < nblocks));
-        out.extend(refs.into_iter().map(|b| self.block_ref(p, b)));
+        out.extend(refs.into_iter().filter_map(|b| self.geo.block(p, b)));
     }
 
     /// A request for `block` will not be answered (choked, rejected, timed out, peer gone):
@@ -562,13 +532,12 @@ impl Picker {
     /// A block arrived from `peer`. Geometry is checked here: a block we never described is
     /// `Unexpected`.
     pub fn on_block(&mut self, peer: PeerKey, piece: u32, begin: u32, len: u32) -> BlockOutcome {
-        if piece >= self.piece_count || !begin.is_multiple_of(BLOCK_SIZE) {
-            return BlockOutcome::Unexpected;
-        }
-        if begin >= self.piece_size(piece) {
-            return BlockOutcome::Unexpected;
-        }
-        if self.block_ref(piece, begin / BLOCK_SIZE).length != len {
+        let block = BlockRef {
+            piece,
+            begin,
+            length: len,
+        };
+        if !self.geo.is_block(&block) {
             return BlockOutcome::Unexpected;
         }
         match self.state[piece as usize] {
@@ -620,7 +589,7 @@ impl Picker {
         self.remove_from_order(p);
         if self.prio[p as usize] != PRIO_SKIP {
             self.wanted_left -= 1;
-            self.left -= u64::from(self.piece_size(p));
+            self.left -= u64::from(self.geo.piece_size(p));
         }
         true
     }
@@ -637,7 +606,7 @@ impl Picker {
         if level != PRIO_SKIP {
             self.missing[level as usize] += 1;
             self.wanted_left += 1;
-            self.left += u64::from(self.piece_size(p));
+            self.left += u64::from(self.geo.piece_size(p));
         }
         self.insert_into_order(p);
         true
@@ -705,10 +674,10 @@ impl Picker {
             .order
             .iter()
             .filter(|&&p| self.prio[p as usize] != PRIO_SKIP)
-            .map(|&p| u64::from(self.piece_size(p)))
+            .map(|&p| u64::from(self.geo.piece_size(p)))
             .sum();
         assert_eq!(self.left, left, "left counter");
-        let missing = (0..self.piece_count)
+        let missing = (0..self.geo.piece_count())
             .filter(|&p| {
                 self.state[p as usize] == PieceState::Missing && self.prio[p as usize] != PRIO_SKIP
             })

@@ -3,7 +3,9 @@
 use super::*;
 
 fn picker(pieces: u32, plen: u32, last: u32) -> Picker {
-    Picker::new(pieces, plen, last, Bitfield::new(pieces))
+    let total = u64::from(pieces - 1) * u64::from(plen) + u64::from(last);
+    let geo = Geometry::new(total, plen, pieces).unwrap();
+    Picker::new(geo, Bitfield::new(pieces))
 }
 
 #[test]
@@ -56,7 +58,7 @@ fn blocks_of_a_piece_in_order_and_geometry() {
     assert_eq!(total, 2 * u64::from(plen) + 1000);
     for b in &out {
         assert!(b.length <= BLOCK_SIZE);
-        assert!(b.begin + b.length <= pk.piece_size(b.piece));
+        assert!(b.begin + b.length <= pk.geometry().piece_size(b.piece));
     }
     // within each piece, blocks are consecutive and ascending
     for w in out.windows(2) {
@@ -105,7 +107,10 @@ fn full_download_cycle_with_failure_and_refetch() {
 
 #[test]
 fn lost_pieces_are_fetched_again() {
-    let mut pk = Picker::new(8, BLOCK_SIZE, BLOCK_SIZE, Bitfield::full(8));
+    let mut pk = Picker::new(
+        Geometry::new(8 * u64::from(BLOCK_SIZE), BLOCK_SIZE, 8).unwrap(),
+        Bitfield::full(8),
+    );
     assert!(pk.is_complete());
     let mut some = Bitfield::new(8);
     some.set(3);

@@ -145,6 +145,7 @@ impl Session {
                 id,
                 name: meta.saved_name().to_owned(),
                 info_hash: meta.info_hash.to_hex(),
+                merged: None,
             });
         }
         let id = self.library.new_id();
@@ -195,6 +196,8 @@ impl Session {
     /// Add a magnet link: listed at once, its metadata fetched from peers when it runs.
     fn add_magnet(&mut self, m: Magnet, req: AddRequest) -> Result<TorrentId, AddError> {
         if let Some(id) = self.library.find(&m.info_hash) {
+            // its new trackers and peers are taken (say so)
+            let merged = self.with(id, |t, env| t.merge_magnet(&m, env));
             let name = self
                 .torrents
                 .get(&id)
@@ -203,6 +206,7 @@ impl Session {
                 id,
                 name,
                 info_hash: m.info_hash.to_hex(),
+                merged: merged.map(|m| m.describe()),
             });
         }
         let id = self.library.new_id();

@@ -210,7 +210,8 @@ impl Session {
             Command::Add(req, reply) => {
                 let r = self.add(req);
                 if let Err(e) = &r {
-                    tracing::warn!("add refused: {e}");
+                    // the front end that asked reports it (headless runs print it once)
+                    tracing::info!("add refused: {e}");
                     // every refused add reaches the session log, whoever asked for it
                     let level = match e {
                         AddError::AlreadyAdded { .. } => Some(EventLevel::Info),
@@ -265,6 +266,9 @@ impl Session {
             }
             Command::Reannounce(id) => {
                 self.with(id, |t, env| t.reannounce(env));
+            }
+            Command::AddPeer { id, addr } => {
+                self.with(id, |t, env| t.add_peer(addr, env));
             }
             Command::Remove { id, delete_data } => self.remove(id, delete_data),
             Command::Focus(id) => {

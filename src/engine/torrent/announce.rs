@@ -164,6 +164,40 @@ impl TrackerSet {
         }
     }
 
+    /// Add `url` as a tier of its own (how a magnet link's trackers are announced to, BEP
+    /// 12) unless a tier has it already. `running`: the torrent is in the swarm, so the new
+    /// tier announces `started` at that time. Returns whether it was added.
+    pub fn add_tracker(
+        &mut self,
+        url: &str,
+        supported: impl Fn(&str) -> bool,
+        running: Option<Instant>,
+    ) -> bool {
+        let url = url.trim();
+        if url.is_empty()
+            || self
+                .tiers
+                .iter()
+                .any(|t| t.trackers.iter().any(|tr| tr.url == url))
+        {
+            return false;
+        }
+        let Some(mut tier) = TrackerSet::new(&[vec![url.to_owned()]], supported)
+            .tiers
+            .pop()
+        else {
+            return false;
+        };
+        if let Some(now) = running
+            && tier.first_supported_from(0).is_some()
+        {
+            tier.event = Some(AnnounceEvent::Started);
+            tier.next_at = Some(now);
+        }
+        self.tiers.push(tier);
+        true
+    }
+
     /// No trackers at all.
     pub fn is_empty(&self) -> bool {
         self.tiers.is_empty()
@@ -569,6 +603,24 @@ mod tests {
             .map(|t| t.iter().map(|s| s.to_string()).collect())
             .collect();
         TrackerSet::new(&tiers, |u| u.starts_with("http"))
+    }
+
+    #[test]
+    fn a_tracker_added_later_is_a_tier_of_its_own_and_announces_when_running() {
+        let t0 = Instant::now();
+        let mut s = set(&[&["http://a/announce"]]);
+        assert!(!s.add_tracker("http://a/announce", |_| true, None), "known");
+        assert!(!s.add_tracker("  ", |_| true, None));
+        // stopped: added, nothing due
+        assert!(s.add_tracker("http://b/announce", |u| u.starts_with("http"), None));
+        assert!(s.due(t0).is_empty());
+        // running: it announces `started` at once
+        assert!(s.add_tracker("http://c/announce", |u| u.starts_with("http"), Some(t0)));
+        let jobs = s.due(t0);
+        assert_eq!(jobs.len(), 1);
+        assert_eq!(jobs[0].url, "http://c/announce");
+        assert_eq!(jobs[0].event, Some(AnnounceEvent::Started));
+        assert_eq!(s.rows(t0, SystemTime::now()).len(), 3);
     }
 
     #[test]

@@ -212,12 +212,7 @@ impl Torrent {
             return None;
         }
         let geo = self.sum.geometry;
-        let mut picker = Picker::new(
-            geo.piece_count(),
-            geo.piece_length(),
-            geo.last_piece_length(),
-            self.have.clone(),
-        );
+        let mut picker = Picker::new(geo, self.have.clone());
         if let Some(p) = self.wanted.for_picker() {
             picker.set_priorities(p);
         }

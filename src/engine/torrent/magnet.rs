@@ -46,10 +46,11 @@ impl Torrent {
             trackers: link.trackers.iter().map(|t| vec![t.clone()]).collect(),
             private: false,
             multi_file: false,
-            files: Box::new([]),
+            files: crate::piece::FileLayout::default(),
         };
         let mut t = Torrent::blank(id, sum, save_dir, seed, upload_slots);
         t.keep_meta = keep_meta;
+        t.kept_peers = super::sources::kept_of(&link);
         t.pending = Some(PendingMetadata { link, fetch: None });
         t
     }

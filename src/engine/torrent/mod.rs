@@ -16,7 +16,8 @@
 //! - `impl Torrent` pages, one per kind of input: `swarm` (dials, admission, peer events,
 //!   the choke round, PEX, bans), `trackers` (announces, scrapes), [`disk`] (files, checks,
 //!   disk results), `magnet` (a magnet link's metadata), `relocate` (moving the files),
-//!   `dht` and `lsd` (those peer sources).
+//!   `dht` and `lsd` (those peer sources), [`sources`] (the peers the user gave, the
+//!   sources in effect).
 
 pub mod announce;
 pub mod check_queue;
@@ -30,6 +31,7 @@ pub mod peer_book;
 pub mod peers;
 pub mod persist;
 mod relocate;
+pub mod sources;
 pub mod state;
 pub mod summary;
 mod swarm;
@@ -67,8 +69,7 @@ use super::link::shared::TorrentShared;
 use super::rate::RateMeter;
 use super::timer::Timers;
 use crate::api::{
-    EventKind, EventLevel, FilePriority, PeerSource, TorrentError, TorrentErrorKind, TorrentId,
-    TorrentState,
+    EventKind, EventLevel, FilePriority, TorrentError, TorrentErrorKind, TorrentId, TorrentState,
 };
 use crate::metainfo::{InfoHash, Metainfo};
 use crate::piece::Bitfield;
@@ -149,6 +150,12 @@ pub struct Torrent {
     pub save_dir: PathBuf,
     /// When it was added (Unix seconds).
     pub added_at: u64,
+    /// Orders torrents added in the same second (see [`crate::state::next_added_seq`]).
+    added_seq: u64,
+    /// Peers the user gave (magnet `x.pe`, by hand): kept and always dialled.
+    kept_peers: Vec<crate::state::KeptPeer>,
+    /// The peer sources the session runs for it (set when it joins the swarm).
+    discovery: sources::Discovery,
     /// When it completed (Unix seconds).
     completed_at: Option<u64>,
     seed: bool,
@@ -220,6 +227,9 @@ impl Torrent {
             keep_meta: false,
             save_dir,
             added_at: now_unix(),
+            added_seq: crate::state::next_added_seq(),
+            kept_peers: Vec::new(),
+            discovery: sources::Discovery::default(),
             completed_at: None,
             seed,
             file_stats: Vec::new(),
@@ -482,10 +492,9 @@ impl Torrent {
                 env.ctx.config.max_metadata_size,
                 env.ctx.link.clone(),
             )));
-            for a in &p.link.peers {
-                self.book.add(*a, PeerSource::Magnet, env.now);
-            }
         }
+        self.book_kept_peers(env);
+        self.note_discovery(env);
         self.trackers.start(env.now);
         self.schedule_announce(env);
         self.dht_start(env);

@@ -5,7 +5,8 @@
 //!
 //! - A failed dial or a dropped connection backs the address off: 30 s, doubling per
 //!   consecutive failure, at most 30 min; after [`MAX_FAILS`] failures in a row the address
-//!   is forgotten (a tracker or PEX can teach it again).
+//!   is forgotten (a tracker or PEX can teach it again), unless the user gave it (a magnet
+//!   link's `x.pe`, added by hand): those stay, retried at the longest back-off.
 //! - Addresses found to be seeds are not dialled while we seed too.
 //! - A banned host (hash failures, protocol abuse) is never dialled nor accepted.
 //! - The book holds at most [`MAX_KNOWN`] addresses, so a tracker or peer that lists
@@ -81,6 +82,22 @@ impl PeerBook {
         true
     }
 
+    /// Learn `addr` that the user gave (`source`: [`PeerSource::Magnet`] or
+    /// [`PeerSource::Manual`]): like [`PeerBook::add`], but a known address takes this
+    /// source (it is then never forgotten) and, when idle, may be dialled at once. Returns
+    /// false for an address that can never be dialled (port 0, unspecified, banned, ours)
+    /// or when the book is full.
+    pub fn add_kept(&mut self, addr: SocketAddr, source: PeerSource, now: Instant) -> bool {
+        if let Some(e) = self.entries.get_mut(&addr) {
+            e.source = source;
+            if e.slot == Slot::Idle {
+                e.next_try = now;
+            }
+            return true;
+        }
+        self.add(addr, source, now)
+    }
+
     /// Addresses known per source, in no particular order.
     pub fn source_counts(&self) -> std::collections::HashMap<PeerSource, u32> {
         let mut m = std::collections::HashMap::new();
@@ -144,6 +161,11 @@ impl PeerBook {
             .min()
     }
 
+    /// Whether an entry is forgotten after this many failures (never one the user gave).
+    fn given_up(e: &Entry) -> bool {
+        e.fails >= MAX_FAILS && !matches!(e.source, PeerSource::Magnet | PeerSource::Manual)
+    }
+
     fn back_off(e: &mut Entry, now: Instant) {
         let d = FIRST_BACKOFF
             .saturating_mul(1 << e.fails.min(10))
@@ -157,7 +179,7 @@ impl PeerBook {
     pub fn dial_failed(&mut self, addr: SocketAddr, now: Instant) {
         if let Some(e) = self.entries.get_mut(&addr) {
             Self::back_off(e, now);
-            if e.fails >= MAX_FAILS {
+            if Self::given_up(e) {
                 self.entries.remove(&addr);
             }
         }
@@ -191,7 +213,7 @@ impl PeerBook {
         if let Some(e) = self.entries.get_mut(&addr) {
             e.seed |= was_seed;
             Self::back_off(e, now);
-            if e.fails >= MAX_FAILS {
+            if Self::given_up(e) {
                 self.entries.remove(&addr);
             }
         }
@@ -235,6 +257,38 @@ impl PeerBook {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn peers_the_user_gave_are_never_forgotten_and_a_known_one_is_retried_at_once() {
+        let t0 = Instant::now();
+        let mut b = PeerBook::new();
+        assert!(b.add_kept(a(1), PeerSource::Manual, t0));
+        b.add(a(2), PeerSource::Tracker, t0);
+        for i in 0..MAX_FAILS + 2 {
+            let now = t0 + MAX_BACKOFF * (i + 1);
+            let dials = b.take_dials(now, 10, false);
+            for d in dials {
+                b.dial_failed(d, now);
+            }
+        }
+        assert_eq!(b.source(&a(1)), Some(PeerSource::Manual), "kept");
+        assert_eq!(b.source(&a(2)), None, "a tracker's address is forgotten");
+        // known from a tracker and backed off: given by hand, it is dialled now
+        let t1 = t0 + MAX_BACKOFF * 20;
+        b.add(a(3), PeerSource::Tracker, t1);
+        let d = b.take_dials(t1, 10, false);
+        assert!(d.contains(&a(3)));
+        b.dial_failed(a(3), t1);
+        assert!(!b.take_dials(t1, 10, false).contains(&a(3)), "backed off");
+        assert!(b.add_kept(a(3), PeerSource::Magnet, t1));
+        assert_eq!(b.source(&a(3)), Some(PeerSource::Magnet));
+        assert!(b.take_dials(t1, 10, false).contains(&a(3)));
+        assert!(!b.add_kept(
+            SocketAddr::from(([127, 0, 0, 1], 0)),
+            PeerSource::Manual,
+            t1
+        ));
+    }
 
     fn a(n: u8) -> SocketAddr {
         SocketAddr::from(([127, 0, 0, n], 6881))

@@ -7,12 +7,12 @@ use std::sync::Arc;
 
 use super::magnet::PendingMetadata;
 use super::state::{Input, Lifecycle};
-use super::summary::{FileSpan, Summary};
+use super::summary::Summary;
 use super::wanted::Wanted;
 use super::{Env, Torrent};
 use crate::api::{EventKind, EventLevel, TorrentError, TorrentErrorKind, TorrentId};
 use crate::metainfo::{InfoHash, Magnet};
-use crate::piece::{Bitfield, Geometry};
+use crate::piece::Bitfield;
 use crate::state::{FileStat, TorrentRecord};
 use crate::storage::disk::TorrentDisk;
 
@@ -34,7 +34,15 @@ impl Torrent {
             sum.trackers = link.trackers.iter().map(|u| vec![u.clone()]).collect();
         }
         let mut t = Torrent::blank(id, sum, r.save_dir.clone(), r.seed, upload_slots);
+        t.kept_peers = r.peers.clone();
+        t.added_seq = r.added_seq;
         if let Some(link) = link {
+            // a record written before the peers were kept: the link's
+            for k in super::sources::kept_of(&link) {
+                if !t.kept_peers.iter().any(|p| p.addr == k.addr) {
+                    t.kept_peers.push(k);
+                }
+            }
             t.pending = Some(PendingMetadata { link, fetch: None });
         }
         t.added_at = r.added_at;
@@ -109,7 +117,13 @@ impl Torrent {
             trackers: self.sum.trackers.clone(),
             private: self.sum.private,
             multi_file: self.sum.multi_file,
-            files: self.sum.files.iter().map(|f| (f.length, f.pad)).collect(),
+            files: self
+                .sum
+                .files
+                .spans()
+                .iter()
+                .map(|f| (f.length, f.pad))
+                .collect(),
             have: self.verified().as_bytes().to_vec(),
             file_stats: self.file_stats.clone(),
             file_prio: self.wanted.levels(),
@@ -118,6 +132,8 @@ impl Torrent {
             down_limit: self.limits.download.rate(),
             up_limit: self.limits.upload.rate(),
             magnet: self.pending.as_ref().map(|p| p.link.to_link()),
+            peers: self.kept_peers.clone(),
+            added_seq: self.added_seq,
         }
     }
 
@@ -150,29 +166,15 @@ impl Torrent {
 /// The summary kept in record `r` of the torrent `info_hash` (the file offsets follow
 /// from the lengths; a record with a damaged geometry gives an empty one).
 pub fn summary_of(info_hash: InfoHash, r: &TorrentRecord) -> Summary {
-    let mut offset = 0u64;
-    let files: Box<[FileSpan]> = r
-        .files
-        .iter()
-        .map(|&(length, pad)| {
-            let f = FileSpan {
-                offset,
-                length,
-                pad,
-            };
-            offset += length;
-            f
-        })
-        .collect();
     Summary {
         info_hash,
         name: r.name.clone(),
-        geometry: Geometry::new(r.total_length, r.piece_length, r.piece_count).unwrap_or_default(),
+        geometry: r.geometry().unwrap_or_default(),
         payload_size: r.payload_size,
         trackers: r.trackers.clone(),
         private: r.private,
         multi_file: r.multi_file,
-        files,
+        files: r.layout().unwrap_or_default(),
     }
 }
 
@@ -232,6 +234,11 @@ mod tests {
             down_limit: 10_000,
             up_limit: 20_000,
             magnet: None,
+            peers: vec![crate::state::KeptPeer {
+                addr: "127.0.0.2:6881".parse().unwrap(),
+                origin: crate::state::PeerOrigin::Manual,
+            }],
+            added_seq: 7,
         }
     }
 
@@ -254,6 +261,7 @@ mod tests {
         let s = summary_of(InfoHash([1; 20]), &record());
         assert_eq!(
             s.files
+                .spans()
                 .iter()
                 .map(|f| (f.offset, f.length))
                 .collect::<Vec<_>>(),

@@ -5,18 +5,7 @@
 //! the detail view) and dropped again when it goes quiet.
 
 use crate::metainfo::{InfoHash, Metainfo};
-use crate::piece::{Bitfield, Geometry};
-
-/// One file's place in the payload.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub struct FileSpan {
-    /// Payload offset, bytes.
-    pub offset: u64,
-    /// Length, bytes.
-    pub length: u64,
-    /// A BEP 47 padding file.
-    pub pad: bool,
-}
+use crate::piece::{Bitfield, FileLayout, FileSpan, Geometry};
 
 /// The always-resident part of a torrent's metainfo.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -36,8 +25,8 @@ pub struct Summary {
     pub private: bool,
     /// Multi-file form (a top folder named after the torrent).
     pub multi_file: bool,
-    /// The files in payload order, padding files included.
-    pub files: Box<[FileSpan]>,
+    /// Where the files lie in the payload, in payload order, padding files included.
+    pub files: FileLayout,
 }
 
 impl Summary {
@@ -52,15 +41,7 @@ impl Summary {
             trackers: meta.trackers.clone(),
             private: meta.private,
             multi_file: meta.multi_file,
-            files: meta
-                .files
-                .iter()
-                .map(|f| FileSpan {
-                    offset: f.offset,
-                    length: f.length,
-                    pad: f.pad,
-                })
-                .collect(),
+            files: meta.layout(),
         }
     }
 
@@ -77,16 +58,10 @@ impl Summary {
     /// Bytes of file `f` inside the pieces of `have`.
     pub fn file_done(&self, f: &FileSpan, have: &Bitfield) -> u64 {
         let geo = &self.geometry;
-        let mut done = 0u64;
-        for p in geo.pieces_of_range(f.offset, f.length) {
-            if have.get(p) {
-                let start = geo.piece_offset(p).max(f.offset);
-                let end =
-                    (geo.piece_offset(p) + u64::from(geo.piece_size(p))).min(f.offset + f.length);
-                done += end.saturating_sub(start);
-            }
-        }
-        done
+        f.pieces(geo)
+            .filter(|&p| have.get(p))
+            .map(|p| f.bytes_in_piece(geo, p))
+            .sum()
     }
 
     /// Payload bytes done (padding left out) when `left` bytes of the whole are missing:
@@ -107,23 +82,7 @@ mod tests {
 
     /// 300 bytes in pieces of 64: a file of 100 bytes, 28 of padding, 172 bytes.
     fn sum() -> Summary {
-        let files: Box<[FileSpan]> = Box::new([
-            FileSpan {
-                offset: 0,
-                length: 100,
-                pad: false,
-            },
-            FileSpan {
-                offset: 100,
-                length: 28,
-                pad: true,
-            },
-            FileSpan {
-                offset: 128,
-                length: 172,
-                pad: false,
-            },
-        ]);
+        let files = FileLayout::from_lengths([(100, false), (28, true), (172, false)]).unwrap();
         Summary {
             info_hash: InfoHash([0; 20]),
             name: "s".into(),
@@ -147,7 +106,7 @@ mod tests {
     #[test]
     fn file_done_counts_the_files_bytes_in_verified_pieces() {
         let s = sum();
-        let [a, _, b] = &*s.files else { panic!() };
+        let [a, _, b] = s.files.spans() else { panic!() };
         assert_eq!(s.file_done(a, &have(&[])), 0);
         // piece 1 holds bytes 64..128: 36 of the first file
         assert_eq!(s.file_done(a, &have(&[1])), 36);
@@ -167,7 +126,7 @@ mod tests {
         let empty = Summary {
             geometry: Geometry::default(),
             payload_size: 0,
-            files: Box::new([]),
+            files: FileLayout::default(),
             ..sum()
         };
         assert_eq!(empty.payload_done(0), 0);

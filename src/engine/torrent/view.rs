@@ -63,8 +63,13 @@ const SOURCES: [PeerSource; 7] = [
 ];
 
 /// Per source: addresses known (`known`) and peers connected now (`connected`); sources
-/// with neither are left out.
-pub fn source_counts(known: &HashMap<PeerSource, u32>, connected: &[PeerRow]) -> Vec<SourceCount> {
+/// with neither are left out unless `in_effect` says the torrent uses them (so the General
+/// tab names every source in effect, even before it gives a peer).
+pub fn source_counts(
+    known: &HashMap<PeerSource, u32>,
+    connected: &[PeerRow],
+    in_effect: impl Fn(PeerSource) -> bool,
+) -> Vec<SourceCount> {
     SOURCES
         .into_iter()
         .map(|source| SourceCount {
@@ -72,7 +77,7 @@ pub fn source_counts(known: &HashMap<PeerSource, u32>, connected: &[PeerRow]) ->
             known: known.get(&source).copied().unwrap_or(0),
             connected: connected.iter().filter(|p| p.source == source).count() as u32,
         })
-        .filter(|c| c.known > 0 || c.connected > 0)
+        .filter(|c| c.known > 0 || c.connected > 0 || in_effect(c.source))
         .collect()
 }
 
@@ -223,7 +228,7 @@ impl Torrent {
                 self.peers.len(),
             ))
         } else if self.life.is_running() {
-            self.trackers.headline()
+            self.sources_headline()
         } else {
             None
         };
@@ -275,7 +280,7 @@ impl Torrent {
             Some(m) => m
                 .files
                 .iter()
-                .zip(self.sum.files.iter())
+                .zip(self.sum.files.spans())
                 .zip(self.wanted.files())
                 .filter(|((f, _), _)| !f.pad)
                 .map(|((f, span), prio)| FileRow {
@@ -290,7 +295,8 @@ impl Torrent {
         };
         let (_, _, wasted) = self.totals();
         TorrentDetail {
-            peer_sources: source_counts(&self.book.source_counts(), &peers),
+            peer_sources: source_counts(&self.book.source_counts(), &peers, |s| self.in_effect(s)),
+            given_peers: self.given_peers(),
             id: self.id,
             info_hash: self.sum.info_hash.to_hex(),
             save_path: self.save_dir.clone(),
@@ -363,7 +369,7 @@ mod tests {
             },
             peer_row_of(PeerSource::Tracker),
         ];
-        let c = source_counts(&known, &connected);
+        let c = source_counts(&known, &connected, |_| false);
         let got: Vec<(PeerSource, u32, u32)> =
             c.iter().map(|c| (c.source, c.known, c.connected)).collect();
         assert_eq!(

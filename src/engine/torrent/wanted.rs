@@ -5,9 +5,9 @@
 
 use crate::api::FilePriority;
 use crate::engine::picker::{PRIO_HIGH, PRIO_NORMAL, PRIO_SKIP};
-use crate::piece::{Bitfield, Geometry};
+use crate::piece::{Bitfield, FileSpan, Geometry};
 
-use super::summary::{FileSpan, Summary};
+use super::summary::Summary;
 
 /// The files' priorities and the piece priorities they make.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -82,6 +82,7 @@ impl Wanted {
     pub fn set(&mut self, shown: &[usize], priority: FilePriority, sum: &Summary) -> Vec<usize> {
         let real: Vec<usize> = sum
             .files
+            .spans()
             .iter()
             .enumerate()
             .filter(|(_, f)| !f.pad)
@@ -139,11 +140,7 @@ impl Wanted {
         let n = geo.piece_count();
         if self.pieces.is_empty() {
             // every piece wanted: O(1)
-            let mut verified = u64::from(have.count()) * u64::from(geo.piece_length());
-            if n > 0 && have.get(n - 1) {
-                verified -= u64::from(geo.piece_length() - geo.last_piece_length());
-            }
-            return geo.total_length().saturating_sub(verified);
+            return geo.total_length() - geo.bytes_in(have);
         }
         (0..n)
             .filter(|&p| self.piece(p) != PRIO_SKIP && !have.get(p))
@@ -155,6 +152,7 @@ impl Wanted {
     /// files left out.
     pub fn wanted_files<'a>(&'a self, sum: &'a Summary) -> impl Iterator<Item = &'a FileSpan> {
         sum.files
+            .spans()
             .iter()
             .zip(&self.files)
             .filter(|(f, p)| !f.pad && **p != FilePriority::Skip)
@@ -169,7 +167,7 @@ impl Wanted {
         self.pieces = if self.all_files_normal() {
             Vec::new()
         } else {
-            piece_levels(&sum.files, &self.files, &sum.geometry)
+            piece_levels(sum.files.spans(), &self.files, &sum.geometry)
         };
     }
 }
@@ -186,7 +184,7 @@ fn piece_levels(files: &[FileSpan], prio: &[FilePriority], geo: &Geometry) -> Ve
             continue;
         }
         let l = level(*fp);
-        for p in geo.pieces_of_range(f.offset, f.length) {
+        for p in f.pieces(geo) {
             levels[p as usize] = levels[p as usize].max(l);
             touched[p as usize] = true;
         }
@@ -227,25 +225,19 @@ mod tests {
 
     /// A summary of files of `(length, pad)` in pieces of `piece` bytes.
     fn sum(files: &[(u64, bool)], piece: u32) -> Summary {
-        let mut offset = 0;
-        let files: Box<[FileSpan]> = files
-            .iter()
-            .map(|&(length, pad)| {
-                let f = FileSpan {
-                    offset,
-                    length,
-                    pad,
-                };
-                offset += length;
-                f
-            })
-            .collect();
-        let count = offset.div_ceil(u64::from(piece)) as u32;
+        let files = crate::piece::FileLayout::from_lengths(files.iter().copied()).unwrap();
+        let total = files.total_length();
+        let count = Geometry::pieces_for(total, piece).unwrap() as u32;
         Summary {
             info_hash: InfoHash([0; 20]),
             name: "t".into(),
-            geometry: Geometry::new(offset, piece, count).unwrap(),
-            payload_size: files.iter().filter(|f| !f.pad).map(|f| f.length).sum(),
+            geometry: Geometry::new(total, piece, count).unwrap(),
+            payload_size: files
+                .spans()
+                .iter()
+                .filter(|f| !f.pad)
+                .map(|f| f.length)
+                .sum(),
             trackers: Vec::new(),
             private: false,
             multi_file: true,

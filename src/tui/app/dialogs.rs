@@ -39,6 +39,19 @@ impl App {
         self.dialog = Some(Dialog::Form(form));
     }
 
+    pub(super) fn open_add_peer(&mut self) {
+        let Some(id) = self.focused else {
+            return;
+        };
+        let name = self
+            .snapshot
+            .row(id)
+            .map(|r| r.name.clone())
+            .unwrap_or_default();
+        let form = popups::add_peer::open(id, &name, &self.opts.theme.sym);
+        self.dialog = Some(Dialog::Form(form));
+    }
+
     pub(super) fn request_quit(&mut self) {
         let running = popups::quit::running(&self.snapshot);
         if running == 0 || !self.opts.confirm_quit {
@@ -78,6 +91,7 @@ impl App {
             FormKind::Add => popups::add::submit(form, self.opts.seed_after_download),
             FormKind::Limits { torrents } => popups::limits::submit(form, torrents, &self.snapshot),
             FormKind::Move { torrents } => popups::move_storage::submit(form, torrents),
+            FormKind::AddPeer { torrent } => popups::add_peer::submit(form, *torrent),
         };
         // "moving to …" is said while the data moves, not after
         let moving = match &form.kind {

@@ -176,6 +176,7 @@ fn an_add_result_selects_the_torrent_once_a_snapshot_shows_it() {
         id: TorrentId(2),
         name: "beta".to_owned(),
         info_hash: "bb".repeat(20),
+        merged: None,
     }));
     assert_eq!(app.selected(), Some(TorrentId(2)));
     assert_eq!(app.notice(), Some("beta is already added: selected it"));

@@ -41,10 +41,12 @@ pub fn submit(form: &Form, seed: bool) -> Submitted {
     if text.is_empty() {
         return Err("type the path of a .torrent file (Tab completes) or a magnet link".to_owned());
     }
-    let source = if is_magnet(text) {
+    let sources = if is_magnet(text) {
         // Checked here so a typo is reported in the dialog, not as a failed add.
         Magnet::parse(text).map_err(|e| e.to_string())?;
-        AddSource::Magnet(text.to_owned())
+        vec![AddSource::Magnet(text.to_owned())]
+    } else if let Some(matches) = glob_files(&expand_home(text)) {
+        matches?.into_iter().map(AddSource::File).collect()
     } else {
         let path = expand_home(text);
         if !path.exists() {
@@ -56,7 +58,7 @@ pub fn submit(form: &Form, seed: bool) -> Submitted {
                 path.display()
             ));
         }
-        AddSource::File(path)
+        vec![AddSource::File(path)]
     };
     let download_dir = if save.is_empty() {
         None
@@ -67,17 +69,73 @@ pub fn submit(form: &Form, seed: bool) -> Submitted {
         }
         Some(dir)
     };
+    let notice = match sources.len() {
+        1 => "adding…".to_owned(),
+        n => format!("adding {n} torrents…"),
+    };
     Ok(Outcome {
-        commands: vec![Command::Add(
-            AddRequest {
-                source,
-                download_dir,
-                paused,
-                seed,
-            },
-            None,
-        )],
-        notice: Some("adding…".to_owned()),
+        commands: sources
+            .into_iter()
+            .map(|source| {
+                Command::Add(
+                    AddRequest {
+                        source,
+                        download_dir: download_dir.clone(),
+                        paused,
+                        seed,
+                    },
+                    None,
+                )
+            })
+            .collect(),
+        notice: Some(notice),
+    })
+}
+
+/// Whether `name` matches `pattern`: `*` any run of characters, `?` one character.
+fn wildcard(pattern: &[char], name: &[char]) -> bool {
+    match (pattern.split_first(), name.split_first()) {
+        (None, _) => name.is_empty(),
+        (Some(('*', rest)), _) => {
+            (0..=name.len()).any(|skip| wildcard(rest, name.get(skip..).unwrap_or_default()))
+        }
+        (Some(('?', rest)), Some((_, tail))) => wildcard(rest, tail),
+        (Some((p, rest)), Some((c, tail))) => p == c && wildcard(rest, tail),
+        (Some(_), None) => false,
+    }
+}
+
+/// The files a glob in the last component of `path` names (`~/dl/*.torrent`), sorted;
+/// `None` when the path has no `*` or `?` there.
+///
+/// Errors: the folder cannot be read; nothing matches.
+pub fn glob_files(path: &std::path::Path) -> Option<Result<Vec<std::path::PathBuf>, String>> {
+    let name = path.file_name()?.to_str()?;
+    if !name.contains(['*', '?']) {
+        return None;
+    }
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+        _ => std::path::PathBuf::from("."),
+    };
+    let pattern: Vec<char> = name.chars().collect();
+    let entries = match std::fs::read_dir(&dir) {
+        Ok(e) => e,
+        Err(e) => return Some(Err(format!("{}: {e}", dir.display()))),
+    };
+    let mut files: Vec<std::path::PathBuf> = entries
+        .filter_map(Result::ok)
+        .filter(|e| {
+            let n: Vec<char> = e.file_name().to_string_lossy().chars().collect();
+            wildcard(&pattern, &n) && e.path().is_file()
+        })
+        .map(|e| e.path())
+        .collect();
+    files.sort();
+    Some(if files.is_empty() {
+        Err(format!("no file matches {}", path.display()))
+    } else {
+        Ok(files)
     })
 }
 
@@ -179,6 +237,40 @@ mod tests {
         );
         let as_save = refused(&file.display().to_string(), &file.display().to_string());
         assert!(as_save.unwrap_err().contains("is a file, not a folder"));
+    }
+
+    #[test]
+    fn a_glob_adds_every_file_it_matches() {
+        let dir = tempfile::tempdir().unwrap();
+        for f in ["b.torrent", "a.torrent", "notes.txt"] {
+            std::fs::write(dir.path().join(f), b"x").unwrap();
+        }
+        std::fs::create_dir(dir.path().join("c.torrent")).unwrap();
+        let glob = |pattern: &str| {
+            submit(
+                &filled(&format!("{}/{pattern}", dir.path().display()), "", false),
+                true,
+            )
+        };
+        let out = glob("*.torrent").unwrap();
+        assert_eq!(out.notice.as_deref(), Some("adding 2 torrents…"));
+        let sources: Vec<AddSource> = out
+            .commands
+            .into_iter()
+            .map(|c| match c {
+                Command::Add(r, None) => r.source,
+                other => panic!("{other:?}"),
+            })
+            .collect();
+        assert_eq!(
+            sources,
+            [
+                AddSource::File(dir.path().join("a.torrent")),
+                AddSource::File(dir.path().join("b.torrent"))
+            ]
+        );
+        assert_eq!(glob("?.torrent").unwrap().commands.len(), 2);
+        assert!(glob("*.iso").unwrap_err().starts_with("no file matches"));
     }
 
     #[test]

@@ -108,6 +108,11 @@ pub enum FormKind {
         /// The torrents to move.
         torrents: Vec<TorrentId>,
     },
+    /// Add a peer: field address.
+    AddPeer {
+        /// The torrent the peer is for.
+        torrent: TorrentId,
+    },
 }
 
 /// A dialog with fields.

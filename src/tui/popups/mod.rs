@@ -7,10 +7,12 @@
 //! - [`add`]: add a torrent (a .torrent path or a magnet link, where to save it, paused).
 //! - [`limits`]: the session's and the selected torrents' rate limits.
 //! - [`move_storage`]: move the selected torrents' data to another folder.
+//! - [`add_peer`]: give the torrent of the detail view a peer address to dial.
 //! - [`remove`]: remove torrents, keeping or deleting their data.
 //! - [`quit`]: quit while torrents are active.
 
 pub mod add;
+pub mod add_peer;
 pub mod confirm;
 pub mod form;
 pub mod limits;

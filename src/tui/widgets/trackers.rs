@@ -13,9 +13,63 @@ use crate::tui::format;
 use crate::tui::scroll::Scroll;
 use crate::tui::theme::{Role, Theme};
 
+/// What a torrent without trackers gets its peers from: the sources in effect for it as
+/// the engine lists them (the magnet link's peers, peers added by hand, DHT, LSD, PEX,
+/// incoming, with how many are connected), else what the session runs (`on`: DHT, LSD).
+fn no_trackers_line(d: &TorrentDetail, on: (bool, bool)) -> String {
+    use crate::api::PeerSource as S;
+    // the peers the user gave first, incoming connections last
+    let rank = |s: S| {
+        [
+            S::Magnet,
+            S::Manual,
+            S::Dht,
+            S::Lsd,
+            S::Pex,
+            S::Incoming,
+            S::Tracker,
+        ]
+        .iter()
+        .position(|x| *x == s)
+    };
+    let mut sources: Vec<_> = d
+        .peer_sources
+        .iter()
+        .filter(|c| c.source != S::Tracker)
+        .collect();
+    sources.sort_by_key(|c| rank(c.source));
+    let from: Vec<String> = sources
+        .into_iter()
+        .map(|c| {
+            let what = match c.source {
+                S::Magnet => "the magnet link's peers",
+                S::Manual => "peers added by hand",
+                S::Dht => "the DHT",
+                S::Lsd => "LSD",
+                S::Pex => "PEX",
+                S::Incoming => "incoming connections",
+                S::Tracker => "trackers",
+            };
+            if c.connected > 0 {
+                format!("{what} ({} connected)", c.connected)
+            } else {
+                what.to_owned()
+            }
+        })
+        .collect();
+    match from.split_last() {
+        None => session_sources_line(d.private, on).to_owned(),
+        Some((last, [])) => format!(" no trackers: peers come from {last}"),
+        Some((last, rest)) => format!(
+            " no trackers: peers come from {} and {last}",
+            rest.join(", ")
+        ),
+    }
+}
+
 /// What a torrent without trackers gets its peers from, given whether the DHT and LSD
-/// run.
-fn no_trackers_line(private: bool, (dht_on, lsd_on): (bool, bool)) -> &'static str {
+/// run (before the engine lists its sources).
+fn session_sources_line(private: bool, (dht_on, lsd_on): (bool, bool)) -> &'static str {
     match (private, dht_on, lsd_on) {
         (true, _, _) => " no trackers: a private torrent (BEP 27) only takes incoming peers",
         (false, true, false) => {
@@ -49,10 +103,7 @@ pub(crate) fn render(
     let Some(d) = detail else { return };
     let sym = theme.sym;
     if d.trackers.is_empty() {
-        frame.render_widget(
-            Line::styled(no_trackers_line(d.private, on), theme.dim()),
-            area,
-        );
+        frame.render_widget(Line::styled(no_trackers_line(d, on), theme.dim()), area);
         return;
     }
     let now = SystemTime::now();
@@ -108,5 +159,38 @@ pub(crate) fn render(
                 frame.buffer_mut().set_style(rect, theme.selected());
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::api::{PeerSource, SourceCount};
+
+    #[test]
+    fn without_trackers_the_sources_in_effect_are_named_with_the_connected_ones() {
+        let count = |source, connected| SourceCount {
+            source,
+            known: connected,
+            connected,
+        };
+        let d = TorrentDetail {
+            peer_sources: vec![
+                count(PeerSource::Incoming, 0),
+                count(PeerSource::Pex, 0),
+                count(PeerSource::Magnet, 1),
+            ],
+            ..TorrentDetail::default()
+        };
+        assert_eq!(
+            no_trackers_line(&d, (false, false)),
+            " no trackers: peers come from the magnet link's peers (1 connected), PEX and incoming connections"
+        );
+        // nothing listed by the engine yet: what the session runs
+        let empty = TorrentDetail::default();
+        assert_eq!(
+            no_trackers_line(&empty, (false, false)),
+            session_sources_line(false, (false, false))
+        );
     }
 }

@@ -30,6 +30,8 @@ fn record(name: &str, added_at: u64) -> TorrentRecord {
         down_limit: 0,
         up_limit: 0,
         magnet: Some(format!("magnet:?xt=urn:btih:{}", "01".repeat(20))),
+        peers: Vec::new(),
+        added_seq: 0,
     }
 }
 
