@@ -22,7 +22,7 @@ pub enum Durability {
     Deferred,
 }
 
-/// The temporary file [`write`] uses for `path`: `path` with `.tmp` appended
+/// The temporary file [`write()`] uses for `path`: `path` with `.tmp` appended
 /// (`dht.state` → `dht.state.tmp`).
 pub fn temp_path(path: &Path) -> PathBuf {
     let mut tmp = path.as_os_str().to_owned();

@@ -12,7 +12,7 @@
 //! - break the layout: line and paragraph breaks and tabs (`\n`, `\r`, VT, FF, NEL,
 //!   U+2028, U+2029, `\t`) — [`Class::Break`], one space, so one line stays one line.
 //!
-//! Two renderings of the same policy: [`line`] replaces (U+FFFD, or another character such
+//! Two renderings of the same policy: [`line()`] replaces (U+FFFD, or another character such
 //! as `?` for an ASCII-only screen) where text is read at a glance (the TUI, status lines,
 //! the log); [`escape`] writes Rust-style escapes (`\r`, `\u{1b}`, `\u{202e}`) where the
 //! exact content matters (`info`'s listing, debug output). Everything else is kept,
@@ -32,7 +32,7 @@ pub enum Class {
     Unsafe,
 }
 
-/// The replacement for an unsafe character in [`line`]: U+FFFD REPLACEMENT CHARACTER.
+/// The replacement for an unsafe character in [`line()`]: U+FFFD REPLACEMENT CHARACTER.
 pub const REPLACEMENT: char = '\u{fffd}';
 
 /// The class of `c` under the policy (see the module documentation).
@@ -70,7 +70,7 @@ pub fn line(text: &str) -> Cow<'_, str> {
     line_with(text, REPLACEMENT)
 }
 
-/// [`line`] with `replacement` for unsafe characters (e.g. `'?'` on an ASCII-only screen).
+/// [`line()`] with `replacement` for unsafe characters (e.g. `'?'` on an ASCII-only screen).
 pub fn line_with(text: &str, replacement: char) -> Cow<'_, str> {
     if is_plain(text) {
         return Cow::Borrowed(text);
@@ -86,7 +86,7 @@ pub fn line_with(text: &str, replacement: char) -> Cow<'_, str> {
     )
 }
 
-/// Bytes that should be UTF-8 (a tracker's message, a peer's client name), as [`line`]:
+/// Bytes that should be UTF-8 (a tracker's message, a peer's client name), as [`line()`]:
 /// invalid sequences become U+FFFD first.
 pub fn line_from_bytes(bytes: &[u8]) -> String {
     line(&String::from_utf8_lossy(bytes)).into_owned()
@@ -184,7 +184,7 @@ mod tests {
         assert!(e.is_ascii());
     }
 
-    /// Hostile text of every class, what [`line`] and [`escape`] make of it.
+    /// Hostile text of every class, what [`line()`] and [`escape`] make of it.
     const CASES: &[(&str, &str, &str)] = &[
         // an escape sequence (CSI clear screen), an OSC title with BEL
         ("a\x1b[2Jb", "a\u{fffd}[2Jb", "a\\u{1b}[2Jb"),

@@ -17,7 +17,7 @@
 //! file. [`super::Storage::close_all`] forgets the identities (the user may have put other
 //! files in place, and a re-check reads whatever is there).
 //!
-//! The handle itself ([`super::handle::Handle`]) lives below this cache and the I/O back ends.
+//! The handle itself (`storage::handle::Handle`) lives below this cache and the I/O back ends.
 //!
 //! [`raise_fd_limit`] raises the process's soft `RLIMIT_NOFILE` to its hard limit.
 
@@ -29,7 +29,7 @@ use std::sync::{Arc, Mutex, OnceLock, RwLock, Weak};
 use super::handle::{FileId, Handle};
 use crate::lock::{MutexExt, RwLockExt};
 
-/// Handles open at once by default ([`crate::config::Config::max_open_files`]).
+/// Handles open at once by default (the config's `max_open_files` overrides it).
 pub const DEFAULT_MAX_OPEN_FILES: usize = 512;
 
 /// Fewest handles a cache keeps (a piece may span several files: fewer would thrash).

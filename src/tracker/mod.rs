@@ -340,7 +340,7 @@ pub enum TrackerError {
     /// body, sanitised by [`excerpt`].
     #[error("{reason} (got: \"{excerpt}\")")]
     InvalidResponse {
-        /// What is wrong, e.g. "tracker response is not valid bencode: <decode error>".
+        /// What is wrong, e.g. "tracker response is not valid bencode: `<decode error>`".
         reason: String,
         /// Sanitised start of the body (printable ASCII, at most 80 characters).
         excerpt: String,
