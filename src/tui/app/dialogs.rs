@@ -101,7 +101,10 @@ impl App {
         match result {
             Ok(mut outcome) => {
                 self.dialog = None;
-                if let (Some(ids), Some(text)) = (moving, outcome.notice.take()) {
+                // only a move's notice is about work; every other form keeps its notice
+                if let Some(ids) = moving
+                    && let Some(text) = outcome.notice.take()
+                {
                     self.notice.info_while(text, ids, self.snapshot.seq);
                 }
                 self.apply_outcome(outcome);

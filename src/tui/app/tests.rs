@@ -223,3 +223,26 @@ fn failed_adds_are_counted_with_where_to_read_why() {
     );
     assert!(notice.find("session log").unwrap() < 80);
 }
+
+#[test]
+fn a_peer_added_by_hand_is_sent_and_confirmed() {
+    let mut app = app();
+    app.apply(Action::OpenDetail);
+    app.take_commands();
+    app.apply(Action::AddPeer);
+    assert!(matches!(app.dialog(), Some(Dialog::Form(_))));
+    let _ = app.handle_paste("127.0.0.2:6881");
+    app.apply(Action::Submit);
+    assert!(app.dialog().is_none());
+    assert!(app.take_commands().iter().any(|c| matches!(
+        c,
+        Command::AddPeer {
+            id: TorrentId(1),
+            ..
+        }
+    )));
+    assert_eq!(
+        app.notice(),
+        Some("peer 127.0.0.2:6881 added; dialling it while the torrent runs")
+    );
+}
