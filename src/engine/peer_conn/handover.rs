@@ -41,6 +41,8 @@ pub struct Told {
     interested: Option<bool>,
     /// The payload of the last extension handshake.
     handshake: Option<Bytes>,
+    /// The payload of the last `ut_pex` message (BEP 11), sent with our id for it.
+    pex: Option<Bytes>,
 }
 
 impl Told {
@@ -80,13 +82,25 @@ impl Told {
         self.handshake = Some(payload);
     }
 
+    /// Keep the payload of a `ut_pex` message (the last one wins): peers send PEX about
+    /// once a minute, so the one that came while the metadata was fetched is not dropped.
+    pub fn ut_pex(&mut self, payload: Bytes) {
+        self.pex = Some(payload);
+    }
+
     /// The kept messages, in an order that leaves an established connection in the state
-    /// the peer described: the extension handshake, the bitfield or `have all`, the `have`s
+    /// the peer described: the extension handshake, its last PEX message, the bitfield or `have all`, the `have`s
     /// after it, the allowed-fast pieces, then choke and interest.
     pub fn into_messages(self) -> Vec<Message> {
         let mut out = Vec::with_capacity(self.haves.len() + self.allowed_fast.len() + 4);
         if let Some(payload) = self.handshake {
             out.push(Message::Extended { ext_id: 0, payload });
+        }
+        if let Some(payload) = self.pex {
+            out.push(Message::Extended {
+                ext_id: crate::peer::extension::UT_PEX_ID,
+                payload,
+            });
         }
         out.extend(self.base);
         out.extend(self.haves.into_iter().map(Message::Have));
@@ -134,6 +148,24 @@ pub struct HandOver<R, W> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_last_pex_message_is_replayed_after_the_extension_handshake() {
+        let mut t = Told::default();
+        t.ut_pex(Bytes::from_static(b"d5:added0:e"));
+        t.ext_handshake(Bytes::from_static(b"de"));
+        t.ut_pex(Bytes::from_static(b"d5:added6:\x7f\0\0\x04\x1a\xe1e"));
+        let m = t.into_messages();
+        assert_eq!(m.len(), 2);
+        assert!(matches!(&m[0], Message::Extended { ext_id: 0, .. }));
+        match &m[1] {
+            Message::Extended { ext_id, payload } => {
+                assert_eq!(*ext_id, crate::peer::extension::UT_PEX_ID);
+                assert_eq!(&payload[..], b"d5:added6:\x7f\0\0\x04\x1a\xe1e");
+            }
+            other => panic!("{other:?}"),
+        }
+    }
 
     #[test]
     fn a_bitfield_and_the_haves_after_it_are_replayed_in_order() {

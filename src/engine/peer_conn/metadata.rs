@@ -28,7 +28,7 @@ use crate::engine::link::peer::PeerInfo;
 use crate::engine::link::shared::TorrentShared;
 use crate::engine::link::stream::Transport;
 use crate::lock::MutexExt;
-use crate::peer::extension::{self, OurHandshake, UT_METADATA_ID};
+use crate::peer::extension::{self, OurHandshake, UT_METADATA_ID, UT_PEX_ID};
 use crate::peer::metadata::{self, MetadataMsg};
 use crate::peer::wire::{self, Handshake, Message};
 
@@ -188,7 +188,12 @@ pub async fn run<T: Transport>(
                                 }
                             }
                         }
-                        // other extensions (PEX while fetching) are ignored here
+                        else if ext_id == UT_PEX_ID {
+                            // the peer's first PEX message: kept for the full protocol,
+                            // which decides whether to use it (the next comes in 60 s)
+                            told.ut_pex(payload);
+                        }
+                        // other extensions are ignored here
                     }
                 }
                 c = ctrl.recv() => match c {

@@ -136,7 +136,11 @@ pub async fn run_metadata<T: Transport>(
         listen_port: fetch.ctx.listen_port,
         metadata_size: None,
         yourip: Some(info.addr.ip()),
-        pex: false,
+        // offered now because this connection goes on with the full protocol: a peer that
+        // saw no `ut_pex` in the first handshake drops PEX for the connection (libtorrent
+        // does). Whether it is used is decided after the metadata (never for a private
+        // torrent, BEP 27).
+        pex: fetch.ctx.pex,
     };
     let h = metadata::run(fetch, key, stream, info.clone(), remote, ctrl, ours).await?;
     tracing::debug!(peer = %info.addr, "metadata connection goes on with the full protocol");
