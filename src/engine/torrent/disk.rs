@@ -286,14 +286,7 @@ impl Torrent {
                         .create_empty_files()
                         .and_then(|()| shared.disk.storage.verify_files_present())
                     {
-                        let err = storage_error(&e);
-                        self.log(
-                            env,
-                            EventLevel::Error,
-                            EventKind::DiskError,
-                            err.message.clone(),
-                        );
-                        self.input(Input::Failed(err), env);
+                        self.fail_on_disk(&e, env);
                         return;
                     }
                     self.log(
@@ -326,16 +319,24 @@ impl Torrent {
                 if e.piece_done {
                     shared.picker().piece_failed(e.piece);
                 }
-                let err = storage_error(&e.error);
-                self.log(
-                    env,
-                    EventLevel::Error,
-                    EventKind::DiskError,
-                    err.message.clone(),
-                );
-                self.input(Input::Failed(err), env);
+                self.fail_on_disk(&e.error, env);
             }
         }
+    }
+}
+
+impl Torrent {
+    /// A storage error stops the torrent: it goes to the session log (`DiskError`) and the
+    /// torrent fails with it ([`storage_error`]).
+    pub(super) fn fail_on_disk(&mut self, e: &StorageError, env: &mut Env<'_>) {
+        let err = storage_error(e);
+        self.log(
+            env,
+            EventLevel::Error,
+            EventKind::DiskError,
+            err.message.clone(),
+        );
+        self.input(Input::Failed(err), env);
     }
 }
 

@@ -49,7 +49,6 @@ use std::time::{Duration, Instant, SystemTime};
 use self::announce::{AnnounceJob, TrackerSet};
 pub use self::check_queue::CheckQueue;
 use self::choke::Choker;
-use self::disk::storage_error;
 use self::jobs::CheckJob;
 use self::magnet::PendingMetadata;
 use self::peer_book::PeerBook;
@@ -334,14 +333,7 @@ impl Torrent {
         if let Some(d) = &self.disk {
             for &i in &changed {
                 if let Err(e) = d.storage.set_skipped(i, priority == FilePriority::Skip) {
-                    let err = storage_error(&e);
-                    self.log(
-                        env,
-                        EventLevel::Error,
-                        EventKind::DiskError,
-                        err.message.clone(),
-                    );
-                    self.input(Input::Failed(err), env);
+                    self.fail_on_disk(&e, env);
                     return;
                 }
             }
