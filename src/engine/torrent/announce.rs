@@ -460,7 +460,9 @@ impl TrackerSet {
         )
     }
 
-    /// The first warning or error worth showing in the torrent list (every tracker failing).
+    /// The first warning or error of the trackers worth showing in the torrent list (a
+    /// warning, every tracker failing); `None` otherwise, and for a set without a usable
+    /// tracker, whose message is where its peers come from instead.
     pub fn headline(&self) -> Option<String> {
         let all: Vec<&Tracker> = self
             .tiers
@@ -480,12 +482,7 @@ impl TrackerSet {
                 .as_ref()
                 .map(|m| format!("tracker {}: {m}", crate::net::host_of(&all[0].url)));
         }
-        if self.is_empty() {
-            return Some("no trackers: waiting for incoming peers".into());
-        }
-        if !self.any_supported() {
-            return Some("no supported tracker: waiting for incoming peers".into());
-        }
+        // without a usable tracker the torrent's sources speak (sources_headline)
         None
     }
 
@@ -849,7 +846,11 @@ mod tests {
         empty.start(t0);
         assert!(empty.due(t0).is_empty());
         assert_eq!(empty.next_deadline(), None);
-        assert!(empty.headline().unwrap().contains("no trackers"));
+        assert_eq!(
+            empty.headline(),
+            None,
+            "the sources speak for a set without trackers"
+        );
         let mut wss_only = set(&[&["wss://x:1"]]);
         wss_only.start(t0);
         assert!(wss_only.due(t0).is_empty());
