@@ -162,8 +162,6 @@ pub struct Torrent {
     file_stats: Vec<crate::state::FileStat>,
     /// Something kept in the state store changed since the last checkpoint.
     persist_dirty: bool,
-    /// Paused by the disk guard (not by the user), with the reason shown.
-    guard: Option<String>,
     /// This torrent's own limits (kept across pause/resume).
     limits: Arc<Limits>,
     life: Lifecycle,
@@ -233,9 +231,8 @@ impl Torrent {
             seed,
             file_stats: Vec::new(),
             persist_dirty: true,
-            guard: None,
             limits: Arc::new(Limits::unlimited()),
-            life: Lifecycle::Paused { needs_check: true },
+            life: Lifecycle::paused(true),
             have: Bitfield::new(n),
             wanted: Wanted::all_normal(sum.files.len()),
             disk: None,
@@ -400,9 +397,6 @@ impl Torrent {
 
     /// Feed the state machine and carry out its effects.
     pub fn input(&mut self, input: Input, env: &mut Env<'_>) {
-        if matches!(input, Input::Resume | Input::Recheck) {
-            self.guard = None;
-        }
         let before = self.life.ui_state();
         let effects = self.life.step(input, self.facts());
         for e in effects {
@@ -614,26 +608,29 @@ impl Torrent {
             EventKind::DiskError,
             format!("paused: {reason}"),
         );
-        self.input(Input::Pause, env);
-        self.guard = Some(reason);
+        self.input(Input::GuardPause(reason), env);
     }
 
-    /// Space is back: resume a download the disk guard paused.
+    /// Space is back: resume a download the disk guard paused (a move under way goes on;
+    /// the torrent is no longer the guard's).
     pub fn guard_resume(&mut self, env: &mut Env<'_>) {
-        if self.guard.take().is_some() && self.life.ui_state() == TorrentState::Paused {
+        if !self.guarded() {
+            return;
+        }
+        if self.life.ui_state() == TorrentState::Paused {
             self.log(
                 env,
                 EventLevel::Info,
                 EventKind::StateChanged,
                 "free space is back: resuming".into(),
             );
-            self.input(Input::Resume, env);
         }
+        self.input(Input::GuardResume, env);
     }
 
     /// Paused by the disk guard.
     pub fn guarded(&self) -> bool {
-        self.guard.is_some()
+        self.life.guard().is_some()
     }
 
     /// Set this torrent's own limits, bytes/s (0 = unlimited); the session's still apply.

@@ -94,17 +94,16 @@ impl Torrent {
             added_at: self.added_at,
             completed_at: self.completed_at,
             // paused by the user (the disk guard's pause is taken again if still needed)
-            paused: self.guard.is_none()
-                && matches!(
-                    self.life,
-                    Lifecycle::Paused { .. }
-                        | Lifecycle::Restoring { paused: true }
-                        | Lifecycle::QueuedForCheck { then_pause: true }
-                        | Lifecycle::Checking {
-                            then_pause: true,
-                            ..
-                        }
-                ),
+            paused: matches!(
+                self.life,
+                Lifecycle::Paused { guard: None, .. }
+                    | Lifecycle::Restoring { paused: true }
+                    | Lifecycle::QueuedForCheck { then_pause: true }
+                    | Lifecycle::Checking {
+                        then_pause: true,
+                        ..
+                    }
+            ),
             seed: self.seed,
             error: self
                 .life

@@ -50,10 +50,14 @@ pub enum Lifecycle {
     Seeding,
     /// Complete, not serving.
     Completed,
-    /// Stopped by the user.
+    /// Stopped by the user, or by the disk guard.
     Paused {
         /// The data on disk has not been checked yet (added paused, or paused mid-check).
         needs_check: bool,
+        /// Paused by the disk guard (not by the user): the reason shown. The guard resumes
+        /// it once space is back ([`Input::GuardResume`]); the user's resume or recheck
+        /// leaves the state and so drops it.
+        guard: Option<String>,
     },
     /// Stopped by an error; the user resumes or rechecks after fixing it.
     Error(TorrentError),
@@ -61,6 +65,9 @@ pub enum Lifecycle {
     Moving {
         /// Run again once moved.
         resume: bool,
+        /// The disk guard's reason when the guard had paused it: it is paused by the guard
+        /// again once moved.
+        guard: Option<String>,
         /// Bytes moved so far (given with [`Input::MoveStart`]).
         progress: MoveProgress,
     },
@@ -73,6 +80,11 @@ pub enum Input {
     Resume,
     /// The user pauses it.
     Pause,
+    /// The disk guard pauses a download: its volume is short of space (the reason shown).
+    GuardPause(String),
+    /// The disk guard sees space again: resume what it paused (a torrent the user paused
+    /// stays paused).
+    GuardResume,
     /// The user asks for a recheck.
     Recheck,
     /// A check slot is free for it: the check to run (dropped, so stopped, if the torrent
@@ -177,6 +189,23 @@ impl Lifecycle {
         }
     }
 
+    /// A paused torrent, not paused by the disk guard.
+    pub fn paused(needs_check: bool) -> Lifecycle {
+        Lifecycle::Paused {
+            needs_check,
+            guard: None,
+        }
+    }
+
+    /// The disk guard's reason, when the guard paused it (in [`Lifecycle::Paused`], or in
+    /// [`Lifecycle::Moving`] when the move started from that pause).
+    pub fn guard(&self) -> Option<&str> {
+        match self {
+            Lifecycle::Paused { guard, .. } | Lifecycle::Moving { guard, .. } => guard.as_deref(),
+            _ => None,
+        }
+    }
+
     /// The bytes moved so far, in [`Lifecycle::Moving`].
     pub fn move_progress(&self) -> Option<&MoveProgress> {
         match self {
@@ -212,21 +241,34 @@ impl Lifecycle {
             (L::FetchingMetadata | L::Downloading | L::Seeding, Input::MoveStart(progress)) => (
                 L::Moving {
                     resume: true,
+                    guard: None,
                     progress,
                 },
                 vec![Deactivate],
             ),
             (
-                L::Paused { needs_check: false } | L::Completed | L::Error(_),
+                L::Paused {
+                    needs_check: false,
+                    guard,
+                },
                 Input::MoveStart(progress),
             ) => (
                 L::Moving {
                     resume: false,
+                    guard: guard.take(),
                     progress,
                 },
                 vec![],
             ),
-            (L::Moving { resume, .. }, Input::MoveDone) => {
+            (L::Completed | L::Error(_), Input::MoveStart(progress)) => (
+                L::Moving {
+                    resume: false,
+                    guard: None,
+                    progress,
+                },
+                vec![],
+            ),
+            (L::Moving { resume, guard, .. }, Input::MoveDone) => {
                 if *resume {
                     let next = Self::running(facts, false);
                     let eff = if next.is_running() {
@@ -236,14 +278,25 @@ impl Lifecycle {
                     };
                     (next, eff)
                 } else {
-                    (L::Paused { needs_check: false }, vec![])
+                    (
+                        L::Paused {
+                            needs_check: false,
+                            guard: guard.take(),
+                        },
+                        vec![],
+                    )
                 }
+            }
+            // the move goes on; the user's word (or the guard's resume) ends the guard's pause
+            (L::Moving { guard, .. }, Input::Resume | Input::Recheck | Input::GuardResume) => {
+                *guard = None;
+                return Vec::new();
             }
             (L::Moving { .. }, _) => return Vec::new(),
             // --- restored from the session state
             (L::Restoring { paused }, Input::ResumeData { trusted }) => match (*paused, trusted) {
-                (true, true) => (L::Paused { needs_check: false }, vec![]),
-                (true, false) => (L::Paused { needs_check: true }, vec![]),
+                (true, true) => (L::paused(false), vec![]),
+                (true, false) => (L::paused(true), vec![]),
                 (false, false) => (L::QueuedForCheck { then_pause: false }, vec![QueueCheck]),
                 (false, true) => {
                     let next = Self::running(facts, false);
@@ -264,10 +317,20 @@ impl Lifecycle {
                 (L::FetchingMetadata, vec![Activate])
             }
             (_, Input::Recheck) if !facts.has_metadata => return Vec::new(),
-            (L::Paused { needs_check: true }, Input::Resume) => {
-                (L::QueuedForCheck { then_pause: false }, vec![QueueCheck])
-            }
-            (L::Paused { needs_check: false }, Input::Resume) => {
+            // the user paused it: the guard does not resume it
+            (L::Paused { guard: None, .. }, Input::GuardResume) => return Vec::new(),
+            (
+                L::Paused {
+                    needs_check: true, ..
+                },
+                Input::Resume,
+            ) => (L::QueuedForCheck { then_pause: false }, vec![QueueCheck]),
+            (
+                L::Paused {
+                    needs_check: false, ..
+                },
+                Input::Resume | Input::GuardResume,
+            ) => {
                 let next = Self::running(facts, false);
                 let eff = if next.is_running() {
                     vec![Activate]
@@ -309,11 +372,18 @@ impl Lifecycle {
                     then_pause: false, ..
                 },
                 Input::Pause,
-            ) => (L::Paused { needs_check: true }, vec![CancelCheck]),
+            ) => (L::paused(true), vec![CancelCheck]),
             (L::FetchingMetadata | L::Downloading | L::Seeding, Input::Pause) => {
-                (L::Paused { needs_check: false }, vec![Deactivate])
+                (L::paused(false), vec![Deactivate])
             }
-            (L::Completed, Input::Pause) => (L::Paused { needs_check: false }, vec![]),
+            (L::Downloading, Input::GuardPause(reason)) => (
+                L::Paused {
+                    needs_check: false,
+                    guard: Some(reason),
+                },
+                vec![Deactivate],
+            ),
+            (L::Completed, Input::Pause) => (L::paused(false), vec![]),
 
             // --- recheck
             (L::QueuedForCheck { then_pause }, Input::Recheck) => (
@@ -360,7 +430,7 @@ impl Lifecycle {
                     then_pause: true, ..
                 },
                 Input::CheckDone,
-            ) => (L::Paused { needs_check: false }, vec![ReleaseCheckSlot]),
+            ) => (L::paused(false), vec![ReleaseCheckSlot]),
             (
                 L::Checking {
                     then_pause: false, ..
@@ -457,7 +527,7 @@ mod tests {
     }
 
     fn new() -> Lifecycle {
-        Lifecycle::Paused { needs_check: true }
+        Lifecycle::paused(true)
     }
 
     #[test]
@@ -511,33 +581,25 @@ mod tests {
             (
                 Lifecycle::QueuedForCheck { then_pause: false },
                 vec![CancelCheck],
-                Lifecycle::Paused { needs_check: true },
+                Lifecycle::paused(true),
             ),
-            (
-                checking(false),
-                vec![CancelCheck],
-                Lifecycle::Paused { needs_check: true },
-            ),
+            (checking(false), vec![CancelCheck], Lifecycle::paused(true)),
             (
                 Lifecycle::Downloading,
                 vec![Deactivate],
-                Lifecycle::Paused { needs_check: false },
+                Lifecycle::paused(false),
             ),
             (
                 Lifecycle::Seeding,
                 vec![Deactivate],
-                Lifecycle::Paused { needs_check: false },
+                Lifecycle::paused(false),
             ),
             (
                 Lifecycle::FetchingMetadata,
                 vec![Deactivate],
-                Lifecycle::Paused { needs_check: false },
+                Lifecycle::paused(false),
             ),
-            (
-                Lifecycle::Completed,
-                vec![],
-                Lifecycle::Paused { needs_check: false },
-            ),
+            (Lifecycle::Completed, vec![], Lifecycle::paused(false)),
         ] {
             assert_eq!(s.step(Input::Pause, DL), eff, "{after:?}");
             assert_eq!(s, after);
@@ -553,10 +615,10 @@ mod tests {
 
     #[test]
     fn resume_after_pause() {
-        let mut s = Lifecycle::Paused { needs_check: false };
+        let mut s = Lifecycle::paused(false);
         assert_eq!(s.step(Input::Resume, DL), vec![Activate]);
         assert_eq!(s, Lifecycle::Downloading);
-        let mut s = Lifecycle::Paused { needs_check: false };
+        let mut s = Lifecycle::paused(false);
         assert_eq!(s.step(Input::Resume, DONE_NO_SEED), vec![]);
         assert_eq!(s, Lifecycle::Completed);
     }
@@ -608,13 +670,13 @@ mod tests {
         let mut s = Lifecycle::Seeding;
         assert_eq!(s.step(Input::Recheck, DONE), vec![Deactivate, QueueCheck]);
         assert_eq!(s, Lifecycle::QueuedForCheck { then_pause: false });
-        let mut s = Lifecycle::Paused { needs_check: false };
+        let mut s = Lifecycle::paused(false);
         assert_eq!(s.step(Input::Recheck, DL), vec![QueueCheck]);
         s.step(slot(), DL);
         assert_eq!(s.step(Input::CheckDone, DL), vec![ReleaseCheckSlot]);
         assert_eq!(
             s,
-            Lifecycle::Paused { needs_check: false },
+            Lifecycle::paused(false),
             "a paused torrent stays paused after its recheck"
         );
         let mut s = checking(false);
@@ -638,11 +700,11 @@ mod tests {
         let mut s = Lifecycle::Completed;
         assert_eq!(s.step(Input::PiecesLost, DL), vec![Activate]);
         // a check result after the user paused: ignored
-        let mut s = Lifecycle::Paused { needs_check: true };
+        let mut s = Lifecycle::paused(true);
         assert!(s.step(Input::CheckDone, DL).is_empty());
         assert!(s.step(slot(), DL).is_empty());
         assert!(s.step(Input::Complete, DONE).is_empty());
-        assert_eq!(s, Lifecycle::Paused { needs_check: true });
+        assert_eq!(s, Lifecycle::paused(true));
     }
 
     #[test]
@@ -661,10 +723,10 @@ mod tests {
         );
         let mut s = Lifecycle::Restoring { paused: true };
         assert!(s.step(Input::ResumeData { trusted: true }, DL).is_empty());
-        assert_eq!(s, Lifecycle::Paused { needs_check: false });
+        assert_eq!(s, Lifecycle::paused(false));
         let mut s = Lifecycle::Restoring { paused: true };
         s.step(Input::ResumeData { trusted: false }, DL);
-        assert_eq!(s, Lifecycle::Paused { needs_check: true });
+        assert_eq!(s, Lifecycle::paused(true));
         // the user acts before the comparison is done
         let mut s = Lifecycle::Restoring { paused: false };
         assert!(s.step(Input::Pause, DL).is_empty());
@@ -692,10 +754,10 @@ mod tests {
         assert!(s.step(Input::Recheck, DONE).is_empty());
         assert_eq!(s.step(Input::MoveDone, DONE), vec![Activate]);
         assert_eq!(s, Lifecycle::Seeding);
-        let mut s = Lifecycle::Paused { needs_check: false };
+        let mut s = Lifecycle::paused(false);
         assert!(s.step(move_start(), DL).is_empty());
         assert!(s.step(Input::MoveDone, DL).is_empty());
-        assert_eq!(s, Lifecycle::Paused { needs_check: false });
+        assert_eq!(s, Lifecycle::paused(false));
         let mut s = checking(false);
         assert!(s.step(move_start(), DL).is_empty(), "not while checking");
     }
@@ -708,8 +770,8 @@ mod tests {
         };
         // a magnet link added (paused, unchecked) or paused starts fetching at once
         for start in [
-            Lifecycle::Paused { needs_check: true },
-            Lifecycle::Paused { needs_check: false },
+            Lifecycle::paused(true),
+            Lifecycle::paused(false),
             Lifecycle::Error(err(TorrentErrorKind::BadMetadata)),
         ] {
             let mut s = start;
@@ -720,7 +782,7 @@ mod tests {
         // nothing to recheck yet
         assert!(s.step(Input::Recheck, no_meta).is_empty());
         assert_eq!(s, Lifecycle::FetchingMetadata);
-        let mut p = Lifecycle::Paused { needs_check: true };
+        let mut p = Lifecycle::paused(true);
         assert!(p.step(Input::Recheck, no_meta).is_empty());
         // metadata: check (no stopped announce), then download
         assert_eq!(s.step(Input::MetadataReady, DL), vec![QueueCheck]);
@@ -737,7 +799,7 @@ mod tests {
 
     #[test]
     fn the_check_lives_in_the_checking_state() {
-        let mut s = Lifecycle::Paused { needs_check: true };
+        let mut s = Lifecycle::paused(true);
         s.step(Input::Resume, DL);
         let job = CheckJob::new(9);
         let h = job.handles();
@@ -774,7 +836,7 @@ mod tests {
 
     #[test]
     fn a_slot_that_comes_too_late_drops_its_check() {
-        let mut s = Lifecycle::Paused { needs_check: true };
+        let mut s = Lifecycle::paused(true);
         let job = CheckJob::new(3);
         let h = job.handles();
         assert!(s.step(Input::CheckSlot(job), DL).is_empty());
@@ -798,5 +860,86 @@ mod tests {
         let mut c = checking(false);
         assert!(c.step(move_start(), DL).is_empty());
         assert!(c.move_progress().is_none());
+    }
+
+    fn guard_paused(reason: &str) -> Lifecycle {
+        Lifecycle::Paused {
+            needs_check: false,
+            guard: Some(reason.into()),
+        }
+    }
+
+    #[test]
+    fn the_guards_reason_lives_in_its_pause() {
+        let mut s = Lifecycle::Downloading;
+        assert_eq!(
+            s.step(Input::GuardPause("full".into()), DL),
+            vec![Deactivate]
+        );
+        assert_eq!(s, guard_paused("full"));
+        assert_eq!(s.guard(), Some("full"));
+        assert_eq!(s.ui_state(), TorrentState::Paused);
+        // space is back: the guard resumes it, and its reason goes with the pause
+        assert_eq!(s.step(Input::GuardResume, DL), vec![Activate]);
+        assert_eq!(s, Lifecycle::Downloading);
+        assert_eq!(s.guard(), None);
+        // the guard pauses downloads only
+        for mut s in [
+            Lifecycle::Seeding,
+            Lifecycle::FetchingMetadata,
+            Lifecycle::paused(false),
+            checking(false),
+        ] {
+            assert!(s.step(Input::GuardPause("full".into()), DL).is_empty());
+            assert_eq!(s.guard(), None);
+        }
+    }
+
+    #[test]
+    fn the_guard_does_not_resume_what_the_user_paused() {
+        let mut s = Lifecycle::paused(false);
+        assert!(s.step(Input::GuardResume, DL).is_empty());
+        assert_eq!(s, Lifecycle::paused(false));
+        // the user's resume or recheck of a guarded pause drops the reason
+        let mut s = guard_paused("full");
+        assert_eq!(s.step(Input::Resume, DL), vec![Activate]);
+        assert_eq!(s.guard(), None);
+        let mut s = guard_paused("full");
+        assert_eq!(s.step(Input::Recheck, DL), vec![QueueCheck]);
+        assert_eq!(s.guard(), None);
+        // and a user pause after the guard's is the user's (the guard no longer resumes it)
+        let mut s = guard_paused("full");
+        assert!(s.step(Input::Pause, DL).is_empty());
+        assert_eq!(
+            s.guard(),
+            Some("full"),
+            "pausing a paused torrent changes nothing"
+        );
+    }
+
+    #[test]
+    fn a_move_carries_the_guards_pause() {
+        let mut s = guard_paused("full");
+        assert!(s.step(move_start(), DL).is_empty());
+        assert_eq!(s.ui_state(), TorrentState::Moving);
+        assert_eq!(s.guard(), Some("full"));
+        assert!(s.step(Input::MoveDone, DL).is_empty());
+        assert_eq!(
+            s,
+            guard_paused("full"),
+            "paused by the guard again once moved"
+        );
+        // the guard's resume during the move ends its pause; the move goes on
+        let mut s = guard_paused("full");
+        s.step(move_start(), DL);
+        assert!(s.step(Input::GuardResume, DL).is_empty());
+        assert_eq!(s.ui_state(), TorrentState::Moving);
+        assert_eq!(s.guard(), None);
+        assert!(s.step(Input::MoveDone, DL).is_empty());
+        assert_eq!(s, Lifecycle::paused(false));
+        // a move out of a running state has no guard
+        let mut s = Lifecycle::Downloading;
+        s.step(move_start(), DL);
+        assert_eq!(s.guard(), None);
     }
 }

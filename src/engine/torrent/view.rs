@@ -219,7 +219,7 @@ impl Torrent {
             .as_ref()
             .and_then(|p| p.fetch.as_ref())
             .filter(|_| self.life.is_running());
-        let message = if let Some(g) = &self.guard {
+        let message = if let Some(g) = self.life.guard() {
             Some(format!("paused: {g}"))
         } else if let Some(f) = fetching {
             Some(fetch_message(
