@@ -153,7 +153,7 @@ impl Torrent {
 
     /// The storage to sync before a checkpoint records the verified pieces.
     pub fn storage_for_checkpoint(&self) -> Option<Arc<TorrentDisk>> {
-        self.disk.clone()
+        self.life.disk().cloned()
     }
 
     /// File stats measured by a checkpoint.

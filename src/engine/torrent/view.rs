@@ -271,7 +271,7 @@ impl Torrent {
         }
         peers.sort_by_key(|p| p.addr);
         let have = self.verified();
-        let pieces = match &self.shared {
+        let pieces = match self.shared() {
             Some(s) => piece_states(n, &have, s.picker().partial_pieces()),
             None => piece_states(n, &have, std::iter::empty()),
         };
