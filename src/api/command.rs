@@ -185,6 +185,17 @@ pub enum Command {
         /// Move the data (true) or only set the location (false).
         move_data: bool,
     },
+    /// A front end refused an add itself, before the engine saw it (a watch folder's
+    /// `.magnet` file that holds no valid magnet link): the engine puts it in the session
+    /// log as it does its own refusals ([`EventKind::AddRefused`](super::EventKind), level
+    /// error, `not added: SOURCE: REASON`), so every failed add can be read in one place.
+    AddRefused {
+        /// What was to be added (a watch folder's file).
+        source: AddSource,
+        /// Why it was refused, without the source, e.g. `magnet link has no
+        /// "xt=urn:btih:" (the info hash)`.
+        reason: String,
+    },
     /// The most recent engine events (oldest first; at most the history size).
     RecentEvents(oneshot::Sender<Vec<EngineEvent>>),
     /// Stop every torrent, send `stopped` to trackers, then reply and end the engine.

@@ -56,7 +56,7 @@ use super::event_log::EventLog;
 use super::timer::Timers;
 use super::torrent::state::Input;
 use super::torrent::{CheckQueue, Env, STOP_ANNOUNCE_TIMEOUT, TimerKey, Torrent};
-use crate::api::{AddSource, Command, EventKind, EventLevel, TorrentId, TorrentState};
+use crate::api::{AddError, AddSource, Command, EventKind, EventLevel, TorrentId, TorrentState};
 
 /// Torrents hashing their data at once.
 pub const MAX_CONCURRENT_CHECKS: usize = 1;
@@ -286,6 +286,10 @@ impl Session {
             }
             Command::MoveStorage { id, to, move_data } => {
                 self.with(id, |t, env| t.move_storage(to, move_data, env));
+            }
+            Command::AddRefused { source, reason } => {
+                let refused = AddError::Invalid(format!("{source}: {reason}"));
+                self.add_answered(Err(refused), None);
             }
             Command::RecentEvents(reply) => {
                 let _ = reply.send(self.log.recent());
