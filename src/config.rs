@@ -71,6 +71,9 @@ pub struct Config {
     /// Largest info dictionary fetched for a magnet link (BEP 9), bytes, 16 KiB..=128 MiB.
     /// Peers that announce a larger `metadata_size` are not asked.
     pub max_metadata_size: u32,
+    /// Longest wait for a .torrent file added by `http://` or `https://` URL, seconds,
+    /// 1..=600: from connecting until the last byte of the body (redirects included).
+    pub add_url_timeout: u32,
     /// Exchange peer lists with peers (BEP 11 `ut_pex`); never for private torrents
     /// (BEP 27).
     pub pex: bool,
@@ -289,6 +292,7 @@ impl Default for Config {
             dht: DhtConfig::default(),
             lsd: LsdConfig::default(),
             max_metadata_size: 32 << 20,
+            add_url_timeout: 30,
             pex: true,
             watch_dir: None,
         }
@@ -388,7 +392,7 @@ impl Config {
             ));
         }
         // (key, value, allowed range, what 0 means)
-        let bounded: [(&'static str, u32, u32, u32, &str); 6] = [
+        let bounded: [(&'static str, u32, u32, u32, &str); 7] = [
             (
                 "disk_threads",
                 c.disk_threads,
@@ -419,6 +423,7 @@ impl Config {
                 128 << 20,
                 "",
             ),
+            ("add_url_timeout", c.add_url_timeout, 1, 600, ""),
         ];
         for (key, value, min, max, zero) in bounded {
             if !(min..=max).contains(&value) {
@@ -592,6 +597,7 @@ mod tests {
             "port",
             "bootstrap",
             "max_metadata_size",
+            "add_url_timeout",
             "pex",
             "watch_dir",
         ] {
