@@ -166,6 +166,10 @@ pub async fn download(mut config: EngineConfig, opts: DownloadOptions) -> anyhow
     let mut ids = Vec::new();
     for t in &opts.torrents {
         let request = AddRequest::new(crate::cli::add_source(t)).seed(opts.seed);
+        if request.source.is_fetched() && !opts.quiet {
+            // the add answers once the file is fetched
+            println!("fetching {}…", request.source);
+        }
         match client.add(request).await {
             Ok(id) => ids.push(id),
             Err(ClientError::Refused(e)) => {

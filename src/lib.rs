@@ -14,7 +14,7 @@
 //! | front ends | `main.rs` (the binary), [`tui`], [`headless`], [`watch`], [`cli`] | start-up, the terminal UI, `download`/`info`/`check`, the watch folder, the arguments |
 //! | the contract | [`api`] | plain data both sides share ([`api::Snapshot`], [`api::Command`], [`api::EngineEvent`], typed errors) and [`api::Client`], the one way into a running engine |
 //! | the engine | [`engine`], configured by [`config::engine`] | the session actor that owns every torrent, the torrent state machines, peer connections, the picker, the deadline queue |
-//! | services | [`storage`], [`state`], [`tracker`], [`peer`], [`dht`], [`lsd`] | payload files and disk threads, the state store, announces and scrapes, the peer wire protocol, peer sources |
+//! | services | [`storage`], [`state`], [`tracker`], [`fetch`], [`peer`], [`dht`], [`lsd`] | payload files and disk threads, the state store, announces and scrapes, a .torrent fetched by URL, the peer wire protocol, peer sources |
 //! | domain | [`metainfo`], [`piece`], [`bencode`], [`units`], [`net`], [`untrusted`], [`lock`], [`atomic_write`] | .torrent files and magnet links, piece geometry and file layout, sizes and rates, address scope, text fit for a terminal |
 //!
 //! What may import what, besides "downwards only":
@@ -55,6 +55,7 @@
 //! | .torrent reading and writing, magnet links (BEP 9), paths | [`metainfo`] |
 //! | wire codec, extensions (BEP 10), PEX (BEP 11), metadata (BEP 9) | [`peer`] |
 //! | HTTP and UDP trackers (BEP 3/15/23/48) | [`tracker`] |
+//! | a .torrent file fetched by http(s) URL (add from URL) | [`fetch`] |
 //! | the DHT node (BEP 5/32), Local Service Discovery (BEP 14) | [`dht`], [`lsd`] |
 //! | sizes, rates, durations: format and parse | [`units`] |
 //! | address scope, tracker URLs fit to show | [`net`] |
@@ -110,6 +111,7 @@ pub mod cli;
 pub mod config;
 pub mod dht;
 pub mod engine;
+pub mod fetch;
 pub mod headless;
 pub mod lock;
 pub mod lsd;

@@ -227,6 +227,10 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 let mut failed_adds = Vec::new();
                 for t in &cli.torrents {
                     let request = AddRequest::new(cli::add_source(t)).seed(seed);
+                    if request.source.is_fetched() {
+                        // before the TUI takes the screen: the add answers once fetched
+                        eprintln!("fetching {}…", request.source);
+                    }
                     match client.add(request).await {
                         Ok(_) => {}
                         Err(ClientError::Refused(e)) => {

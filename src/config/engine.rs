@@ -69,6 +69,9 @@ pub struct EngineConfig {
     pub min_free_space: u64,
     /// Largest info dictionary fetched for a magnet link (BEP 9), bytes, 16 KiB..=128 MiB.
     pub max_metadata_size: u32,
+    /// Longest wait for a .torrent file added by `http://` or `https://` URL, seconds,
+    /// 1..=600: from connecting until the last byte of the body (redirects included).
+    pub add_url_timeout: u32,
     /// Exchange peer lists with peers (BEP 11 `ut_pex`); never for private torrents
     /// (BEP 27).
     pub pex: bool,
@@ -97,6 +100,7 @@ impl Default for EngineConfig {
             max_open_files: crate::storage::DEFAULT_MAX_OPEN_FILES as u32,
             min_free_space: 1 << 30,
             max_metadata_size: 32 << 20,
+            add_url_timeout: 30,
             pex: true,
             dht: DhtConfig::default(),
             lsd: LsdConfig::default(),
@@ -139,7 +143,7 @@ impl EngineConfig {
             return bad("download_dir", "must not be empty".into());
         }
         // (key, value, allowed range, what 0 means)
-        let bounded: [(&'static str, u32, u32, u32, &str); 6] = [
+        let bounded: [(&'static str, u32, u32, u32, &str); 7] = [
             (
                 "disk_threads",
                 self.disk_threads,
@@ -170,6 +174,7 @@ impl EngineConfig {
                 128 << 20,
                 "",
             ),
+            ("add_url_timeout", self.add_url_timeout, 1, 600, ""),
         ];
         for (key, value, min, max, zero) in bounded {
             if !(min..=max).contains(&value) {

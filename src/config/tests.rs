@@ -38,6 +38,7 @@ fn every_key_is_documented_in_the_default_file() {
         "port",
         "bootstrap",
         "max_metadata_size",
+        "add_url_timeout",
         "pex",
         "watch_dir",
     ] {

@@ -207,6 +207,9 @@ impl SessionCtx {
     }
 }
 
+/// The reply channel of an add: the new torrent's id or why it was refused.
+pub type AddReply = tokio::sync::oneshot::Sender<Result<TorrentId, crate::api::AddError>>;
+
 /// Events to the session task.
 #[derive(Debug)]
 pub enum SessionEvent {
@@ -328,6 +331,15 @@ pub enum SessionEvent {
         info_hash: InfoHash,
         /// The sender's IP with the announced TCP port.
         peer: SocketAddr,
+    },
+    /// The .torrent file of an add by URL was fetched (or could not be).
+    Fetched {
+        /// The add as asked, its source the URL.
+        request: crate::api::AddRequest,
+        /// Where the answer goes.
+        reply: Option<AddReply>,
+        /// The body or magnet link, or why nothing usable came back.
+        result: Result<crate::fetch::Fetched, crate::fetch::FetchError>,
     },
     /// Delete-data of a removed torrent finished.
     Deleted {

@@ -24,6 +24,7 @@ preallocate = "full"
 max_open_files = 64
 min_free_space = 0
 max_metadata_size = 65536
+add_url_timeout = 5
 pex = false
 ascii = true
 [dht]
@@ -54,6 +55,7 @@ interface = "127.0.0.1"
         max_open_files: 64,
         min_free_space: 0,
         max_metadata_size: 65536,
+        add_url_timeout: 5,
         pex: false,
         dht: DhtConfig {
             enabled: false,
@@ -74,6 +76,7 @@ interface = "127.0.0.1"
     assert_ne!(want.min_free_space, d.min_free_space);
     assert_ne!(want.max_metadata_size, d.max_metadata_size);
     assert_ne!(want.pex, d.pex);
+    assert_ne!(want.add_url_timeout, d.add_url_timeout);
     // a UI key is not the engine's: the engine part is the same without it
     let without_ui =
         Config::from_toml(&text.replace("ascii = true\n", ""), Path::new("x")).unwrap();
