@@ -11,8 +11,8 @@ use std::time::{Instant, SystemTime};
 
 use super::Torrent;
 use crate::api::{
-    FileRow, PeerFlags, PeerRow, PeerSource, PieceState, SourceCount, TorrentDetail, TorrentRow,
-    TorrentState,
+    FileRow, PauseCause, PeerFlags, PeerRow, PeerSource, PieceState, SourceCount, TorrentDetail,
+    TorrentRow, TorrentState,
 };
 use crate::engine::link::peer::PeerInfo;
 use crate::engine::rate::RateMeter;
@@ -257,6 +257,7 @@ impl Torrent {
             up_limit: self.limits.upload.rate(),
             message,
             has_trackers: self.trackers.any_supported(),
+            paused_by: self.guard.clone().map(PauseCause::DiskGuard),
         }
     }
 
