@@ -257,7 +257,10 @@ impl Torrent {
             up_limit: self.limits.upload.rate(),
             message,
             has_trackers: self.trackers.any_supported(),
-            paused_by: self.guard.clone().map(PauseCause::DiskGuard),
+            paused_by: self
+                .life
+                .guard()
+                .map(|g| PauseCause::DiskGuard(g.to_string())),
         }
     }
 
