@@ -21,7 +21,7 @@ use serde::Deserialize;
 use thiserror::Error;
 
 use self::engine::{DhtConfig, EngineConfig, LsdConfig};
-use self::ui::{KeyList, UiConfig};
+use self::ui::{EntryProblem, KeyList, Lined, UiConfig};
 use crate::storage::{Preallocate, StorageMode};
 
 /// The default config file, shipped in the repository and printed by `ratorrent config`.
@@ -37,6 +37,9 @@ pub struct Config {
     /// Watch folder: .torrent files dropped there are added, then renamed `.added` (or
     /// `.invalid`); `~` expands to the home directory. Default: none (no watching).
     pub watch_dir: Option<PathBuf>,
+    /// The file these settings were read from (`None`: the defaults, no file); named in
+    /// the messages of [`Config::invalid_entries`].
+    pub source: Option<PathBuf>,
 }
 
 /// The file as written: one flat table with every key optional (`None`: the default). It
@@ -76,9 +79,9 @@ struct ConfigFile {
     confirm_quit: Option<bool>,
     columns: Option<Vec<String>>,
     #[serde(default)]
-    keys: BTreeMap<String, KeyList>,
+    keys: BTreeMap<String, toml::Spanned<KeyList>>,
     #[serde(default)]
-    colors: BTreeMap<String, String>,
+    colors: BTreeMap<String, toml::Spanned<String>>,
 }
 
 /// Each key the file sets replaces the default of the field of the same name.
@@ -91,8 +94,9 @@ macro_rules! take_set {
 }
 
 impl ConfigFile {
-    /// The parts, with the defaults for what the file leaves out.
-    fn into_config(self) -> Config {
+    /// The parts, with the defaults for what the file leaves out; `text` is the file
+    /// (for the line of each `[keys]` and `[colors]` entry).
+    fn into_config(self, text: &str) -> Config {
         let mut engine = EngineConfig::default();
         take_set!(
             engine,
@@ -118,9 +122,31 @@ impl ConfigFile {
             dht,
             lsd,
         );
+        let lined = |span: std::ops::Range<usize>| {
+            1 + text
+                .get(..span.start)
+                .map_or(0, |before| before.matches('\n').count())
+        };
         let mut ui = UiConfig {
-            keys: self.keys,
-            colors: self.colors,
+            keys: (self.keys.into_iter())
+                .map(|(action, keys)| {
+                    let line = lined(keys.span());
+                    let value = keys.into_inner().into_vec();
+                    (action, Lined { value, line })
+                })
+                .collect(),
+            colors: (self.colors.into_iter())
+                .map(|(role, color)| {
+                    let line = lined(color.span());
+                    (
+                        role,
+                        Lined {
+                            value: color.into_inner(),
+                            line,
+                        },
+                    )
+                })
+                .collect(),
             ..UiConfig::default()
         };
         take_set!(ui, self, ascii, mouse, confirm_quit, columns);
@@ -128,6 +154,7 @@ impl ConfigFile {
             engine,
             ui,
             watch_dir: self.watch_dir,
+            source: None,
         }
     }
 }
@@ -177,6 +204,20 @@ pub enum ConfigError {
         /// What is wrong.
         problem: String,
     },
+    /// Entries of `[keys]` or `[colors]` the TUI cannot use, each with its line.
+    #[error("invalid config file {path}: {}", join(problems))]
+    Entries {
+        /// The file.
+        path: PathBuf,
+        /// Each entry, what is wrong and what is allowed.
+        problems: Vec<EntryProblem>,
+    },
+}
+
+/// The problems one after the other, `; ` between them.
+fn join(problems: &[EntryProblem]) -> String {
+    let texts: Vec<String> = problems.iter().map(ToString::to_string).collect();
+    texts.join("; ")
 }
 
 /// `$XDG_CONFIG_HOME/ratorrent/config.toml`, if a config directory is known.
@@ -202,6 +243,9 @@ fn expand_tilde(p: &Path) -> PathBuf {
 impl Config {
     /// Parse TOML text; `path` is only used in error messages.
     ///
+    /// `[keys]` and `[colors]` are only read here (their entries must be texts, or lists of
+    /// texts for a key); the TUI checks what they say ([`Config::invalid_entries`]).
+    ///
     /// # Errors
     /// [`ConfigError::Invalid`] or [`ConfigError::Value`].
     pub fn from_toml(text: &str, path: &Path) -> Result<Config, ConfigError> {
@@ -209,7 +253,8 @@ impl Config {
             path: path.to_path_buf(),
             message: e.to_string().trim_end().to_string(),
         })?;
-        let mut c = file.into_config();
+        let mut c = file.into_config(text);
+        c.source = Some(path.to_path_buf());
         c.engine.download_dir = expand_tilde(&c.engine.download_dir);
         c.watch_dir = c.watch_dir.as_deref().map(expand_tilde);
         let bad = |key, problem: &str| ConfigError::Value {
@@ -227,17 +272,16 @@ impl Config {
                 "must not be empty (leave it out to watch no folder)",
             ));
         }
-        if let Err(problems) = crate::tui::keymap::Keymap::new(&c.ui.key_overrides()) {
-            return Err(ConfigError::Value {
-                path: path.to_path_buf(),
-                key: "keys",
-                problem: problems.join("; "),
-            });
-        }
-        if let Err(problem) = c.ui.color_overrides() {
-            return Err(bad("colors", &problem));
-        }
         Ok(c)
+    }
+
+    /// The error for entries of the file a front end cannot use (the TUI's `[keys]` and
+    /// `[colors]`), naming this config's file.
+    pub fn invalid_entries(&self, problems: Vec<EntryProblem>) -> ConfigError {
+        ConfigError::Entries {
+            path: self.source.clone().unwrap_or_default(),
+            problems,
+        }
     }
 
     /// Load `path` if given, else the default location. A missing file at the default

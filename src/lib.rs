@@ -25,12 +25,12 @@
 //!   draws snapshots and sends commands.
 //! - [`api`] is pure data: it imports nothing above the domain ([`net`] for masking a
 //!   tracker's passkey when an error names its URL).
-//! - The engine receives only its part of the settings, [`config::engine::EngineConfig`]
-//!   (ports, paths, limits, storage, DHT, LSD), never the whole [`config::Config`]; the
-//!   front ends read the file and hand it over.
-//! - Known exception, still open (issue 14): [`config`] validates the `[keys]` and
-//!   `[colors]` tables with `tui::keymap` and `tui::theme`. The target: the config keeps
-//!   them as plain data and the TUI checks them when it starts.
+//! - [`config`] sits below the front ends and the engine and imports neither: it reads the
+//!   one TOML file into a part per reader. The engine receives only its part,
+//!   [`config::engine::EngineConfig`] (ports, paths, limits, storage, DHT, LSD), never the
+//!   whole [`config::Config`]; the front ends read the file and hand it over. `[keys]` and
+//!   `[colors]` stay plain text with their lines ([`config::ui::UiConfig`]); the TUI gives
+//!   them meaning (`tui/keymap.rs`, `tui/theme.rs`) and checks them when it starts.
 //!
 //! # Where each concept lives
 //!

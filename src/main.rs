@@ -122,12 +122,18 @@ fn init_file_logging() -> Option<std::path::PathBuf> {
 /// locale, `TERM`).
 fn ui_options(cli: &Cli, config: &Config) -> anyhow::Result<tui::UiOptions> {
     let env = |k: &str| std::env::var(k).ok();
-    let keymap = tui::keymap::Keymap::new(&config.ui.key_overrides())
-        .map_err(|problems| anyhow::anyhow!("{}", problems.join("; ")))?;
-    let colors = config
-        .ui
-        .color_overrides()
-        .map_err(|e| anyhow::anyhow!(e))?;
+    // the TUI owns `[keys]` and `[colors]`: checked here, before the terminal is touched
+    let keymap = tui::keymap::Keymap::from_config(&config.ui.keys);
+    let colors = tui::theme::colors_from_config(&config.ui.colors);
+    let (keymap, colors) = match (keymap, colors) {
+        (Ok(keymap), Ok(colors)) => (keymap, colors),
+        (keymap, colors) => {
+            let mut problems = keymap.err().unwrap_or_default();
+            problems.extend(colors.err().unwrap_or_default());
+            problems.sort_by_key(|p| p.line);
+            return Err(config.invalid_entries(problems).into());
+        }
+    };
     let ascii = cli.ascii || config.ui.ascii || !tui::theme::locale_is_utf8(env);
     let mut theme = tui::theme::Theme::new(&colors, tui::theme::no_color_requested(env), ascii);
     theme.graph = tui::theme::GraphStyle::for_terminal(ascii, env("TERM").as_deref());

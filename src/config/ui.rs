@@ -1,5 +1,10 @@
 //! The terminal UI's part of the configuration: drawing, mouse, quitting, the list's
 //! columns, `[keys]` and `[colors]`. The engine never sees it.
+//!
+//! `[keys]` and `[colors]` are kept as plain text with the line each entry is on: the TUI
+//! owns their meaning (`tui::keymap`, `tui::theme`) and checks them when it starts,
+//! naming the file and line of an entry it cannot use ([`EntryProblem`]). Headless
+//! commands never read them.
 
 use std::collections::BTreeMap;
 
@@ -23,11 +28,46 @@ pub struct UiConfig {
     /// `name` is always shown). The TUI reads the names and refuses unknown ones.
     /// Default: all.
     pub columns: Vec<String>,
-    /// Key bindings: action name → key or list of keys, replacing that action's defaults
-    /// (see the help window, `?`, for the names).
-    pub keys: BTreeMap<String, KeyList>,
-    /// Colours: role → one of the 16 ANSI colour names.
-    pub colors: BTreeMap<String, String>,
+    /// Key bindings (`[keys]`): action name → its keys in the text form of the help
+    /// window (`"x"`, `"Ctrl-d"`, `"F5"`), replacing that action's defaults; an empty list
+    /// unbinds it. Unchecked: the TUI checks names, keys and conflicts.
+    pub keys: BTreeMap<String, Lined<Vec<String>>>,
+    /// Colours (`[colors]`): role → colour name, unchecked (the TUI knows the roles and
+    /// the 16 ANSI colour names).
+    pub colors: BTreeMap<String, Lined<String>>,
+}
+
+/// A value of the file with the line it is written on.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Lined<T> {
+    /// The value as written.
+    pub value: T,
+    /// 1-based line of the file the value is on.
+    pub line: usize,
+}
+
+/// An entry of `[keys]` or `[colors]` the TUI cannot use: where it is and what is wrong.
+/// Shown as `line 12: [keys] pause: unknown key name "Hyper-x" (key names: ...)`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EntryProblem {
+    /// 1-based line of the entry in the file.
+    pub line: usize,
+    /// The table: `"keys"` or `"colors"`.
+    pub table: &'static str,
+    /// The entry's key: an action name or a colour role, as written.
+    pub key: String,
+    /// What is wrong and what is allowed.
+    pub problem: String,
+}
+
+impl std::fmt::Display for EntryProblem {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "line {}: [{}] {}: {}",
+            self.line, self.table, self.key, self.problem
+        )
+    }
 }
 
 impl Default for UiConfig {
@@ -48,10 +88,11 @@ impl Default for UiConfig {
     }
 }
 
-/// The keys of one action in the `[keys]` section: one key (`"x"`) or a list (`["x", "F2"]`).
+/// The keys of one action as the file writes them: one key (`"x"`) or a list
+/// (`["x", "F2"]`).
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 #[serde(untagged)]
-pub enum KeyList {
+pub(super) enum KeyList {
     /// One key.
     One(String),
     /// Several keys (empty: the action is unbound).
@@ -60,45 +101,10 @@ pub enum KeyList {
 
 impl KeyList {
     /// The keys as a list.
-    pub fn to_vec(&self) -> Vec<String> {
+    pub(super) fn into_vec(self) -> Vec<String> {
         match self {
-            KeyList::One(k) => vec![k.clone()],
-            KeyList::Many(v) => v.clone(),
+            KeyList::One(k) => vec![k],
+            KeyList::Many(v) => v,
         }
-    }
-}
-
-impl UiConfig {
-    /// The `[keys]` section as action name → key texts.
-    pub fn key_overrides(&self) -> BTreeMap<String, Vec<String>> {
-        self.keys
-            .iter()
-            .map(|(name, keys)| (name.clone(), keys.to_vec()))
-            .collect()
-    }
-
-    /// The `[colors]` section as role → colour.
-    ///
-    /// # Errors
-    /// An unknown role or colour name, in a sentence naming it.
-    pub fn color_overrides(
-        &self,
-    ) -> Result<BTreeMap<crate::tui::theme::Role, ratatui::style::Color>, String> {
-        use crate::tui::theme::{Role, parse_color};
-        let mut out = BTreeMap::new();
-        for (name, value) in &self.colors {
-            let Some((role, _, _)) = Role::ALL.iter().find(|(_, n, _)| n == name) else {
-                let names: Vec<&str> = Role::ALL.iter().map(|(_, n, _)| *n).collect();
-                return Err(format!(
-                    "unknown colour role {name:?} (roles: {})",
-                    names.join(", ")
-                ));
-            };
-            out.insert(
-                *role,
-                parse_color(value).map_err(|e| format!("{name}: {e}"))?,
-            );
-        }
-        Ok(out)
     }
 }
