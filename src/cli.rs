@@ -44,8 +44,9 @@ pub struct Cli {
     #[arg(long, global = true, value_name = "DIR")]
     pub watch: Option<PathBuf>,
 
-    /// .torrent files or magnet links to add when the TUI opens.
-    #[arg(value_name = "TORRENT|MAGNET")]
+    /// .torrent files, magnet links or http(s) URLs of .torrent files to add when the TUI
+    /// opens.
+    #[arg(value_name = "TORRENT|MAGNET|URL")]
     pub torrents: Vec<PathBuf>,
 
     /// Draw the TUI with ASCII only: no box drawing, block or braille characters (also
@@ -63,17 +64,19 @@ pub struct Cli {
 }
 
 /// What a torrent argument names: a magnet link when it starts with `magnet:` (any case,
-/// surrounding blanks ignored), else the path of a .torrent file.
+/// surrounding blanks ignored), a URL when it starts with `scheme://` (the engine fetches
+/// `http`/`https` and refuses the others), else the path of a .torrent file.
 pub fn add_source(arg: &Path) -> AddSource {
     match arg.to_str() {
         Some(text) if is_magnet(text) => AddSource::Magnet(text.trim().to_owned()),
+        Some(text) if crate::net::is_url(text) => AddSource::Url(text.trim().to_owned()),
         _ => AddSource::File(arg.to_path_buf()),
     }
 }
 
-/// `HOST:PORT` as [`crate::config::check_host_port`] accepts it.
+/// `HOST:PORT` as [`crate::config::engine::check_host_port`] accepts it.
 fn parse_host_port(s: &str) -> Result<String, String> {
-    crate::config::check_host_port(s).map(|()| s.to_string())
+    crate::config::engine::check_host_port(s).map(|()| s.to_string())
 }
 
 /// Headless subcommands.
@@ -82,8 +85,9 @@ pub enum Cmd {
     /// Download torrents without the TUI, printing progress; exits 0 once every piece of
     /// every torrent is verified (or keeps seeding with --seed until SIGINT/SIGTERM).
     Download {
-        /// The .torrent files or magnet links (quote a magnet link: it holds `&`).
-        #[arg(required = true, value_name = "TORRENT|MAGNET")]
+        /// The .torrent files, magnet links or http(s) URLs of .torrent files (quote a
+        /// magnet link or a URL: they hold `&`).
+        #[arg(required = true, value_name = "TORRENT|MAGNET|URL")]
         torrents: Vec<PathBuf>,
         /// Directory to download into (default: `download_dir` from the config).
         #[arg(short = 'o', long = "output", value_name = "DIR")]
@@ -137,6 +141,16 @@ mod tests {
             assert_eq!(
                 add_source(Path::new(file)),
                 AddSource::File(PathBuf::from(file))
+            );
+        }
+        for url in [
+            "http://127.0.0.1:8080/a.torrent?passkey=x",
+            " https://t.example/dl/1 ",
+            "file:///tmp/a.torrent",
+        ] {
+            assert_eq!(
+                add_source(Path::new(url)),
+                AddSource::Url(url.trim().to_owned())
             );
         }
         // a path that is not UTF-8 is a file

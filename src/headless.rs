@@ -9,8 +9,8 @@ use std::time::{Duration, Instant};
 use anyhow::{Context as _, bail};
 use tokio::signal::unix::{SignalKind, signal};
 
-use crate::api::{AddRequest, Client, ClientError, TorrentRow, TorrentState};
-use crate::config::Config;
+use crate::api::{AddRequest, Client, ClientError, PauseCause, TorrentRow, TorrentState};
+use crate::config::engine::EngineConfig;
 use crate::engine::session;
 use crate::metainfo::Metainfo;
 use crate::storage::Storage;
@@ -36,13 +36,12 @@ pub struct DownloadOptions {
 }
 
 /// The disk guard's reason when it paused `r` (the volume has less free space than
-/// `min_free_space`): a headless download never pauses a torrent itself, so a paused row
-/// with a `paused: …` message is the guard's.
+/// `min_free_space`), from the row's typed [`TorrentRow::paused_by`].
 pub fn guard_reason(r: &TorrentRow) -> Option<&str> {
-    (r.state == TorrentState::Paused)
-        .then_some(())
-        .and(r.message.as_deref())
-        .and_then(|m| m.strip_prefix("paused: "))
+    match &r.paused_by {
+        Some(PauseCause::DiskGuard(why)) => Some(why),
+        None => None,
+    }
 }
 
 /// What to do about a torrent error on the command line (the TUI's hints say "resume",
@@ -151,7 +150,7 @@ fn is_done(r: &TorrentRow) -> bool {
 /// # Errors
 /// Invalid torrent, port in use, a torrent stopped by an error (also while seeding),
 /// timeout, or an interrupt before completion.
-pub async fn download(mut config: Config, opts: DownloadOptions) -> anyhow::Result<()> {
+pub async fn download(mut config: EngineConfig, opts: DownloadOptions) -> anyhow::Result<()> {
     if opts.torrents.is_empty() {
         bail!("no torrent given");
     }
@@ -166,6 +165,10 @@ pub async fn download(mut config: Config, opts: DownloadOptions) -> anyhow::Resu
     let mut ids = Vec::new();
     for t in &opts.torrents {
         let request = AddRequest::new(crate::cli::add_source(t)).seed(opts.seed);
+        if request.source.is_fetched() && !opts.quiet {
+            // the add answers once the file is fetched
+            println!("fetching {}…", request.source);
+        }
         match client.add(request).await {
             Ok(id) => ids.push(id),
             Err(ClientError::Refused(e)) => {
@@ -429,19 +432,35 @@ mod tests {
         let guarded = TorrentRow {
             state: TorrentState::Paused,
             message: Some("paused: only 1 MiB free on the volume of /d".into()),
+            paused_by: Some(PauseCause::DiskGuard(
+                "only 1 MiB free on the volume of /d".into(),
+            )),
             ..TorrentRow::default()
         };
         assert_eq!(
             guard_reason(&guarded),
             Some("only 1 MiB free on the volume of /d")
         );
-        let downloading = TorrentRow {
-            state: TorrentState::Downloading,
+        // the text of the message is not what counts: a tracker's or the user's words
+        // that happen to start the same way are no guard pause
+        let lookalike = TorrentRow {
+            paused_by: None,
             ..guarded.clone()
         };
-        assert_eq!(guard_reason(&downloading), None);
+        assert_eq!(guard_reason(&lookalike), None);
+        let reworded = TorrentRow {
+            message: Some("held: low disk space".into()),
+            ..guarded.clone()
+        };
+        assert_eq!(
+            guard_reason(&reworded),
+            Some("only 1 MiB free on the volume of /d"),
+            "the typed cause, whatever the message says"
+        );
         let plain = TorrentRow {
+            state: TorrentState::Downloading,
             message: None,
+            paused_by: None,
             ..guarded
         };
         assert_eq!(guard_reason(&plain), None);

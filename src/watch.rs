@@ -684,7 +684,15 @@ async fn handle(path: &Path, kind: FileKind, client: &Client, seed: bool) -> Han
                 Some(r) => r,
                 None => return Handled::ShuttingDown,
             },
-            Err(e) => Err(AddError::Invalid(e)),
+            Err(why) => {
+                // refused here, before the engine: it goes to the session log all the same
+                let source = AddSource::File(path.to_path_buf());
+                let refused = AddError::Invalid(format!("{source}: {why}"));
+                if client.add_refused(source, why).await.is_err() {
+                    return Handled::ShuttingDown;
+                }
+                Err(refused)
+            }
         },
         FileKind::Ignored => return Handled::Vanished,
     };
@@ -712,25 +720,25 @@ async fn handle(path: &Path, kind: FileKind, client: &Client, seed: bool) -> Han
     rename(path, outcome).await
 }
 
+/// The magnet link in the `.magnet` file at `path`. Errors: why not, without the path
+/// (the caller names it).
 async fn read_magnet(path: &Path) -> Result<Magnet, String> {
     use tokio::io::AsyncReadExt;
     let file = tokio::fs::File::open(path)
         .await
-        .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+        .map_err(|e| format!("cannot read it: {e}"))?;
     let mut data = Vec::new();
     file.take(MAX_MAGNET_FILE_BYTES + 1)
         .read_to_end(&mut data)
         .await
-        .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+        .map_err(|e| format!("cannot read it: {e}"))?;
     if data.len() as u64 > MAX_MAGNET_FILE_BYTES {
         return Err(format!(
-            "{}: larger than {MAX_MAGNET_FILE_BYTES} bytes, not a .magnet file",
-            path.display()
+            "larger than {MAX_MAGNET_FILE_BYTES} bytes, not a .magnet file"
         ));
     }
-    let text =
-        String::from_utf8(data).map_err(|_| format!("{}: not UTF-8 text", path.display()))?;
-    parse_magnet_file(&text).map_err(|e| format!("{}: {e}", path.display()))
+    let text = String::from_utf8(data).map_err(|_| "not UTF-8 text".to_owned())?;
+    parse_magnet_file(&text)
 }
 
 async fn rename(path: &Path, outcome: Outcome) -> Handled {

@@ -1633,3 +1633,30 @@ fn the_config_picks_the_list_columns() {
         assert!(!header.contains(hidden), "{header}");
     }
 }
+
+/// Issue 15: the failed adds of the command line never replace the watch folder's notice
+/// in the message line: it says one more is waiting, and the next key shows it, at 80×24.
+#[test]
+fn failed_adds_queue_behind_the_watch_folder_notice() {
+    let mut app = full_app(options(false, false));
+    app.set_notice(Some(
+        "watch folder /srv/watch cannot be used: permission denied".to_owned(),
+    ));
+    app.adds_failed(&["/tmp/a.torrent: not a valid torrent".to_owned()]);
+    let first = screen(&render(&mut app, 80, 24));
+    assert!(
+        first.contains(" [+1 more] watch folder /srv/watch cannot be used: permission denied"),
+        "{first}"
+    );
+    assert!(!first.contains("not added"), "{first}");
+    app.handle_key(code(KeyCode::Down));
+    let next = screen(&render(&mut app, 80, 24));
+    assert!(
+        next.contains(" 1 torrent not added (why: e, session log): /tmp/a.torrent"),
+        "{next}"
+    );
+    assert!(
+        !next.contains("[+1 more]") && !next.contains("/srv/watch"),
+        "{next}"
+    );
+}

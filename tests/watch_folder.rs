@@ -8,7 +8,7 @@ use std::io::Write;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use ratorrent::config::Config;
+use ratorrent::config::engine::EngineConfig;
 use ratorrent::engine::session::{self, SessionHandle};
 use ratorrent::metainfo::TorrentBuilder;
 use ratorrent::watch::{self, SETTLE, WatchOptions};
@@ -21,11 +21,11 @@ fn init_logging() {
 }
 
 async fn start_session(tmp: &Path) -> SessionHandle {
-    let config = Config {
+    let config = EngineConfig {
         listen_port: 0,
         download_dir: tmp.join("dl"),
-        dht: ratorrent::config::DhtConfig::off(),
-        ..Config::default()
+        dht: ratorrent::config::engine::DhtConfig::off(),
+        ..EngineConfig::default()
     };
     session::start(config).await.expect("session starts")
 }
@@ -176,6 +176,28 @@ async fn dropped_files_are_added_or_refused_and_renamed() {
         T,
     )
     .await;
+
+    // both refusals are in the session log, the broken .magnet refused by the watch folder
+    // itself as well as the broken .torrent refused by the engine
+    let events = handle.client.recent_events().await.unwrap();
+    let refused: Vec<&str> = events
+        .iter()
+        .filter(|e| e.kind == ratorrent::api::EventKind::AddRefused)
+        .map(|e| e.message.as_str())
+        .collect();
+    assert_eq!(refused.len(), 2, "{refused:?}");
+    for (file, why) in [
+        ("bad.torrent", "not a valid torrent"),
+        ("broken.magnet", "has no \"xt=urn:btih:\""),
+    ] {
+        let want = format!("not added: {}: ", dir.join(file).display());
+        assert!(
+            refused
+                .iter()
+                .any(|m| m.starts_with(&want) && m.contains(why)),
+            "{file}: {refused:?}"
+        );
+    }
 
     // the same torrent again, under another name: reported, renamed .added, not listed twice
     std::fs::write(dir.join("a-again.torrent"), &a).unwrap();

@@ -1,5 +1,6 @@
 //! The real binary with `--watch` under tmux: a torrent there at start-up and one dropped
-//! later are listed, a duplicate is reported in the log, and every file is renamed.
+//! later are listed, a duplicate is reported in the log, every file is renamed, and a
+//! broken .torrent and a broken .magnet are both in the session log (`e`).
 //! HOME and the XDG folders point into a temp dir, so no user state is touched.
 
 use std::path::Path;
@@ -144,11 +145,21 @@ fn tui_with_watch_adds_what_is_dropped_and_renames_it() {
 
     std::fs::write(watch.join("again.torrent"), tiny_torrent("first-payload")).unwrap();
     std::fs::write(watch.join("broken.torrent"), b"garbage").unwrap();
+    std::fs::write(watch.join("broken.magnet"), "magnet:?dn=no-info-hash").unwrap();
     wait_for_file(&watch.join("again.torrent.added"), t);
     wait_for_file(&watch.join("broken.torrent.invalid"), t);
+    wait_for_file(&watch.join("broken.magnet.invalid"), t);
     std::thread::sleep(Duration::from_millis(700));
     let screen = tmux.capture();
     assert!(screen.contains("torrents 2"), "{screen}");
+
+    // the session log (e) has both refusals: the .torrent refused by the engine and the
+    // .magnet refused by the watch folder before it reached the engine
+    tmux.keys("e");
+    let screen = tmux.wait_for("broken.magnet: ", t);
+    assert!(screen.contains("broken.torrent: "), "{screen}");
+    assert!(screen.contains("has no \"xt=urn:btih:\""), "{screen}");
+    tmux.keys("Escape");
 
     tmux.keys("q");
     let start = Instant::now();

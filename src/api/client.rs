@@ -164,6 +164,19 @@ impl Client {
         self.send(Command::AddPeer { id, addr }).await
     }
 
+    /// Put an add that this front end refused itself into the session log
+    /// ([`Command::AddRefused`]): `source` is what was to be added, `reason` why not.
+    ///
+    /// # Errors
+    /// [`ClientError::EngineGone`].
+    pub async fn add_refused(
+        &self,
+        source: super::AddSource,
+        reason: String,
+    ) -> Result<(), ClientError> {
+        self.send(Command::AddRefused { source, reason }).await
+    }
+
     /// Forget a torrent; with `delete_data` its payload files go too.
     ///
     /// # Errors

@@ -12,13 +12,19 @@ use super::snapshot::FilePriority;
 /// Sending end of the command channel.
 pub type CommandSender = tokio::sync::mpsc::Sender<Command>;
 
-/// What to add: a .torrent file or a magnet link.
+/// What to add: a .torrent file, a magnet link or the URL of a .torrent file.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum AddSource {
     /// Path of a .torrent file to read.
     File(PathBuf),
     /// A magnet link (BEP 9): the torrent fetches its info dictionary from peers.
     Magnet(String),
+    /// The `http://` or `https://` URL of a .torrent file (a tracker's download link): the
+    /// engine fetches it (bounded in size and time, see [`crate::fetch`]) and adds it as a
+    /// file; a redirect to a `magnet:` link is added as that magnet link. Another scheme
+    /// (`file://`, `ftp://`) is refused with the reason. Until the fetch ends the torrent
+    /// does not exist, and the add's reply waits.
+    Url(String),
 }
 
 impl From<PathBuf> for AddSource {
@@ -29,11 +35,22 @@ impl From<PathBuf> for AddSource {
     }
 }
 
+impl AddSource {
+    /// Whether the engine fetches this source before adding it (an `http://` or `https://`
+    /// URL): the add's answer waits for the fetch, so a front end may say "fetching".
+    pub fn is_fetched(&self) -> bool {
+        matches!(self, AddSource::Url(url)
+            if crate::net::url_scheme(url).is_some_and(crate::net::is_fetchable_scheme))
+    }
+}
+
 impl std::fmt::Display for AddSource {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             AddSource::File(p) => write!(f, "{}", p.display()),
-            AddSource::Magnet(m) => write!(f, "{}", crate::net::mask_passkey(m)),
+            AddSource::Magnet(m) | AddSource::Url(m) => {
+                write!(f, "{}", crate::net::mask_passkey(m))
+            }
         }
     }
 }
@@ -168,8 +185,37 @@ pub enum Command {
         /// Move the data (true) or only set the location (false).
         move_data: bool,
     },
+    /// A front end refused an add itself, before the engine saw it (a watch folder's
+    /// `.magnet` file that holds no valid magnet link): the engine puts it in the session
+    /// log as it does its own refusals ([`EventKind::AddRefused`](super::EventKind), level
+    /// error, `not added: SOURCE: REASON`), so every failed add can be read in one place.
+    AddRefused {
+        /// What was to be added (a watch folder's file).
+        source: AddSource,
+        /// Why it was refused, without the source, e.g. `magnet link has no
+        /// "xt=urn:btih:" (the info hash)`.
+        reason: String,
+    },
     /// The most recent engine events (oldest first; at most the history size).
     RecentEvents(oneshot::Sender<Vec<EngineEvent>>),
     /// Stop every torrent, send `stopped` to trackers, then reply and end the engine.
     Shutdown(oneshot::Sender<()>),
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_an_http_or_https_url_is_fetched_and_it_shows_masked() {
+        let url = AddSource::Url("HTTPS://t.example/dl/1.torrent?passkey=s3cr3t".to_owned());
+        assert!(url.is_fetched());
+        assert_eq!(
+            url.to_string(),
+            "HTTPS://t.example/dl/1.torrent?passkey=***"
+        );
+        assert!(!AddSource::Url("file:///tmp/a.torrent".to_owned()).is_fetched());
+        assert!(!AddSource::Magnet("magnet:?xt=urn:btih:00".to_owned()).is_fetched());
+        assert!(!AddSource::File(PathBuf::from("http://x")).is_fetched());
+    }
 }

@@ -17,8 +17,8 @@ pub use command::{AddRequest, AddSource, Command, CommandSender};
 pub use error::{AddError, TorrentError, TorrentErrorKind};
 pub use event::{EngineEvent, EventKind, EventLevel, EventReceiver};
 pub use snapshot::{
-    FilePriority, FileRow, GlobalStats, PeerFlags, PeerRow, PeerSource, PieceState, Snapshot,
-    SnapshotReceiver, SourceCount, TorrentDetail, TorrentRow, TorrentState, TrackerRow,
+    FilePriority, FileRow, GlobalStats, PauseCause, PeerFlags, PeerRow, PeerSource, PieceState,
+    Snapshot, SnapshotReceiver, SourceCount, TorrentDetail, TorrentRow, TorrentState, TrackerRow,
     TrackerStatus,
 };
 

@@ -168,6 +168,19 @@ pub struct TorrentRow {
     /// come only from DHT, PEX, LSD and the peers the user gave, so quitting or a
     /// re-announce tells no tracker).
     pub has_trackers: bool,
+    /// Who paused it when the user did not: `Some` while the engine holds it paused on
+    /// its own (the row's state is then [`TorrentState::Paused`] and [`TorrentRow::message`]
+    /// says why in words); `None` otherwise, also when the user paused it.
+    pub paused_by: Option<PauseCause>,
+}
+
+/// Why the engine paused a torrent by itself (see [`TorrentRow::paused_by`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PauseCause {
+    /// The disk guard: its download volume has less free space than `min_free_space`; the
+    /// text says how much is free and where, e.g. `only 1 MiB free on the volume of /d`.
+    /// The download resumes by itself when space is back.
+    DiskGuard(String),
 }
 
 impl TorrentRow {

@@ -1,6 +1,36 @@
 //! Tracker URLs fit to show: the announce URL of a private tracker carries the user's
 //! passkey (in a path segment or the query), which must never reach a log line, the screen or
-//! `info`'s output.
+//! `info`'s output; and telling a URL typed by the user from a file name.
+
+/// Whether `text` looks like a URL (`scheme://…`, the scheme a letter then letters, digits,
+/// `+`, `-` or `.`), whatever the scheme: front ends give such a text to the engine as
+/// `AddSource::Url`, which refuses the schemes it cannot fetch, rather than
+/// reading it as a file name.
+pub fn is_url(text: &str) -> bool {
+    url_scheme(text).is_some()
+}
+
+/// The scheme of a text that [`is_url`], as written (`HTTP`, `file`); `None` for any other
+/// text.
+pub fn url_scheme(text: &str) -> Option<&str> {
+    let (scheme, _) = text.trim().split_once("://")?;
+    let mut bytes = scheme.bytes();
+    let ok = bytes.next().is_some_and(|b| b.is_ascii_alphabetic())
+        && bytes.all(|b| b.is_ascii_alphanumeric() || matches!(b, b'+' | b'-' | b'.'));
+    ok.then_some(scheme)
+}
+
+/// Whether a URL with this scheme can be fetched (added by URL): `http` or `https`, any
+/// case.
+pub fn is_fetchable_scheme(scheme: &str) -> bool {
+    scheme.eq_ignore_ascii_case("http") || scheme.eq_ignore_ascii_case("https")
+}
+
+/// Why a URL of another scheme is refused, e.g. `only http:// and https:// URLs can be
+/// fetched, not file://`.
+pub fn unfetchable_scheme(scheme: &str) -> String {
+    format!("only http:// and https:// URLs can be fetched, not {scheme}://")
+}
 
 /// `scheme://host:port` of a URL, without path or query (which may hold a passkey).
 pub fn host_of(url: &str) -> String {
@@ -54,6 +84,37 @@ pub fn mask_passkey(url: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn urls_are_told_from_paths_by_their_scheme() {
+        for url in [
+            "http://example.org/a.torrent",
+            "HTTPS://example.org/a.torrent",
+            " file:///tmp/a.torrent ",
+            "ftp://example.org/a.torrent",
+            "svn+ssh://host/x",
+        ] {
+            assert!(is_url(url), "{url}");
+        }
+        assert_eq!(url_scheme(" HTTPS://x/a"), Some("HTTPS"));
+        assert!(is_fetchable_scheme("HTTPS") && is_fetchable_scheme("http"));
+        assert!(!is_fetchable_scheme("file") && !is_fetchable_scheme("magnet"));
+        assert_eq!(
+            unfetchable_scheme("file"),
+            "only http:// and https:// URLs can be fetched, not file://"
+        );
+        for path in [
+            "a.torrent",
+            "/tmp/http://x",
+            "./x://y",
+            "://x",
+            "1http://x",
+            "magnet:?xt=urn:btih:00",
+            "C:\\x.torrent",
+        ] {
+            assert!(!is_url(path), "{path}");
+        }
+    }
 
     #[test]
     fn host_hides_passkeys() {

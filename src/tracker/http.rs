@@ -434,6 +434,19 @@ fn dict_peer(d: &Dict<'_>) -> Option<SocketAddr> {
     Some(SocketAddr::new(ip, port))
 }
 
+/// The one policy of the session's HTTP clients (trackers, a .torrent fetched by URL):
+/// `User-Agent: ratorrent/<version>`, the `connect` timeout (TCP + TLS handshake), the
+/// `total` timeout (connecting through the last body byte), at most [`MAX_REDIRECTS`]
+/// redirects, and the proxy from the environment (`HTTPS_PROXY`, `HTTP_PROXY`,
+/// `NO_PROXY`), as reqwest reads it.
+pub fn client_builder(connect: Duration, total: Duration) -> reqwest::ClientBuilder {
+    reqwest::Client::builder()
+        .user_agent(USER_AGENT)
+        .connect_timeout(connect)
+        .timeout(total)
+        .redirect(reqwest::redirect::Policy::limited(MAX_REDIRECTS))
+}
+
 /// An HTTP(S) tracker client: one `reqwest` client shared by every announce (connections
 /// are kept alive and reused), sending `User-Agent: ratorrent/<version>`, following at most
 /// [`MAX_REDIRECTS`] redirects, with a connect timeout, a total timeout (connect through
@@ -464,11 +477,7 @@ impl HttpTracker {
     /// A client with the given connect timeout and total timeout (from connecting until the
     /// whole body is read), and the default body limit.
     pub fn with_timeouts(connect: Duration, total: Duration) -> Self {
-        let client = reqwest::Client::builder()
-            .user_agent(USER_AGENT)
-            .connect_timeout(connect)
-            .timeout(total)
-            .redirect(reqwest::redirect::Policy::limited(MAX_REDIRECTS))
+        let client = client_builder(connect, total)
             .build()
             .map_err(|e| error_chain(&e));
         HttpTracker {
@@ -606,7 +615,7 @@ impl HttpTracker {
 }
 
 /// `e` and its sources joined by `": "`, skipping repeats.
-fn error_chain(e: &dyn std::error::Error) -> String {
+pub fn error_chain(e: &dyn std::error::Error) -> String {
     let mut parts: Vec<String> = vec![e.to_string()];
     let mut source = e.source();
     while let Some(s) = source {

@@ -275,18 +275,23 @@ impl App {
 
     /// Adds refused before the UI started (`reasons`, each already in the session log):
     /// the message line says how many and where to read why, the first reason after
-    /// that, so the count and the key fit even 80 columns. Nothing for none.
+    /// that, so the count and the key fit even 80 columns; after the notice shown, if
+    /// any (the next key shows it). Nothing for none.
     pub fn adds_failed(&mut self, reasons: &[String]) {
         let Some(first) = reasons.first() else {
             return;
         };
         let n = reasons.len();
         let key = self.opts.keymap.hint(Action::SessionLog);
-        self.set_error(format!(
-            "{n} torrent{} not added (why: {key}, session log): {}",
-            if n == 1 { "" } else { "s" },
-            format::clean(first, self.opts.theme.sym.ascii)
-        ));
+        // after what is shown (a watch folder that cannot be used): each is read in turn
+        self.notice.enqueue(
+            format!(
+                "{n} torrent{} not added (why: {key}, session log): {}",
+                if n == 1 { "" } else { "s" },
+                format::clean(first, self.opts.theme.sym.ascii)
+            ),
+            NoticeLevel::Error,
+        );
     }
 
     /// Handles one key event: looks it up in the active keymap for the current context and
@@ -483,6 +488,11 @@ impl App {
     /// The message and its level.
     pub fn notice_level(&self) -> Option<(&str, NoticeLevel)> {
         self.notice.get()
+    }
+
+    /// Messages waiting behind the one shown (the next key shows the next).
+    pub fn notices_queued(&self) -> usize {
+        self.notice.queued()
     }
 
     fn set_info(&mut self, text: String) {

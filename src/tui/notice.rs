@@ -1,6 +1,10 @@
 //! The message line's notice: one short text ("torrent added", "not added: …") and how it
 //! reads, shown until the next key that does something, or replaced by the next notice; a
-//! notice about work on torrents ("moving to …") also goes when that work ends.
+//! notice about work on torrents ("moving to …") also goes when that work ends. Notices
+//! that must each be read (a watch folder that cannot be used, then the adds that failed
+//! at start-up) are queued instead: each key that clears the line shows the next.
+
+use std::collections::VecDeque;
 
 use crate::api::TorrentId;
 
@@ -23,6 +27,8 @@ pub struct Notice {
     shown: Option<(String, NoticeLevel)>,
     /// The shown notice is about work on these torrents: it goes when the work ends.
     work: Option<Work>,
+    /// Notices waiting to be shown, in order: the next one shows when the line is cleared.
+    queued: VecDeque<(String, NoticeLevel)>,
 }
 
 /// Work the shown notice is about.
@@ -85,21 +91,40 @@ impl Notice {
         true
     }
 
-    /// Shows `text` as a confirmation, or clears the line for `None`.
+    /// Shows `text` as a confirmation, or clears the line for `None` (then the next queued
+    /// notice, if any, shows).
     pub fn set(&mut self, text: Option<String>) {
-        self.shown = text.map(|t| (t, NoticeLevel::Info));
-        self.work = None;
+        match text {
+            Some(t) => self.info(t),
+            None => self.clear(),
+        }
     }
 
-    /// Clears the line.
+    /// Shows `text` at `level` now if the line is empty, else after what is shown and
+    /// queued before it: never replaces a notice the user has not read.
+    pub fn enqueue(&mut self, text: String, level: NoticeLevel) {
+        if self.shown.is_none() {
+            self.shown = Some((text, level));
+            self.work = None;
+        } else {
+            self.queued.push_back((text, level));
+        }
+    }
+
+    /// Clears the line; the next queued notice, if any, shows instead.
     pub fn clear(&mut self) {
-        self.shown = None;
+        self.shown = self.queued.pop_front();
         self.work = None;
     }
 
     /// The text shown and its level.
     pub fn get(&self) -> Option<(&str, NoticeLevel)> {
         self.shown.as_ref().map(|(t, l)| (t.as_str(), *l))
+    }
+
+    /// Notices waiting behind the one shown.
+    pub fn queued(&self) -> usize {
+        self.queued.len()
     }
 }
 
@@ -120,6 +145,26 @@ mod tests {
         n.set(None);
         assert_eq!(n.get(), None);
         n.info("x".to_owned());
+        n.clear();
+        assert_eq!(n.get(), None);
+    }
+
+    #[test]
+    fn queued_notices_each_show_in_turn() {
+        let mut n = Notice::default();
+        n.enqueue("watch folder unusable".to_owned(), NoticeLevel::Info);
+        n.enqueue("2 torrents not added".to_owned(), NoticeLevel::Error);
+        n.enqueue("third".to_owned(), NoticeLevel::Info);
+        assert_eq!(n.get(), Some(("watch folder unusable", NoticeLevel::Info)));
+        assert_eq!(n.queued(), 2);
+        // a notice of the user's own action shows now; the queue waits behind it
+        n.info("torrent added".to_owned());
+        assert_eq!(n.queued(), 2);
+        n.clear();
+        assert_eq!(n.get(), Some(("2 torrents not added", NoticeLevel::Error)));
+        n.set(None);
+        assert_eq!(n.get(), Some(("third", NoticeLevel::Info)));
+        assert_eq!(n.queued(), 0);
         n.clear();
         assert_eq!(n.get(), None);
     }

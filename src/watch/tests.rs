@@ -127,7 +127,7 @@ async fn fake_engine(
         for (req, reply) in held.drain(..) {
             let name = match &req.source {
                 AddSource::File(p) => p.file_name().unwrap().to_string_lossy().to_string(),
-                AddSource::Magnet(m) => m.clone(),
+                AddSource::Magnet(m) | AddSource::Url(m) => m.clone(),
             };
             let answer = if name.starts_with("dup") {
                 Err(AddError::AlreadyAdded {

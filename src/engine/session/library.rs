@@ -1,5 +1,6 @@
 //! The library: which torrents the session has, under which id and info hash, and how
-//! torrents enter it (an added .torrent file or magnet link) and leave it (removed, with
+//! torrents enter it (an added .torrent file, magnet link or URL of a .torrent file, the
+//! last fetched off the session's task) and leave it (removed, with
 //! or without their files).
 //!
 //! [`Library`] hands out the [`TorrentId`]s and keeps the [`Registry`] (info hash ->
@@ -9,16 +10,18 @@
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::{Arc, RwLock};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use super::Session;
 use crate::api::{AddError, AddRequest, AddSource, EventKind, EventLevel, TorrentId};
-use crate::engine::ctx::{SessionCtx, SessionEvent};
+use crate::engine::ctx::{AddReply, SessionCtx, SessionEvent};
 use crate::engine::torrent::announce::AnnounceJob;
 use crate::engine::torrent::state::Input;
 use crate::engine::torrent::{Env, STOP_ANNOUNCE_TIMEOUT, TimerKey, Torrent};
+use crate::fetch::{FetchError, Fetched};
 use crate::lock::RwLockExt;
 use crate::metainfo::{InfoHash, Magnet, Metainfo};
+use crate::net::mask_passkey;
 use crate::tracker::{AnnounceEvent, AnnounceRequest};
 
 /// Which torrent serves which info hash. Cloned handles share one map: the session
@@ -129,8 +132,9 @@ impl Session {
         self.publisher.insert(id);
     }
 
-    /// Add a .torrent file or a magnet link. Errors: the source is invalid, the torrent is
-    /// already in the session, or its copy cannot be kept in the state store.
+    /// Add a .torrent file or a magnet link (an add by URL goes through [`Session::fetch`]
+    /// first). Errors: the source is invalid, the torrent is already in the session, or its
+    /// copy cannot be kept in the state store.
     pub(super) fn add(&mut self, req: AddRequest) -> Result<TorrentId, AddError> {
         let path = match &req.source {
             AddSource::File(p) => p.clone(),
@@ -138,8 +142,98 @@ impl Session {
                 let m = Magnet::parse(link).map_err(|e| AddError::Invalid(e.to_string()))?;
                 return self.add_magnet(m, req);
             }
+            AddSource::Url(url) => {
+                return Err(AddError::Invalid(format!(
+                    "{}: an add by URL is fetched first",
+                    mask_passkey(url)
+                )));
+            }
         };
         let (meta, bytes) = Metainfo::load_with_bytes(&path).map_err(AddError::Invalid)?;
+        self.add_metainfo(meta, &bytes, &path.display().to_string(), req)
+    }
+
+    /// Fetch the .torrent file at `url` off the session's task, then add it
+    /// ([`SessionEvent::Fetched`], [`Session::add_fetched`]); `reply` gets the answer then.
+    /// A URL that cannot be fetched (`file://`, no host) is refused at once.
+    pub(super) fn fetch(&mut self, url: String, req: AddRequest, reply: Option<AddReply>) {
+        if let Err(e) = crate::fetch::check_url(&url) {
+            let refused = Err(AddError::Invalid(format!("{}: {e}", mask_passkey(&url))));
+            self.add_answered(refused, reply);
+            return;
+        }
+        tracing::info!("fetching {}", mask_passkey(&url));
+        let ctx = self.ctx.clone();
+        let timeout = Duration::from_secs(u64::from(ctx.config.add_url_timeout));
+        tokio::spawn(async move {
+            let result = crate::fetch::fetch_torrent(&url, timeout).await;
+            ctx.send(SessionEvent::Fetched {
+                request: req,
+                reply,
+                result,
+            });
+        });
+    }
+
+    /// Add what the URL of `req` led to: a .torrent file's bytes or a magnet link. Errors:
+    /// the fetch failed, the body is not a torrent (the parser's reason), or as
+    /// [`Session::add`].
+    pub(super) fn add_fetched(
+        &mut self,
+        mut req: AddRequest,
+        result: Result<Fetched, FetchError>,
+    ) -> Result<TorrentId, AddError> {
+        let url = req.source.to_string();
+        let invalid = |why: String| AddError::Invalid(format!("{url}: {why}"));
+        match result.map_err(|e| invalid(e.to_string()))? {
+            Fetched::Magnet(link) => {
+                let m = Magnet::parse(&link)
+                    .map_err(|e| invalid(format!("redirected to a magnet link that {e}")))?;
+                req.source = AddSource::Magnet(link);
+                self.add_magnet(m, req)
+            }
+            Fetched::Torrent(bytes) => {
+                let meta = Metainfo::from_bytes(&bytes)
+                    .map_err(|e| invalid(format!("not a valid torrent: {e}")))?;
+                self.add_metainfo(meta, &bytes, &url, req)
+            }
+        }
+    }
+
+    /// Every add's answer: a refusal goes to the session log (whoever asked: the TUI,
+    /// a headless run, the watch folder) and to `reply`, as does a new torrent's id.
+    pub(super) fn add_answered(&mut self, r: Result<TorrentId, AddError>, reply: Option<AddReply>) {
+        if let Err(e) = &r {
+            // the front end that asked reports it (headless runs print it once)
+            tracing::info!("add refused: {e}");
+            let level = match e {
+                AddError::AlreadyAdded { .. } => Some(EventLevel::Info),
+                AddError::ShuttingDown => None,
+                AddError::Invalid(_) | AddError::Storage(_) => Some(EventLevel::Error),
+            };
+            if let Some(level) = level {
+                self.log.push(
+                    None,
+                    level,
+                    EventKind::AddRefused,
+                    format!("not added: {e}"),
+                );
+            }
+        }
+        if let Some(reply) = reply {
+            let _ = reply.send(r);
+        }
+    }
+
+    /// Add a parsed .torrent (`bytes` as read, kept in the state store; `from` names where
+    /// it came from in errors: the path or the masked URL).
+    fn add_metainfo(
+        &mut self,
+        meta: Metainfo,
+        bytes: &[u8],
+        from: &str,
+        req: AddRequest,
+    ) -> Result<TorrentId, AddError> {
         if let Some(id) = self.library.find(&meta.info_hash) {
             return Err(AddError::AlreadyAdded {
                 id,
@@ -155,10 +249,9 @@ impl Session {
         let info_hash = meta.info_hash;
         let name = meta.saved_name().to_owned();
         if let Some(store) = self.persist.store() {
-            store.put_metainfo(&info_hash, &bytes).map_err(|e| {
+            store.put_metainfo(&info_hash, bytes).map_err(|e| {
                 AddError::Storage(format!(
-                    "cannot keep a copy of {} in {}: {e}",
-                    path.display(),
+                    "cannot keep a copy of {from} in {}: {e}",
                     store.dir().display()
                 ))
             })?;

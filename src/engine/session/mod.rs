@@ -56,7 +56,7 @@ use super::event_log::EventLog;
 use super::timer::Timers;
 use super::torrent::state::Input;
 use super::torrent::{CheckQueue, Env, STOP_ANNOUNCE_TIMEOUT, TimerKey, Torrent};
-use crate::api::{AddError, Command, EventKind, EventLevel, TorrentId, TorrentState};
+use crate::api::{AddError, AddSource, Command, EventKind, EventLevel, TorrentId, TorrentState};
 
 /// Torrents hashing their data at once.
 pub const MAX_CONCURRENT_CHECKS: usize = 1;
@@ -208,28 +208,14 @@ impl Session {
     fn command(&mut self, c: Command) {
         match c {
             Command::Add(req, reply) => {
+                if let AddSource::Url(url) = &req.source {
+                    // answered when the fetch ends (SessionEvent::Fetched)
+                    let url = url.clone();
+                    self.fetch(url, req, reply);
+                    return;
+                }
                 let r = self.add(req);
-                if let Err(e) = &r {
-                    // the front end that asked reports it (headless runs print it once)
-                    tracing::info!("add refused: {e}");
-                    // every refused add reaches the session log, whoever asked for it
-                    let level = match e {
-                        AddError::AlreadyAdded { .. } => Some(EventLevel::Info),
-                        AddError::ShuttingDown => None,
-                        AddError::Invalid(_) | AddError::Storage(_) => Some(EventLevel::Error),
-                    };
-                    if let Some(level) = level {
-                        self.log.push(
-                            None,
-                            level,
-                            EventKind::AddRefused,
-                            format!("not added: {e}"),
-                        );
-                    }
-                }
-                if let Some(reply) = reply {
-                    let _ = reply.send(r);
-                }
+                self.add_answered(r, reply);
             }
             Command::Pause(id) => {
                 self.with(id, |t, env| t.input(Input::Pause, env));
@@ -300,6 +286,10 @@ impl Session {
             }
             Command::MoveStorage { id, to, move_data } => {
                 self.with(id, |t, env| t.move_storage(to, move_data, env));
+            }
+            Command::AddRefused { source, reason } => {
+                let refused = AddError::Invalid(format!("{source}: {reason}"));
+                self.add_answered(Err(refused), None);
             }
             Command::RecentEvents(reply) => {
                 let _ = reply.send(self.log.recent());
@@ -388,6 +378,14 @@ impl Session {
             } => self.on_checkpointed(result, stats, ids, limits),
             SessionEvent::Moved { torrent, result } => {
                 self.with(torrent, |t, env| t.on_moved(result, env));
+            }
+            SessionEvent::Fetched {
+                request,
+                reply,
+                result,
+            } => {
+                let r = self.add_fetched(request, result);
+                self.add_answered(r, reply);
             }
             SessionEvent::Deleted { name, error } => self.on_deleted(name, error),
         }

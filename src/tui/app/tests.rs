@@ -214,6 +214,7 @@ fn failed_adds_are_counted_with_where_to_read_why() {
         app.notice(),
         Some("1 torrent not added (why: e, session log): /tmp/a.torrent: not a torrent")
     );
+    let mut app = self::app();
     let reasons: Vec<String> = (0..5).map(|i| format!("/tmp/{i}.torrent: bad")).collect();
     app.adds_failed(&reasons);
     let notice = app.notice().unwrap();
@@ -222,6 +223,32 @@ fn failed_adds_are_counted_with_where_to_read_why() {
         "{notice}"
     );
     assert!(notice.find("session log").unwrap() < 80);
+}
+
+#[test]
+fn failed_adds_wait_behind_the_watch_folder_notice_and_show_at_the_next_key() {
+    let mut app = app();
+    app.set_notice(Some(
+        "watch folder /w cannot be used: permission denied".to_owned(),
+    ));
+    app.adds_failed(&["/tmp/a.torrent: not a torrent".to_owned()]);
+    assert_eq!(
+        app.notice(),
+        Some("watch folder /w cannot be used: permission denied"),
+        "the watch folder's notice is not replaced"
+    );
+    assert_eq!(app.notices_queued(), 1);
+    app.handle_key(KeyEvent::new(KeyCode::Down, KeyModifiers::NONE));
+    assert_eq!(
+        app.notice_level(),
+        Some((
+            "1 torrent not added (why: e, session log): /tmp/a.torrent: not a torrent",
+            NoticeLevel::Error
+        ))
+    );
+    assert_eq!(app.notices_queued(), 0);
+    app.handle_key(KeyEvent::new(KeyCode::Down, KeyModifiers::NONE));
+    assert_eq!(app.notice(), None);
 }
 
 #[test]

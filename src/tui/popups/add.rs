@@ -1,10 +1,11 @@
-//! The add dialog: a .torrent file's path (Tab completes it) or a magnet link, typed or
-//! pasted; the folder to save in (empty: the default); start paused. A typo is refused in
+//! The add dialog: a .torrent file's path (Tab completes it, `*` and `?` match several), a
+//! magnet link or the http(s) URL of a .torrent file, typed or pasted; the folder to save in (empty: the default); start paused. A typo is refused in
 //! the dialog (a missing file, a folder, a malformed magnet link), not reported later as a
 //! failed add.
 
 use crate::api::{AddRequest, AddSource, Command};
 use crate::metainfo::magnet::{Magnet, is_magnet};
+use crate::net::{is_fetchable_scheme, unfetchable_scheme, url_scheme};
 use crate::tui::action::Action;
 use crate::tui::input::expand_home;
 use crate::tui::keymap::Keymap;
@@ -17,7 +18,7 @@ pub fn open(keymap: &Keymap) -> Form {
         FormKind::Add,
         "Add a torrent",
         vec![
-            Field::path("Torrent file or magnet link", "", false),
+            Field::path("Torrent file, magnet link or http(s) URL", "", false),
             Field::path("Save in (empty: the default folder)", "", true),
             Field::check("Start paused", false),
         ],
@@ -39,9 +40,17 @@ pub fn submit(form: &Form, seed: bool) -> Submitted {
     let save = form.fields.get(1).map_or("", |f| f.value()).trim();
     let paused = form.fields.get(2).is_some_and(Field::checked);
     if text.is_empty() {
-        return Err("type the path of a .torrent file (Tab completes) or a magnet link".to_owned());
+        return Err(
+            "type the path of a .torrent file (Tab completes), a magnet link or a URL".to_owned(),
+        );
     }
-    let sources = if is_magnet(text) {
+    let sources = if let Some(scheme) = url_scheme(text) {
+        // fetched by the engine; a scheme it cannot fetch is a typo to fix here
+        if !is_fetchable_scheme(scheme) {
+            return Err(unfetchable_scheme(scheme));
+        }
+        vec![AddSource::Url(text.to_owned())]
+    } else if is_magnet(text) {
         // Checked here so a typo is reported in the dialog, not as a failed add.
         Magnet::parse(text).map_err(|e| e.to_string())?;
         vec![AddSource::Magnet(text.to_owned())]
@@ -69,9 +78,11 @@ pub fn submit(form: &Form, seed: bool) -> Submitted {
         }
         Some(dir)
     };
-    let notice = match sources.len() {
-        1 => "adding…".to_owned(),
-        n => format!("adding {n} torrents…"),
+    let notice = match sources.as_slice() {
+        // the torrent exists only once its file is fetched
+        [url @ AddSource::Url(_)] => format!("fetching {url}…"),
+        [_] => "adding…".to_owned(),
+        many => format!("adding {} torrents…", many.len()),
     };
     Ok(Outcome {
         commands: sources
@@ -208,6 +219,23 @@ mod tests {
 
     fn link() -> String {
         format!("magnet:?xt=urn:btih:{}&dn=debian", "c".repeat(40))
+    }
+
+    #[test]
+    fn an_http_url_goes_to_the_engine_and_another_scheme_is_refused_here() {
+        let url = "https://t.example/dl/42.torrent?passkey=0123456789abcdef";
+        let out = submit(&filled(url, "", false), true).unwrap();
+        assert_eq!(
+            out.notice.as_deref(),
+            Some("fetching https://t.example/dl/42.torrent?passkey=***…"),
+            "the passkey is never shown"
+        );
+        assert_eq!(request(out).source, AddSource::Url(url.to_owned()));
+        let err = submit(&filled("file:///tmp/a.torrent", "", false), true).unwrap_err();
+        assert_eq!(
+            err,
+            "only http:// and https:// URLs can be fetched, not file://"
+        );
     }
 
     #[test]

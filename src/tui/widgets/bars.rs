@@ -148,7 +148,12 @@ pub(crate) fn message_line(frame: &mut Frame, area: Rect, app: &App, theme: &The
             NoticeLevel::Info => theme.fg(Role::Good),
             NoticeLevel::Error => theme.error(),
         };
-        let line = format::fit_with(&format!(" {text}"), width, sym.ascii, sym.ellipsis);
+        // more to read after this one: said first, so a long text cannot cut it off
+        let more = match app.notices_queued() {
+            0 => String::new(),
+            n => format!(" [+{n} more]"),
+        };
+        let line = format::fit_with(&format!("{more} {text}"), width, sym.ascii, sym.ellipsis);
         frame.render_widget(Line::styled(line, style), area);
         return;
     }
