@@ -74,9 +74,9 @@ pub fn add_source(arg: &Path) -> AddSource {
     }
 }
 
-/// `HOST:PORT` as [`crate::config::check_host_port`] accepts it.
+/// `HOST:PORT` as [`crate::config::engine::check_host_port`] accepts it.
 fn parse_host_port(s: &str) -> Result<String, String> {
-    crate::config::check_host_port(s).map(|()| s.to_string())
+    crate::config::engine::check_host_port(s).map(|()| s.to_string())
 }
 
 /// Headless subcommands.

@@ -10,7 +10,7 @@ use anyhow::{Context as _, bail};
 use tokio::signal::unix::{SignalKind, signal};
 
 use crate::api::{AddRequest, Client, ClientError, PauseCause, TorrentRow, TorrentState};
-use crate::config::Config;
+use crate::config::engine::EngineConfig;
 use crate::engine::session;
 use crate::metainfo::Metainfo;
 use crate::storage::Storage;
@@ -150,7 +150,7 @@ fn is_done(r: &TorrentRow) -> bool {
 /// # Errors
 /// Invalid torrent, port in use, a torrent stopped by an error (also while seeding),
 /// timeout, or an interrupt before completion.
-pub async fn download(mut config: Config, opts: DownloadOptions) -> anyhow::Result<()> {
+pub async fn download(mut config: EngineConfig, opts: DownloadOptions) -> anyhow::Result<()> {
     if opts.torrents.is_empty() {
         bail!("no torrent given");
     }

@@ -13,7 +13,7 @@
 //! |---|---|---|
 //! | front ends | `main.rs` (the binary), [`tui`], [`headless`], [`watch`], [`cli`] | start-up, the terminal UI, `download`/`info`/`check`, the watch folder, the arguments |
 //! | the contract | [`api`] | plain data both sides share ([`api::Snapshot`], [`api::Command`], [`api::EngineEvent`], typed errors) and [`api::Client`], the one way into a running engine |
-//! | the engine | [`engine`], configured by [`config`] | the session actor that owns every torrent, the torrent state machines, peer connections, the picker, the deadline queue |
+//! | the engine | [`engine`], configured by [`config::engine`] | the session actor that owns every torrent, the torrent state machines, peer connections, the picker, the deadline queue |
 //! | services | [`storage`], [`state`], [`tracker`], [`fetch`], [`peer`], [`dht`], [`lsd`] | payload files and disk threads, the state store, announces and scrapes, a .torrent fetched by URL, the peer wire protocol, peer sources |
 //! | domain | [`metainfo`], [`piece`], [`bencode`], [`units`], [`net`], [`untrusted`], [`lock`], [`atomic_write`] | .torrent files and magnet links, piece geometry and file layout, sizes and rates, address scope, text fit for a terminal |
 //!
@@ -25,10 +25,12 @@
 //!   draws snapshots and sends commands.
 //! - [`api`] is pure data: it imports nothing above the domain ([`net`] for masking a
 //!   tracker's passkey when an error names its URL).
-//! - Known exception, still open (issue 14): [`config`] validates the `[keys]` and
-//!   `[colors]` tables with `tui::keymap` and `tui::theme`, and the engine takes the whole
-//!   [`config::Config`]; so the engine reaches the TUI's types through the config. The
-//!   target: `config/` with a part per reader, and the engine taking only its own.
+//! - [`config`] sits below the front ends and the engine and imports neither: it reads the
+//!   one TOML file into a part per reader. The engine receives only its part,
+//!   [`config::engine::EngineConfig`] (ports, paths, limits, storage, DHT, LSD), never the
+//!   whole [`config::Config`]; the front ends read the file and hand it over. `[keys]` and
+//!   `[colors]` stay plain text with their lines ([`config::ui::UiConfig`]); the TUI gives
+//!   them meaning (`tui/keymap.rs`, `tui/theme.rs`) and checks them when it starts.
 //!
 //! # Where each concept lives
 //!
@@ -59,7 +61,7 @@
 //! | address scope, tracker URLs fit to show | [`net`] |
 //! | untrusted text on a terminal | [`untrusted`] |
 //! | the TUI: model, event loop, dialogs, widgets, keys, theme | [`tui`] (`app.rs` the model, `event_loop.rs`, `popups/`, `widgets/`, `action`/`keymap`/`key`, `theme`) |
-//! | settings file | [`config`] (`config/default.toml` lists every key) |
+//! | settings file: one flat TOML file, read into a part per reader (engine, TUI, watch folder) | [`config`] (`config.rs` the file, `config/engine.rs`, `config/ui.rs`; `config/default.toml` lists every key) |
 //!
 //! # The engine-UI contract
 //!

@@ -47,19 +47,19 @@ const MALLOC_ARENAS: i32 = 2;
 fn load_config(cli: &Cli) -> anyhow::Result<Config> {
     let mut config = Config::load(cli.config.as_deref())?;
     if let Some(p) = cli.port {
-        config.listen_port = p;
+        config.engine.listen_port = p;
     }
     if !cli.dht_bootstrap.is_empty() {
-        config.dht.bootstrap = cli.dht_bootstrap.clone();
+        config.engine.dht.bootstrap = cli.dht_bootstrap.clone();
     }
     if cli.no_dht {
-        config.dht.enabled = false;
+        config.engine.dht.enabled = false;
     }
     if cli.lsd {
-        config.lsd.enabled = true;
+        config.engine.lsd.enabled = true;
     }
     if let Some(s) = cli.storage {
-        config.storage = s;
+        config.engine.storage = s;
     }
     if let Some(dir) = &cli.watch {
         config.watch_dir = Some(dir.clone());
@@ -122,20 +122,29 @@ fn init_file_logging() -> Option<std::path::PathBuf> {
 /// locale, `TERM`).
 fn ui_options(cli: &Cli, config: &Config) -> anyhow::Result<tui::UiOptions> {
     let env = |k: &str| std::env::var(k).ok();
-    let keymap = tui::keymap::Keymap::new(&config.key_overrides())
-        .map_err(|problems| anyhow::anyhow!("{}", problems.join("; ")))?;
-    let colors = config.color_overrides().map_err(|e| anyhow::anyhow!(e))?;
-    let ascii = cli.ascii || config.ascii || !tui::theme::locale_is_utf8(env);
+    // the TUI owns `[keys]` and `[colors]`: checked here, before the terminal is touched
+    let keymap = tui::keymap::Keymap::from_config(&config.ui.keys);
+    let colors = tui::theme::colors_from_config(&config.ui.colors);
+    let (keymap, colors) = match (keymap, colors) {
+        (Ok(keymap), Ok(colors)) => (keymap, colors),
+        (keymap, colors) => {
+            let mut problems = keymap.err().unwrap_or_default();
+            problems.extend(colors.err().unwrap_or_default());
+            problems.sort_by_key(|p| p.line);
+            return Err(config.invalid_entries(problems).into());
+        }
+    };
+    let ascii = cli.ascii || config.ui.ascii || !tui::theme::locale_is_utf8(env);
     let mut theme = tui::theme::Theme::new(&colors, tui::theme::no_color_requested(env), ascii);
     theme.graph = tui::theme::GraphStyle::for_terminal(ascii, env("TERM").as_deref());
     Ok(tui::UiOptions {
         keymap,
         theme,
-        seed_after_download: config.seed_after_download,
+        seed_after_download: config.engine.seed_after_download,
         log_path: None,
-        mouse: config.mouse,
-        confirm_quit: config.confirm_quit,
-        columns: tui::list::parse_columns(&config.columns).map_err(|e| anyhow::anyhow!(e))?,
+        mouse: config.ui.mouse,
+        confirm_quit: config.ui.confirm_quit,
+        columns: tui::list::parse_columns(&config.ui.columns).map_err(|e| anyhow::anyhow!(e))?,
     })
 }
 
@@ -150,14 +159,14 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         }
         Some(Cmd::Check { torrent, dir }) => {
             let config = load_config(&cli)?;
-            let handles = ratorrent::storage::HandleCache::new(config.open_file_cap());
+            let handles = ratorrent::storage::HandleCache::new(config.engine.open_file_cap());
             let meta =
                 ratorrent::metainfo::Metainfo::load(torrent).map_err(|e| anyhow::anyhow!(e))?;
             let (have, total) = headless::check_meta(
                 &meta,
                 dir,
-                config.disk_thread_count(),
-                config.storage_options(handles),
+                config.engine.disk_thread_count(),
+                config.engine.storage_options(handles),
             )?;
             println!("{have}/{total} pieces verified");
             if have < total
@@ -192,7 +201,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 quiet: *quiet,
                 wait_for_space: *wait_for_space,
             };
-            runtime()?.block_on(headless::download(config, opts))?;
+            runtime()?.block_on(headless::download(config.engine, opts))?;
             Ok(ExitCode::SUCCESS)
         }
         None => {
@@ -206,18 +215,18 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             }
             let mut config = load_config(&cli)?;
             if let Some(dir) = &cli.output {
-                config.download_dir = dir.clone();
+                config.engine.download_dir = dir.clone();
             }
             let ui = ui_options(&cli, &config)?;
             let log_path = init_file_logging();
             let ui = tui::UiOptions { log_path, ..ui };
-            let seed = config.seed_after_download;
+            let seed = config.engine.seed_after_download;
             let watch_dir = config.watch_dir.clone();
             let rt = runtime()?;
             rt.block_on(async {
                 // the list of the last session comes back (and is kept) in the data directory
                 let state_dir = ratorrent::state::StateStore::default_dir();
-                let handle = engine::session::start_with_state(config, &state_dir).await?;
+                let handle = engine::session::start_with_state(config.engine, &state_dir).await?;
                 let client = &handle.client;
                 // a bad torrent on the command line does not keep the others from running:
                 // the engine logs why in the session log, the TUI counts them

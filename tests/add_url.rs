@@ -277,11 +277,11 @@ async fn a_refused_fetch_reaches_the_session_log_with_the_url_masked() {
         Answer::Status(404, "gone"),
     )]));
     let dir = temp_dir();
-    let config = ratorrent::config::Config {
+    let config = ratorrent::config::engine::EngineConfig {
         download_dir: dir.path().to_path_buf(),
         listen_port: 0,
-        dht: ratorrent::config::DhtConfig::off(),
-        ..ratorrent::config::Config::default()
+        dht: ratorrent::config::engine::DhtConfig::off(),
+        ..ratorrent::config::engine::EngineConfig::default()
     };
     let h = session::start(config).await.unwrap();
     let url = server.url(&format!("/gone.torrent?passkey={PASSKEY}"));

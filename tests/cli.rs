@@ -79,6 +79,41 @@ fn bad_config_names_file_line_and_key() {
     );
 }
 
+/// `[keys]` and `[colors]` are the TUI's: headless commands do not use them, so a key
+/// binding or colour the TUI would refuse does not stop `info`, `check` or `download` (as
+/// a daemon ignores a GUI's settings); a table of the wrong shape is still the file's error.
+#[test]
+fn headless_commands_ignore_what_the_tui_would_refuse_in_keys_and_colors() {
+    let dir = tempfile::tempdir().unwrap();
+    let t = small_torrent(dir.path());
+    let cfg = dir.path().join("config.toml");
+    std::fs::write(
+        &cfg,
+        "[keys]\npause = \"c\"\nfly = \"Hyper-x\"\n[colors]\nsky = \"pink\"\n",
+    )
+    .unwrap();
+    let c = cfg.to_str().unwrap();
+    let (code, out, err) = run(&["--config", c, "info", t.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("d.bin"), "{out}");
+    let (code, out, err) = run(&[
+        "--config",
+        c,
+        "check",
+        t.to_str().unwrap(),
+        dir.path().to_str().unwrap(),
+    ]);
+    assert_eq!((code, out.trim()), (0, "4/4 pieces verified"), "{err}");
+
+    std::fs::write(&cfg, "listen_port = 6881\n[keys]\npause = 5\n").unwrap();
+    let (code, _, err) = run(&["--config", c, "info", t.to_str().unwrap()]);
+    assert_eq!(code, 1);
+    assert!(
+        err.contains("config.toml") && err.contains("line 3") && err.contains("pause"),
+        "{err}"
+    );
+}
+
 #[test]
 fn download_failures_exit_non_zero_with_a_reason() {
     let dir = tempfile::tempdir().unwrap();

@@ -12,18 +12,18 @@ use common::client::{wait_row, wait_rows};
 use ratorrent::api::{
     AddError, AddRequest, AddSource, ClientError, EventKind, TorrentId, TorrentState,
 };
-use ratorrent::config::Config;
+use ratorrent::config::engine::EngineConfig;
 use ratorrent::engine::session;
 use ratorrent::metainfo::TorrentBuilder;
 
 const WITHIN: Duration = Duration::from_secs(30);
 
-fn config(dir: &Path) -> Config {
-    Config {
+fn config(dir: &Path) -> EngineConfig {
+    EngineConfig {
         listen_port: 0,
         download_dir: dir.to_path_buf(),
-        dht: ratorrent::config::DhtConfig::off(),
-        ..Config::default()
+        dht: ratorrent::config::engine::DhtConfig::off(),
+        ..EngineConfig::default()
     }
 }
 

@@ -422,14 +422,14 @@ fn routing_table_survives_a_restart() {
 
     // the session: dht.dat in the state folder, the count in snapshots
     let state_dir = dir.path().join("state");
-    let config = |boot: Vec<String>| ratorrent::config::Config {
+    let config = |boot: Vec<String>| ratorrent::config::engine::EngineConfig {
         download_dir: dir.path().to_path_buf(),
         listen_port: 0,
-        dht: ratorrent::config::DhtConfig {
+        dht: ratorrent::config::engine::DhtConfig {
             bootstrap: boot,
-            ..ratorrent::config::DhtConfig::default()
+            ..ratorrent::config::engine::DhtConfig::default()
         },
-        ..ratorrent::config::Config::default()
+        ..ratorrent::config::engine::EngineConfig::default()
     };
     let session_nodes = rt.block_on(async {
         let h = ratorrent::engine::session::start_with_state(config(net.bootstrap()), &state_dir)

@@ -46,11 +46,11 @@ thread_local! {
 }
 
 async fn start(min_free: u64) -> SessionHandle {
-    let config = ratorrent::config::Config {
+    let config = ratorrent::config::engine::EngineConfig {
         listen_port: 0,
         min_free_space: min_free,
-        dht: ratorrent::config::DhtConfig::off(),
-        ..ratorrent::config::Config::default()
+        dht: ratorrent::config::engine::DhtConfig::off(),
+        ..ratorrent::config::engine::EngineConfig::default()
     };
     session::start(config).await.unwrap()
 }

@@ -39,11 +39,11 @@ async fn skipped_file_is_not_created_nor_fetched_and_wanting_it_completes_it() {
     let _seeder = LtPeer::seed(&SeedArgs::new(&torrent, &src, ip, free_port_on(ip)));
 
     let dst = dir.path().join("dst");
-    let config = ratorrent::config::Config {
+    let config = ratorrent::config::engine::EngineConfig {
         download_dir: dst.clone(),
         listen_port: 0,
-        dht: ratorrent::config::DhtConfig::off(),
-        ..ratorrent::config::Config::default()
+        dht: ratorrent::config::engine::DhtConfig::off(),
+        ..ratorrent::config::engine::EngineConfig::default()
     };
     let h = session::start(config).await.unwrap();
     let request = AddRequest::new(torrent.clone()).paused(true);

@@ -178,12 +178,12 @@ fn libtorrent_fetches_the_metadata_from_a_ratorrent_seeder() {
     rat.terminate();
 }
 
-fn config(dir: &Path) -> ratorrent::config::Config {
-    ratorrent::config::Config {
+fn config(dir: &Path) -> ratorrent::config::engine::EngineConfig {
+    ratorrent::config::engine::EngineConfig {
         download_dir: dir.to_path_buf(),
         listen_port: 0,
-        dht: ratorrent::config::DhtConfig::off(),
-        ..ratorrent::config::Config::default()
+        dht: ratorrent::config::engine::DhtConfig::off(),
+        ..ratorrent::config::engine::EngineConfig::default()
     }
 }
 

@@ -11,7 +11,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use ratorrent::api::{PeerSource, TorrentId};
-use ratorrent::config::Config;
+use ratorrent::config::engine::EngineConfig;
 use ratorrent::engine::ctx::{SessionCtx, SessionEvent};
 use ratorrent::engine::link::message::{PeerCtrl, PeerError, PeerEvent};
 use ratorrent::engine::link::metadata::MetadataFetch;
@@ -37,7 +37,7 @@ struct Fetch {
 
 fn fetch_for(info_hash: InfoHash, cap: u32) -> Fetch {
     let (tx, events) = tokio::sync::mpsc::unbounded_channel();
-    let ctx = SessionCtx::new(Config::default(), 0, tx);
+    let ctx = SessionCtx::new(EngineConfig::default(), 0, tx);
     Fetch {
         fetch: Arc::new(MetadataFetch::new(
             TorrentId(1),

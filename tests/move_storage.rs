@@ -49,11 +49,11 @@ async fn files_move_within_and_across_file_systems_and_failures_leave_nothing_be
     payload::write_tree(&pristine.join("p"), &layout, 8).unwrap();
     let torrent = dir.path().join("p.torrent");
     make_torrent(&home.join("p"), &torrent, &tracker.url(), Some(64 * 1024));
-    let config = ratorrent::config::Config {
+    let config = ratorrent::config::engine::EngineConfig {
         download_dir: home.clone(),
         listen_port: 0,
-        dht: ratorrent::config::DhtConfig::off(),
-        ..ratorrent::config::Config::default()
+        dht: ratorrent::config::engine::DhtConfig::off(),
+        ..ratorrent::config::engine::EngineConfig::default()
     };
     let h = session::start(config).await.unwrap();
     let id = h

@@ -12,7 +12,7 @@ use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use ratorrent::api::{PeerSource, TorrentId, TorrentState};
-use ratorrent::config::Config;
+use ratorrent::config::engine::EngineConfig;
 use ratorrent::engine::ctx::{SessionCtx, SessionEvent};
 use ratorrent::engine::link::ctx::Limits;
 use ratorrent::engine::link::message::PeerError;
@@ -58,10 +58,10 @@ async fn fixture(len: u64, piece: u32, complete: bool) -> Fixture {
 }
 
 async fn start(meta: Metainfo, download_dir: &Path, dir: tempfile::TempDir) -> Fixture {
-    let config = Config {
+    let config = EngineConfig {
         download_dir: download_dir.to_path_buf(),
-        dht: ratorrent::config::DhtConfig::off(),
-        ..Config::default()
+        dht: ratorrent::config::engine::DhtConfig::off(),
+        ..EngineConfig::default()
     };
     let (tx, events) = tokio::sync::mpsc::unbounded_channel();
     let ctx = SessionCtx::new(config, 0, tx);
@@ -447,11 +447,11 @@ async fn p04_incoming_handshake_for_unknown_torrent_is_closed_without_answer() {
             .unwrap(),
     )
     .unwrap();
-    let config = Config {
+    let config = EngineConfig {
         download_dir: dir.path().to_path_buf(),
         listen_port: 0,
-        dht: ratorrent::config::DhtConfig::off(),
-        ..Config::default()
+        dht: ratorrent::config::engine::DhtConfig::off(),
+        ..EngineConfig::default()
     };
     let h = ratorrent::engine::session::start(config).await.unwrap();
     let id = h.client.add(AddRequest::new(tfile)).await.unwrap();

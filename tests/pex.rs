@@ -58,11 +58,11 @@ async fn ratorrent_learns_a_peer_named_only_by_a_libtorrent_seeders_pex() {
     let other = LtPeer::leech(&la);
     // ratorrent: a magnet naming only the seeder, no tracker
     let state = temp_dir();
-    let config = ratorrent::config::Config {
+    let config = ratorrent::config::engine::EngineConfig {
         download_dir: dir.path().join("dst"),
         listen_port: 0,
-        dht: ratorrent::config::DhtConfig::off(),
-        ..ratorrent::config::Config::default()
+        dht: ratorrent::config::engine::DhtConfig::off(),
+        ..ratorrent::config::engine::EngineConfig::default()
     };
     assert!(config.pex, "peer exchange is on by default");
     let h = session::start_with_state(config, state.path())

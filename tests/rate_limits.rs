@@ -123,11 +123,11 @@ async fn per_torrent_upload_limit_set_live_is_respected() {
         &tracker.url(),
         Some(256 * 1024),
     );
-    let config = ratorrent::config::Config {
+    let config = ratorrent::config::engine::EngineConfig {
         download_dir: src.clone(),
         listen_port: 0,
-        dht: ratorrent::config::DhtConfig::off(),
-        ..ratorrent::config::Config::default()
+        dht: ratorrent::config::engine::DhtConfig::off(),
+        ..ratorrent::config::engine::EngineConfig::default()
     };
     let h = ratorrent::engine::session::start(config).await.unwrap();
     let id = h

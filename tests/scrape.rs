@@ -27,11 +27,11 @@ async fn the_trackers_panel_shows_what_a_scrape_says() {
         free_port_on(ip),
     ));
     let state = temp_dir();
-    let config = ratorrent::config::Config {
+    let config = ratorrent::config::engine::EngineConfig {
         download_dir: dir.path().join("dst"),
         listen_port: 0,
-        dht: ratorrent::config::DhtConfig::off(),
-        ..ratorrent::config::Config::default()
+        dht: ratorrent::config::engine::DhtConfig::off(),
+        ..ratorrent::config::engine::EngineConfig::default()
     };
     let h = session::start_with_state(config, state.path())
         .await

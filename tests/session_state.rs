@@ -15,12 +15,12 @@ use common::{LeechArgs, LtPeer, TestTracker, free_port_on, make_torrent, temp_di
 use ratorrent::api::{AddRequest, EventKind, TorrentId, TorrentRow, TorrentState};
 use ratorrent::engine::session::{self, SessionHandle};
 
-fn config(dir: &Path) -> ratorrent::config::Config {
-    ratorrent::config::Config {
+fn config(dir: &Path) -> ratorrent::config::engine::EngineConfig {
+    ratorrent::config::engine::EngineConfig {
         download_dir: dir.to_path_buf(),
         listen_port: 0,
-        dht: ratorrent::config::DhtConfig::off(),
-        ..ratorrent::config::Config::default()
+        dht: ratorrent::config::engine::DhtConfig::off(),
+        ..ratorrent::config::engine::EngineConfig::default()
     }
 }
 
@@ -224,7 +224,7 @@ async fn session_limits_set_live_come_back_until_the_config_changes() {
     assert_eq!(limits(&h), (3 << 20, 512 << 10), "live limits restored");
     h.shutdown().await.unwrap();
 
-    let edited = ratorrent::config::Config {
+    let edited = ratorrent::config::engine::EngineConfig {
         download_rate_limit: 1 << 20,
         ..config(&data)
     };

@@ -434,6 +434,51 @@ fn without_a_terminal_it_points_to_download_and_creates_nothing() {
     assert!(!data.exists(), "no session state is created");
 }
 
+/// The TUI checks `[keys]` and `[colors]` when it starts: entries it cannot use stop it
+/// before the terminal changes (no alternate screen, no raw mode, no log file), with the
+/// file, each entry's line, its key, what is wrong and what is allowed.
+#[test]
+fn bad_keys_and_colors_stop_the_tui_before_the_terminal_changes() {
+    let dir = temp_dir();
+    let config = dir.path().join("config.toml");
+    std::fs::write(
+        &config,
+        "# mine\n[keys]\npause = \"c\"\n[colors]\ndown = \"pink\"\n",
+    )
+    .unwrap();
+    let state = dir.path().join("state");
+    let data_home = dir.path().join("data-home");
+    let cmd = format!(
+        "{} --config {}; echo \"exit=$?\"; sleep 60",
+        common::rat::bin(),
+        config.display()
+    );
+    let tmux = start(
+        "bad-keys",
+        &cmd,
+        &[("XDG_STATE_HOME", &state), ("XDG_DATA_HOME", &data_home)],
+        250,
+        20,
+    );
+    let screen = tmux.wait_for("exit=1", Duration::from_secs(20));
+    // wrapped at 250 columns at most once: join the screen's lines
+    let text = screen.lines().collect::<String>();
+    for needle in [
+        "ratorrent: error: invalid config file",
+        "config.toml",
+        "line 3: [keys] pause: \"c\" is bound to both pause and recheck",
+        "line 5: [colors] down: unknown colour \"pink\": use default, black,",
+    ] {
+        assert!(text.contains(needle), "{needle:?} missing:\n{screen}");
+    }
+    assert!(
+        screen.lines().any(|l| l.starts_with("exit=1")),
+        "the shell's next line starts at column 0 (no raw mode left behind):\n{screen}"
+    );
+    assert!(!state.exists(), "no log file is created");
+    assert!(!data_home.exists(), "no session state is created");
+}
+
 #[test]
 fn resizing_redraws_the_whole_layout() {
     let dir = temp_dir();

@@ -8,7 +8,7 @@ use std::io::Write;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use ratorrent::config::Config;
+use ratorrent::config::engine::EngineConfig;
 use ratorrent::engine::session::{self, SessionHandle};
 use ratorrent::metainfo::TorrentBuilder;
 use ratorrent::watch::{self, SETTLE, WatchOptions};
@@ -21,11 +21,11 @@ fn init_logging() {
 }
 
 async fn start_session(tmp: &Path) -> SessionHandle {
-    let config = Config {
+    let config = EngineConfig {
         listen_port: 0,
         download_dir: tmp.join("dl"),
-        dht: ratorrent::config::DhtConfig::off(),
-        ..Config::default()
+        dht: ratorrent::config::engine::DhtConfig::off(),
+        ..EngineConfig::default()
     };
     session::start(config).await.expect("session starts")
 }

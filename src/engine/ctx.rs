@@ -12,7 +12,7 @@ use super::link::ctx::{Limits, LinkCtx};
 use super::link::message::{PeerError, PeerEvent};
 use super::link::stream::PeerStream;
 use crate::api::TorrentId;
-use crate::config::Config;
+use crate::config::engine::EngineConfig;
 use crate::metainfo::InfoHash;
 use crate::peer::PeerId;
 use crate::peer::wire::Handshake;
@@ -111,8 +111,8 @@ pub struct SessionCtx {
     pub tracker_key: u32,
     /// One client for every tracker, dispatching by URL scheme.
     pub trackers: TrackerClient,
-    /// The session config.
-    pub config: Config,
+    /// The engine's part of the config (never the TUI's).
+    pub config: EngineConfig,
     /// Session-wide rate limits (the same `Arc` as `link.limits`).
     pub limits: Arc<Limits>,
     /// What peer connections use of the session: disk threads, clock, upload budget.
@@ -135,7 +135,7 @@ impl SessionCtx {
     /// Context for a session listening on `listen_port`: fresh peer id and tracker key, disk
     /// threads and rate limits from `config`; events go to `events`.
     pub fn new(
-        config: Config,
+        config: EngineConfig,
         listen_port: u16,
         events: mpsc::UnboundedSender<SessionEvent>,
     ) -> Arc<SessionCtx> {
@@ -144,7 +144,7 @@ impl SessionCtx {
 
     /// [`SessionCtx::new`] with a running DHT node.
     pub fn with_dht(
-        config: Config,
+        config: EngineConfig,
         listen_port: u16,
         events: mpsc::UnboundedSender<SessionEvent>,
         dht: Option<crate::dht::Dht>,
@@ -154,7 +154,7 @@ impl SessionCtx {
 
     /// [`SessionCtx::new`] with a running DHT node and LSD task.
     pub fn with_peer_sources(
-        config: Config,
+        config: EngineConfig,
         listen_port: u16,
         events: mpsc::UnboundedSender<SessionEvent>,
         dht: Option<crate::dht::Dht>,

@@ -8,6 +8,22 @@ use crossterm::event::{KeyEvent, KeyEventKind};
 
 use super::action::{ACTIONS, Action, ActionSpec, Context, by_name};
 use super::key::KeyBinding;
+use crate::config::ui::{EntryProblem, Lined};
+
+/// The key names [`KeyBinding::parse`] reads, for messages about a key that does not parse.
+pub const KEY_NAMES: &str = "a character (j, G, ?), Space, Enter, Esc, Tab, Shift-Tab, \
+    Backspace, Del, Ins, Up, Down, Left, Right, Home, End, PgUp, PgDn, F1-F12, \
+    with Ctrl- or Alt- in front";
+
+/// One problem of the `[keys]` section: the entry (action name) to fix and what is wrong.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KeyProblem {
+    /// The `[keys]` entry the problem is about; for two actions on one key, the one the
+    /// file rebinds (the later one when it rebinds both).
+    pub action: String,
+    /// What is wrong and what is allowed.
+    pub problem: String,
+}
 
 /// The keys in effect: the registry's defaults, with the actions named in the config's
 /// `[keys]` section bound to the keys given there instead.
@@ -29,33 +45,73 @@ impl Keymap {
     /// The registry's defaults with `overrides` (action name → keys in the text form of
     /// [`KeyBinding::parse`]) applied; an empty list unbinds the action.
     ///
-    /// Errors: one line per problem: an unknown action name, a key that does not parse, or a
-    /// key bound to two actions where both are active (e.g. `"x" is bound to both pause and
+    /// Errors: one [`KeyProblem`] per problem: an unknown action name (with the names
+    /// there are), a key that does not parse (with the key names there are), or a key
+    /// bound to two actions where both are active (e.g. `"x" is bound to both pause and
     /// recheck (Selected torrent …)`).
-    pub fn new(overrides: &BTreeMap<String, Vec<String>>) -> Result<Keymap, Vec<String>> {
+    pub fn new(overrides: &BTreeMap<String, Vec<String>>) -> Result<Keymap, Vec<KeyProblem>> {
         let mut problems = Vec::new();
+        let problem = |action: &str, problem: String| KeyProblem {
+            action: action.to_owned(),
+            problem,
+        };
         let mut parsed: Vec<(&'static ActionSpec, Vec<KeyBinding>)> = Vec::new();
         for (name, keys) in overrides {
             let Some(spec) = by_name(name) else {
-                problems.push(format!("[keys]: unknown action {name:?}"));
+                let names: Vec<&str> = ACTIONS.iter().map(|s| s.name).collect();
+                problems.push(problem(
+                    name,
+                    format!("unknown action (actions: {})", names.join(", ")),
+                ));
                 continue;
             };
             let mut list = Vec::new();
             for key in keys {
                 match KeyBinding::parse(key) {
                     Ok(k) => list.push(k),
-                    Err(e) => problems.push(format!("[keys] {name}: {e}")),
+                    Err(e) => problems.push(problem(name, format!("{e} (keys: {KEY_NAMES})"))),
                 }
             }
             parsed.push((spec, list));
         }
         let map = Keymap::build_unchecked(&parsed);
-        problems.extend(map.conflicts());
+        for (first, second, text) in map.conflicting() {
+            let action = if overrides.contains_key(second) {
+                second
+            } else {
+                first
+            };
+            problems.push(problem(action, text));
+        }
         if problems.is_empty() {
             Ok(map)
         } else {
             Err(problems)
         }
+    }
+
+    /// [`Keymap::new`] over the config file's `[keys]` entries.
+    ///
+    /// # Errors
+    /// Each problem as an [`EntryProblem`] with the line of the entry to fix.
+    pub fn from_config(
+        keys: &BTreeMap<String, Lined<Vec<String>>>,
+    ) -> Result<Keymap, Vec<EntryProblem>> {
+        let overrides = keys
+            .iter()
+            .map(|(name, keys)| (name.clone(), keys.value.clone()))
+            .collect();
+        Keymap::new(&overrides).map_err(|problems| {
+            problems
+                .into_iter()
+                .map(|p| EntryProblem {
+                    line: keys.get(&p.action).map_or(0, |k| k.line),
+                    table: "keys",
+                    key: p.action,
+                    problem: p.problem,
+                })
+                .collect()
+        })
     }
 
     fn build_unchecked(overrides: &[(&'static ActionSpec, Vec<KeyBinding>)]) -> Keymap {
@@ -82,7 +138,16 @@ impl Keymap {
 
     /// Every key that means two things somewhere, as one line each.
     pub fn conflicts(&self) -> Vec<String> {
-        let mut problems = Vec::new();
+        self.conflicting()
+            .into_iter()
+            .map(|(_, _, text)| format!("[keys]: {text}"))
+            .collect()
+    }
+
+    /// Every key that means two things somewhere: the action met first, the other one,
+    /// and a sentence naming the key, both actions and the context.
+    fn conflicting(&self) -> Vec<(&'static str, &'static str, String)> {
+        let mut problems: Vec<(&'static str, &'static str, String)> = Vec::new();
         for context in Context::ALL {
             let mut seen: HashMap<KeyBinding, &str> = HashMap::new();
             for active in context.chain() {
@@ -93,13 +158,13 @@ impl Keymap {
                     for key in keys {
                         match seen.get(key) {
                             Some(other) if *other != spec.name => {
-                                let line = format!(
-                                    "[keys]: \"{key}\" is bound to both {other} and {} ({})",
+                                let text = format!(
+                                    "\"{key}\" is bound to both {other} and {} ({})",
                                     spec.name,
                                     context.title()
                                 );
-                                if !problems.contains(&line) {
-                                    problems.push(line);
+                                if !problems.iter().any(|(_, _, t)| *t == text) {
+                                    problems.push((other, spec.name, text));
                                 }
                             }
                             Some(_) => {}
@@ -257,24 +322,65 @@ mod tests {
 
     #[test]
     fn conflicts_unknown_names_and_bad_keys_are_reported() {
-        // `c` is recheck in the same context.
+        // `c` is recheck in the same context: the entry to fix is the rebound one.
         let e = Keymap::new(&overrides(&[("pause", &["c"])])).unwrap_err();
         assert!(
-            e.iter()
-                .any(|l| l.contains("\"c\"") && l.contains("pause") && l.contains("recheck")),
+            e.iter().any(|p| p.action == "pause"
+                && p.problem.contains("\"c\"")
+                && p.problem.contains("recheck")),
             "{e:?}"
         );
         // `j` in a parent context (Global quit vs list down).
         let e = Keymap::new(&overrides(&[("quit", &["j"])])).unwrap_err();
         assert!(
-            e.iter().any(|l| l.contains("quit") && l.contains("down")),
+            e.iter()
+                .any(|p| p.action == "quit" && p.problem.contains("down")),
             "{e:?}"
         );
+        // an unknown name lists the names there are
         let e = Keymap::new(&overrides(&[("paws", &["x"])])).unwrap_err();
-        assert!(e[0].contains("paws"), "{e:?}");
+        assert_eq!(e[0].action, "paws");
+        assert!(
+            e[0].problem.contains("unknown action") && e[0].problem.contains("pause, "),
+            "{e:?}"
+        );
+        // a key that does not parse lists the key names there are
         let e = Keymap::new(&overrides(&[("pause", &["Hyper-x"])])).unwrap_err();
-        assert!(e[0].contains("pause"), "{e:?}");
+        assert_eq!(e[0].action, "pause");
+        assert!(
+            e[0].problem.contains("Hyper-x") && e[0].problem.contains("PgDn"),
+            "{e:?}"
+        );
         // The same key in two contexts that are never active together is fine.
         assert!(Keymap::new(&overrides(&[("graph_window", &["x"]), ("fold", &["x"])])).is_ok());
+    }
+
+    #[test]
+    fn config_entries_are_checked_and_problems_name_their_line() {
+        let lined = |pairs: &[(&str, &[&str], usize)]| -> BTreeMap<String, Lined<Vec<String>>> {
+            pairs
+                .iter()
+                .map(|(name, keys, line)| {
+                    let value = keys.iter().map(|k| (*k).to_owned()).collect();
+                    ((*name).to_owned(), Lined { value, line: *line })
+                })
+                .collect()
+        };
+        let map = Keymap::from_config(&lined(&[("pause", &["x"], 7)])).unwrap();
+        assert_eq!(map.hint(Action::TogglePause), "x");
+        let e = Keymap::from_config(&lined(&[("paws", &["x"], 3), ("recheck", &["p"], 9)]))
+            .unwrap_err();
+        let unknown = e.iter().find(|p| p.key == "paws").expect("unknown action");
+        assert_eq!((unknown.line, unknown.table), (3, "keys"));
+        // `p` stays pause's: the conflict is told at the line that rebinds recheck
+        let clash = e.iter().find(|p| p.key == "recheck").expect("conflict");
+        assert_eq!(clash.line, 9);
+        assert!(clash.problem.contains("pause"), "{clash:?}");
+        assert!(
+            clash
+                .to_string()
+                .starts_with("line 9: [keys] recheck: \"p\""),
+            "{clash}"
+        );
     }
 }

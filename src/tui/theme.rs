@@ -13,6 +13,7 @@ use ratatui::style::{Color, Modifier, Style};
 use ratatui::symbols::border;
 
 use crate::api::{TorrentRow, TorrentState};
+use crate::config::ui::{EntryProblem, Lined};
 
 /// A colour role that the config's `[colors]` section can change.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -93,6 +94,45 @@ pub fn parse_color(name: &str) -> Result<Color, String> {
             ));
         }
     })
+}
+
+/// The config file's `[colors]` entries (role name → colour name) as colours by role.
+///
+/// # Errors
+/// Every entry naming a role there is not (with the roles there are) or a colour
+/// [`parse_color`] does not know (with the names there are), each with its line.
+pub fn colors_from_config(
+    entries: &BTreeMap<String, Lined<String>>,
+) -> Result<BTreeMap<Role, Color>, Vec<EntryProblem>> {
+    let mut colors = BTreeMap::new();
+    let mut problems = Vec::new();
+    for (name, value) in entries {
+        let problem = |problem: String| EntryProblem {
+            line: value.line,
+            table: "colors",
+            key: name.clone(),
+            problem,
+        };
+        let Some((role, _, _)) = Role::ALL.iter().find(|(_, n, _)| n == name) else {
+            let names: Vec<&str> = Role::ALL.iter().map(|(_, n, _)| *n).collect();
+            problems.push(problem(format!(
+                "unknown role (roles: {})",
+                names.join(", ")
+            )));
+            continue;
+        };
+        match parse_color(&value.value) {
+            Ok(color) => {
+                colors.insert(*role, color);
+            }
+            Err(e) => problems.push(problem(e)),
+        }
+    }
+    if problems.is_empty() {
+        Ok(colors)
+    } else {
+        Err(problems)
+    }
 }
 
 /// The characters the screen is drawn with: Unicode or ASCII.
@@ -382,6 +422,37 @@ mod tests {
         assert_eq!(parse_color("grey"), Ok(Color::DarkGray));
         assert_eq!(parse_color("default"), Ok(Color::Reset));
         assert!(parse_color("#ff0000").unwrap_err().contains("bright_"));
+    }
+
+    #[test]
+    fn config_colours_by_role_and_problems_with_their_line() {
+        let lined = |pairs: &[(&str, &str, usize)]| -> BTreeMap<String, Lined<String>> {
+            pairs
+                .iter()
+                .map(|(role, color, line)| {
+                    let value = (*color).to_owned();
+                    ((*role).to_owned(), Lined { value, line: *line })
+                })
+                .collect()
+        };
+        let c =
+            colors_from_config(&lined(&[("down", "bright_cyan", 4), ("mark", "red", 5)])).unwrap();
+        assert_eq!(c[&Role::Down], Color::LightCyan);
+        assert_eq!(c[&Role::Mark], Color::Red);
+        let e = colors_from_config(&lined(&[("down", "pink", 4), ("sky", "red", 6)])).unwrap_err();
+        assert_eq!(e.len(), 2, "{e:?}");
+        let pink = e.iter().find(|p| p.key == "down").unwrap();
+        assert_eq!((pink.line, pink.table), (4, "colors"));
+        assert!(
+            pink.problem.contains("pink") && pink.problem.contains("bright_"),
+            "{pink:?}"
+        );
+        let sky = e.iter().find(|p| p.key == "sky").unwrap();
+        assert_eq!(sky.line, 6);
+        assert!(
+            sky.to_string()
+                .starts_with("line 6: [colors] sky: unknown role (roles: down, up,")
+        );
     }
 
     #[test]

@@ -94,7 +94,7 @@ mod tests {
         Arc<SessionCtx>,
     ) {
         let (tx, rx) = mpsc::unbounded_channel();
-        let ctx = SessionCtx::new(crate::config::Config::default(), 0, tx);
+        let ctx = SessionCtx::new(crate::config::engine::EngineConfig::default(), 0, tx);
         let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
         let c = ctx.clone();

@@ -430,7 +430,7 @@ mod tests {
     #[tokio::test]
     async fn session_stats_come_from_the_context() {
         let (tx, _rx) = tokio::sync::mpsc::unbounded_channel();
-        let ctx = SessionCtx::new(crate::config::Config::default(), 6881, tx);
+        let ctx = SessionCtx::new(crate::config::engine::EngineConfig::default(), 6881, tx);
         ctx.limits.download.set_rate(1000);
         let g = session_stats(&ctx, Some(5));
         assert_eq!(g.listen_port, 6881);

@@ -17,7 +17,7 @@ use super::persist::Persist;
 use super::publish::{Publisher, session_stats};
 use super::{MAX_CONCURRENT_CHECKS, Session};
 use crate::api::{Client, ClientError, Snapshot};
-use crate::config::Config;
+use crate::config::engine::EngineConfig;
 use crate::engine::ctx::{SessionCtx, SessionEvent};
 use crate::engine::event_log::EventLog;
 use crate::engine::timer::Timers;
@@ -54,7 +54,7 @@ impl SessionHandle {
 ///
 /// # Errors
 /// The listen port cannot be bound (in use, no permission).
-pub async fn start(config: Config) -> anyhow::Result<SessionHandle> {
+pub async fn start(config: EngineConfig) -> anyhow::Result<SessionHandle> {
     start_session(config, None).await
 }
 
@@ -67,7 +67,7 @@ pub async fn start(config: Config) -> anyhow::Result<SessionHandle> {
 /// Another ratorrent uses the same state ([`crate::state::StateError::Locked`]), the state
 /// folder cannot be written, or the listen port cannot be bound.
 pub async fn start_with_state(
-    mut config: Config,
+    mut config: EngineConfig,
     state_dir: &Path,
 ) -> anyhow::Result<SessionHandle> {
     // the DHT routing table lives beside the session state
@@ -82,7 +82,7 @@ pub async fn start_with_state(
 }
 
 async fn start_session(
-    config: Config,
+    config: EngineConfig,
     state: Option<(StateStore, crate::state::Loaded)>,
 ) -> anyhow::Result<SessionHandle> {
     let listener = TcpListener::bind(("0.0.0.0", config.listen_port))
@@ -142,7 +142,7 @@ async fn start_session(
 /// Start the DHT node when the config asks for one: UDP on `[dht] port` (default: the TCP
 /// listen port), dual stack (`[::]`, BEP 32) where the host has IPv6, else IPv4 only. A
 /// node that cannot start is logged and the session runs without it.
-async fn start_dht(config: &Config, listen_port: u16) -> Option<crate::dht::Dht> {
+async fn start_dht(config: &EngineConfig, listen_port: u16) -> Option<crate::dht::Dht> {
     use std::net::{Ipv4Addr, Ipv6Addr};
     if !config.dht.enabled {
         return None;
@@ -171,7 +171,7 @@ async fn start_dht(config: &Config, listen_port: u16) -> Option<crate::dht::Dht>
 /// heard for our torrents come back as [`SessionEvent::LsdPeer`]. A socket that cannot
 /// be bound or joined is one log line and the session runs without LSD.
 fn start_lsd(
-    config: &Config,
+    config: &EngineConfig,
     listen_port: u16,
     events: mpsc::UnboundedSender<SessionEvent>,
 ) -> Option<crate::lsd::Lsd> {

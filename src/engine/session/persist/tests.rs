@@ -172,7 +172,7 @@ async fn a_torrent_whose_files_cannot_be_listed_is_not_trusted() {
     let dir = tempfile::tempdir().unwrap();
     let (store, _) = StateStore::open(dir.path()).unwrap();
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
-    let ctx = SessionCtx::new(crate::config::Config::default(), 0, tx);
+    let ctx = SessionCtx::new(crate::config::engine::EngineConfig::default(), 0, tx);
     let job = ValidateJob {
         id: TorrentId(4),
         info_hash: ih(4),

@@ -1,0 +1,359 @@
+//! The engine's part of the configuration: what the session, its torrents, storage,
+//! trackers, the DHT and LSD need, and nothing of the front ends (keys, colours, columns,
+//! the watch folder). Front ends read it from the file (the `engine` part of
+//! [`super::Config`]) and hand it to [`crate::engine::session::start`].
+
+use std::path::PathBuf;
+
+use serde::Deserialize;
+
+use crate::storage::disk::MAX_DISK_THREADS;
+use crate::storage::{HandleCache, Preallocate, StorageMode, StorageOptions};
+
+/// Bounds of `max_open_files`.
+pub const MAX_OPEN_FILES_RANGE: (u32, u32) = (16, 1 << 20);
+
+/// Most `[dht] bootstrap` entries.
+pub const MAX_DHT_BOOTSTRAP: usize = 64;
+
+/// The public DHT routers used when `[dht] bootstrap` is not set (`HOST:PORT`).
+pub const DEFAULT_DHT_BOOTSTRAP: [&str; 4] = [
+    "router.bittorrent.com:6881",
+    "dht.transmissionbt.com:6881",
+    "router.utorrent.com:6881",
+    "dht.libtorrent.org:25401",
+];
+
+/// Settings of the engine: the session, its torrents and their services. Every field is
+/// the config file key of the same name (`dht` and `lsd` are its `[dht]` and `[lsd]`
+/// tables); `config/default.toml` lists them with their defaults.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EngineConfig {
+    /// Where payloads are stored (`~` already expanded by the file reader).
+    /// Default: the XDG download directory (`~/Downloads`).
+    pub download_dir: PathBuf,
+    /// TCP port for incoming peer connections; 0 picks a free port.
+    pub listen_port: u16,
+    /// Most peer connections per torrent, at least 1.
+    pub max_peers_per_torrent: u32,
+    /// Peers unchoked (served) at once per torrent, BEP 3 choking; at least 1.
+    pub upload_slots: u32,
+    /// Session-wide download limit, bytes/s; 0 = unlimited.
+    pub download_rate_limit: u64,
+    /// Session-wide upload limit, bytes/s; 0 = unlimited.
+    pub upload_rate_limit: u64,
+    /// Keep seeding a torrent that is complete (restored torrents, the TUI's adds);
+    /// headless `download` uses `--seed` instead.
+    pub seed_after_download: bool,
+    /// Threads for disk writes and SHA-1 verification, 0..=64; 0 = one per CPU core (at
+    /// most 4). See [`EngineConfig::disk_thread_count`].
+    pub disk_threads: u32,
+    /// Peers to ask the tracker for per announce (`numwant`), 0..=1000; 0 = leave it to the
+    /// tracker (see [`EngineConfig::announce_numwant`]).
+    pub numwant: u32,
+    /// Session-wide cap on peer connections (incoming and outgoing, all torrents),
+    /// 1..=65535.
+    pub max_connections: u32,
+    /// Outgoing peer connection attempts in flight at once (TCP connects not yet answered),
+    /// session-wide, 1..=1000.
+    pub max_half_open: u32,
+    /// How payload bytes reach the files: positioned I/O or memory maps.
+    pub storage: StorageMode,
+    /// Sparse files, or each file allocated whole on its first write.
+    pub preallocate: Preallocate,
+    /// Most payload files open at once for the whole session (all torrents),
+    /// [`MAX_OPEN_FILES_RANGE`]; see [`EngineConfig::open_file_cap`].
+    pub max_open_files: u32,
+    /// Downloads on a volume pause while it has less free space than this, bytes
+    /// (seeding goes on); they resume when space returns. 0 = no guard.
+    pub min_free_space: u64,
+    /// Largest info dictionary fetched for a magnet link (BEP 9), bytes, 16 KiB..=128 MiB.
+    pub max_metadata_size: u32,
+    /// Longest wait for a .torrent file added by `http://` or `https://` URL, seconds,
+    /// 1..=600: from connecting until the last byte of the body (redirects included).
+    pub add_url_timeout: u32,
+    /// Exchange peer lists with peers (BEP 11 `ut_pex`); never for private torrents
+    /// (BEP 27).
+    pub pex: bool,
+    /// The DHT (BEP 5), the `[dht]` table.
+    pub dht: DhtConfig,
+    /// Local Service Discovery (BEP 14), the `[lsd]` table.
+    pub lsd: LsdConfig,
+}
+
+impl Default for EngineConfig {
+    fn default() -> Self {
+        EngineConfig {
+            download_dir: default_download_dir(),
+            listen_port: 6881,
+            max_peers_per_torrent: 50,
+            upload_slots: 4,
+            download_rate_limit: 0,
+            upload_rate_limit: 0,
+            seed_after_download: true,
+            disk_threads: 0,
+            numwant: 50,
+            max_connections: 200,
+            max_half_open: 32,
+            storage: StorageMode::File,
+            preallocate: Preallocate::Sparse,
+            max_open_files: crate::storage::DEFAULT_MAX_OPEN_FILES as u32,
+            min_free_space: 1 << 30,
+            max_metadata_size: 32 << 20,
+            add_url_timeout: 30,
+            pex: true,
+            dht: DhtConfig::default(),
+            lsd: LsdConfig::default(),
+        }
+    }
+}
+
+/// `~/Downloads` or the platform's download directory; `.` when no home is known.
+fn default_download_dir() -> PathBuf {
+    dirs::download_dir()
+        .or_else(|| dirs::home_dir().map(|h| h.join("Downloads")))
+        .unwrap_or_else(|| PathBuf::from("."))
+}
+
+/// A value that parses but makes no sense: the key (`"upload_slots"`, `"dht.bootstrap"`)
+/// and what is wrong with it, allowed values included.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BadValue {
+    /// The key as written in the file (`table.key` inside a table).
+    pub key: &'static str,
+    /// What is wrong and what is allowed, e.g. `must be between 1 and 1000 (got 0)`.
+    pub problem: String,
+}
+
+impl EngineConfig {
+    /// Check the values the types cannot: ranges, non-empty paths, bootstrap entries, the
+    /// LSD interface.
+    ///
+    /// # Errors
+    /// The first [`BadValue`], in file order.
+    pub fn check(&self) -> Result<(), BadValue> {
+        let bad = |key, problem: String| Err(BadValue { key, problem });
+        if self.max_peers_per_torrent == 0 {
+            return bad("max_peers_per_torrent", "must be at least 1".into());
+        }
+        if self.upload_slots == 0 {
+            return bad("upload_slots", "must be at least 1".into());
+        }
+        if self.download_dir.as_os_str().is_empty() {
+            return bad("download_dir", "must not be empty".into());
+        }
+        // (key, value, allowed range, what 0 means)
+        let bounded: [(&'static str, u32, u32, u32, &str); 7] = [
+            (
+                "disk_threads",
+                self.disk_threads,
+                0,
+                MAX_DISK_THREADS as u32,
+                ", 0 = one per CPU core",
+            ),
+            (
+                "numwant",
+                self.numwant,
+                0,
+                1000,
+                ", 0 = let the tracker choose",
+            ),
+            ("max_connections", self.max_connections, 1, 65_535, ""),
+            ("max_half_open", self.max_half_open, 1, 1000, ""),
+            (
+                "max_open_files",
+                self.max_open_files,
+                MAX_OPEN_FILES_RANGE.0,
+                MAX_OPEN_FILES_RANGE.1,
+                "",
+            ),
+            (
+                "max_metadata_size",
+                self.max_metadata_size,
+                16 * 1024,
+                128 << 20,
+                "",
+            ),
+            ("add_url_timeout", self.add_url_timeout, 1, 600, ""),
+        ];
+        for (key, value, min, max, zero) in bounded {
+            if !(min..=max).contains(&value) {
+                return bad(
+                    key,
+                    format!("must be between {min} and {max}{zero} (got {value})"),
+                );
+            }
+        }
+        if self.dht.bootstrap.len() > MAX_DHT_BOOTSTRAP {
+            return bad(
+                "dht.bootstrap",
+                format!(
+                    "must list at most {MAX_DHT_BOOTSTRAP} nodes (got {})",
+                    self.dht.bootstrap.len()
+                ),
+            );
+        }
+        for b in &self.dht.bootstrap {
+            if let Err(p) = check_host_port(b) {
+                return bad("dht.bootstrap", format!("entry {p}"));
+            }
+        }
+        if let Some(ip) = self.lsd.interface
+            && (ip.is_multicast() || ip.is_broadcast())
+        {
+            return bad(
+                "lsd.interface",
+                format!(
+                    "must be the IPv4 address of one of this host's interfaces, not {ip} \
+                     (leave it out for the kernel's choice)"
+                ),
+            );
+        }
+        Ok(())
+    }
+
+    /// Disk threads to start: the configured number (at most 64, even for a config not
+    /// read from a file), or one per core up to 4.
+    pub fn disk_thread_count(&self) -> usize {
+        if self.disk_threads > 0 {
+            (self.disk_threads as usize).min(MAX_DISK_THREADS)
+        } else {
+            std::thread::available_parallelism().map_or(2, |n| n.get().min(4))
+        }
+    }
+
+    /// Handles the session's file cache may keep open: `max_open_files` within
+    /// [`MAX_OPEN_FILES_RANGE`], even for a config not read from a file.
+    pub fn open_file_cap(&self) -> usize {
+        self.max_open_files
+            .clamp(MAX_OPEN_FILES_RANGE.0, MAX_OPEN_FILES_RANGE.1) as usize
+    }
+
+    /// The storage settings of every torrent of the session, sharing `handles` (create it
+    /// once per session with `HandleCache::new(config.open_file_cap())`).
+    pub fn storage_options(&self, handles: HandleCache) -> StorageOptions {
+        StorageOptions {
+            mode: self.storage,
+            preallocate: self.preallocate,
+            handles,
+        }
+    }
+
+    /// The `numwant` to send in an announce: `None` (leave it out, the tracker picks,
+    /// usually 50) for 0, else the configured number, at most 1000 even for a config not
+    /// read from a file.
+    pub fn announce_numwant(&self) -> Option<u32> {
+        (self.numwant > 0).then(|| self.numwant.min(1000))
+    }
+}
+
+/// The `[dht]` table: the session's DHT node (BEP 5; BEP 32 on a dual-stack host).
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct DhtConfig {
+    /// Run a DHT node: find peers of public torrents (and magnets) without a tracker and
+    /// announce ours. Private torrents (BEP 27) never use it. Default: true.
+    pub enabled: bool,
+    /// UDP port of the node; `None` = the same number as `listen_port` (the port actually
+    /// bound when that is 0); `Some(0)` = a free port.
+    pub port: Option<u16>,
+    /// `HOST:PORT` nodes to join through when the saved routing table is empty or stale, at
+    /// most [`MAX_DHT_BOOTSTRAP`]. Default: [`DEFAULT_DHT_BOOTSTRAP`].
+    pub bootstrap: Vec<String>,
+    /// Where the routing table is saved and restored from (set by the session to
+    /// `STATE_DIR/dht.dat`; not a config key). `None` = memory only.
+    #[serde(skip)]
+    pub state_file: Option<PathBuf>,
+}
+
+impl Default for DhtConfig {
+    fn default() -> Self {
+        DhtConfig {
+            enabled: true,
+            port: None,
+            bootstrap: DEFAULT_DHT_BOOTSTRAP
+                .iter()
+                .map(|s| s.to_string())
+                .collect(),
+            state_file: None,
+        }
+    }
+}
+
+impl DhtConfig {
+    /// The DHT switched off, with no bootstrap nodes (tests, embedders).
+    pub fn off() -> DhtConfig {
+        DhtConfig {
+            enabled: false,
+            port: None,
+            bootstrap: Vec::new(),
+            state_file: None,
+        }
+    }
+
+    /// The UDP port to bind, given the TCP port the session listens on.
+    pub fn udp_port(&self, listen_port: u16) -> u16 {
+        self.port.unwrap_or(listen_port)
+    }
+}
+
+/// The `[lsd]` table: Local Service Discovery (BEP 14), IPv4 multicast on the local
+/// network (see [`crate::lsd`]).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct LsdConfig {
+    /// Announce public torrents to, and take peers from, the local network (group
+    /// 239.192.152.143:6771). Default: false (a seedbox rarely has a LAN to find peers on,
+    /// and LSD tells the whole link what runs here). Private torrents (BEP 27) never use it.
+    pub enabled: bool,
+    /// IPv4 address of the interface to join the group on and send from; `None` (or
+    /// `"0.0.0.0"`) = the kernel's choice (the interface of the multicast or default
+    /// route). Must be a unicast address.
+    pub interface: Option<std::net::Ipv4Addr>,
+}
+
+impl LsdConfig {
+    /// The interface address to use, `0.0.0.0` for the kernel's choice.
+    pub fn interface_addr(&self) -> std::net::Ipv4Addr {
+        self.interface.unwrap_or(std::net::Ipv4Addr::UNSPECIFIED)
+    }
+}
+
+/// Check a `HOST:PORT` entry (DHT bootstrap nodes): a host name of letters, digits, `-`,
+/// `.` and `_`, an IPv4 address or a bracketed IPv6 address (`[::1]:6881`), then a port
+/// 1..=65535.
+///
+/// # Errors
+/// A description naming the entry, e.g. ``"router": not HOST:PORT``.
+pub fn check_host_port(entry: &str) -> Result<(), String> {
+    let fail = |why: &str| Err(format!("{entry:?}: {why}"));
+    let Some((host, port)) = entry.rsplit_once(':') else {
+        return fail("not HOST:PORT");
+    };
+    match port.parse::<u16>() {
+        Ok(p) if p > 0 => {}
+        _ => return fail("the port must be 1..=65535"),
+    }
+    if let Some(v6) = host.strip_prefix('[').and_then(|h| h.strip_suffix(']')) {
+        return match v6.parse::<std::net::Ipv6Addr>() {
+            Ok(_) => Ok(()),
+            Err(_) => fail("not an IPv6 address between [ ]"),
+        };
+    }
+    if host.is_empty() || host.len() > 253 {
+        return fail("no host");
+    }
+    if host.contains(':') {
+        return fail("an IPv6 address goes between [ ]");
+    }
+    if !host
+        .bytes()
+        .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_'))
+    {
+        return fail("the host has characters a host name cannot have");
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests;

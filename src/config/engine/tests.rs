@@ -1,0 +1,197 @@
+//! The engine's part: defaults, the checks of values the types cannot express, and the
+//! helpers that bound values set in code.
+
+use super::*;
+use crate::config::Config;
+use std::path::Path;
+
+#[test]
+fn the_file_reaches_every_engine_field() {
+    let text = r#"
+download_dir = "/srv/dl"
+listen_port = 7001
+max_peers_per_torrent = 7
+upload_slots = 3
+download_rate_limit = "2M"
+upload_rate_limit = 1024
+seed_after_download = false
+disk_threads = 5
+numwant = 80
+max_connections = 300
+max_half_open = 9
+storage = "mmap"
+preallocate = "full"
+max_open_files = 64
+min_free_space = 0
+max_metadata_size = 65536
+add_url_timeout = 5
+pex = false
+ascii = true
+[dht]
+enabled = false
+port = 7002
+bootstrap = ["127.0.0.2:6881"]
+[lsd]
+enabled = true
+interface = "127.0.0.1"
+"#;
+    let c = Config::from_toml(text, Path::new("x")).unwrap();
+    // a literal without `..`: a new field of EngineConfig must be added here (and read
+    // from the file) before this compiles
+    let want = EngineConfig {
+        download_dir: PathBuf::from("/srv/dl"),
+        listen_port: 7001,
+        max_peers_per_torrent: 7,
+        upload_slots: 3,
+        download_rate_limit: 2 << 20,
+        upload_rate_limit: 1024,
+        seed_after_download: false,
+        disk_threads: 5,
+        numwant: 80,
+        max_connections: 300,
+        max_half_open: 9,
+        storage: StorageMode::Mmap,
+        preallocate: Preallocate::Full,
+        max_open_files: 64,
+        min_free_space: 0,
+        max_metadata_size: 65536,
+        add_url_timeout: 5,
+        pex: false,
+        dht: DhtConfig {
+            enabled: false,
+            port: Some(7002),
+            bootstrap: vec!["127.0.0.2:6881".to_owned()],
+            state_file: None,
+        },
+        lsd: LsdConfig {
+            enabled: true,
+            interface: Some(std::net::Ipv4Addr::LOCALHOST),
+        },
+    };
+    assert_eq!(c.engine, want);
+    // every value differs from the default, so none was left at it by accident
+    let d = EngineConfig::default();
+    assert_ne!(want.listen_port, d.listen_port);
+    assert_ne!(want.seed_after_download, d.seed_after_download);
+    assert_ne!(want.min_free_space, d.min_free_space);
+    assert_ne!(want.max_metadata_size, d.max_metadata_size);
+    assert_ne!(want.pex, d.pex);
+    assert_ne!(want.add_url_timeout, d.add_url_timeout);
+    // a UI key is not the engine's: the engine part is the same without it
+    let without_ui =
+        Config::from_toml(&text.replace("ascii = true\n", ""), Path::new("x")).unwrap();
+    assert_eq!(without_ui.engine, want);
+    assert!(c.ui.ascii && !without_ui.ui.ascii);
+}
+
+#[test]
+fn defaults_pass_the_check_and_each_bad_value_names_its_key() {
+    assert_eq!(EngineConfig::default().check(), Ok(()));
+    let d = EngineConfig::default;
+    for (c, key) in [
+        (
+            EngineConfig {
+                upload_slots: 0,
+                ..d()
+            },
+            "upload_slots",
+        ),
+        (
+            EngineConfig {
+                max_peers_per_torrent: 0,
+                ..d()
+            },
+            "max_peers_per_torrent",
+        ),
+        (
+            EngineConfig {
+                download_dir: PathBuf::new(),
+                ..d()
+            },
+            "download_dir",
+        ),
+        (
+            EngineConfig {
+                max_metadata_size: 1,
+                ..d()
+            },
+            "max_metadata_size",
+        ),
+        (
+            EngineConfig {
+                dht: DhtConfig {
+                    bootstrap: vec!["nohost".into()],
+                    ..DhtConfig::default()
+                },
+                ..d()
+            },
+            "dht.bootstrap",
+        ),
+        (
+            EngineConfig {
+                lsd: LsdConfig {
+                    enabled: true,
+                    interface: Some(std::net::Ipv4Addr::BROADCAST),
+                },
+                ..d()
+            },
+            "lsd.interface",
+        ),
+    ] {
+        let e = c.check().unwrap_err();
+        assert_eq!(e.key, key, "{e:?}");
+        assert!(!e.problem.is_empty());
+    }
+    let e = EngineConfig {
+        max_half_open: 1001,
+        ..d()
+    }
+    .check()
+    .unwrap_err();
+    assert_eq!(e.problem, "must be between 1 and 1000 (got 1001)");
+}
+
+#[test]
+fn helpers_bound_values_set_in_code() {
+    let c = EngineConfig {
+        disk_threads: u32::MAX,
+        numwant: u32::MAX,
+        max_open_files: 0,
+        ..EngineConfig::default()
+    };
+    assert_eq!(c.disk_thread_count(), 64);
+    assert_eq!(c.announce_numwant(), Some(1000));
+    assert_eq!(c.open_file_cap(), 16);
+    let d = EngineConfig::default();
+    assert_eq!(d.announce_numwant(), Some(50));
+    assert!((1..=4).contains(&d.disk_thread_count()));
+    assert_eq!(
+        (d.storage, d.preallocate),
+        (StorageMode::File, Preallocate::Sparse)
+    );
+    let o = c.storage_options(HandleCache::new(c.open_file_cap()));
+    assert_eq!(o.handles.capacity(), 16);
+}
+
+#[test]
+fn host_port_entries() {
+    for ok in [
+        "router.bittorrent.com:6881",
+        "127.0.0.1:1",
+        "[::1]:6881",
+        "a_b-c:65535",
+    ] {
+        assert_eq!(check_host_port(ok), Ok(()), "{ok}");
+    }
+    for (bad, why) in [
+        ("router", "not HOST:PORT"),
+        ("router:0", "1..=65535"),
+        (":6881", "no host"),
+        ("::1:6881", "between [ ]"),
+        ("[nope]:1", "IPv6"),
+        ("a b:1", "characters"),
+    ] {
+        let e = check_host_port(bad).unwrap_err();
+        assert!(e.contains(why) && e.contains(bad), "{bad}: {e}");
+    }
+}
