@@ -94,17 +94,16 @@ impl Torrent {
             added_at: self.added_at,
             completed_at: self.completed_at,
             // paused by the user (the disk guard's pause is taken again if still needed)
-            paused: self.guard.is_none()
-                && matches!(
-                    self.life,
-                    Lifecycle::Paused { .. }
-                        | Lifecycle::Restoring { paused: true }
-                        | Lifecycle::QueuedForCheck { then_pause: true }
-                        | Lifecycle::Checking {
-                            then_pause: true,
-                            ..
-                        }
-                ),
+            paused: matches!(
+                self.life,
+                Lifecycle::Paused { guard: None, .. }
+                    | Lifecycle::Restoring { paused: true }
+                    | Lifecycle::QueuedForCheck { then_pause: true }
+                    | Lifecycle::Checking {
+                        then_pause: true,
+                        ..
+                    }
+            ),
             seed: self.seed,
             error: self
                 .life
@@ -154,7 +153,7 @@ impl Torrent {
 
     /// The storage to sync before a checkpoint records the verified pieces.
     pub fn storage_for_checkpoint(&self) -> Option<Arc<TorrentDisk>> {
-        self.disk.clone()
+        self.life.disk().cloned()
     }
 
     /// File stats measured by a checkpoint.

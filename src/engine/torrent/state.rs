@@ -17,11 +17,16 @@
 //! without `--seed`, or `seed_after_download = false`); resuming it starts seeding.
 
 use super::jobs::{CheckJob, MoveProgress};
+use super::live::Live;
 use crate::api::{TorrentError, TorrentState};
 
-/// Where a torrent is in its life cycle, with the work a state owns: a check exists only
-/// in `Checking`, a move's progress only in `Moving` (leaving the state drops it; a dropped
-/// check stops its thread). Not `Clone`: there is one check per torrent.
+/// Where a torrent is in its life cycle, with the data and work a state owns: a check (and
+/// the storage it reads) exists only in `Checking`, a move's progress only in `Moving`, the
+/// state shared with peer connections (and the storage they use) only in `Downloading` and
+/// `Seeding`, the disk guard's reason only in its pause. Leaving a state drops what it
+/// owns (a dropped check stops its thread), or hands it on: a download that completes
+/// keeps its connections' state as a seed, and [`Effect::Deactivate`] gives it back to the
+/// torrent. Not `Clone`: there is one check and one shared state per torrent.
 #[derive(Debug, PartialEq, Eq)]
 pub enum Lifecycle {
     /// Restored from the session state; its resume data is being compared with its files
@@ -45,15 +50,25 @@ pub enum Lifecycle {
     /// Fetching the info dictionary from peers (magnet links).
     FetchingMetadata,
     /// Fetching pieces.
-    Downloading,
+    Downloading {
+        /// What the connections share, from the first peer on until the torrent goes quiet.
+        live: Option<Live>,
+    },
     /// Complete and serving.
-    Seeding,
+    Seeding {
+        /// What the connections share, from the first peer on until the torrent goes quiet.
+        live: Option<Live>,
+    },
     /// Complete, not serving.
     Completed,
-    /// Stopped by the user.
+    /// Stopped by the user, or by the disk guard.
     Paused {
         /// The data on disk has not been checked yet (added paused, or paused mid-check).
         needs_check: bool,
+        /// Paused by the disk guard (not by the user): the reason shown. The guard resumes
+        /// it once space is back ([`Input::GuardResume`]); the user's resume or recheck
+        /// leaves the state and so drops it.
+        guard: Option<String>,
     },
     /// Stopped by an error; the user resumes or rechecks after fixing it.
     Error(TorrentError),
@@ -61,6 +76,9 @@ pub enum Lifecycle {
     Moving {
         /// Run again once moved.
         resume: bool,
+        /// The disk guard's reason when the guard had paused it: it is paused by the guard
+        /// again once moved.
+        guard: Option<String>,
         /// Bytes moved so far (given with [`Input::MoveStart`]).
         progress: MoveProgress,
     },
@@ -73,14 +91,20 @@ pub enum Input {
     Resume,
     /// The user pauses it.
     Pause,
+    /// The disk guard pauses a download: its volume is short of space (the reason shown).
+    GuardPause(String),
+    /// The disk guard sees space again: resume what it paused (a torrent the user paused
+    /// stays paused).
+    GuardResume,
     /// The user asks for a recheck.
     Recheck,
-    /// A check slot is free for it: the check to run (dropped, so stopped, if the torrent
-    /// no longer waits for a slot).
+    /// A check slot is free for it: the check to run, with the storage it reads (dropped,
+    /// so stopped, if the torrent no longer waits for a slot).
     CheckSlot(CheckJob),
     /// The check finished (the torrent has set its verified pieces).
     CheckDone,
-    /// The check could not run (e.g. the folder is unreadable).
+    /// The check could not run (e.g. the folder is unreadable, or the storage could not be
+    /// opened for it).
     CheckFailed(TorrentError),
     /// The last piece was verified.
     Complete,
@@ -103,7 +127,7 @@ pub enum Input {
 }
 
 /// What the torrent must do for a transition, in order.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, PartialEq, Eq)]
 pub enum Effect {
     /// Ask the session for a check slot (it answers with `Torrent::check_slot`, which
     /// feeds [`Input::CheckSlot`]).
@@ -119,8 +143,10 @@ pub enum Effect {
     ReopenFiles,
     /// Join the swarm: announce `started`, accept and dial peers.
     Activate,
-    /// Leave the swarm: disconnect peers, stop dialling, announce `stopped` where owed.
-    Deactivate,
+    /// Leave the swarm: disconnect peers, stop dialling, announce `stopped` where owed. With
+    /// the shared state the running state held (when a peer had come): the torrent keeps
+    /// its verified pieces and byte counters from it, then drops it.
+    Deactivate(Option<Live>),
     /// Announce `completed` to the trackers that know us.
     AnnounceCompleted,
 }
@@ -144,8 +170,8 @@ impl Lifecycle {
             Lifecycle::QueuedForCheck { .. } => TorrentState::Queued,
             Lifecycle::Checking { .. } => TorrentState::Checking,
             Lifecycle::FetchingMetadata => TorrentState::FetchingMetadata,
-            Lifecycle::Downloading => TorrentState::Downloading,
-            Lifecycle::Seeding => TorrentState::Seeding,
+            Lifecycle::Downloading { .. } => TorrentState::Downloading,
+            Lifecycle::Seeding { .. } => TorrentState::Seeding,
             Lifecycle::Completed => TorrentState::Completed,
             Lifecycle::Paused { .. } => TorrentState::Paused,
             Lifecycle::Error(_) => TorrentState::Error,
@@ -157,7 +183,7 @@ impl Lifecycle {
     pub fn is_running(&self) -> bool {
         matches!(
             self,
-            Lifecycle::FetchingMetadata | Lifecycle::Downloading | Lifecycle::Seeding
+            Lifecycle::FetchingMetadata | Lifecycle::Downloading { .. } | Lifecycle::Seeding { .. }
         )
     }
 
@@ -177,6 +203,55 @@ impl Lifecycle {
         }
     }
 
+    /// What the connections share, in a running state once a peer came.
+    pub fn live(&self) -> Option<&Live> {
+        match self {
+            Lifecycle::Downloading { live } | Lifecycle::Seeding { live } => live.as_ref(),
+            _ => None,
+        }
+    }
+
+    /// Where a running state keeps what the connections share (`None` in the other
+    /// states: nothing may be shared there).
+    pub fn live_slot(&mut self) -> Option<&mut Option<Live>> {
+        match self {
+            Lifecycle::Downloading { live } | Lifecycle::Seeding { live } => Some(live),
+            _ => None,
+        }
+    }
+
+    /// Take what the connections share out of the state (the torrent goes quiet, or the
+    /// session ends).
+    pub fn take_live(&mut self) -> Option<Live> {
+        self.live_slot().and_then(Option::take)
+    }
+
+    /// The storage open in this state: the one a check reads, or the one the connections
+    /// use.
+    pub fn disk(&self) -> Option<&std::sync::Arc<crate::storage::disk::TorrentDisk>> {
+        match self {
+            Lifecycle::Checking { job, .. } => Some(job.disk()),
+            _ => self.live().map(Live::disk),
+        }
+    }
+
+    /// A paused torrent, not paused by the disk guard.
+    pub fn paused(needs_check: bool) -> Lifecycle {
+        Lifecycle::Paused {
+            needs_check,
+            guard: None,
+        }
+    }
+
+    /// The disk guard's reason, when the guard paused it (in [`Lifecycle::Paused`], or in
+    /// [`Lifecycle::Moving`] when the move started from that pause).
+    pub fn guard(&self) -> Option<&str> {
+        match self {
+            Lifecycle::Paused { guard, .. } | Lifecycle::Moving { guard, .. } => guard.as_deref(),
+            _ => None,
+        }
+    }
+
     /// The bytes moved so far, in [`Lifecycle::Moving`].
     pub fn move_progress(&self) -> Option<&MoveProgress> {
         match self {
@@ -191,42 +266,60 @@ impl Lifecycle {
             Lifecycle::FetchingMetadata
         } else if facts.complete {
             if facts.seed || resumed_by_user {
-                Lifecycle::Seeding
+                Lifecycle::Seeding { live: None }
             } else {
                 Lifecycle::Completed
             }
         } else {
-            Lifecycle::Downloading
+            Lifecycle::Downloading { live: None }
         }
     }
 
     /// Apply `input`; returns the effects to carry out, in order. Inputs that make no
     /// sense in the current state (pausing a paused torrent, a stale check result) change
-    /// nothing and return no effects.
+    /// nothing and return no effects. What the connections share goes on with a download
+    /// that completes (and a seed that lost pieces); leaving the running states hands it
+    /// back in [`Effect::Deactivate`].
     pub fn step(&mut self, input: Input, facts: Facts) -> Vec<Effect> {
         use Effect::*;
         use Lifecycle as L;
         let running = self.is_running();
         let (next, effects): (Lifecycle, Vec<Effect>) = match (&mut *self, input) {
             // --- moving the files
-            (L::FetchingMetadata | L::Downloading | L::Seeding, Input::MoveStart(progress)) => (
+            (
+                L::FetchingMetadata | L::Downloading { .. } | L::Seeding { .. },
+                Input::MoveStart(progress),
+            ) => (
                 L::Moving {
                     resume: true,
+                    guard: None,
                     progress,
                 },
-                vec![Deactivate],
+                vec![Deactivate(None)],
             ),
             (
-                L::Paused { needs_check: false } | L::Completed | L::Error(_),
+                L::Paused {
+                    needs_check: false,
+                    guard,
+                },
                 Input::MoveStart(progress),
             ) => (
                 L::Moving {
                     resume: false,
+                    guard: guard.take(),
                     progress,
                 },
                 vec![],
             ),
-            (L::Moving { resume, .. }, Input::MoveDone) => {
+            (L::Completed | L::Error(_), Input::MoveStart(progress)) => (
+                L::Moving {
+                    resume: false,
+                    guard: None,
+                    progress,
+                },
+                vec![],
+            ),
+            (L::Moving { resume, guard, .. }, Input::MoveDone) => {
                 if *resume {
                     let next = Self::running(facts, false);
                     let eff = if next.is_running() {
@@ -236,14 +329,25 @@ impl Lifecycle {
                     };
                     (next, eff)
                 } else {
-                    (L::Paused { needs_check: false }, vec![])
+                    (
+                        L::Paused {
+                            needs_check: false,
+                            guard: guard.take(),
+                        },
+                        vec![],
+                    )
                 }
+            }
+            // the move goes on; the user's word (or the guard's resume) ends the guard's pause
+            (L::Moving { guard, .. }, Input::Resume | Input::Recheck | Input::GuardResume) => {
+                *guard = None;
+                return Vec::new();
             }
             (L::Moving { .. }, _) => return Vec::new(),
             // --- restored from the session state
             (L::Restoring { paused }, Input::ResumeData { trusted }) => match (*paused, trusted) {
-                (true, true) => (L::Paused { needs_check: false }, vec![]),
-                (true, false) => (L::Paused { needs_check: true }, vec![]),
+                (true, true) => (L::paused(false), vec![]),
+                (true, false) => (L::paused(true), vec![]),
                 (false, false) => (L::QueuedForCheck { then_pause: false }, vec![QueueCheck]),
                 (false, true) => {
                     let next = Self::running(facts, false);
@@ -264,10 +368,20 @@ impl Lifecycle {
                 (L::FetchingMetadata, vec![Activate])
             }
             (_, Input::Recheck) if !facts.has_metadata => return Vec::new(),
-            (L::Paused { needs_check: true }, Input::Resume) => {
-                (L::QueuedForCheck { then_pause: false }, vec![QueueCheck])
-            }
-            (L::Paused { needs_check: false }, Input::Resume) => {
+            // the user paused it: the guard does not resume it
+            (L::Paused { guard: None, .. }, Input::GuardResume) => return Vec::new(),
+            (
+                L::Paused {
+                    needs_check: true, ..
+                },
+                Input::Resume,
+            ) => (L::QueuedForCheck { then_pause: false }, vec![QueueCheck]),
+            (
+                L::Paused {
+                    needs_check: false, ..
+                },
+                Input::Resume | Input::GuardResume,
+            ) => {
                 let next = Self::running(facts, false);
                 let eff = if next.is_running() {
                     vec![Activate]
@@ -276,7 +390,7 @@ impl Lifecycle {
                 };
                 (next, eff)
             }
-            (L::Completed, Input::Resume) => (L::Seeding, vec![Activate]),
+            (L::Completed, Input::Resume) => (L::Seeding { live: None }, vec![Activate]),
             (L::Error(e), Input::Resume) => {
                 if e.kind.needs_recheck() {
                     (
@@ -309,11 +423,18 @@ impl Lifecycle {
                     then_pause: false, ..
                 },
                 Input::Pause,
-            ) => (L::Paused { needs_check: true }, vec![CancelCheck]),
-            (L::FetchingMetadata | L::Downloading | L::Seeding, Input::Pause) => {
-                (L::Paused { needs_check: false }, vec![Deactivate])
+            ) => (L::paused(true), vec![CancelCheck]),
+            (L::FetchingMetadata | L::Downloading { .. } | L::Seeding { .. }, Input::Pause) => {
+                (L::paused(false), vec![Deactivate(None)])
             }
-            (L::Completed, Input::Pause) => (L::Paused { needs_check: false }, vec![]),
+            (L::Downloading { .. }, Input::GuardPause(reason)) => (
+                L::Paused {
+                    needs_check: false,
+                    guard: Some(reason),
+                },
+                vec![Deactivate(None)],
+            ),
+            (L::Completed, Input::Pause) => (L::paused(false), vec![]),
 
             // --- recheck
             (L::QueuedForCheck { then_pause }, Input::Recheck) => (
@@ -338,10 +459,10 @@ impl Lifecycle {
                 L::QueuedForCheck { then_pause: false },
                 vec![ReopenFiles, QueueCheck],
             ),
-            (L::Downloading | L::Seeding | L::Completed, Input::Recheck) => {
+            (L::Downloading { .. } | L::Seeding { .. } | L::Completed, Input::Recheck) => {
                 let mut eff = Vec::new();
                 if running {
-                    eff.push(Deactivate);
+                    eff.push(Deactivate(None));
                 }
                 eff.push(QueueCheck);
                 (L::QueuedForCheck { then_pause: false }, eff)
@@ -360,7 +481,7 @@ impl Lifecycle {
                     then_pause: true, ..
                 },
                 Input::CheckDone,
-            ) => (L::Paused { needs_check: false }, vec![ReleaseCheckSlot]),
+            ) => (L::paused(false), vec![ReleaseCheckSlot]),
             (
                 L::Checking {
                     then_pause: false, ..
@@ -375,18 +496,23 @@ impl Lifecycle {
                 };
                 (next, eff)
             }
-            (L::Checking { .. }, Input::CheckFailed(e)) => (L::Error(e), vec![ReleaseCheckSlot]),
+            // the check failed, or its storage could not be opened when the slot came
+            (L::QueuedForCheck { .. } | L::Checking { .. }, Input::CheckFailed(e)) => {
+                (L::Error(e), vec![ReleaseCheckSlot])
+            }
 
             // --- while running
-            (L::Downloading, Input::Complete) => {
+            (L::Downloading { live }, Input::Complete) => {
                 if facts.seed {
-                    (L::Seeding, vec![AnnounceCompleted])
+                    (L::Seeding { live: live.take() }, vec![AnnounceCompleted])
                 } else {
-                    (L::Completed, vec![AnnounceCompleted, Deactivate])
+                    (L::Completed, vec![AnnounceCompleted, Deactivate(None)])
                 }
             }
-            (L::Seeding, Input::PiecesLost) => (L::Downloading, vec![]),
-            (L::Completed, Input::PiecesLost) => (L::Downloading, vec![Activate]),
+            (L::Seeding { live }, Input::PiecesLost) => {
+                (L::Downloading { live: live.take() }, vec![])
+            }
+            (L::Completed, Input::PiecesLost) => (L::Downloading { live: None }, vec![Activate]),
             // the metadata connections are closed by the torrent; trackers and known
             // addresses stay (no `stopped`): the check is quick, then the download starts
             (L::FetchingMetadata, Input::MetadataReady) => {
@@ -399,15 +525,28 @@ impl Lifecycle {
                 (L::Error(e), vec![CancelCheck])
             }
             (_, Input::Failed(e)) => {
-                let eff = if running { vec![Deactivate] } else { vec![] };
+                let eff = if running {
+                    vec![Deactivate(None)]
+                } else {
+                    vec![]
+                };
                 (L::Error(e), eff)
             }
 
             // anything else: ignored
             _ => return Vec::new(),
         };
+        // what the state left shared with its connections (a state that goes on took it)
+        // goes back to the torrent with the effect that leaves the swarm
+        let mut released = self.take_live();
         *self = next;
         effects
+            .into_iter()
+            .map(|e| match e {
+                Deactivate(None) => Deactivate(released.take()),
+                e => e,
+            })
+            .collect()
     }
 }
 
@@ -415,6 +554,7 @@ impl Lifecycle {
 mod tests {
     use super::*;
     use crate::api::TorrentErrorKind;
+    use crate::engine::torrent::live::fixture;
     use Effect::*;
     use std::sync::atomic::Ordering;
 
@@ -441,15 +581,19 @@ mod tests {
         }
     }
 
+    fn job(key: u64) -> CheckJob {
+        CheckJob::new(key, fixture::disk(key))
+    }
+
     fn checking(then_pause: bool) -> Lifecycle {
         Lifecycle::Checking {
             then_pause,
-            job: CheckJob::new(1),
+            job: job(1),
         }
     }
 
     fn slot() -> Input {
-        Input::CheckSlot(CheckJob::new(1))
+        Input::CheckSlot(job(1))
     }
 
     fn move_start() -> Input {
@@ -457,7 +601,7 @@ mod tests {
     }
 
     fn new() -> Lifecycle {
-        Lifecycle::Paused { needs_check: true }
+        Lifecycle::paused(true)
     }
 
     #[test]
@@ -471,22 +615,22 @@ mod tests {
             s.step(Input::CheckDone, DL),
             vec![ReleaseCheckSlot, Activate]
         );
-        assert_eq!(s, Lifecycle::Downloading);
+        assert_eq!(s, Lifecycle::Downloading { live: None });
         assert_eq!(s.step(Input::Complete, DONE), vec![AnnounceCompleted]);
-        assert_eq!(s, Lifecycle::Seeding);
+        assert_eq!(s, Lifecycle::Seeding { live: None });
         assert!(s.step(Input::Complete, DONE).is_empty(), "complete once");
     }
 
     #[test]
     fn complete_without_seeding_leaves_the_swarm_and_resume_seeds() {
-        let mut s = Lifecycle::Downloading;
+        let mut s = Lifecycle::Downloading { live: None };
         assert_eq!(
             s.step(Input::Complete, DONE_NO_SEED),
-            vec![AnnounceCompleted, Deactivate]
+            vec![AnnounceCompleted, Deactivate(None)]
         );
         assert_eq!(s, Lifecycle::Completed);
         assert_eq!(s.step(Input::Resume, DONE_NO_SEED), vec![Activate]);
-        assert_eq!(s, Lifecycle::Seeding);
+        assert_eq!(s, Lifecycle::Seeding { live: None });
     }
 
     #[test]
@@ -496,7 +640,7 @@ mod tests {
             s.step(Input::CheckDone, DONE),
             vec![ReleaseCheckSlot, Activate]
         );
-        assert_eq!(s, Lifecycle::Seeding);
+        assert_eq!(s, Lifecycle::Seeding { live: None });
         let mut s = checking(false);
         assert_eq!(
             s.step(Input::CheckDone, DONE_NO_SEED),
@@ -511,33 +655,25 @@ mod tests {
             (
                 Lifecycle::QueuedForCheck { then_pause: false },
                 vec![CancelCheck],
-                Lifecycle::Paused { needs_check: true },
+                Lifecycle::paused(true),
+            ),
+            (checking(false), vec![CancelCheck], Lifecycle::paused(true)),
+            (
+                Lifecycle::Downloading { live: None },
+                vec![Deactivate(None)],
+                Lifecycle::paused(false),
             ),
             (
-                checking(false),
-                vec![CancelCheck],
-                Lifecycle::Paused { needs_check: true },
-            ),
-            (
-                Lifecycle::Downloading,
-                vec![Deactivate],
-                Lifecycle::Paused { needs_check: false },
-            ),
-            (
-                Lifecycle::Seeding,
-                vec![Deactivate],
-                Lifecycle::Paused { needs_check: false },
+                Lifecycle::Seeding { live: None },
+                vec![Deactivate(None)],
+                Lifecycle::paused(false),
             ),
             (
                 Lifecycle::FetchingMetadata,
-                vec![Deactivate],
-                Lifecycle::Paused { needs_check: false },
+                vec![Deactivate(None)],
+                Lifecycle::paused(false),
             ),
-            (
-                Lifecycle::Completed,
-                vec![],
-                Lifecycle::Paused { needs_check: false },
-            ),
+            (Lifecycle::Completed, vec![], Lifecycle::paused(false)),
         ] {
             assert_eq!(s.step(Input::Pause, DL), eff, "{after:?}");
             assert_eq!(s, after);
@@ -553,10 +689,10 @@ mod tests {
 
     #[test]
     fn resume_after_pause() {
-        let mut s = Lifecycle::Paused { needs_check: false };
+        let mut s = Lifecycle::paused(false);
         assert_eq!(s.step(Input::Resume, DL), vec![Activate]);
-        assert_eq!(s, Lifecycle::Downloading);
-        let mut s = Lifecycle::Paused { needs_check: false };
+        assert_eq!(s, Lifecycle::Downloading { live: None });
+        let mut s = Lifecycle::paused(false);
         assert_eq!(s.step(Input::Resume, DONE_NO_SEED), vec![]);
         assert_eq!(s, Lifecycle::Completed);
     }
@@ -564,10 +700,10 @@ mod tests {
     #[test]
     fn errors_are_recoverable() {
         // disk full while downloading: resume goes straight back, files reopened
-        let mut s = Lifecycle::Downloading;
+        let mut s = Lifecycle::Downloading { live: None };
         assert_eq!(
             s.step(Input::Failed(err(TorrentErrorKind::NoSpace)), DL),
-            vec![Deactivate]
+            vec![Deactivate(None)]
         );
         assert_eq!(s.error().unwrap().kind, TorrentErrorKind::NoSpace);
         assert!(
@@ -576,9 +712,9 @@ mod tests {
             "first error kept"
         );
         assert_eq!(s.step(Input::Resume, DL), vec![ReopenFiles, Activate]);
-        assert_eq!(s, Lifecycle::Downloading);
+        assert_eq!(s, Lifecycle::Downloading { live: None });
         // files deleted: resume rechecks first
-        let mut s = Lifecycle::Seeding;
+        let mut s = Lifecycle::Seeding { live: None };
         s.step(Input::Failed(err(TorrentErrorKind::FilesMissing)), DONE);
         assert_eq!(s.step(Input::Resume, DONE), vec![ReopenFiles, QueueCheck]);
         assert_eq!(s, Lifecycle::QueuedForCheck { then_pause: false });
@@ -605,16 +741,19 @@ mod tests {
 
     #[test]
     fn recheck_from_each_state() {
-        let mut s = Lifecycle::Seeding;
-        assert_eq!(s.step(Input::Recheck, DONE), vec![Deactivate, QueueCheck]);
+        let mut s = Lifecycle::Seeding { live: None };
+        assert_eq!(
+            s.step(Input::Recheck, DONE),
+            vec![Deactivate(None), QueueCheck]
+        );
         assert_eq!(s, Lifecycle::QueuedForCheck { then_pause: false });
-        let mut s = Lifecycle::Paused { needs_check: false };
+        let mut s = Lifecycle::paused(false);
         assert_eq!(s.step(Input::Recheck, DL), vec![QueueCheck]);
         s.step(slot(), DL);
         assert_eq!(s.step(Input::CheckDone, DL), vec![ReleaseCheckSlot]);
         assert_eq!(
             s,
-            Lifecycle::Paused { needs_check: false },
+            Lifecycle::paused(false),
             "a paused torrent stays paused after its recheck"
         );
         let mut s = checking(false);
@@ -632,17 +771,17 @@ mod tests {
 
     #[test]
     fn lost_pieces_and_stale_inputs() {
-        let mut s = Lifecycle::Seeding;
+        let mut s = Lifecycle::Seeding { live: None };
         assert!(s.step(Input::PiecesLost, DL).is_empty());
-        assert_eq!(s, Lifecycle::Downloading);
+        assert_eq!(s, Lifecycle::Downloading { live: None });
         let mut s = Lifecycle::Completed;
         assert_eq!(s.step(Input::PiecesLost, DL), vec![Activate]);
         // a check result after the user paused: ignored
-        let mut s = Lifecycle::Paused { needs_check: true };
+        let mut s = Lifecycle::paused(true);
         assert!(s.step(Input::CheckDone, DL).is_empty());
         assert!(s.step(slot(), DL).is_empty());
         assert!(s.step(Input::Complete, DONE).is_empty());
-        assert_eq!(s, Lifecycle::Paused { needs_check: true });
+        assert_eq!(s, Lifecycle::paused(true));
     }
 
     #[test]
@@ -653,7 +792,7 @@ mod tests {
             s.step(Input::ResumeData { trusted: true }, DONE),
             vec![Activate]
         );
-        assert_eq!(s, Lifecycle::Seeding);
+        assert_eq!(s, Lifecycle::Seeding { live: None });
         let mut s = Lifecycle::Restoring { paused: false };
         assert_eq!(
             s.step(Input::ResumeData { trusted: false }, DL),
@@ -661,10 +800,10 @@ mod tests {
         );
         let mut s = Lifecycle::Restoring { paused: true };
         assert!(s.step(Input::ResumeData { trusted: true }, DL).is_empty());
-        assert_eq!(s, Lifecycle::Paused { needs_check: false });
+        assert_eq!(s, Lifecycle::paused(false));
         let mut s = Lifecycle::Restoring { paused: true };
         s.step(Input::ResumeData { trusted: false }, DL);
-        assert_eq!(s, Lifecycle::Paused { needs_check: true });
+        assert_eq!(s, Lifecycle::paused(true));
         // the user acts before the comparison is done
         let mut s = Lifecycle::Restoring { paused: false };
         assert!(s.step(Input::Pause, DL).is_empty());
@@ -674,7 +813,7 @@ mod tests {
             s.step(Input::ResumeData { trusted: true }, DL),
             vec![Activate]
         );
-        assert_eq!(s, Lifecycle::Downloading);
+        assert_eq!(s, Lifecycle::Downloading { live: None });
         let mut s = Lifecycle::Restoring { paused: false };
         s.step(Input::Failed(err(TorrentErrorKind::Storage)), DL);
         assert_eq!(s.ui_state(), TorrentState::Error);
@@ -682,8 +821,8 @@ mod tests {
 
     #[test]
     fn moving_stops_the_swarm_and_comes_back_to_it() {
-        let mut s = Lifecycle::Seeding;
-        assert_eq!(s.step(move_start(), DONE), vec![Deactivate]);
+        let mut s = Lifecycle::Seeding { live: None };
+        assert_eq!(s.step(move_start(), DONE), vec![Deactivate(None)]);
         assert_eq!(s.ui_state(), TorrentState::Moving);
         assert!(
             s.step(Input::Pause, DONE).is_empty(),
@@ -691,11 +830,11 @@ mod tests {
         );
         assert!(s.step(Input::Recheck, DONE).is_empty());
         assert_eq!(s.step(Input::MoveDone, DONE), vec![Activate]);
-        assert_eq!(s, Lifecycle::Seeding);
-        let mut s = Lifecycle::Paused { needs_check: false };
+        assert_eq!(s, Lifecycle::Seeding { live: None });
+        let mut s = Lifecycle::paused(false);
         assert!(s.step(move_start(), DL).is_empty());
         assert!(s.step(Input::MoveDone, DL).is_empty());
-        assert_eq!(s, Lifecycle::Paused { needs_check: false });
+        assert_eq!(s, Lifecycle::paused(false));
         let mut s = checking(false);
         assert!(s.step(move_start(), DL).is_empty(), "not while checking");
     }
@@ -708,8 +847,8 @@ mod tests {
         };
         // a magnet link added (paused, unchecked) or paused starts fetching at once
         for start in [
-            Lifecycle::Paused { needs_check: true },
-            Lifecycle::Paused { needs_check: false },
+            Lifecycle::paused(true),
+            Lifecycle::paused(false),
             Lifecycle::Error(err(TorrentErrorKind::BadMetadata)),
         ] {
             let mut s = start;
@@ -720,7 +859,7 @@ mod tests {
         // nothing to recheck yet
         assert!(s.step(Input::Recheck, no_meta).is_empty());
         assert_eq!(s, Lifecycle::FetchingMetadata);
-        let mut p = Lifecycle::Paused { needs_check: true };
+        let mut p = Lifecycle::paused(true);
         assert!(p.step(Input::Recheck, no_meta).is_empty());
         // metadata: check (no stopped announce), then download
         assert_eq!(s.step(Input::MetadataReady, DL), vec![QueueCheck]);
@@ -729,17 +868,17 @@ mod tests {
             s.step(Input::CheckDone, DL),
             vec![ReleaseCheckSlot, Activate]
         );
-        assert_eq!(s, Lifecycle::Downloading);
+        assert_eq!(s, Lifecycle::Downloading { live: None });
         // pausing while fetching
         let mut s = Lifecycle::FetchingMetadata;
-        assert_eq!(s.step(Input::Pause, no_meta), vec![Deactivate]);
+        assert_eq!(s.step(Input::Pause, no_meta), vec![Deactivate(None)]);
     }
 
     #[test]
     fn the_check_lives_in_the_checking_state() {
-        let mut s = Lifecycle::Paused { needs_check: true };
+        let mut s = Lifecycle::paused(true);
         s.step(Input::Resume, DL);
-        let job = CheckJob::new(9);
+        let job = job(9);
         let h = job.handles();
         assert_eq!(s.step(Input::CheckSlot(job), DL), vec![StartCheck]);
         assert_eq!(s.check_job().map(CheckJob::key), Some(9));
@@ -765,17 +904,14 @@ mod tests {
         assert_eq!(s.step(Input::Recheck, DL), vec![CancelCheck, QueueCheck]);
         assert!(old.cancel.load(Ordering::Relaxed), "the old check stops");
         assert!(s.check_job().is_none(), "queued: no check yet");
-        assert_eq!(
-            s.step(Input::CheckSlot(CheckJob::new(2)), DL),
-            vec![StartCheck]
-        );
+        assert_eq!(s.step(Input::CheckSlot(job(2)), DL), vec![StartCheck]);
         assert_eq!(s.check_job().map(CheckJob::key), Some(2));
     }
 
     #[test]
     fn a_slot_that_comes_too_late_drops_its_check() {
-        let mut s = Lifecycle::Paused { needs_check: true };
-        let job = CheckJob::new(3);
+        let mut s = Lifecycle::paused(true);
+        let job = job(3);
         let h = job.handles();
         assert!(s.step(Input::CheckSlot(job), DL).is_empty());
         assert!(h.cancel.load(Ordering::Relaxed));
@@ -784,7 +920,7 @@ mod tests {
 
     #[test]
     fn the_move_progress_lives_in_the_moving_state() {
-        let mut s = Lifecycle::Downloading;
+        let mut s = Lifecycle::Downloading { live: None };
         let progress = MoveProgress::default();
         s.step(Input::MoveStart(progress.clone()), DL);
         progress
@@ -798,5 +934,203 @@ mod tests {
         let mut c = checking(false);
         assert!(c.step(move_start(), DL).is_empty());
         assert!(c.move_progress().is_none());
+    }
+
+    fn guard_paused(reason: &str) -> Lifecycle {
+        Lifecycle::Paused {
+            needs_check: false,
+            guard: Some(reason.into()),
+        }
+    }
+
+    #[test]
+    fn the_guards_reason_lives_in_its_pause() {
+        let mut s = Lifecycle::Downloading { live: None };
+        assert_eq!(
+            s.step(Input::GuardPause("full".into()), DL),
+            vec![Deactivate(None)]
+        );
+        assert_eq!(s, guard_paused("full"));
+        assert_eq!(s.guard(), Some("full"));
+        assert_eq!(s.ui_state(), TorrentState::Paused);
+        // space is back: the guard resumes it, and its reason goes with the pause
+        assert_eq!(s.step(Input::GuardResume, DL), vec![Activate]);
+        assert_eq!(s, Lifecycle::Downloading { live: None });
+        assert_eq!(s.guard(), None);
+        // the guard pauses downloads only
+        for mut s in [
+            Lifecycle::Seeding { live: None },
+            Lifecycle::FetchingMetadata,
+            Lifecycle::paused(false),
+            checking(false),
+        ] {
+            assert!(s.step(Input::GuardPause("full".into()), DL).is_empty());
+            assert_eq!(s.guard(), None);
+        }
+    }
+
+    #[test]
+    fn the_guard_does_not_resume_what_the_user_paused() {
+        let mut s = Lifecycle::paused(false);
+        assert!(s.step(Input::GuardResume, DL).is_empty());
+        assert_eq!(s, Lifecycle::paused(false));
+        // the user's resume or recheck of a guarded pause drops the reason
+        let mut s = guard_paused("full");
+        assert_eq!(s.step(Input::Resume, DL), vec![Activate]);
+        assert_eq!(s.guard(), None);
+        let mut s = guard_paused("full");
+        assert_eq!(s.step(Input::Recheck, DL), vec![QueueCheck]);
+        assert_eq!(s.guard(), None);
+        // and a user pause after the guard's is the user's (the guard no longer resumes it)
+        let mut s = guard_paused("full");
+        assert!(s.step(Input::Pause, DL).is_empty());
+        assert_eq!(
+            s.guard(),
+            Some("full"),
+            "pausing a paused torrent changes nothing"
+        );
+    }
+
+    #[test]
+    fn a_move_carries_the_guards_pause() {
+        let mut s = guard_paused("full");
+        assert!(s.step(move_start(), DL).is_empty());
+        assert_eq!(s.ui_state(), TorrentState::Moving);
+        assert_eq!(s.guard(), Some("full"));
+        assert!(s.step(Input::MoveDone, DL).is_empty());
+        assert_eq!(
+            s,
+            guard_paused("full"),
+            "paused by the guard again once moved"
+        );
+        // the guard's resume during the move ends its pause; the move goes on
+        let mut s = guard_paused("full");
+        s.step(move_start(), DL);
+        assert!(s.step(Input::GuardResume, DL).is_empty());
+        assert_eq!(s.ui_state(), TorrentState::Moving);
+        assert_eq!(s.guard(), None);
+        assert!(s.step(Input::MoveDone, DL).is_empty());
+        assert_eq!(s, Lifecycle::paused(false));
+        // a move out of a running state has no guard
+        let mut s = Lifecycle::Downloading { live: None };
+        s.step(move_start(), DL);
+        assert_eq!(s.guard(), None);
+    }
+
+    fn live_download(key: u64) -> Lifecycle {
+        Lifecycle::Downloading {
+            live: Some(fixture::live(key)),
+        }
+    }
+
+    /// The shared state an effect list hands back, if any.
+    fn handed_back(effects: Vec<Effect>) -> Option<Live> {
+        effects.into_iter().find_map(|e| match e {
+            Deactivate(live) => live,
+            _ => None,
+        })
+    }
+
+    #[test]
+    fn the_shared_state_lives_in_the_running_states() {
+        let s = live_download(4);
+        assert_eq!(s.live().map(|l| l.disk().key), Some(4));
+        assert_eq!(
+            s.disk().map(|d| d.key),
+            Some(4),
+            "its storage is the live one"
+        );
+        // no other state can hold one
+        for mut s in [
+            Lifecycle::paused(false),
+            Lifecycle::Completed,
+            Lifecycle::FetchingMetadata,
+            Lifecycle::QueuedForCheck { then_pause: false },
+            Lifecycle::Error(err(TorrentErrorKind::Storage)),
+        ] {
+            assert!(s.live_slot().is_none(), "{s:?}");
+            assert!(s.disk().is_none(), "{s:?}");
+        }
+        // a running state without peers holds nothing yet
+        let mut s = Lifecycle::Seeding { live: None };
+        assert_eq!(s.live_slot(), Some(&mut None));
+        assert!(s.take_live().is_none());
+    }
+
+    #[test]
+    fn leaving_the_swarm_hands_the_shared_state_back() {
+        let leave: Vec<(Input, Facts)> = vec![
+            (Input::Pause, DL),
+            (Input::GuardPause("full".into()), DL),
+            (Input::Recheck, DL),
+            (Input::Failed(err(TorrentErrorKind::NoSpace)), DL),
+            (move_start(), DL),
+            (Input::Complete, DONE_NO_SEED),
+        ];
+        for (input, facts) in leave {
+            let mut s = live_download(7);
+            let what = format!("{input:?}");
+            let back = handed_back(s.step(input, facts)).expect(&what);
+            assert_eq!(back.disk().key, 7, "{what}");
+            assert!(s.live().is_none() && s.disk().is_none(), "{what}: {s:?}");
+        }
+        // without peers there is nothing to hand back
+        let mut s = Lifecycle::Downloading { live: None };
+        assert_eq!(s.step(Input::Pause, DL), vec![Deactivate(None)]);
+    }
+
+    #[test]
+    fn completing_keeps_the_shared_state_and_losing_pieces_too() {
+        let mut s = live_download(3);
+        let held = s.live().unwrap().shared().clone();
+        assert_eq!(s.step(Input::Complete, DONE), vec![AnnounceCompleted]);
+        assert_eq!(s.ui_state(), TorrentState::Seeding);
+        assert!(
+            std::sync::Arc::ptr_eq(s.live().unwrap().shared(), &held),
+            "the seed serves with the same state"
+        );
+        assert!(s.step(Input::PiecesLost, DL).is_empty());
+        assert_eq!(s.ui_state(), TorrentState::Downloading);
+        assert!(std::sync::Arc::ptr_eq(s.live().unwrap().shared(), &held));
+        // the torrent goes quiet: it takes the state out, the download goes on
+        assert!(s.take_live().is_some());
+        assert_eq!(s, Lifecycle::Downloading { live: None });
+        // inputs that change nothing keep it
+        let mut s = live_download(3);
+        assert!(s.step(Input::Resume, DL).is_empty());
+        assert!(s.step(Input::MetadataReady, DL).is_empty());
+        assert!(s.live().is_some());
+    }
+
+    #[test]
+    fn a_check_holds_its_storage_and_drops_it_when_done() {
+        let mut s = Lifecycle::QueuedForCheck { then_pause: false };
+        assert!(s.disk().is_none(), "queued: nothing open yet");
+        let job = job(8);
+        let disk = job.disk().clone();
+        assert_eq!(s.step(Input::CheckSlot(job), DL), vec![StartCheck]);
+        assert!(std::sync::Arc::ptr_eq(s.disk().unwrap(), &disk));
+        assert!(s.live_slot().is_none(), "no connections while checking");
+        assert_eq!(
+            s.step(Input::CheckDone, DL),
+            vec![ReleaseCheckSlot, Activate]
+        );
+        assert_eq!(s, Lifecycle::Downloading { live: None });
+        assert!(s.disk().is_none(), "opened again when a peer comes");
+        assert_eq!(
+            std::sync::Arc::strong_count(&disk),
+            1,
+            "the check's storage went with its state"
+        );
+        // the storage could not be opened when the slot came
+        let mut s = Lifecycle::QueuedForCheck { then_pause: true };
+        assert_eq!(
+            s.step(
+                Input::CheckFailed(err(TorrentErrorKind::PermissionDenied)),
+                DL
+            ),
+            vec![ReleaseCheckSlot]
+        );
+        assert_eq!(s.ui_state(), TorrentState::Error);
     }
 }

@@ -219,7 +219,7 @@ impl Torrent {
             .as_ref()
             .and_then(|p| p.fetch.as_ref())
             .filter(|_| self.life.is_running());
-        let message = if let Some(g) = &self.guard {
+        let message = if let Some(g) = self.life.guard() {
             Some(format!("paused: {g}"))
         } else if let Some(f) = fetching {
             Some(fetch_message(
@@ -257,7 +257,10 @@ impl Torrent {
             up_limit: self.limits.upload.rate(),
             message,
             has_trackers: self.trackers.any_supported(),
-            paused_by: self.guard.clone().map(PauseCause::DiskGuard),
+            paused_by: self
+                .life
+                .guard()
+                .map(|g| PauseCause::DiskGuard(g.to_string())),
         }
     }
 
@@ -272,7 +275,7 @@ impl Torrent {
         }
         peers.sort_by_key(|p| p.addr);
         let have = self.verified();
-        let pieces = match &self.shared {
+        let pieces = match self.shared() {
             Some(s) => piece_states(n, &have, s.picker().partial_pieces()),
             None => piece_states(n, &have, std::iter::empty()),
         };
