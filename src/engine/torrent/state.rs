@@ -16,17 +16,20 @@
 //! `Completed` is a finished torrent that does not serve the swarm (headless `download`
 //! without `--seed`, or `seed_after_download = false`); resuming it starts seeding.
 
-use super::jobs::{CheckJob, MoveProgress};
+use super::jobs::{CheckJob, Fetch, MoveProgress};
 use super::live::Live;
 use crate::api::{TorrentError, TorrentState};
 
 /// Where a torrent is in its life cycle, with the data and work a state owns: a check (and
 /// the storage it reads) exists only in `Checking`, a move's progress only in `Moving`, the
 /// state shared with peer connections (and the storage they use) only in `Downloading` and
-/// `Seeding`, the disk guard's reason only in its pause. Leaving a state drops what it
-/// owns (a dropped check stops its thread), or hands it on: a download that completes
-/// keeps its connections' state as a seed, and [`Effect::Deactivate`] gives it back to the
-/// torrent. Not `Clone`: there is one check and one shared state per torrent.
+/// `Seeding`, a magnet link's metadata fetch in `FetchingMetadata` (and, for the hand-over
+/// of its connections, through the check that follows), the disk guard's reason only in
+/// its pause. Leaving a state drops what it owns (a dropped check stops its thread), or
+/// hands it on: a download that completes keeps its connections' state as a seed,
+/// [`Effect::Deactivate`] gives that state back to the torrent and [`Effect::HandOver`]
+/// the metadata connections. Not `Clone`: there is one check and one shared state per
+/// torrent.
 #[derive(Debug, PartialEq, Eq)]
 pub enum Lifecycle {
     /// Restored from the session state; its resume data is being compared with its files
@@ -39,6 +42,9 @@ pub enum Lifecycle {
     QueuedForCheck {
         /// Stay paused once the check is done (a recheck of a paused torrent).
         then_pause: bool,
+        /// The metadata fetch of a magnet link whose info dictionary just arrived: its
+        /// connections wait for the check, then go on with the full protocol.
+        hand_over: Option<Fetch>,
     },
     /// Hashing the data on disk.
     Checking {
@@ -46,9 +52,14 @@ pub enum Lifecycle {
         then_pause: bool,
         /// The check running (given with [`Input::CheckSlot`]).
         job: CheckJob,
+        /// As in `QueuedForCheck`.
+        hand_over: Option<Fetch>,
     },
     /// Fetching the info dictionary from peers (magnet links).
-    FetchingMetadata,
+    FetchingMetadata {
+        /// The fetch its metadata connections share (given with the [`Facts`]).
+        fetch: Fetch,
+    },
     /// Fetching pieces.
     Downloading {
         /// What the connections share, from the first peer on until the torrent goes quiet.
@@ -149,17 +160,29 @@ pub enum Effect {
     Deactivate(Option<Live>),
     /// Announce `completed` to the trackers that know us.
     AnnounceCompleted,
+    /// The check after a magnet link's metadata is over: its metadata connections go on
+    /// with the full protocol if the torrent runs, or end.
+    HandOver(Fetch),
 }
 
 /// What the state machine needs to know about the torrent.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, PartialEq, Eq, Default)]
 pub struct Facts {
     /// Every piece is verified.
     pub complete: bool,
     /// Seed once complete.
     pub seed: bool,
+    /// `None`: the info dictionary is known. A magnet link still without it: a fresh fetch,
+    /// which [`Lifecycle::FetchingMetadata`] keeps if the torrent starts fetching now
+    /// (dropped otherwise).
+    pub fetch: Option<Fetch>,
+}
+
+impl Facts {
     /// The info dictionary is known.
-    pub has_metadata: bool,
+    pub fn has_metadata(&self) -> bool {
+        self.fetch.is_none()
+    }
 }
 
 impl Lifecycle {
@@ -169,7 +192,7 @@ impl Lifecycle {
             Lifecycle::Restoring { .. } => TorrentState::Checking,
             Lifecycle::QueuedForCheck { .. } => TorrentState::Queued,
             Lifecycle::Checking { .. } => TorrentState::Checking,
-            Lifecycle::FetchingMetadata => TorrentState::FetchingMetadata,
+            Lifecycle::FetchingMetadata { .. } => TorrentState::FetchingMetadata,
             Lifecycle::Downloading { .. } => TorrentState::Downloading,
             Lifecycle::Seeding { .. } => TorrentState::Seeding,
             Lifecycle::Completed => TorrentState::Completed,
@@ -183,7 +206,9 @@ impl Lifecycle {
     pub fn is_running(&self) -> bool {
         matches!(
             self,
-            Lifecycle::FetchingMetadata | Lifecycle::Downloading { .. } | Lifecycle::Seeding { .. }
+            Lifecycle::FetchingMetadata { .. }
+                | Lifecycle::Downloading { .. }
+                | Lifecycle::Seeding { .. }
         )
     }
 
@@ -200,6 +225,32 @@ impl Lifecycle {
         match self {
             Lifecycle::Checking { job, .. } => Some(job),
             _ => None,
+        }
+    }
+
+    /// The metadata fetch, in [`Lifecycle::FetchingMetadata`].
+    pub fn fetch(&self) -> Option<&Fetch> {
+        match self {
+            Lifecycle::FetchingMetadata { fetch } => Some(fetch),
+            _ => None,
+        }
+    }
+
+    /// Take the metadata connections waiting for the check out of its states.
+    fn take_hand_over(&mut self) -> Option<Fetch> {
+        match self {
+            Lifecycle::QueuedForCheck { hand_over, .. } | Lifecycle::Checking { hand_over, .. } => {
+                hand_over.take()
+            }
+            _ => None,
+        }
+    }
+
+    /// Waiting for a check slot, no metadata connections waiting.
+    pub fn queued(then_pause: bool) -> Lifecycle {
+        Lifecycle::QueuedForCheck {
+            then_pause,
+            hand_over: None,
         }
     }
 
@@ -262,8 +313,8 @@ impl Lifecycle {
 
     /// The running state for a torrent that starts now.
     fn running(facts: Facts, resumed_by_user: bool) -> Lifecycle {
-        if !facts.has_metadata {
-            Lifecycle::FetchingMetadata
+        if let Some(fetch) = facts.fetch {
+            Lifecycle::FetchingMetadata { fetch }
         } else if facts.complete {
             if facts.seed || resumed_by_user {
                 Lifecycle::Seeding { live: None }
@@ -279,7 +330,9 @@ impl Lifecycle {
     /// sense in the current state (pausing a paused torrent, a stale check result) change
     /// nothing and return no effects. What the connections share goes on with a download
     /// that completes (and a seed that lost pieces); leaving the running states hands it
-    /// back in [`Effect::Deactivate`].
+    /// back in [`Effect::Deactivate`]. A magnet link's metadata connections go on from
+    /// `FetchingMetadata` through the check, and come back in [`Effect::HandOver`] when it
+    /// is over.
     pub fn step(&mut self, input: Input, facts: Facts) -> Vec<Effect> {
         use Effect::*;
         use Lifecycle as L;
@@ -287,7 +340,7 @@ impl Lifecycle {
         let (next, effects): (Lifecycle, Vec<Effect>) = match (&mut *self, input) {
             // --- moving the files
             (
-                L::FetchingMetadata | L::Downloading { .. } | L::Seeding { .. },
+                L::FetchingMetadata { .. } | L::Downloading { .. } | L::Seeding { .. },
                 Input::MoveStart(progress),
             ) => (
                 L::Moving {
@@ -348,7 +401,7 @@ impl Lifecycle {
             (L::Restoring { paused }, Input::ResumeData { trusted }) => match (*paused, trusted) {
                 (true, true) => (L::paused(false), vec![]),
                 (true, false) => (L::paused(true), vec![]),
-                (false, false) => (L::QueuedForCheck { then_pause: false }, vec![QueueCheck]),
+                (false, false) => (L::queued(false), vec![QueueCheck]),
                 (false, true) => {
                     let next = Self::running(facts, false);
                     let eff = if next.is_running() {
@@ -364,10 +417,10 @@ impl Lifecycle {
 
             // --- resume / start
             // a magnet link: nothing on disk to check before the metadata is here
-            (L::Paused { .. } | L::Error(_), Input::Resume) if !facts.has_metadata => {
-                (L::FetchingMetadata, vec![Activate])
+            (L::Paused { .. } | L::Error(_), Input::Resume) if !facts.has_metadata() => {
+                (Self::running(facts, false), vec![Activate])
             }
-            (_, Input::Recheck) if !facts.has_metadata => return Vec::new(),
+            (_, Input::Recheck) if !facts.has_metadata() => return Vec::new(),
             // the user paused it: the guard does not resume it
             (L::Paused { guard: None, .. }, Input::GuardResume) => return Vec::new(),
             (
@@ -375,7 +428,7 @@ impl Lifecycle {
                     needs_check: true, ..
                 },
                 Input::Resume,
-            ) => (L::QueuedForCheck { then_pause: false }, vec![QueueCheck]),
+            ) => (L::queued(false), vec![QueueCheck]),
             (
                 L::Paused {
                     needs_check: false, ..
@@ -393,10 +446,7 @@ impl Lifecycle {
             (L::Completed, Input::Resume) => (L::Seeding { live: None }, vec![Activate]),
             (L::Error(e), Input::Resume) => {
                 if e.kind.needs_recheck() {
-                    (
-                        L::QueuedForCheck { then_pause: false },
-                        vec![ReopenFiles, QueueCheck],
-                    )
+                    (L::queued(false), vec![ReopenFiles, QueueCheck])
                 } else {
                     let next = Self::running(facts, false);
                     let eff = if next.is_running() {
@@ -407,8 +457,9 @@ impl Lifecycle {
                     (next, eff)
                 }
             }
-            (L::QueuedForCheck { .. }, Input::Resume) => {
-                (L::QueuedForCheck { then_pause: false }, vec![])
+            (L::QueuedForCheck { then_pause, .. }, Input::Resume) => {
+                *then_pause = false;
+                return Vec::new();
             }
             (L::Checking { then_pause, .. }, Input::Resume) => {
                 // the same check goes on
@@ -417,16 +468,22 @@ impl Lifecycle {
             }
 
             // --- pause
-            (L::QueuedForCheck { then_pause: false }, Input::Pause)
+            (
+                L::QueuedForCheck {
+                    then_pause: false, ..
+                },
+                Input::Pause,
+            )
             | (
                 L::Checking {
                     then_pause: false, ..
                 },
                 Input::Pause,
             ) => (L::paused(true), vec![CancelCheck]),
-            (L::FetchingMetadata | L::Downloading { .. } | L::Seeding { .. }, Input::Pause) => {
-                (L::paused(false), vec![Deactivate(None)])
-            }
+            (
+                L::FetchingMetadata { .. } | L::Downloading { .. } | L::Seeding { .. },
+                Input::Pause,
+            ) => (L::paused(false), vec![Deactivate(None)]),
             (L::Downloading { .. }, Input::GuardPause(reason)) => (
                 L::Paused {
                     needs_check: false,
@@ -437,42 +494,48 @@ impl Lifecycle {
             (L::Completed, Input::Pause) => (L::paused(false), vec![]),
 
             // --- recheck
-            (L::QueuedForCheck { then_pause }, Input::Recheck) => (
-                L::QueuedForCheck {
-                    then_pause: *then_pause,
+            (L::QueuedForCheck { .. }, Input::Recheck) => return Vec::new(),
+            (
+                L::Checking {
+                    then_pause,
+                    hand_over,
+                    ..
                 },
-                vec![],
-            ),
-            (L::Checking { then_pause, .. }, Input::Recheck) => {
+                Input::Recheck,
+            ) => {
                 // start over (the running check stops with its state)
-                let tp = *then_pause;
                 (
-                    L::QueuedForCheck { then_pause: tp },
+                    L::QueuedForCheck {
+                        then_pause: *then_pause,
+                        hand_over: hand_over.take(),
+                    },
                     vec![CancelCheck, QueueCheck],
                 )
             }
-            (L::FetchingMetadata, Input::Recheck) => (L::FetchingMetadata, vec![]),
-            (L::Paused { .. }, Input::Recheck) => {
-                (L::QueuedForCheck { then_pause: true }, vec![QueueCheck])
-            }
-            (L::Error(_), Input::Recheck) => (
-                L::QueuedForCheck { then_pause: false },
-                vec![ReopenFiles, QueueCheck],
-            ),
+            (L::FetchingMetadata { .. }, Input::Recheck) => return Vec::new(),
+            (L::Paused { .. }, Input::Recheck) => (L::queued(true), vec![QueueCheck]),
+            (L::Error(_), Input::Recheck) => (L::queued(false), vec![ReopenFiles, QueueCheck]),
             (L::Downloading { .. } | L::Seeding { .. } | L::Completed, Input::Recheck) => {
                 let mut eff = Vec::new();
                 if running {
                     eff.push(Deactivate(None));
                 }
                 eff.push(QueueCheck);
-                (L::QueuedForCheck { then_pause: false }, eff)
+                (L::queued(false), eff)
             }
 
             // --- checking
-            (L::QueuedForCheck { then_pause }, Input::CheckSlot(job)) => (
+            (
+                L::QueuedForCheck {
+                    then_pause,
+                    hand_over,
+                },
+                Input::CheckSlot(job),
+            ) => (
                 L::Checking {
                     then_pause: *then_pause,
                     job,
+                    hand_over: hand_over.take(),
                 },
                 vec![StartCheck],
             ),
@@ -513,11 +576,15 @@ impl Lifecycle {
                 (L::Downloading { live: live.take() }, vec![])
             }
             (L::Completed, Input::PiecesLost) => (L::Downloading { live: None }, vec![Activate]),
-            // the metadata connections are closed by the torrent; trackers and known
-            // addresses stay (no `stopped`): the check is quick, then the download starts
-            (L::FetchingMetadata, Input::MetadataReady) => {
-                (L::QueuedForCheck { then_pause: false }, vec![QueueCheck])
-            }
+            // the metadata connections wait for the check; trackers and known addresses
+            // stay (no `stopped`): the check is quick, then the download starts
+            (L::FetchingMetadata { fetch }, Input::MetadataReady) => (
+                L::QueuedForCheck {
+                    then_pause: false,
+                    hand_over: Some(fetch.clone()),
+                },
+                vec![QueueCheck],
+            ),
 
             // --- faults
             (L::Error(_), Input::Failed(_)) => return Vec::new(),
@@ -539,6 +606,8 @@ impl Lifecycle {
         // what the state left shared with its connections (a state that goes on took it)
         // goes back to the torrent with the effect that leaves the swarm
         let mut released = self.take_live();
+        // the check is over (or given up): its metadata connections come back last
+        let hand_over = self.take_hand_over();
         *self = next;
         effects
             .into_iter()
@@ -546,6 +615,7 @@ impl Lifecycle {
                 Deactivate(None) => Deactivate(released.take()),
                 e => e,
             })
+            .chain(hand_over.map(HandOver))
             .collect()
     }
 }
@@ -561,17 +631,17 @@ mod tests {
     const DL: Facts = Facts {
         complete: false,
         seed: true,
-        has_metadata: true,
+        fetch: None,
     };
     const DONE: Facts = Facts {
         complete: true,
         seed: true,
-        has_metadata: true,
+        fetch: None,
     };
     const DONE_NO_SEED: Facts = Facts {
         complete: true,
         seed: false,
-        has_metadata: true,
+        fetch: None,
     };
 
     fn err(kind: TorrentErrorKind) -> TorrentError {
@@ -589,6 +659,7 @@ mod tests {
         Lifecycle::Checking {
             then_pause,
             job: job(1),
+            hand_over: None,
         }
     }
 
@@ -653,7 +724,7 @@ mod tests {
     fn pause_in_every_state() {
         for (mut s, eff, after) in [
             (
-                Lifecycle::QueuedForCheck { then_pause: false },
+                Lifecycle::queued(false),
                 vec![CancelCheck],
                 Lifecycle::paused(true),
             ),
@@ -668,11 +739,7 @@ mod tests {
                 vec![Deactivate(None)],
                 Lifecycle::paused(false),
             ),
-            (
-                Lifecycle::FetchingMetadata,
-                vec![Deactivate(None)],
-                Lifecycle::paused(false),
-            ),
+            (fetching(), vec![Deactivate(None)], Lifecycle::paused(false)),
             (Lifecycle::Completed, vec![], Lifecycle::paused(false)),
         ] {
             assert_eq!(s.step(Input::Pause, DL), eff, "{after:?}");
@@ -717,7 +784,7 @@ mod tests {
         let mut s = Lifecycle::Seeding { live: None };
         s.step(Input::Failed(err(TorrentErrorKind::FilesMissing)), DONE);
         assert_eq!(s.step(Input::Resume, DONE), vec![ReopenFiles, QueueCheck]);
-        assert_eq!(s, Lifecycle::QueuedForCheck { then_pause: false });
+        assert_eq!(s, Lifecycle::queued(false));
         // an explicit recheck from Error
         let mut s = Lifecycle::Error(err(TorrentErrorKind::PermissionDenied));
         assert_eq!(s.step(Input::Recheck, DL), vec![ReopenFiles, QueueCheck]);
@@ -746,7 +813,7 @@ mod tests {
             s.step(Input::Recheck, DONE),
             vec![Deactivate(None), QueueCheck]
         );
-        assert_eq!(s, Lifecycle::QueuedForCheck { then_pause: false });
+        assert_eq!(s, Lifecycle::queued(false));
         let mut s = Lifecycle::paused(false);
         assert_eq!(s.step(Input::Recheck, DL), vec![QueueCheck]);
         s.step(slot(), DL);
@@ -839,12 +906,21 @@ mod tests {
         assert!(s.step(move_start(), DL).is_empty(), "not while checking");
     }
 
+    fn no_meta() -> Facts {
+        Facts {
+            fetch: Some(fixture::fetch()),
+            ..DL
+        }
+    }
+
+    fn fetching() -> Lifecycle {
+        Lifecycle::FetchingMetadata {
+            fetch: fixture::fetch(),
+        }
+    }
+
     #[test]
     fn magnet_metadata() {
-        let no_meta = Facts {
-            has_metadata: false,
-            ..DL
-        };
         // a magnet link added (paused, unchecked) or paused starts fetching at once
         for start in [
             Lifecycle::paused(true),
@@ -852,26 +928,69 @@ mod tests {
             Lifecycle::Error(err(TorrentErrorKind::BadMetadata)),
         ] {
             let mut s = start;
-            assert_eq!(s.step(Input::Resume, no_meta), vec![Activate]);
+            assert_eq!(s.step(Input::Resume, no_meta()), vec![Activate]);
             assert_eq!(s.ui_state(), TorrentState::FetchingMetadata);
         }
-        let mut s = Lifecycle::FetchingMetadata;
+        let mut s = fetching();
         // nothing to recheck yet
-        assert!(s.step(Input::Recheck, no_meta).is_empty());
-        assert_eq!(s, Lifecycle::FetchingMetadata);
+        assert!(s.step(Input::Recheck, no_meta()).is_empty());
+        assert_eq!(s.ui_state(), TorrentState::FetchingMetadata);
         let mut p = Lifecycle::paused(true);
-        assert!(p.step(Input::Recheck, no_meta).is_empty());
+        assert!(p.step(Input::Recheck, no_meta()).is_empty());
         // metadata: check (no stopped announce), then download
         assert_eq!(s.step(Input::MetadataReady, DL), vec![QueueCheck]);
         assert_eq!(s.step(slot(), DL), vec![StartCheck]);
-        assert_eq!(
-            s.step(Input::CheckDone, DL),
-            vec![ReleaseCheckSlot, Activate]
-        );
+        let eff = s.step(Input::CheckDone, DL);
+        assert_eq!(eff[..2], [ReleaseCheckSlot, Activate]);
+        assert!(matches!(eff[2], HandOver(_)), "{eff:?}");
         assert_eq!(s, Lifecycle::Downloading { live: None });
         // pausing while fetching
-        let mut s = Lifecycle::FetchingMetadata;
-        assert_eq!(s.step(Input::Pause, no_meta), vec![Deactivate(None)]);
+        let mut s = fetching();
+        assert_eq!(s.step(Input::Pause, no_meta()), vec![Deactivate(None)]);
+    }
+
+    #[test]
+    fn the_fetch_lives_in_its_state_and_its_connections_wait_for_the_check() {
+        // a magnet link starts: the fetch given with the facts is the state's
+        let facts = no_meta();
+        let given = facts.fetch.clone().unwrap();
+        let mut s = Lifecycle::paused(true);
+        assert_eq!(s.step(Input::Resume, facts), vec![Activate]);
+        assert_eq!(s.fetch(), Some(&given));
+        // a known torrent gets none
+        let mut k = Lifecycle::paused(false);
+        k.step(Input::Resume, DL);
+        assert!(k.fetch().is_none());
+        // the metadata arrives: the fetch goes through the queue and the check
+        assert_eq!(s.step(Input::MetadataReady, DL), vec![QueueCheck]);
+        assert!(s.fetch().is_none(), "no longer fetching");
+        assert!(s.step(Input::Resume, DL).is_empty(), "still queued");
+        assert_eq!(s.step(slot(), DL), vec![StartCheck]);
+        // a recheck starts the check over, the connections still wait
+        assert_eq!(s.step(Input::Recheck, DL), vec![CancelCheck, QueueCheck]);
+        assert_eq!(s.step(slot(), DL), vec![StartCheck]);
+        // the check is done: they come back, last, to go on with the full protocol
+        let eff = s.step(Input::CheckDone, DONE);
+        assert_eq!(eff.len(), 3);
+        assert_eq!(eff.last(), Some(&HandOver(given.clone())));
+        assert_eq!(s, Lifecycle::Seeding { live: None });
+        // pausing during the check hands them back too (to be closed)
+        let mut s = fetching();
+        let f = s.fetch().unwrap().clone();
+        s.step(Input::MetadataReady, DL);
+        assert_eq!(
+            s.step(Input::Pause, DL),
+            vec![CancelCheck, HandOver(f.clone())]
+        );
+        assert_eq!(s, Lifecycle::paused(true));
+        // and a fault
+        let mut s = fetching();
+        let f = s.fetch().unwrap().clone();
+        s.step(Input::MetadataReady, DL);
+        assert_eq!(
+            s.step(Input::Failed(err(TorrentErrorKind::Storage)), DL),
+            vec![CancelCheck, HandOver(f)]
+        );
     }
 
     #[test]
@@ -960,7 +1079,7 @@ mod tests {
         // the guard pauses downloads only
         for mut s in [
             Lifecycle::Seeding { live: None },
-            Lifecycle::FetchingMetadata,
+            fetching(),
             Lifecycle::paused(false),
             checking(false),
         ] {
@@ -1044,8 +1163,8 @@ mod tests {
         for mut s in [
             Lifecycle::paused(false),
             Lifecycle::Completed,
-            Lifecycle::FetchingMetadata,
-            Lifecycle::QueuedForCheck { then_pause: false },
+            fetching(),
+            Lifecycle::queued(false),
             Lifecycle::Error(err(TorrentErrorKind::Storage)),
         ] {
             assert!(s.live_slot().is_none(), "{s:?}");
@@ -1104,7 +1223,7 @@ mod tests {
 
     #[test]
     fn a_check_holds_its_storage_and_drops_it_when_done() {
-        let mut s = Lifecycle::QueuedForCheck { then_pause: false };
+        let mut s = Lifecycle::queued(false);
         assert!(s.disk().is_none(), "queued: nothing open yet");
         let job = job(8);
         let disk = job.disk().clone();
@@ -1123,7 +1242,7 @@ mod tests {
             "the check's storage went with its state"
         );
         // the storage could not be opened when the slot came
-        let mut s = Lifecycle::QueuedForCheck { then_pause: true };
+        let mut s = Lifecycle::queued(true);
         assert_eq!(
             s.step(
                 Input::CheckFailed(err(TorrentErrorKind::PermissionDenied)),
