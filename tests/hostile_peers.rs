@@ -449,9 +449,10 @@ fn peers_that_take_nothing_do_not_hold_the_upload_slots() {
 }
 
 /// Bound on the seeder's anonymous memory with 100 non-readers and 300 silent peers
-/// attached. Issue 16 asks for 16 MiB; the seeder peaks at about 25 MiB here (measured
-/// 24.5-25.0 MiB), so this bound only guards against a regression until that is found.
-const CROWD_ANON_LIMIT_MIB: f64 = 32.0;
+/// attached (issue 16). The upload pump's stall release (src/engine/peer_conn/upload.rs)
+/// keeps about one block per peer that stopped reading; a debug build peaks at 10.6-11.2
+/// MiB here (it peaked at 24-26 MiB before, with every stuck peer holding two batches).
+const CROWD_ANON_LIMIT_MIB: f64 = 16.0;
 
 /// 100 peers that request and never read plus 300 that handshake and say nothing, against
 /// a seeder with the default per-torrent limit (50 connections): more than enough of them

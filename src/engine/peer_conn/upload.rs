@@ -10,7 +10,20 @@
 //! a connection holds at most two batches (one read ahead, one being written), and every
 //! batch takes permits from the session-wide upload budget first
 //! ([`crate::engine::link::ctx::UPLOAD_BUDGET_BYTES`]). A peer that stops reading therefore holds
-//! at most two batches until the torrent's sweep drops it for making no write progress.
+//! at most two batches for [`WRITE_STALL_MS`]; after that the pump gives them back (the
+//! stall release below) and holds only the rest of the block it was sending, until the
+//! torrent's sweep drops the peer for making no write progress.
+//!
+//! **Stall release.** A write that moves no byte for [`WRITE_STALL_MS`] means the peer has
+//! stopped reading (its receive window and our send buffer are full). The pump then keeps
+//! only what the byte stream needs: the unsent part of the block on the wire (or the next
+//! block, so the next write attempt tells when the socket drains again), at most one block
+//! and its header, in its message buffer. Every later block of the batch goes back to the
+//! request queue as an address, the read-ahead batch does too when it lands, spare buffers
+//! are freed, and no new batch is read until the socket takes bytes again; batches then
+//! start small again (like TCP's slow start after an idle period). A crowd of peers that
+//! request and never read therefore costs about one block each, not two batches each
+//! (issue 16: 100 such peers and 300 silent ones beside a real leecher).
 //!
 //! Every count the rest of the engine reads (requests queued, bytes pending) is *stored*
 //! from the pump's own state after each change, never incremented and decremented in
@@ -39,6 +52,10 @@ pub const BATCH_BYTES: u32 = 256 * 1024;
 /// start): a peer that never reads its socket holds two small batches, not two large ones,
 /// while a peer that reads reaches full batches after a few hundred KiB.
 pub const FIRST_BATCH_BYTES: u32 = 2 * BLOCK_SIZE;
+
+/// Milliseconds without a single byte taken by the socket after which a write counts as
+/// stalled and the pump gives back the batches it holds (see the module doc).
+pub const WRITE_STALL_MS: u64 = 2_000;
 
 /// The largest batch for a peer that has taken `uploaded` payload bytes from us so far.
 pub fn batch_limit(uploaded: u64) -> u32 {
@@ -118,6 +135,11 @@ struct Pump {
     want_permits: u32,
     /// The fast extension is on (BEP 6): dropped requests are rejected explicitly.
     fast: bool,
+    /// The last write stalled ([`WRITE_STALL_MS`]) and the socket has taken nothing since:
+    /// no batch is read until it does.
+    stalled: bool,
+    /// Payload bytes the peer had taken at its last stall: batch sizes grow again from there.
+    uploaded_at_stall: u64,
 }
 
 /// Run the pump until the reader drops its sender or the socket fails. `fast`: both sides
@@ -146,6 +168,8 @@ pub async fn run<W: AsyncWrite + Unpin>(
         small: BytesMut::with_capacity(4096),
         want_permits: 0,
         fast,
+        stalled: false,
+        uploaded_at_stall: 0,
     };
     loop {
         // everything the reader queued, without waiting
@@ -231,8 +255,16 @@ impl Pump {
         self.info
             .upload_queued
             .store(self.queue.len() as u32, Ordering::Relaxed);
+        // after a stall the rest of a block waits in `small`: still pending, so the
+        // torrent's "no write progress" clock keeps running for this peer
+        let stuck = if self.stalled {
+            self.small.len() as u32
+        } else {
+            0
+        };
         let pending = self.reading.as_ref().map_or(0, |r| r.bytes)
-            + self.ready.as_ref().map_or(0, Batch::pending_bytes);
+            + self.ready.as_ref().map_or(0, Batch::pending_bytes)
+            + stuck;
         self.info.upload_pending.store(pending, Ordering::Relaxed);
         if pending == 0 && self.queue.is_empty() {
             // nothing pending: the clock for "no write progress" starts with the next batch
@@ -276,7 +308,14 @@ impl Pump {
         for c in std::mem::take(&mut self.cancelled) {
             batch.skip_where(|b| *b == c);
         }
-        if batch.generation == self.generation {
+        if batch.generation == self.generation && self.stalled {
+            // read ahead for a peer that stopped reading: give the data back, keep the
+            // addresses (in order, before what was asked since)
+            let back: Vec<BlockRef> = batch.sendable().map(|(b, _)| b).collect();
+            for b in back.into_iter().rev() {
+                self.queue.push_front(b);
+            }
+        } else if batch.generation == self.generation {
             self.ready = Some(batch);
         } else {
             // read before a choke: not sent (BEP 6: say so)
@@ -295,6 +334,11 @@ impl Pump {
     /// Start reading the next batch if nothing is being read, the last batch is not waiting
     /// to be written twice over, and the session budget has room (`permit`: already won).
     fn maybe_start_read(&mut self, permit: Option<OwnedSemaphorePermit>) {
+        if self.stalled {
+            // nothing new until the socket takes bytes again (see the module doc)
+            self.want_permits = 0;
+            return;
+        }
         if self.reading.is_some() || self.queue.is_empty() {
             self.want_permits = 0;
             if self.queue.is_empty() && self.ready.is_none() && self.reading.is_none() {
@@ -304,7 +348,8 @@ impl Pump {
         }
         let mut bytes = 0u32;
         let mut count = 0usize;
-        let limit = batch_limit(self.info.uploaded.load(Ordering::Relaxed));
+        let uploaded = self.info.uploaded.load(Ordering::Relaxed);
+        let limit = batch_limit(uploaded.saturating_sub(self.uploaded_at_stall));
         for b in &self.queue {
             if count > 0 && bytes + b.length > limit {
                 break;
@@ -387,12 +432,40 @@ impl Pump {
                     slices.push(data);
                 }
             }
-            write_all_vectored(wr, &slices, &self.info, &self.t).await?;
+            if let Some(at) = write_all_vectored(wr, &slices, &self.info, &self.t).await? {
+                let first_block = usize::from(!small.is_empty());
+                let rest = unsent_after_stall(at, first_block, &slices);
+                // blocks the byte stream does not need yet go back to the queue
+                if let Some(b) = &batch {
+                    let back: Vec<BlockRef> = b
+                        .sendable()
+                        .skip(rest.blocks_kept)
+                        .map(|(b, _)| b)
+                        .collect();
+                    payload = b
+                        .sendable()
+                        .take(rest.blocks_kept)
+                        .map(|(b, _)| u64::from(b.length))
+                        .sum();
+                    for blk in back.into_iter().rev() {
+                        self.queue.push_front(blk);
+                    }
+                }
+                for part in &rest.parts {
+                    self.small.extend_from_slice(part);
+                }
+                self.stall();
+            } else if self.stalled {
+                // the socket drains again: batches grow from small ones anew
+                self.stalled = false;
+                self.uploaded_at_stall = self.info.uploaded.load(Ordering::Relaxed) + payload;
+            }
         }
         let now = self.t.ctx.clock.now_ms();
         self.info.last_send.store(now, Ordering::Relaxed);
         if let Some(b) = batch
             && self.spare.len() < 2
+            && !self.stalled
         {
             self.spare.push(b.read.buf);
         }
@@ -406,16 +479,71 @@ impl Pump {
     }
 }
 
+impl Pump {
+    /// The socket took nothing for [`WRITE_STALL_MS`]: give back the read-ahead (when it
+    /// lands) and the spare buffers, read nothing until it drains.
+    fn stall(&mut self) {
+        self.stalled = true;
+        self.spare = Vec::new();
+        self.small = BytesMut::from(&self.small[..]); // no capacity beyond what it holds
+    }
+}
+
+/// Where a stalled write stopped: slice `at.0`, byte `at.1` of `slices`, which are our small
+/// messages (when `first_block` is 1) then a header and a payload slice per block.
+/// Returns what the byte stream still needs (the rest of the block on the wire, or the next
+/// whole block when the stall came between blocks, so that one block is always pending)
+/// and how many blocks of the batch that covers, counted from the first.
+fn unsent_after_stall<'a>(
+    at: (usize, usize),
+    first_block: usize,
+    slices: &[&'a [u8]],
+) -> StallRest<'a> {
+    let (idx, off) = at;
+    let mut parts = Vec::with_capacity(3);
+    let blocks_kept;
+    if idx < first_block {
+        // inside our small messages: their rest, and the first block as the probe
+        parts.push(&slices[idx][off..]);
+        blocks_kept = usize::from(slices.len() > first_block);
+        if blocks_kept == 1 {
+            parts.push(slices[first_block]);
+            parts.push(slices[first_block + 1]);
+        }
+    } else {
+        let k = (idx - first_block) / 2;
+        let hdr = first_block + 2 * k;
+        if idx == hdr {
+            parts.push(&slices[hdr][off..]);
+            parts.push(slices[hdr + 1]);
+        } else {
+            parts.push(&slices[hdr + 1][off..]);
+        }
+        blocks_kept = k + 1;
+    }
+    StallRest { parts, blocks_kept }
+}
+
+/// See [`unsent_after_stall`].
+struct StallRest<'a> {
+    /// Bytes to send next, in order (at most one block with its header, after our messages).
+    parts: Vec<&'a [u8]>,
+    /// Blocks of the batch sent or in `parts`; the later ones go back to the queue.
+    blocks_kept: usize,
+}
+
 /// Write every slice, in order, with vectored writes; each write that moves bytes counts as
-/// write progress (the stall detector reads it).
+/// write progress (the stall detector reads it). Returns `Some((slice, byte))`, where the
+/// writing stopped, when the socket took nothing for [`WRITE_STALL_MS`].
 async fn write_all_vectored<W: AsyncWrite + Unpin>(
     wr: &mut W,
     slices: &[&[u8]],
     info: &PeerInfo,
     t: &TorrentShared,
-) -> Result<(), PeerError> {
+) -> Result<Option<(usize, usize)>, PeerError> {
     let mut idx = 0usize;
     let mut off = 0usize;
+    let stall = std::time::Duration::from_millis(WRITE_STALL_MS);
     while idx < slices.len() {
         let n = {
             let mut io: Vec<IoSlice<'_>> = Vec::with_capacity((slices.len() - idx).min(64));
@@ -423,7 +551,10 @@ async fn write_all_vectored<W: AsyncWrite + Unpin>(
             for s in slices.iter().skip(idx + 1).take(63) {
                 io.push(IoSlice::new(s));
             }
-            wr.write_vectored(&io).await?
+            match tokio::time::timeout(stall, wr.write_vectored(&io)).await {
+                Ok(n) => n?,
+                Err(_) => return Ok(Some((idx, off))),
+            }
         };
         if n == 0 {
             return Err(PeerError::Io(std::io::ErrorKind::WriteZero.into()));
@@ -448,12 +579,53 @@ async fn write_all_vectored<W: AsyncWrite + Unpin>(
         }
     }
     wr.flush().await?;
-    Ok(())
+    Ok(None)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Issue 16 item 7: after a stall the byte stream keeps exactly the rest of the block on
+    /// the wire (or the next whole block between blocks), and the later blocks go back.
+    #[test]
+    fn a_stalled_write_keeps_one_block_and_gives_back_the_rest() {
+        let small: &[u8] = b"01234";
+        let (h0, d0) = ([1u8; 13], vec![2u8; 16]);
+        let (h1, d1) = ([3u8; 13], vec![4u8; 16]);
+        let with_small: Vec<&[u8]> = vec![small, &h0, &d0, &h1, &d1];
+        let flat = |r: &StallRest<'_>| r.parts.concat();
+
+        // inside our messages: their rest, then block 0 whole as the probe
+        let r = unsent_after_stall((0, 2), 1, &with_small);
+        assert_eq!(r.blocks_kept, 1);
+        assert_eq!(flat(&r), [&small[2..], &h0[..], &d0[..]].concat());
+        // between the messages and block 0: block 0 whole
+        let r = unsent_after_stall((1, 0), 1, &with_small);
+        assert_eq!((r.blocks_kept, flat(&r)), (1, [&h0[..], &d0[..]].concat()));
+        // inside block 0's payload: only its rest
+        let r = unsent_after_stall((2, 10), 1, &with_small);
+        assert_eq!((r.blocks_kept, flat(&r)), (1, d0[10..].to_vec()));
+        // inside block 1's header: its rest and its payload; block 0 was sent
+        let r = unsent_after_stall((3, 5), 1, &with_small);
+        assert_eq!((r.blocks_kept, flat(&r)), (2, [&h1[5..], &d1[..]].concat()));
+        // between block 0 and block 1: block 1 whole
+        let r = unsent_after_stall((3, 0), 1, &with_small);
+        assert_eq!((r.blocks_kept, flat(&r)), (2, [&h1[..], &d1[..]].concat()));
+
+        // no messages: the first slice is block 0's header
+        let blocks: Vec<&[u8]> = vec![&h0, &d0, &h1, &d1];
+        let r = unsent_after_stall((0, 0), 0, &blocks);
+        assert_eq!((r.blocks_kept, flat(&r)), (1, [&h0[..], &d0[..]].concat()));
+        // only messages: their rest, no block
+        let r = unsent_after_stall((0, 3), 1, &[small]);
+        assert_eq!((r.blocks_kept, flat(&r)), (0, small[3..].to_vec()));
+        // never more than one block and its header after the messages
+        for idx in 0..with_small.len() {
+            let r = unsent_after_stall((idx, 0), 1, &with_small);
+            assert!(flat(&r).len() <= small.len() + 13 + 16);
+        }
+    }
 
     /// Issue 16: a peer that has taken nothing gets two blocks a batch; each batch may be
     /// twice what it took so far, up to the full batch.

@@ -5,6 +5,7 @@
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
+use super::live::Live;
 use super::state::Input;
 use super::{Env, Torrent};
 use crate::api::{EventKind, EventLevel, FilePriority, TorrentError, TorrentErrorKind, TorrentId};
@@ -51,10 +52,11 @@ pub fn open_disk(
 }
 
 impl Torrent {
-    pub(super) fn ensure_disk(&mut self, env: &Env<'_>) -> Result<Arc<TorrentDisk>, TorrentError> {
-        if let Some(d) = &self.disk {
-            return Ok(d.clone());
-        }
+    /// Open the storage for a check or for the connections, files to skip set.
+    ///
+    /// # Errors
+    /// The metainfo cannot be loaded, or its paths cannot be placed under the save folder.
+    pub(super) fn open_storage(&mut self, env: &Env<'_>) -> Result<Arc<TorrentDisk>, TorrentError> {
         let meta = self.load_meta(env)?;
         let disk =
             open_disk(self.id, &meta, &self.save_dir, env.ctx).map_err(|e| storage_error(&e))?;
@@ -65,36 +67,24 @@ impl Torrent {
                     .map_err(|e| storage_error(&e))?;
             }
         }
-        self.disk = Some(disk.clone());
         Ok(disk)
     }
 
-    /// Drop the files' handles (and the storage, when not running) so the next use opens
-    /// the files afresh: the user may have fixed, moved back or replaced them.
-    pub(super) fn close_storage(&mut self, env: &mut Env<'_>) {
-        if let Some(d) = &self.disk {
+    /// Drop the files' handles so the next use opens the files afresh: the user may have
+    /// fixed, moved back or replaced them.
+    pub(super) fn close_storage(&mut self) {
+        if let Some(d) = self.life.disk() {
             d.storage.close_all();
-        }
-        if self.shared.is_none()
-            && let Some(d) = self.disk.take()
-        {
-            env.ctx.link.pool.forget(d.key);
         }
     }
 
-    /// Start the hashing thread of the check its `Checking` state holds.
+    /// Start the hashing thread of the check its `Checking` state holds (with the storage
+    /// opened for it).
     pub(super) fn start_check(&mut self, env: &mut Env<'_>) {
         let Some(job) = self.life.check_job() else {
             return;
         };
-        let (key, handles) = (job.key(), job.handles());
-        let disk = match self.ensure_disk(env) {
-            Ok(d) => d,
-            Err(err) => {
-                self.input(Input::CheckFailed(err), env);
-                return;
-            }
-        };
+        let (key, handles, disk) = (job.key(), job.handles(), job.disk().clone());
         let ctx = env.ctx.clone();
         let id = self.id;
         let geo = self.sum.geometry;
@@ -190,13 +180,16 @@ impl Torrent {
         }
     }
 
-    /// The state peer connections share, made (with the storage) if needed. On a storage
-    /// or metainfo failure the torrent stops with the error.
+    /// The state peer connections share, made (with the storage) if needed; kept in the
+    /// running state (`None` in a state that runs no connections of the full protocol).
+    /// On a storage or metainfo failure the torrent stops with the error.
     pub(super) fn ensure_shared(&mut self, env: &mut Env<'_>) -> Option<Arc<TorrentShared>> {
-        if let Some(s) = &self.shared {
-            return Some(s.clone());
+        match self.life.live_slot() {
+            None => return None,
+            Some(Some(live)) => return Some(live.shared().clone()),
+            Some(None) => {}
         }
-        let disk = match self.ensure_disk(env) {
+        let disk = match self.open_storage(env) {
             Ok(d) => d,
             Err(err) => {
                 self.input(Input::Failed(err), env);
@@ -227,17 +220,17 @@ impl Torrent {
         ));
         s.set_accepting(self.life.is_running());
         s.set_dht(self.dht_allowed(env));
-        if let Some(m) = &self.meta {
+        if let Some(m) = self.info.resident() {
             s.set_metadata(Arc::from(m.info_bytes.as_slice()));
         }
         s.set_private(self.sum.private);
-        self.shared = Some(s.clone());
+        *self.life.live_slot()? = Some(Live::new(s.clone()));
         Some(s)
     }
 
     /// Verified piece `piece` could not be read back: it is missing again.
     pub(super) fn piece_lost(&mut self, piece: u32, error: &StorageError, env: &mut Env<'_>) {
-        let Some(shared) = self.shared.clone() else {
+        let Some(shared) = self.shared().cloned() else {
             return;
         };
         if !shared.have.clear(piece) {
@@ -259,7 +252,7 @@ impl Torrent {
 
     /// A disk worker's result.
     pub fn on_disk(&mut self, disk_key: u64, ev: DiskEvent, env: &mut Env<'_>) {
-        let Some(shared) = self.shared.clone() else {
+        let Some(shared) = self.shared().cloned() else {
             return;
         };
         if shared.disk.key != disk_key {

@@ -7,13 +7,18 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 
+use crate::engine::link::metadata::MetadataFetch;
+use crate::storage::disk::TorrentDisk;
+
 /// A check of the data on disk in progress: its key (results of an older check are told
-/// apart by it), the pieces checked so far, and the flag that stops the hashing thread.
+/// apart by it), the storage it reads (opened for the check, closed with it), the pieces
+/// checked so far, and the flag that stops the hashing thread.
 /// Not `Clone`: the one job lives in the `Checking` state, and dropping it (the state is
 /// left: a pause, a recheck, an error, the check finished) raises the stop flag.
 #[derive(Debug)]
 pub struct CheckJob {
     key: u64,
+    disk: Arc<TorrentDisk>,
     progress: Arc<AtomicU32>,
     cancel: Arc<AtomicBool>,
 }
@@ -29,10 +34,12 @@ pub struct CheckHandles {
 }
 
 impl CheckJob {
-    /// A new check tagged `key` (fresh per check, from the session's key counter).
-    pub fn new(key: u64) -> CheckJob {
+    /// A new check tagged `key` (fresh per check, from the session's key counter) of the
+    /// files of `disk`.
+    pub fn new(key: u64, disk: Arc<TorrentDisk>) -> CheckJob {
         CheckJob {
             key,
+            disk,
             progress: Arc::new(AtomicU32::new(0)),
             cancel: Arc::new(AtomicBool::new(false)),
         }
@@ -41,6 +48,11 @@ impl CheckJob {
     /// The key its result comes back with.
     pub fn key(&self) -> u64 {
         self.key
+    }
+
+    /// The storage the check reads.
+    pub fn disk(&self) -> &Arc<TorrentDisk> {
+        &self.disk
     }
 
     /// Pieces checked so far.
@@ -103,18 +115,52 @@ impl PartialEq for MoveProgress {
 
 impl Eq for MoveProgress {}
 
+/// The fetch of a magnet link's info dictionary (BEP 9) that the metadata connections
+/// share: owned by [`Lifecycle::FetchingMetadata`](super::state::Lifecycle::FetchingMetadata),
+/// then kept through the check that follows so those connections go on with the full
+/// protocol. A handle: clones are the same fetch.
+#[derive(Debug, Clone)]
+pub struct Fetch(Arc<MetadataFetch>);
+
+impl Fetch {
+    /// Own `fetch`.
+    pub fn new(fetch: MetadataFetch) -> Fetch {
+        Fetch(Arc::new(fetch))
+    }
+
+    /// The fetch, as the metadata connections hold it.
+    pub fn get(&self) -> &Arc<MetadataFetch> {
+        &self.0
+    }
+}
+
+/// Two are equal when they are the same fetch.
+impl PartialEq for Fetch {
+    fn eq(&self, other: &Fetch) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+    }
+}
+
+impl Eq for Fetch {}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::engine::torrent::live::fixture;
+
+    fn job(key: u64) -> CheckJob {
+        CheckJob::new(key, fixture::disk(key))
+    }
 
     #[test]
     fn dropping_a_check_stops_its_thread() {
-        let job = CheckJob::new(7);
+        let job = job(7);
         let h = job.handles();
         assert!(!h.cancel.load(Ordering::Relaxed));
         h.progress.fetch_add(3, Ordering::Relaxed);
         assert_eq!(job.checked(), 3, "the thread's count is the job's");
         assert_eq!(job.key(), 7);
+        assert_eq!(job.disk().key, 7, "the storage it reads");
         drop(job);
         assert!(
             h.cancel.load(Ordering::Relaxed),
@@ -124,7 +170,7 @@ mod tests {
 
     #[test]
     fn cancel_raises_the_flag_without_dropping() {
-        let job = CheckJob::new(1);
+        let job = job(1);
         let h = job.handles();
         job.cancel();
         assert!(h.cancel.load(Ordering::Relaxed));
@@ -133,8 +179,17 @@ mod tests {
 
     #[test]
     fn checks_are_told_apart_by_key() {
-        assert_eq!(CheckJob::new(4), CheckJob::new(4));
-        assert_ne!(CheckJob::new(4), CheckJob::new(5));
+        assert_eq!(job(4), job(4));
+        assert_ne!(job(4), job(5));
+    }
+
+    #[test]
+    fn fetches_are_told_apart_by_identity() {
+        let f = fixture::fetch();
+        let same = f.clone();
+        assert_eq!(f, same);
+        assert!(Arc::ptr_eq(f.get(), same.get()));
+        assert_ne!(f, fixture::fetch(), "another fetch of the same torrent");
     }
 
     #[test]

@@ -8,7 +8,8 @@
 //!
 //! This file holds [`Torrent`], its inputs from the state machine and its timer. Beside it:
 //! - plain, tested parts: [`state`] (the life cycle, a pure machine; a check and a move
-//!   live in their states as [`jobs`]), [`wanted`] (file →
+//!   live in their states as [`jobs`], the connections' shared state in the running
+//!   states as [`live`]), [`wanted`] (file →
 //!   piece priorities), [`summary`] (what is kept of the metainfo; progress arithmetic),
 //!   [`view`] (the list row and detail view), [`persist`] (the state-store record),
 //!   [`check_queue`] (check slots), [`announce`] (tracker tiers), [`peer_book`] (known addresses), [`peers`] (connected
@@ -25,6 +26,7 @@ pub mod choke;
 mod dht;
 pub mod disk;
 pub mod jobs;
+pub mod live;
 mod lsd;
 mod magnet;
 pub mod peer_book;
@@ -50,7 +52,8 @@ use self::announce::{AnnounceJob, TrackerSet};
 pub use self::check_queue::CheckQueue;
 use self::choke::Choker;
 use self::jobs::CheckJob;
-use self::magnet::PendingMetadata;
+use self::live::Live;
+use self::magnet::Info;
 use self::peer_book::PeerBook;
 use self::peers::PeerSet;
 use self::state::{Effect, Facts, Input, Lifecycle};
@@ -63,7 +66,6 @@ use super::ctx::SessionCtx;
 use super::event_log::EventLog;
 use super::link::ctx::Limits;
 use super::link::message::PeerCtrl;
-use super::link::metadata::MetadataFetch;
 use super::link::shared::TorrentShared;
 use super::rate::RateMeter;
 use super::timer::Timers;
@@ -72,7 +74,6 @@ use crate::api::{
 };
 use crate::metainfo::{InfoHash, Metainfo};
 use crate::piece::Bitfield;
-use crate::storage::disk::TorrentDisk;
 use crate::tracker::{AnnounceRequest, TrackerClient};
 
 /// A running torrent with no peer for this long lets go of its storage and metainfo.
@@ -136,13 +137,9 @@ pub struct Torrent {
     pub id: TorrentId,
     /// What is always kept of the metainfo.
     pub sum: Summary,
-    /// The full metainfo while needed (files, hashes); reloaded from the state store.
-    meta: Option<Arc<Metainfo>>,
-    /// A magnet link still fetching its info dictionary.
-    pending: Option<PendingMetadata>,
-    /// The fetch whose connections are kept through the check after the metadata arrived:
-    /// they go on with the full protocol once the torrent runs ([`Torrent::hand_over`]).
-    handing_over: Option<Arc<MetadataFetch>>,
+    /// The info dictionary: the full metainfo (files, hashes), resident while needed and
+    /// reloaded from the state store; or the magnet link still fetching it.
+    info: Info,
     /// Keep the metainfo loaded (there is no store to reload it from).
     keep_meta: bool,
     /// The folder its files go into.
@@ -162,8 +159,6 @@ pub struct Torrent {
     file_stats: Vec<crate::state::FileStat>,
     /// Something kept in the state store changed since the last checkpoint.
     persist_dirty: bool,
-    /// Paused by the disk guard (not by the user), with the reason shown.
-    guard: Option<String>,
     /// This torrent's own limits (kept across pause/resume).
     limits: Arc<Limits>,
     life: Lifecycle,
@@ -171,8 +166,6 @@ pub struct Torrent {
     have: Bitfield,
     /// What is wanted: file priorities and the piece priorities they make.
     wanted: Wanted,
-    disk: Option<Arc<TorrentDisk>>,
-    shared: Option<Arc<TorrentShared>>,
     trackers: TrackerSet,
     book: PeerBook,
     choker: Choker,
@@ -204,7 +197,7 @@ impl Torrent {
     ) -> Torrent {
         let sum = Summary::of(&meta);
         let mut t = Torrent::blank(id, sum, save_dir, seed, upload_slots);
-        t.meta = Some(meta);
+        t.info = Info::Known(Some(meta));
         t.keep_meta = keep_meta;
         t
     }
@@ -220,9 +213,7 @@ impl Torrent {
         let trackers = TrackerSet::new(&sum.trackers, TrackerClient::supports);
         Torrent {
             id,
-            meta: None,
-            pending: None,
-            handing_over: None,
+            info: Info::Known(None),
             keep_meta: false,
             save_dir,
             added_at: now_unix(),
@@ -233,13 +224,10 @@ impl Torrent {
             seed,
             file_stats: Vec::new(),
             persist_dirty: true,
-            guard: None,
             limits: Arc::new(Limits::unlimited()),
-            life: Lifecycle::Paused { needs_check: true },
+            life: Lifecycle::paused(true),
             have: Bitfield::new(n),
             wanted: Wanted::all_normal(sum.files.len()),
-            disk: None,
-            shared: None,
             trackers,
             book: PeerBook::new(),
             choker: Choker::new(upload_slots),
@@ -261,30 +249,38 @@ impl Torrent {
     /// # Errors
     /// The kept .torrent is missing or damaged.
     fn load_meta(&mut self, env: &Env<'_>) -> Result<Arc<Metainfo>, TorrentError> {
-        if let Some(m) = &self.meta {
-            return Ok(m.clone());
-        }
         let err = |message: String| TorrentError {
             kind: TorrentErrorKind::Internal,
             message,
         };
+        let Info::Known(resident) = &mut self.info else {
+            return Err(err("the torrent's metainfo is not available".into()));
+        };
+        if let Some(m) = resident {
+            return Ok(m.clone());
+        }
         let store = env
             .store
             .ok_or_else(|| err("the torrent's metainfo is not available".into()))?;
         let m = Arc::new(store.load_metainfo(&self.sum.info_hash).map_err(err)?);
-        self.meta = Some(m.clone());
+        *resident = Some(m.clone());
         Ok(m)
     }
 
-    /// Drop the metainfo when nothing needs it (it is reloaded from the store).
+    /// Drop the metainfo when nothing needs it: no storage is open (it is reloaded from
+    /// the store).
     fn maybe_unload_meta(&mut self) {
         if !self.keep_meta
-            && self.shared.is_none()
-            && self.disk.is_none()
-            && self.life.check_job().is_none()
+            && self.life.disk().is_none()
+            && let Info::Known(resident) = &mut self.info
         {
-            self.meta = None;
+            *resident = None;
         }
+    }
+
+    /// The state the connections share, while running with peers.
+    fn shared(&self) -> Option<&Arc<TorrentShared>> {
+        self.life.live().map(Live::shared)
     }
 
     /// The full metainfo, for the detail view (loaded if needed).
@@ -309,10 +305,10 @@ impl Torrent {
 
     /// Every wanted piece verified (pieces only in skipped files do not count).
     fn complete(&self) -> bool {
-        if self.pending.is_some() {
+        if self.awaiting_metadata() {
             return false;
         }
-        match &self.shared {
+        match self.shared() {
             Some(s) => s.picker().is_finished(),
             None => self.wanted.is_complete(&self.have),
         }
@@ -330,7 +326,7 @@ impl Torrent {
     ) {
         let changed = self.wanted.set(files, priority, &self.sum);
         self.persist_dirty = true;
-        if let Some(d) = &self.disk {
+        if let Some(d) = self.life.disk().cloned() {
             for &i in &changed {
                 if let Err(e) = d.storage.set_skipped(i, priority == FilePriority::Skip) {
                     self.fail_on_disk(&e, env);
@@ -338,7 +334,7 @@ impl Torrent {
                 }
             }
         }
-        if let Some(s) = &self.shared {
+        if let Some(s) = self.shared() {
             s.picker()
                 .set_priorities(&self.wanted.for_picker_all(self.sum.piece_count()));
             self.peers.broadcast(&PeerCtrl::CheckInterest);
@@ -356,27 +352,27 @@ impl Torrent {
         }
     }
 
-    fn facts(&self) -> Facts {
+    fn facts(&self, env: &Env<'_>) -> Facts {
         Facts {
             complete: self.complete(),
             seed: self.seed,
-            has_metadata: self.pending.is_none(),
+            fetch: self.new_fetch(env),
         }
     }
 
     /// Every piece verified (nothing at all to fetch from anyone).
     fn have_all(&self) -> bool {
-        if self.pending.is_some() {
+        if self.awaiting_metadata() {
             return false;
         }
-        match &self.shared {
+        match self.shared() {
             Some(s) => s.is_complete(),
             None => self.have.is_full(),
         }
     }
 
     fn verified(&self) -> Bitfield {
-        match &self.shared {
+        match self.shared() {
             Some(s) => s.have.to_bitfield(),
             None => self.have.clone(),
         }
@@ -391,36 +387,31 @@ impl Torrent {
         );
     }
 
-    /// A check slot is free for it (the session's [`CheckQueue`] turn): its check starts,
-    /// unless it no longer waits for one.
+    /// A check slot is free for it (the session's [`CheckQueue`] turn): its storage is
+    /// opened and its check starts, unless it no longer waits for one.
     pub fn check_slot(&mut self, env: &mut Env<'_>) {
-        let job = CheckJob::new(env.ctx.key());
-        self.input(Input::CheckSlot(job), env);
+        if !matches!(self.life, Lifecycle::QueuedForCheck { .. }) {
+            return;
+        }
+        match self.open_storage(env) {
+            Ok(disk) => {
+                let job = CheckJob::new(env.ctx.key(), disk);
+                self.input(Input::CheckSlot(job), env);
+            }
+            Err(err) => self.input(Input::CheckFailed(err), env),
+        }
     }
 
     /// Feed the state machine and carry out its effects.
     pub fn input(&mut self, input: Input, env: &mut Env<'_>) {
-        if matches!(input, Input::Resume | Input::Recheck) {
-            self.guard = None;
-        }
         let before = self.life.ui_state();
-        let effects = self.life.step(input, self.facts());
+        let effects = self.life.step(input, self.facts(env));
         for e in effects {
             self.apply(e, env);
         }
-        if self.handing_over.is_some()
-            && !matches!(
-                self.life,
-                Lifecycle::QueuedForCheck { .. } | Lifecycle::Checking { .. }
-            )
-        {
-            self.hand_over(env);
-        }
-        // not running and not checking: nothing needs the files or the metainfo now
-        if !self.life.is_running() && self.life.check_job().is_none() && self.shared.is_none() {
-            if let Some(d) = self.disk.take() {
-                env.ctx.link.pool.forget(d.key);
-            }
+        // not running and not checking: nothing needs the metainfo now (the storage went
+        // with the state that had it)
+        if !self.life.is_running() && self.life.check_job().is_none() {
             self.maybe_unload_meta();
         }
         let after = self.life.ui_state();
@@ -447,21 +438,18 @@ impl Torrent {
             Effect::CancelCheck => env.checks.remove(self.id),
             Effect::ReleaseCheckSlot => {
                 env.checks.remove(self.id);
-                // the files are opened again when a peer comes; until then hold nothing
-                if self.shared.is_none()
-                    && let Some(d) = self.disk.take()
-                {
-                    env.ctx.link.pool.forget(d.key);
-                }
+                // the check's storage went with its state; the files are opened again when
+                // a peer comes, until then hold nothing
                 self.maybe_unload_meta();
             }
-            Effect::ReopenFiles => self.close_storage(env),
+            Effect::ReopenFiles => self.close_storage(),
             Effect::Activate => self.activate(env),
-            Effect::Deactivate => {
-                for job in self.deactivate(env) {
+            Effect::Deactivate(live) => {
+                for job in self.deactivate(live, env) {
                     self.spawn_announce(job, env);
                 }
             }
+            Effect::HandOver(fetch) => self.hand_over(&fetch, env),
             Effect::AnnounceCompleted => {
                 self.completed_at = Some(now_unix());
                 self.trackers.complete(env.now);
@@ -474,16 +462,8 @@ impl Torrent {
     /// when the first peer comes ([`Torrent::ensure_shared`]), so a running torrent nobody
     /// connects to holds neither its metainfo nor its files.
     fn activate(&mut self, env: &mut Env<'_>) {
-        if let Some(s) = &self.shared {
+        if let Some(s) = self.shared() {
             s.set_accepting(true);
-        }
-        if let Some(p) = &mut self.pending {
-            p.fetch = Some(Arc::new(MetadataFetch::new(
-                self.id,
-                self.sum.info_hash,
-                env.ctx.config.max_metadata_size,
-                env.ctx.link.clone(),
-            )));
         }
         self.book_kept_peers(env);
         self.note_discovery(env);
@@ -494,21 +474,22 @@ impl Torrent {
         self.connect_more(env);
     }
 
-    /// Leave the swarm; returns the `stopped` announces owed.
-    fn deactivate(&mut self, env: &mut Env<'_>) -> Vec<AnnounceJob> {
-        if let Some(s) = self.shared.take() {
-            s.set_accepting(false);
-            self.have = s.have.to_bitfield();
-            self.carried.0 += s.stats.downloaded.load(Ordering::Relaxed);
-            self.carried.1 += s.stats.uploaded.load(Ordering::Relaxed);
-            self.carried.2 += s.stats.wasted.load(Ordering::Relaxed);
-        }
-        // partial pieces are fetched again next time: drop their hasher states
-        if let Some(d) = self.disk.take() {
-            env.ctx.link.pool.forget(d.key);
-        }
-        if let Some(p) = &mut self.pending {
-            p.fetch = None;
+    /// Keep the verified pieces and the byte counters of what the connections shared, then
+    /// drop it (partial pieces are fetched again next time: their hasher states go with it).
+    fn retire(&mut self, live: Live) {
+        let s = live.shared();
+        self.have = s.have.to_bitfield();
+        self.carried.0 += s.stats.downloaded.load(Ordering::Relaxed);
+        self.carried.1 += s.stats.uploaded.load(Ordering::Relaxed);
+        self.carried.2 += s.stats.wasted.load(Ordering::Relaxed);
+    }
+
+    /// Leave the swarm, retiring `live` (what the running state shared with its
+    /// connections); returns the `stopped` announces owed.
+    fn deactivate(&mut self, live: Option<Live>, env: &mut Env<'_>) -> Vec<AnnounceJob> {
+        if let Some(live) = live {
+            live.shared().set_accepting(false);
+            self.retire(live);
         }
         self.peers
             .broadcast(&PeerCtrl::Disconnect("torrent stopped"));
@@ -536,7 +517,8 @@ impl Torrent {
         if let Some(c) = self.life.check_job() {
             c.cancel();
         }
-        for job in self.deactivate(env) {
+        let live = self.life.take_live();
+        for job in self.deactivate(live, env) {
             self.spawn_announce(job, env);
         }
     }
@@ -547,7 +529,8 @@ impl Torrent {
         if let Some(c) = self.life.check_job() {
             c.cancel();
         }
-        let jobs = self.deactivate(env);
+        let live = self.life.take_live();
+        let jobs = self.deactivate(live, env);
         jobs.into_iter()
             .map(|j| {
                 let mut req = self.request(&j);
@@ -559,7 +542,7 @@ impl Torrent {
 
     fn totals(&self) -> (u64, u64, u64) {
         let (d, u, w) = self.carried;
-        match &self.shared {
+        match self.shared() {
             Some(s) => (
                 d + s.stats.downloaded.load(Ordering::Relaxed),
                 u + s.stats.uploaded.load(Ordering::Relaxed),
@@ -571,10 +554,10 @@ impl Torrent {
 
     /// Bytes of wanted pieces not verified yet (BEP 3 `left`).
     fn bytes_left(&self) -> u64 {
-        if self.pending.is_some() {
+        if self.awaiting_metadata() {
             return LEFT_UNKNOWN;
         }
-        match &self.shared {
+        match self.shared() {
             Some(s) => s.picker().bytes_left(),
             None => self.wanted.bytes_left(&self.sum.geometry, &self.have),
         }
@@ -590,14 +573,14 @@ impl Torrent {
             TorrentTimer::Sweep => self.sweep(env),
             TorrentTimer::Dial => self.connect_more(env),
             TorrentTimer::Reclaim => self.fill_slots(env),
-            TorrentTimer::Quiet => self.go_quiet(env),
+            TorrentTimer::Quiet => self.go_quiet(),
             TorrentTimer::Dht => self.dht_due(env),
         }
     }
 
     /// Pieces verified now.
     fn have_count(&self) -> u32 {
-        match &self.shared {
+        match self.shared() {
             Some(s) => s.have.count(),
             None => self.have.count(),
         }
@@ -614,26 +597,29 @@ impl Torrent {
             EventKind::DiskError,
             format!("paused: {reason}"),
         );
-        self.input(Input::Pause, env);
-        self.guard = Some(reason);
+        self.input(Input::GuardPause(reason), env);
     }
 
-    /// Space is back: resume a download the disk guard paused.
+    /// Space is back: resume a download the disk guard paused (a move under way goes on;
+    /// the torrent is no longer the guard's).
     pub fn guard_resume(&mut self, env: &mut Env<'_>) {
-        if self.guard.take().is_some() && self.life.ui_state() == TorrentState::Paused {
+        if !self.guarded() {
+            return;
+        }
+        if self.life.ui_state() == TorrentState::Paused {
             self.log(
                 env,
                 EventLevel::Info,
                 EventKind::StateChanged,
                 "free space is back: resuming".into(),
             );
-            self.input(Input::Resume, env);
         }
+        self.input(Input::GuardResume, env);
     }
 
     /// Paused by the disk guard.
     pub fn guarded(&self) -> bool {
-        self.guard.is_some()
+        self.life.guard().is_some()
     }
 
     /// Set this torrent's own limits, bytes/s (0 = unlimited); the session's still apply.

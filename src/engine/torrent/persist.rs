@@ -5,7 +5,7 @@
 
 use std::sync::Arc;
 
-use super::magnet::PendingMetadata;
+use super::magnet::Info;
 use super::state::{Input, Lifecycle};
 use super::summary::Summary;
 use super::wanted::Wanted;
@@ -43,7 +43,7 @@ impl Torrent {
                     t.kept_peers.push(k);
                 }
             }
-            t.pending = Some(PendingMetadata { link, fetch: None });
+            t.info = Info::Magnet(link);
         }
         t.added_at = r.added_at;
         t.completed_at = r.completed_at;
@@ -94,17 +94,19 @@ impl Torrent {
             added_at: self.added_at,
             completed_at: self.completed_at,
             // paused by the user (the disk guard's pause is taken again if still needed)
-            paused: self.guard.is_none()
-                && matches!(
-                    self.life,
-                    Lifecycle::Paused { .. }
-                        | Lifecycle::Restoring { paused: true }
-                        | Lifecycle::QueuedForCheck { then_pause: true }
-                        | Lifecycle::Checking {
-                            then_pause: true,
-                            ..
-                        }
-                ),
+            paused: matches!(
+                self.life,
+                Lifecycle::Paused { guard: None, .. }
+                    | Lifecycle::Restoring { paused: true }
+                    | Lifecycle::QueuedForCheck {
+                        then_pause: true,
+                        ..
+                    }
+                    | Lifecycle::Checking {
+                        then_pause: true,
+                        ..
+                    }
+            ),
             seed: self.seed,
             error: self
                 .life
@@ -131,7 +133,7 @@ impl Torrent {
             uploaded,
             down_limit: self.limits.download.rate(),
             up_limit: self.limits.upload.rate(),
-            magnet: self.pending.as_ref().map(|p| p.link.to_link()),
+            magnet: self.info.magnet().map(Magnet::to_link),
             peers: self.kept_peers.clone(),
             added_seq: self.added_seq,
         }
@@ -154,7 +156,7 @@ impl Torrent {
 
     /// The storage to sync before a checkpoint records the verified pieces.
     pub fn storage_for_checkpoint(&self) -> Option<Arc<TorrentDisk>> {
-        self.disk.clone()
+        self.life.disk().cloned()
     }
 
     /// File stats measured by a checkpoint.

@@ -18,7 +18,7 @@ impl Torrent {
         if to == self.save_dir {
             return;
         }
-        if self.pending.is_some() {
+        if self.awaiting_metadata() {
             // no files yet: the download simply goes there
             self.log(
                 env,
@@ -26,7 +26,7 @@ impl Torrent {
                 EventKind::StateChanged,
                 format!("save folder set to {}", to.display()),
             );
-            self.set_save_dir(to, env);
+            self.set_save_dir(to);
             return;
         }
         if !move_data {
@@ -36,7 +36,7 @@ impl Torrent {
                 EventKind::StateChanged,
                 format!("location set to {}; rechecking", to.display()),
             );
-            self.set_save_dir(to, env);
+            self.set_save_dir(to);
             self.input(Input::Recheck, env);
             return;
         }
@@ -56,11 +56,7 @@ impl Torrent {
             self.input(Input::MoveDone, env);
             return;
         };
-        // no handle may stay open on the old files
-        if let Some(d) = self.disk.take() {
-            d.storage.close_all();
-            env.ctx.link.pool.forget(d.key);
-        }
+        // no storage is open in the Moving state: no handle stays open on the old files
         let rel = crate::storage::PayloadFiles::of(&meta, &self.save_dir).files;
         let from = self.save_dir.clone();
         let ctx = env.ctx.clone();
@@ -96,7 +92,7 @@ impl Torrent {
                     EventKind::StateChanged,
                     format!("files moved to {}", to.display()),
                 );
-                self.set_save_dir(to, env);
+                self.set_save_dir(to);
             }
             Err(e) => self.log(
                 env,
@@ -108,12 +104,11 @@ impl Torrent {
         self.input(Input::MoveDone, env);
     }
 
-    pub(super) fn set_save_dir(&mut self, to: PathBuf, env: &mut Env<'_>) {
+    pub(super) fn set_save_dir(&mut self, to: PathBuf) {
         self.save_dir = to;
-        if let Some(d) = self.disk.take() {
-            d.storage.close_all();
-            env.ctx.link.pool.forget(d.key);
-        }
+        // the storage open now (a check's, the connections') goes with its state (a
+        // recheck follows); its handles on the old files close at once
+        self.close_storage();
         self.file_stats.clear();
         self.persist_dirty = true;
     }

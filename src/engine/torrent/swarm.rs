@@ -27,24 +27,18 @@ use crate::peer::wire::Handshake;
 impl Torrent {
     /// No peer for a while: drop the shared state, the storage and the metainfo (the
     /// verified pieces and counters stay), unless pieces are in progress.
-    pub(super) fn go_quiet(&mut self, env: &mut Env<'_>) {
+    pub(super) fn go_quiet(&mut self) {
         if !self.peers.is_empty() || !self.dialing.is_empty() || self.life.check_job().is_some() {
             return;
         }
-        if let Some(s) = &self.shared {
+        if let Some(s) = self.shared() {
             let pk = s.picker();
             if pk.partial_count() > 0 || pk.pending_count() > 0 {
                 return;
             }
         }
-        if let Some(s) = self.shared.take() {
-            self.have = s.have.to_bitfield();
-            self.carried.0 += s.stats.downloaded.load(Ordering::Relaxed);
-            self.carried.1 += s.stats.uploaded.load(Ordering::Relaxed);
-            self.carried.2 += s.stats.wasted.load(Ordering::Relaxed);
-        }
-        if let Some(d) = self.disk.take() {
-            env.ctx.link.pool.forget(d.key);
+        if let Some(live) = self.life.take_live() {
+            self.retire(live);
         }
         self.maybe_unload_meta();
     }
@@ -54,7 +48,7 @@ impl Torrent {
         let quiet = TimerKey::Torrent(self.id, TorrentTimer::Quiet);
         if self.peers.is_empty() {
             env.timers.cancel(key);
-            if self.shared.is_some() {
+            if self.shared().is_some() {
                 env.timers.schedule_no_later(quiet, env.now + QUIET_AFTER);
             }
         } else if env.timers.deadline(key).is_none() {
@@ -66,7 +60,7 @@ impl Torrent {
 
     /// Choke round and connection housekeeping.
     pub(super) fn sweep(&mut self, env: &mut Env<'_>) {
-        let Some(shared) = self.shared.clone() else {
+        let Some(shared) = self.shared().cloned() else {
             // metadata connections: keep-alives and silence only
             self.peers.broadcast(&PeerCtrl::Tick);
             self.schedule_sweep(env);
@@ -116,7 +110,7 @@ impl Torrent {
     /// Between choke rounds: give the slots of peers that take nothing to waiting peers, and
     /// free slots to newcomers; while someone is on probation, look again in a moment.
     pub(super) fn fill_slots(&mut self, env: &mut Env<'_>) {
-        if self.shared.is_none() {
+        if self.shared().is_none() {
             return;
         }
         let views = self.peers.fill_views(env.now, env.ctx.link.clock.now_ms());
@@ -226,7 +220,7 @@ impl Torrent {
             }
             return;
         }
-        let fetch = self.pending.as_ref().and_then(|p| p.fetch.clone());
+        let fetch = self.life.fetch().map(|f| f.get().clone());
         let shared = if fetch.is_some() {
             None
         } else {
@@ -404,7 +398,7 @@ impl Torrent {
             PeerEvent::MetadataComplete => self.metadata_arrived(env),
             PeerEvent::Pex(added) => {
                 // a seed has no use for other seeds
-                let seeding = self.shared.as_ref().is_some_and(|s| s.is_complete());
+                let seeding = self.shared().is_some_and(|s| s.is_complete());
                 let mut new = 0;
                 for p in added {
                     if seeding && p.flags & crate::peer::pex::FLAG_SEED != 0 {

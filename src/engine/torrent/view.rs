@@ -214,12 +214,8 @@ impl Torrent {
         let eta_secs =
             (state == TorrentState::Downloading && down_rate > 0).then(|| left / down_rate);
         let (swarm_seeds, swarm_leechers) = self.trackers.swarm();
-        let fetching = self
-            .pending
-            .as_ref()
-            .and_then(|p| p.fetch.as_ref())
-            .filter(|_| self.life.is_running());
-        let message = if let Some(g) = &self.guard {
+        let fetching = self.life.fetch().map(|f| f.get());
+        let message = if let Some(g) = self.life.guard() {
             Some(format!("paused: {g}"))
         } else if let Some(f) = fetching {
             Some(fetch_message(
@@ -257,7 +253,10 @@ impl Torrent {
             up_limit: self.limits.upload.rate(),
             message,
             has_trackers: self.trackers.any_supported(),
-            paused_by: self.guard.clone().map(PauseCause::DiskGuard),
+            paused_by: self
+                .life
+                .guard()
+                .map(|g| PauseCause::DiskGuard(g.to_string())),
         }
     }
 
@@ -272,11 +271,11 @@ impl Torrent {
         }
         peers.sort_by_key(|p| p.addr);
         let have = self.verified();
-        let pieces = match &self.shared {
+        let pieces = match self.shared() {
             Some(s) => piece_states(n, &have, s.picker().partial_pieces()),
             None => piece_states(n, &have, std::iter::empty()),
         };
-        let meta = self.meta.clone();
+        let meta = self.info.resident().cloned();
         let files = match &meta {
             Some(m) => m
                 .files
