@@ -61,7 +61,7 @@ impl Notice {
 
     /// A new snapshot `seq`, in which `busy` tells whether a torrent's work still runs:
     /// the notice about work goes once the work was seen running and now is not, or was
-    /// never seen in [`UNSEEN_SNAPSHOTS`] snapshots.
+    /// never seen in `UNSEEN_SNAPSHOTS` (3) snapshots.
     pub fn update(&mut self, seq: u64, busy: impl Fn(TorrentId) -> bool) {
         let Some(work) = &mut self.work else {
             return;
