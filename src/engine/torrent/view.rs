@@ -257,6 +257,7 @@ impl Torrent {
                 .life
                 .guard()
                 .map(|g| PauseCause::DiskGuard(g.to_string())),
+            save_path: self.save_dir.clone(),
         }
     }
 
