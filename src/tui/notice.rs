@@ -74,7 +74,7 @@ impl Notice {
 
     /// A new snapshot `seq`, in which `state` gives a torrent's state: whether it still
     /// moves, and its save folder. Once the move was seen running and now is not (or was
-    /// never seen in [`UNSEEN_SNAPSHOTS`] snapshots: a rename) the notice says "moved to
+    /// never seen in `UNSEEN_SNAPSHOTS` (3) snapshots: a rename) the notice says "moved to
     /// X" when every torrent is there, else "move failed … files stay in Y" (the reason
     /// follows from the session log, see [`Notice::move_event`]).
     pub fn update(&mut self, seq: u64, state: impl Fn(TorrentId) -> Option<(bool, PathBuf)>) {

@@ -5,7 +5,7 @@
 
 use std::sync::Arc;
 
-use super::magnet::Info;
+use super::info::Info;
 use super::state::{Input, Lifecycle};
 use super::summary::Summary;
 use super::wanted::Wanted;

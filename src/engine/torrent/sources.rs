@@ -6,7 +6,7 @@
 
 use std::net::SocketAddr;
 
-use super::magnet::Info;
+use super::info::Info;
 use super::{Env, Torrent};
 use crate::api::{EventKind, EventLevel, PeerSource};
 use crate::metainfo::Magnet;
