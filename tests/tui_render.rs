@@ -1097,6 +1097,12 @@ fn remove_confirms_and_bulk_actions_use_marks() {
     assert!(app.marks().is_empty());
     // D deletes data, after naming it; Enter there means no, only y deletes
     app.handle_key(key('D'));
+    let text = screen(&render(&mut app, 80, 24));
+    assert!(
+        text.contains("n, Enter: keep") && text.contains("Enter keep  Esc cancel"),
+        "the footer says what Enter does here\n{text}"
+    );
+    assert!(!text.contains("Enter apply"), "{text}");
     assert!(
         app.handle_key(code(KeyCode::Enter)).is_empty(),
         "Enter keeps"
