@@ -186,7 +186,7 @@ impl App {
         let snap = &self.snapshot;
         self.notice.update(snap.seq, |id| {
             snap.row(id)
-                .is_some_and(|r| r.state == TorrentState::Moving)
+                .map(|r| (r.state == TorrentState::Moving, r.save_path.clone()))
         });
         self.counts = list::counts(&self.snapshot.rows);
         self.refresh_index();
@@ -227,6 +227,19 @@ impl App {
             let Some(event) = self.events.push(event) else {
                 continue;
             };
+            let row = event.torrent.and_then(|id| self.snapshot.row(id));
+            if let Some(row) = row
+                && self.notice.move_event(
+                    row.id,
+                    event.level,
+                    event.kind,
+                    &event.message,
+                    &row.save_path,
+                )
+            {
+                any = true;
+                continue;
+            }
             if event.level == EventLevel::Error {
                 self.notice.error_if_quiet(|| {
                     let name = event
