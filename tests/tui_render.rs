@@ -1504,10 +1504,22 @@ fn quit_and_reannounce_mention_trackers_only_when_there_is_one() {
     for (w, h) in DAY_SIZES {
         let text = screen(&render(&mut app, w, h));
         assert!(
-            text.contains("no tracker to re-announce to (peers come from DHT, PEX, LSD)"),
-            "{w}x{h}:\n{text}"
+            text.contains("no tracker to re-announce to (peers come from PEX)"),
+            "DHT and LSD off in this snapshot: only PEX\n{w}x{h}:\n{text}"
         );
     }
+    let mut on = snapshot(2, vec![trackerless_seed()]);
+    Arc::make_mut(&mut on).global.dht_nodes = Some(40);
+    Arc::make_mut(&mut on).global.lsd = true;
+    app.set_snapshot(on);
+    app.handle_key(key('r'));
+    assert!(
+        app.notice().is_some_and(
+            |n| n.starts_with("no tracker to re-announce to (peers come from DHT, LSD, PEX)")
+        ),
+        "{:?}",
+        app.notice()
+    );
     app.handle_key(key('q'));
     for (w, h) in DAY_SIZES {
         let text = screen(&render(&mut app, w, h));

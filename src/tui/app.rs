@@ -778,8 +778,17 @@ impl App {
         } else if !trackerless.is_empty() {
             // what matters first: a long name is cut at the end of the line
             let what = self.describe(&trackerless);
+            // only the sources in effect (as the Trackers tab says)
+            let g = &self.snapshot.global;
+            let on = [
+                (g.dht_nodes.is_some(), "DHT"),
+                (g.lsd, "LSD"),
+                (true, "PEX"),
+            ];
+            let from: Vec<&str> = on.iter().filter(|s| s.0).map(|s| s.1).collect();
             self.set_info(format!(
-                "no tracker to re-announce to (peers come from DHT, PEX, LSD): {what}"
+                "no tracker to re-announce to (peers come from {}): {what}",
+                from.join(", ")
             ));
         }
         for id in tracked {

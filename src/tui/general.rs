@@ -106,6 +106,22 @@ pub fn facts(
         state => state.label().to_owned(),
     };
     out.push(fact("State", state, Tone::State));
+    if row.state == TorrentState::FetchingMetadata
+        && row.peers == 0
+        && !row.has_trackers
+        && detail.is_some_and(|d| !d.peer_sources.iter().any(|c| asks_for_peers(c.source)))
+    {
+        // nothing will ever answer: say how to give it a source
+        let key = keymap.hint(Action::AddPeer);
+        out.push(fact(
+            "What to do",
+            format!(
+                "no source of peers: add a tracker, add a peer ({key} in the Peers tab), \
+                 or enable the DHT (dht = true)"
+            ),
+            Tone::Warning,
+        ));
+    }
     out.push(fact("Info hash", row.info_hash.clone(), Plain));
     if let Some(d) = detail {
         out.push(fact(
@@ -269,6 +285,13 @@ pub fn given_peers_line(d: &TorrentDetail) -> String {
     parts.join(", ")
 }
 
+/// Whether `source` goes looking for peers by itself (incoming connections and PEX need a
+/// peer first).
+fn asks_for_peers(source: crate::api::PeerSource) -> bool {
+    use crate::api::PeerSource as S;
+    matches!(source, S::Tracker | S::Dht | S::Lsd | S::Magnet | S::Manual)
+}
+
 #[cfg(test)]
 mod tests {
     use std::path::PathBuf;
@@ -356,6 +379,36 @@ mod tests {
         };
         let f = facts(&alone, None, &Keymap::default(), &sym);
         assert_eq!(value(&f, "State"), "Fetching metadata: no peer to ask yet");
+        assert!(!labels(&f).contains(&"What to do"), "no detail: not known");
+        // no tracker, no DHT, no LSD, no peer given: say what would help
+        let nothing = TorrentDetail {
+            peer_sources: vec![crate::api::SourceCount {
+                source: crate::api::PeerSource::Incoming,
+                known: 0,
+                connected: 0,
+            }],
+            ..TorrentDetail::default()
+        };
+        let f = facts(&alone, Some(&nothing), &Keymap::default(), &sym);
+        let what = value(&f, "What to do");
+        for part in [
+            "add a tracker",
+            "add a peer (A in the Peers tab)",
+            "enable the DHT",
+        ] {
+            assert!(what.contains(part), "{what}");
+        }
+        // with the DHT running it waits for the DHT
+        let dht = TorrentDetail {
+            peer_sources: vec![crate::api::SourceCount {
+                source: crate::api::PeerSource::Dht,
+                known: 0,
+                connected: 0,
+            }],
+            ..TorrentDetail::default()
+        };
+        let f = facts(&alone, Some(&dht), &Keymap::default(), &sym);
+        assert!(!labels(&f).contains(&"What to do"));
         // paused before the metadata came: still unknown
         let paused = TorrentRow {
             state: TorrentState::Paused,
