@@ -1713,3 +1713,29 @@ fn speed_graphs_run_on_the_wall_clock_and_idle_seconds_are_zero() {
     app.handle_key(code(KeyCode::Esc));
     assert!(!app.shows_time(), "the list does not tick: idle stays idle");
 }
+
+#[test]
+fn a_disk_guard_pause_reads_apart_from_a_manual_one() {
+    let mut guarded = paused_with_message();
+    guarded.paused_by = Some(ratorrent::api::PauseCause::DiskGuard(
+        "only 1.00 MiB free on the volume of /d".to_owned(),
+    ));
+    guarded.message = Some("paused: only 1.00 MiB free on the volume of /d".to_owned());
+    let mut app = App::new(snapshot(1, vec![seeding(), guarded]));
+    for (w, h) in DAY_SIZES {
+        let text = screen(&render(&mut app, w, h));
+        assert!(text.contains("Disk full"), "{w}x{h}:\n{text}");
+    }
+    app.handle_key(code(KeyCode::Down));
+    let commands = app.handle_key(key('p'));
+    assert!(
+        matches!(commands[..], [Command::TogglePause(TorrentId(3))]),
+        "{commands:?}"
+    );
+    let notice = app.notice().unwrap_or_default();
+    assert!(
+        notice.starts_with("resumed ")
+            && notice.contains("although only 1.00 MiB free on the volume of /d"),
+        "{notice}"
+    );
+}

@@ -693,11 +693,7 @@ impl App {
             }
             Action::Add => self.open_add(),
             Action::PauseAll | Action::ResumeAll => self.all(action == Action::PauseAll),
-            Action::TogglePause => {
-                for id in self.targets() {
-                    self.outbox.push(Command::TogglePause(id));
-                }
-            }
+            Action::TogglePause => self.toggle_pause(),
             Action::Recheck => {
                 let ids = self.targets();
                 if !ids.is_empty() {
@@ -985,6 +981,7 @@ pub(crate) struct Scrolls<'a> {
 }
 
 mod dialogs;
+mod pause;
 
 #[cfg(test)]
 mod tests;

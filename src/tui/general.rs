@@ -85,7 +85,16 @@ pub fn facts(
         ));
     }
     if let Some(m) = &row.message {
-        out.push(fact("Tracker", clean(m), Tone::Warning));
+        // say what the line is: the disk guard's or the metadata fetch's status, a
+        // tracker's word, or a note about where peers come from
+        let label = if row.paused_by.is_some() || row.state == TorrentState::FetchingMetadata {
+            "Status"
+        } else if row.has_trackers {
+            "Tracker"
+        } else {
+            "Note"
+        };
+        out.push(fact(label, clean(m), Tone::Warning));
     }
     out.push(fact("Name", clean(&row.name), Tone::Title));
     // the name shown is the one used on disk: say when it is not the torrent's own
@@ -103,6 +112,7 @@ pub fn facts(
             1 => "Fetching metadata from 1 peer".to_owned(),
             n => format!("Fetching metadata from {n} peers"),
         },
+        TorrentState::Paused if row.paused_by.is_some() => "Paused (disk full)".to_owned(),
         state => state.label().to_owned(),
     };
     out.push(fact("State", state, Tone::State));
@@ -436,6 +446,42 @@ mod tests {
     }
 
     #[test]
+    fn the_row_message_is_labelled_by_what_it_is() {
+        let sym = Theme::default().sym;
+        let keymap = Keymap::default();
+        let guarded = TorrentRow {
+            state: TorrentState::Paused,
+            paused_by: Some(crate::api::PauseCause::DiskGuard(
+                "only 1 MiB free on the volume of /d".to_owned(),
+            )),
+            message: Some("paused: only 1 MiB free on the volume of /d".to_owned()),
+            has_trackers: true,
+            ..row()
+        };
+        let f = facts(&guarded, None, &keymap, &sym);
+        assert_eq!(labels(&f)[0], "Status");
+        assert_eq!(value(&f, "State"), "Paused (disk full)");
+        let fetching = TorrentRow {
+            state: TorrentState::FetchingMetadata,
+            message: Some("fetching metadata (BEP 9) from 0 peers".to_owned()),
+            ..row()
+        };
+        assert_eq!(labels(&facts(&fetching, None, &keymap, &sym))[0], "Status");
+        let trackerless = TorrentRow {
+            message: Some("no trackers: peers come from the DHT".to_owned()),
+            has_trackers: false,
+            ..row()
+        };
+        assert_eq!(labels(&facts(&trackerless, None, &keymap, &sym))[0], "Note");
+        let tracked = TorrentRow {
+            message: Some("tracker: connection refused".to_owned()),
+            has_trackers: true,
+            ..row()
+        };
+        assert_eq!(labels(&facts(&tracked, None, &keymap, &sym))[0], "Tracker");
+    }
+
+    #[test]
     fn an_error_comes_first_with_what_to_do() {
         let sym = Theme::default().sym;
         let row = TorrentRow {
@@ -444,6 +490,7 @@ mod tests {
                 message: "gone: /data/x".to_owned(),
             }),
             message: Some("tracker says no".to_owned()),
+            has_trackers: true,
             ..row()
         };
         let facts = facts(&row, None, &Keymap::default(), &sym);
