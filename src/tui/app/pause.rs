@@ -13,10 +13,8 @@ impl App {
             .iter()
             .filter_map(|id| {
                 let row = self.snapshot.row(*id)?;
-                match &row.paused_by {
-                    Some(PauseCause::DiskGuard(why)) => Some((*id, why.clone())),
-                    None => None,
-                }
+                let PauseCause::DiskGuard(why) = row.paused_by.as_ref()?;
+                Some((*id, why.clone()))
             })
             .collect();
         if let Some((_, why)) = guarded.first() {
