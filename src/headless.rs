@@ -57,7 +57,7 @@ pub fn cli_hint(kind: crate::api::TorrentErrorKind) -> &'static str {
             "make the download folder writable (or use -o DIR), then run the command again"
         }
         K::FilesMissing => {
-            "restore the files (or let them download again) and run the command again: the data is rechecked"
+            "put the files back (or pass -o with the folder they are in) and run the command again, or run it to download them again: the data is rechecked"
         }
         K::Storage => "check the disk, then run the command again",
         K::BadMetadata => "the torrent behind this magnet link cannot be used",
