@@ -13,6 +13,7 @@ use std::time::Duration;
 
 use crate::metainfo::MAX_TORRENT_FILE_BYTES;
 use crate::metainfo::magnet::is_magnet;
+use crate::net::url::HttpUrlError;
 use crate::tracker::http::{DEFAULT_CONNECT_TIMEOUT, MAX_REDIRECTS, client_builder, error_chain};
 
 /// What a URL led to.
@@ -69,15 +70,10 @@ pub fn check_url(url: &str) -> Result<(), FetchError> {
     if is_magnet(url) {
         return Ok(());
     }
-    let parsed = reqwest::Url::parse(url).map_err(|e| FetchError::InvalidUrl(e.to_string()))?;
-    match parsed.scheme() {
-        "http" | "https" => {}
-        other => return Err(FetchError::Scheme(other.to_owned())),
-    }
-    if parsed.host_str().is_none_or(str::is_empty) {
-        return Err(FetchError::InvalidUrl("the URL has no host".to_owned()));
-    }
-    Ok(())
+    crate::net::url::check_http_url(url).map_err(|e| match e {
+        HttpUrlError::Invalid(why) => FetchError::InvalidUrl(why),
+        HttpUrlError::Scheme(s) => FetchError::Scheme(s),
+    })
 }
 
 /// GET the .torrent file at `url` within `timeout` (connecting through the last body byte,

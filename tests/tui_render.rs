@@ -1097,6 +1097,12 @@ fn remove_confirms_and_bulk_actions_use_marks() {
     assert!(app.marks().is_empty());
     // D deletes data, after naming it; Enter there means no, only y deletes
     app.handle_key(key('D'));
+    let text = screen(&render(&mut app, 80, 24));
+    assert!(
+        text.contains("n, Enter: keep") && text.contains("Enter keep  Esc cancel"),
+        "the footer says what Enter does here\n{text}"
+    );
+    assert!(!text.contains("Enter apply"), "{text}");
     assert!(
         app.handle_key(code(KeyCode::Enter)).is_empty(),
         "Enter keeps"
@@ -1659,4 +1665,39 @@ fn failed_adds_queue_behind_the_watch_folder_notice() {
         !next.contains("[+1 more]") && !next.contains("/srv/watch"),
         "{next}"
     );
+}
+
+#[test]
+fn speed_graphs_run_on_the_wall_clock_and_idle_seconds_are_zero() {
+    let mut app = full_app(UiOptions::default());
+    app.handle_key(code(KeyCode::Enter));
+    while app.tab() != Tab::Speed {
+        app.handle_key(code(KeyCode::Tab));
+    }
+    assert!(app.shows_time(), "the Speed tab redraws once a second");
+    // an upload at 228 KiB/s, the last snapshot before the engine went idle
+    let mut rows = four();
+    for row in &mut rows {
+        row.down_rate = 0;
+        row.up_rate = 0;
+        row.rev += 100;
+    }
+    rows[0].up_rate = 228 * 1024;
+    app.set_snapshot_at(snapshot_with(100, rows, Some(detail())), 71);
+    let text = screen(&render(&mut app, 120, 40));
+    assert!(text.contains("now 228 KiB/s"), "{text}");
+    // a minute later with no snapshot: the graphs moved on and say 0 B/s
+    app.advance_clock(131);
+    let text = screen(&render(&mut app, 120, 40));
+    let nows: Vec<&str> = text
+        .match_indices("now ")
+        .map(|(i, _)| &text[i..])
+        .filter(|rest| rest.as_bytes()[4].is_ascii_digit())
+        .collect();
+    assert_eq!(nows.len(), 4, "{text}");
+    for now in nows {
+        assert!(now.starts_with("now 0 B/s"), "{now}\n{text}");
+    }
+    app.handle_key(code(KeyCode::Esc));
+    assert!(!app.shows_time(), "the list does not tick: idle stays idle");
 }

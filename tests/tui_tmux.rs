@@ -471,6 +471,11 @@ fn bad_keys_and_colors_stop_the_tui_before_the_terminal_changes() {
     ] {
         assert!(text.contains(needle), "{needle:?} missing:\n{screen}");
     }
+    assert_eq!(
+        text.matches("[keys] pause").count(),
+        1,
+        "one clash is told once, with its contexts:\n{screen}"
+    );
     assert!(
         screen.lines().any(|l| l.starts_with("exit=1")),
         "the shell's next line starts at column 0 (no raw mode left behind):\n{screen}"

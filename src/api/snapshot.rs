@@ -172,6 +172,9 @@ pub struct TorrentRow {
     /// its own (the row's state is then [`TorrentState::Paused`] and [`TorrentRow::message`]
     /// says why in words); `None` otherwise, also when the user paused it.
     pub paused_by: Option<PauseCause>,
+    /// The folder its files are in (the parent of a multi-file torrent's top folder), as
+    /// the engine uses it: the Move dialog starts from it.
+    pub save_path: PathBuf,
 }
 
 /// Why the engine paused a torrent by itself (see [`TorrentRow::paused_by`]).

@@ -32,6 +32,33 @@ pub fn unfetchable_scheme(scheme: &str) -> String {
     format!("only http:// and https:// URLs can be fetched, not {scheme}://")
 }
 
+/// Why a URL cannot be used for HTTP (see [`check_http_url`]). Texts never repeat the URL
+/// (it may carry a passkey).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum HttpUrlError {
+    /// Not an absolute URL, or one without a host: the parser's reason.
+    Invalid(String),
+    /// A scheme other than `http`/`https` (as written, lower-cased by the parser).
+    Scheme(String),
+}
+
+/// Accept only absolute `http`/`https` URLs with a host: the one check of HTTP trackers'
+/// announce URLs and of .torrent URLs added by the user.
+///
+/// # Errors
+/// [`HttpUrlError::Invalid`] (unparsable, no host), [`HttpUrlError::Scheme`].
+pub fn check_http_url(text: &str) -> Result<(), HttpUrlError> {
+    let url = reqwest::Url::parse(text).map_err(|e| HttpUrlError::Invalid(e.to_string()))?;
+    match url.scheme() {
+        "http" | "https" => {}
+        other => return Err(HttpUrlError::Scheme(other.to_owned())),
+    }
+    if url.host_str().is_none_or(str::is_empty) {
+        return Err(HttpUrlError::Invalid("the URL has no host".to_owned()));
+    }
+    Ok(())
+}
+
 /// `scheme://host:port` of a URL, without path or query (which may hold a passkey).
 pub fn host_of(url: &str) -> String {
     let (scheme, rest) = url.split_once("://").unwrap_or(("", url));
@@ -84,6 +111,28 @@ pub fn mask_passkey(url: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_absolute_http_urls_with_a_host_pass() {
+        assert_eq!(check_http_url("http://127.0.0.1:6969/announce"), Ok(()));
+        assert_eq!(check_http_url("HTTPS://tracker.example/a?x=1"), Ok(()));
+        assert_eq!(
+            check_http_url("udp://tracker.example:80"),
+            Err(HttpUrlError::Scheme("udp".into()))
+        );
+        assert_eq!(
+            check_http_url("file:///etc/passwd"),
+            Err(HttpUrlError::Scheme("file".into()))
+        );
+        assert!(matches!(
+            check_http_url("tracker/announce"),
+            Err(HttpUrlError::Invalid(_))
+        ));
+        assert!(matches!(
+            check_http_url("http://"),
+            Err(HttpUrlError::Invalid(_))
+        ));
+    }
 
     #[test]
     fn urls_are_told_from_paths_by_their_scheme() {

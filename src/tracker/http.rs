@@ -665,15 +665,11 @@ pub fn error_chain(e: &dyn std::error::Error) -> String {
 
 /// Accept only absolute `http`/`https` URLs with a host. Error texts never repeat the URL.
 fn check_url(announce: &str) -> Result<(), TrackerError> {
-    let url = reqwest::Url::parse(announce).map_err(|e| TrackerError::InvalidUrl(e.to_string()))?;
-    match url.scheme() {
-        "http" | "https" => {}
-        other => return Err(TrackerError::UnsupportedScheme(other.to_owned())),
-    }
-    if url.host_str().is_none_or(str::is_empty) {
-        return Err(TrackerError::InvalidUrl("the URL has no host".to_owned()));
-    }
-    Ok(())
+    use crate::net::url::{HttpUrlError, check_http_url};
+    check_http_url(announce).map_err(|e| match e {
+        HttpUrlError::Invalid(why) => TrackerError::InvalidUrl(why),
+        HttpUrlError::Scheme(s) => TrackerError::UnsupportedScheme(s),
+    })
 }
 
 #[cfg(test)]

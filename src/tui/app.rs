@@ -109,7 +109,8 @@ pub struct App {
     /// Engine events for the log views.
     events: EventLog,
     history: History,
-    /// Seconds since the UI started, at the last sample (what the graphs are drawn at).
+    /// Seconds since the UI started, at the last sample or draw (the graphs' clock: the
+    /// wall clock at draw time, never behind a sample).
     now_secs: u64,
     started: Instant,
     /// A torrent to select once a snapshot shows it (just added).
@@ -185,7 +186,7 @@ impl App {
         let snap = &self.snapshot;
         self.notice.update(snap.seq, |id| {
             snap.row(id)
-                .is_some_and(|r| r.state == TorrentState::Moving)
+                .map(|r| (r.state == TorrentState::Moving, r.save_path.clone()))
         });
         self.counts = list::counts(&self.snapshot.rows);
         self.refresh_index();
@@ -226,6 +227,19 @@ impl App {
             let Some(event) = self.events.push(event) else {
                 continue;
             };
+            let row = event.torrent.and_then(|id| self.snapshot.row(id));
+            if let Some(row) = row
+                && self.notice.move_event(
+                    row.id,
+                    event.level,
+                    event.kind,
+                    &event.message,
+                    &row.save_path,
+                )
+            {
+                any = true;
+                continue;
+            }
             if event.level == EventLevel::Error {
                 self.notice.error_if_quiet(|| {
                     let name = event
@@ -567,8 +581,30 @@ impl App {
         self.now_secs
     }
 
-    /// Speed points of the session and of the selected torrent for the graph window.
+    /// Moves the graphs' clock to `now_secs` seconds of UI time if that is later (tests
+    /// stand in for the wall clock with this; [`App::speed_points`] reads the wall clock).
+    pub fn advance_clock(&mut self, now_secs: u64) {
+        self.now_secs = self.now_secs.max(now_secs);
+    }
+
+    /// Whether what is shown changes with time alone (the Speed tab's graphs, the
+    /// Trackers tab's countdowns): the event loop then redraws once a second; otherwise
+    /// an idle UI stays asleep.
+    pub fn shows_time(&self) -> bool {
+        self.screen == Screen::Detail && matches!(self.tab, Tab::Speed | Tab::Trackers)
+    }
+
+    /// Time until the graphs' clock reaches its next whole second (the event loop's
+    /// redraw tick while [`App::shows_time`]).
+    pub fn until_next_second(&self) -> std::time::Duration {
+        let elapsed = self.started.elapsed();
+        std::time::Duration::from_secs(elapsed.as_secs() + 1).saturating_sub(elapsed)
+    }
+
+    /// Speed points of the session and of the selected torrent for the graph window, at
+    /// the wall clock now: seconds without a snapshot are 0 B/s (see [`History`]).
     pub fn speed_points(&mut self) -> SpeedPoints {
+        self.advance_clock(self.started.elapsed().as_secs());
         let now = self.now_secs;
         let window = self.window;
         let session = self.history.session(now).points(window);

@@ -1,7 +1,8 @@
 //! The UI event loop: waits on terminal input, new snapshots, engine events, answers to
 //! adds and termination signals, and draws only when something changed (no fixed frame
 //! rate: an idle screen costs nothing, and a frame whose cells did not change writes
-//! nothing). On the way out it asks the engine to shut down (so trackers get `stopped`,
+//! nothing), plus once a second while a view that changes with time alone is shown (the
+//! Speed tab's graphs, the Trackers tab's countdowns: [`App::shows_time`]). On the way out it asks the engine to shut down (so trackers get `stopped`,
 //! BEP 3) and restores the terminal.
 
 use std::time::Duration;
@@ -193,7 +194,15 @@ impl Ui {
             if self.app.should_quit() {
                 return Exit::Quit;
             }
+            let ticking = self.app.shows_time();
+            let tick = tokio::time::sleep(if ticking {
+                // just past the second, so the graphs' clock has moved on
+                self.app.until_next_second() + Duration::from_millis(5)
+            } else {
+                Duration::ZERO
+            });
             tokio::select! {
+                () = tick, if ticking => dirty = true,
                 event = self.events.next() => match event {
                     Some(Ok(Event::Key(key))) if key.kind != KeyEventKind::Release => {
                         dirty = true;

@@ -3,8 +3,12 @@
 //! Each series keeps three rings of 60 buckets: one per second (the 1-minute window), one
 //! per 10 s (10 minutes) and one per minute (1 hour), each bucket the average rate over its
 //! span. The engine publishes a row only when it changes, so a rate holds until the next
-//! one: seconds without a sample repeat the last rate. A torrent gets a series only once it
-//! has had a non-zero rate, so thousands of idle torrents cost nothing.
+//! one while snapshots keep coming; but it publishes at least every 0.5 s while anything
+//! moves, so seconds more than [`HOLD_SECS`] after the last snapshot are 0 B/s (an idle
+//! engine sends nothing, and the graphs must not repeat a finished transfer's last rate).
+//! The clock is the UI's wall clock at draw time, not the time of the last snapshot. A
+//! torrent gets a series only once it has had a non-zero rate, so thousands of idle
+//! torrents cost nothing.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -17,6 +21,11 @@ pub type SpeedPoints = (Vec<(u64, u64)>, Option<Vec<(u64, u64)>>);
 
 /// Buckets per ring (and so points per graph).
 pub const POINTS: usize = 60;
+
+/// Seconds a snapshot's rates hold without a newer snapshot, after which the graphs show
+/// 0 B/s (the engine publishes every 0.5 s while anything moves; the slack covers a busy
+/// machine).
+pub const HOLD_SECS: u64 = 2;
 
 /// A graph window.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -103,20 +112,17 @@ pub struct Series {
 
 impl Series {
     /// Records rates `down`/`up` (bytes/s) seen at second `now` (any monotonic count of
-    /// seconds). Seconds since the previous sample repeat the previous rates; a sample for a
-    /// second already recorded replaces its rates for the seconds to come.
-    pub fn record(&mut self, now: u64, down: u64, up: u64) {
+    /// seconds). Seconds since the previous sample repeat the previous rates up to second
+    /// `held` (the last snapshot's second plus [`HOLD_SECS`]) and are 0 B/s after it; a
+    /// sample for a second already recorded replaces its rates for the seconds to come.
+    pub fn record(&mut self, now: u64, down: u64, up: u64, held: u64) {
         match self.last {
             None => {
                 self.push_second(down, up);
                 self.last = Some((now, down, up));
             }
-            Some((at, d, u)) if now > at => {
-                // fill the gap with the old rates (at most an hour of it), then this second
-                let gap = (now - at - 1).min(3600);
-                for _ in 0..gap {
-                    self.push_second(d, u);
-                }
+            Some((at, _, _)) if now > at => {
+                self.fill(now, held);
                 self.push_second(down, up);
                 self.last = Some((now, down, up));
             }
@@ -124,10 +130,32 @@ impl Series {
         }
     }
 
-    /// Brings the series up to second `now` without a new sample (the last rates hold).
-    pub fn advance(&mut self, now: u64) {
-        if let Some((_, d, u)) = self.last {
-            self.record(now, d, u);
+    /// Brings the series up to second `now` (included) without a new sample: the last
+    /// rates hold up to second `held`, later seconds are 0 B/s.
+    pub fn advance(&mut self, now: u64, held: u64) {
+        if let Some((at, d, u)) = self.last
+            && now > at
+        {
+            self.fill(now, held);
+            let (d, u) = if now <= held { (d, u) } else { (0, 0) };
+            self.push_second(d, u);
+            self.last = Some((now, d, u));
+        }
+    }
+
+    /// Pushes the seconds after the last sample and before `end` (at most an hour of
+    /// them): the last rates up to `held`, 0 B/s after.
+    fn fill(&mut self, end: u64, held: u64) {
+        let Some((at, d, u)) = self.last else {
+            return;
+        };
+        let first = (at + 1).max(end.saturating_sub(3600));
+        for second in first..end {
+            if second <= held {
+                self.push_second(d, u);
+            } else {
+                self.push_second(0, 0);
+            }
         }
     }
 
@@ -182,14 +210,23 @@ pub struct History {
     torrents: IdMap<Series>,
     /// Rows of the last snapshot sampled (to skip unchanged rows by pointer).
     previous: Option<Arc<[Arc<TorrentRow>]>>,
+    /// Second of the last snapshot sampled.
+    seen: Option<u64>,
 }
 
 impl History {
     /// Samples `snapshot` at second `now`: the session totals, and each row that changed
     /// since the last snapshot (same `Arc` or same revision: skipped).
     pub fn sample(&mut self, snapshot: &Snapshot, now: u64) {
-        self.session
-            .record(now, snapshot.global.down_rate, snapshot.global.up_rate);
+        // rates of rows left out of this snapshot (unchanged) held while snapshots came
+        let held = self.seen.map_or(now, |s| s + HOLD_SECS);
+        self.seen = Some(self.seen.map_or(now, |s| s.max(now)));
+        self.session.record(
+            now,
+            snapshot.global.down_rate,
+            snapshot.global.up_rate,
+            held,
+        );
         let previous = self.previous.take();
         let same_list = previous
             .as_ref()
@@ -203,10 +240,10 @@ impl History {
                     continue;
                 }
                 if let Some(series) = self.torrents.get_mut(&row.id) {
-                    series.record(now, row.down_rate, row.up_rate);
+                    series.record(now, row.down_rate, row.up_rate, held);
                 } else if row.down_rate > 0 || row.up_rate > 0 {
                     let mut series = Series::default();
-                    series.record(now, row.down_rate, row.up_rate);
+                    series.record(now, row.down_rate, row.up_rate, held);
                     self.torrents.insert(row.id, series);
                 }
             }
@@ -219,16 +256,25 @@ impl History {
         self.previous = Some(snapshot.rows.clone());
     }
 
-    /// The session's series, brought up to `now`.
+    /// The second up to which the last snapshot's rates hold.
+    fn held(&self) -> u64 {
+        self.seen.map_or(0, |s| s + HOLD_SECS)
+    }
+
+    /// The session's series, brought up to second `now` (the clock at draw time: seconds
+    /// more than [`HOLD_SECS`] after the last snapshot are 0 B/s).
     pub fn session(&mut self, now: u64) -> &Series {
-        self.session.advance(now);
+        let held = self.held();
+        self.session.advance(now, held);
         &self.session
     }
 
-    /// Torrent `id`'s series brought up to `now` (`None`: it never moved data).
+    /// Torrent `id`'s series brought up to `now` like [`History::session`] (`None`: it
+    /// never moved data).
     pub fn torrent(&mut self, id: TorrentId, now: u64) -> Option<&Series> {
+        let held = self.held();
         let s = self.torrents.get_mut(&id)?;
-        s.advance(now);
+        s.advance(now, held);
         Some(s)
     }
 
@@ -245,25 +291,82 @@ mod tests {
     #[test]
     fn gaps_repeat_the_last_rate_and_windows_average() {
         let mut s = Series::default();
-        s.record(100, 10, 1);
-        s.record(105, 20, 2);
+        s.record(100, 10, 1, 104);
+        s.record(105, 20, 2, 104);
         let pts = s.points(Window::Minute);
         assert_eq!(pts.len(), 6);
         assert_eq!(pts[..5], [(10, 1); 5]);
         assert_eq!(pts[5], (20, 2));
         assert!(s.points(Window::TenMinutes).is_empty());
-        s.advance(114); // 9 more seconds at 20: 15 seconds in all
+        s.advance(114, 114); // 9 more seconds at 20: 15 seconds in all
         let ten = s.points(Window::TenMinutes);
         assert_eq!(ten, vec![(15, 1)], "5 s at 10 and 5 s at 20");
         assert_eq!(s.points(Window::Minute).len(), 15);
         // the 1-minute ring keeps 60 points
-        s.advance(1000);
+        s.advance(1000, 1000);
         assert_eq!(s.points(Window::Minute).len(), POINTS);
         assert_eq!(s.points(Window::Hour).len(), 15);
         // same second: the new rate holds from now on
-        s.record(1000, 7, 7);
-        s.advance(1001);
+        s.record(1000, 7, 7, 1000);
+        s.advance(1001, 1001);
         assert_eq!(s.points(Window::Minute).last(), Some(&(7, 7)));
+    }
+
+    fn session_snapshot(up: u64) -> Snapshot {
+        let mut snap = Snapshot::default();
+        snap.global.up_rate = up;
+        snap
+    }
+
+    #[test]
+    fn seconds_without_snapshots_are_zero_not_the_last_rate() {
+        let mut h = History::default();
+        for second in 10..=20 {
+            h.sample(&session_snapshot(228 * 1024), second);
+        }
+        // the last snapshot (second 20) said 228 KiB/s; nothing came since: a minute later
+        // the graph has the rate held HOLD_SECS seconds, then zeros, and "now" is 0
+        let pts = h.session(80).points(Window::Minute);
+        assert_eq!(pts.len(), POINTS, "seconds 21..=80 of 10..=80");
+        assert_eq!(pts.last(), Some(&(0, 0)));
+        let held: Vec<u64> = pts.iter().map(|p| p.1).filter(|&u| u > 0).collect();
+        assert_eq!(
+            held,
+            [228 * 1024; 2],
+            "seconds 21 and 22 (HOLD_SECS) at 228 KiB/s"
+        );
+        assert_eq!(h.session(80).current(), (0, 0));
+        // a snapshot after the silence fills the gap with zeros, not the old rate
+        let mut h = History::default();
+        h.sample(&session_snapshot(100), 1);
+        h.sample(&session_snapshot(50), 30);
+        let pts = h.session(30).points(Window::Minute);
+        assert_eq!(pts.len(), 30);
+        assert_eq!(pts[..3], [(0, 100); 3], "second 1 and the 2 held seconds");
+        assert!(pts[3..29].iter().all(|&p| p == (0, 0)), "{pts:?}");
+        assert_eq!(pts[29], (0, 50));
+    }
+
+    #[test]
+    fn rows_left_out_of_snapshots_hold_their_rate_while_snapshots_come() {
+        let row = Arc::new(TorrentRow {
+            id: TorrentId(1),
+            up_rate: 500,
+            rev: 1,
+            ..TorrentRow::default()
+        });
+        let snap = Snapshot {
+            rows: vec![row].into(),
+            ..Snapshot::default()
+        };
+        let mut h = History::default();
+        for second in 1..=30 {
+            // the same rows (unchanged, skipped by pointer) in every snapshot
+            h.sample(&snap, second);
+        }
+        let pts = h.torrent(TorrentId(1), 30).unwrap().points(Window::Minute);
+        assert_eq!(pts.len(), 30);
+        assert!(pts.iter().all(|&p| p == (0, 500)), "{pts:?}");
     }
 
     #[test]

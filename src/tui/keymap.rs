@@ -145,11 +145,13 @@ impl Keymap {
     }
 
     /// Every key that means two things somewhere: the action met first, the other one,
-    /// and a sentence naming the key, both actions and the context.
+    /// and a sentence naming the key, both actions and every context where they clash.
     fn conflicting(&self) -> Vec<(&'static str, &'static str, String)> {
-        let mut problems: Vec<(&'static str, &'static str, String)> = Vec::new();
+        // (key, first action, second action) → the contexts where both are active
+        let mut clashes: Vec<(KeyBinding, &'static str, &'static str, Vec<&'static str>)> =
+            Vec::new();
         for context in Context::ALL {
-            let mut seen: HashMap<KeyBinding, &str> = HashMap::new();
+            let mut seen: HashMap<KeyBinding, &'static str> = HashMap::new();
             for active in context.chain() {
                 for (spec, keys) in &self.keys {
                     if !spec.contexts.contains(&active) {
@@ -157,14 +159,24 @@ impl Keymap {
                     }
                     for key in keys {
                         match seen.get(key) {
-                            Some(other) if *other != spec.name => {
-                                let text = format!(
-                                    "\"{key}\" is bound to both {other} and {} ({})",
-                                    spec.name,
-                                    context.title()
-                                );
-                                if !problems.iter().any(|(_, _, t)| *t == text) {
-                                    problems.push((other, spec.name, text));
+                            Some(&other) if other != spec.name => {
+                                let same = |(k, a, b, _): &&mut (_, &str, &str, _)| {
+                                    k == key
+                                        && ((*a, *b) == (other, spec.name)
+                                            || (*a, *b) == (spec.name, other))
+                                };
+                                match clashes.iter_mut().find(same) {
+                                    Some((.., contexts)) => {
+                                        if !contexts.contains(&context.title()) {
+                                            contexts.push(context.title());
+                                        }
+                                    }
+                                    None => clashes.push((
+                                        *key,
+                                        other,
+                                        spec.name,
+                                        vec![context.title()],
+                                    )),
                                 }
                             }
                             Some(_) => {}
@@ -176,7 +188,16 @@ impl Keymap {
                 }
             }
         }
-        problems
+        clashes
+            .into_iter()
+            .map(|(key, first, second, contexts)| {
+                let text = format!(
+                    "\"{key}\" is bound to both {first} and {second} (in: {})",
+                    contexts.join(", ")
+                );
+                (first, second, text)
+            })
+            .collect()
     }
 
     /// The action bound to `event` in `context` (or a parent context), if any. Key releases
@@ -322,8 +343,14 @@ mod tests {
 
     #[test]
     fn conflicts_unknown_names_and_bad_keys_are_reported() {
-        // `c` is recheck in the same context: the entry to fix is the rebound one.
+        // `c` is recheck in the same context: the entry to fix is the rebound one, told
+        // once with every context where both are active.
         let e = Keymap::new(&overrides(&[("pause", &["c"])])).unwrap_err();
+        assert_eq!(e.len(), 1, "{e:?}");
+        assert!(
+            e[0].problem.contains("Torrent list") && e[0].problem.contains("Detail view"),
+            "{e:?}"
+        );
         assert!(
             e.iter().any(|p| p.action == "pause"
                 && p.problem.contains("\"c\"")

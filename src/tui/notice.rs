@@ -1,12 +1,17 @@
 //! The message line's notice: one short text ("torrent added", "not added: …") and how it
 //! reads, shown until the next key that does something, or replaced by the next notice; a
-//! notice about work on torrents ("moving to …") also goes when that work ends. Notices
+//! notice about a move ("moving to …") gives way to its outcome when the move ends ("moved
+//! to X" / "move failed: reason, files stay in Y"). Notices
 //! that must each be read (a watch folder that cannot be used, then the adds that failed
 //! at start-up) are queued instead: each key that clears the line shows the next.
 
 use std::collections::VecDeque;
+use std::path::{Path, PathBuf};
 
-use crate::api::TorrentId;
+use crate::api::{EventKind, EventLevel, TorrentId};
+
+/// How the engine's session-log line of a failed move starts (the reason follows).
+const MOVE_FAILED_PREFIX: &str = "moving failed, the files stay where they were: ";
 
 /// Snapshots after which work that was never seen running counts as done (the engine had
 /// the command long before: a move within one file system is a rename).
@@ -29,12 +34,17 @@ pub struct Notice {
     work: Option<Work>,
     /// Notices waiting to be shown, in order: the next one shows when the line is cleared.
     queued: VecDeque<(String, NoticeLevel)>,
+    /// Torrents of a move that ended elsewhere than asked before its reason arrived: the
+    /// session log's line about it replaces the notice.
+    unexplained: Vec<TorrentId>,
 }
 
-/// Work the shown notice is about.
+/// The move the shown notice is about.
 #[derive(Debug, Clone, PartialEq, Eq)]
 struct Work {
     ids: Vec<TorrentId>,
+    /// The folder asked for.
+    to: PathBuf,
     /// The snapshot `seq` when it was asked for.
     asked_at: u64,
     /// A snapshot showed it running.
@@ -46,39 +56,93 @@ impl Notice {
     pub fn info(&mut self, text: String) {
         self.shown = Some((text, NoticeLevel::Info));
         self.work = None;
+        self.unexplained.clear();
     }
 
-    /// Shows `text` about work on `ids` asked for at snapshot `seq` (a move): it goes by
-    /// itself once [`Notice::update`] sees the work end.
-    pub fn info_while(&mut self, text: String, ids: Vec<TorrentId>, seq: u64) {
+    /// Shows `text` about the move of `ids` to folder `to` asked for at snapshot `seq`:
+    /// [`Notice::update`] replaces it with the outcome once the move ends, and
+    /// [`Notice::move_event`] with the reason when it fails.
+    pub fn moving(&mut self, text: String, ids: Vec<TorrentId>, to: PathBuf, seq: u64) {
         self.info(text);
         self.work = Some(Work {
             ids,
+            to,
             asked_at: seq,
             seen: false,
         });
     }
 
-    /// A new snapshot `seq`, in which `busy` tells whether a torrent's work still runs:
-    /// the notice about work goes once the work was seen running and now is not, or was
-    /// never seen in [`UNSEEN_SNAPSHOTS`] snapshots.
-    pub fn update(&mut self, seq: u64, busy: impl Fn(TorrentId) -> bool) {
+    /// A new snapshot `seq`, in which `state` gives a torrent's state: whether it still
+    /// moves, and its save folder. Once the move was seen running and now is not (or was
+    /// never seen in `UNSEEN_SNAPSHOTS` (3) snapshots: a rename) the notice says "moved to
+    /// X" when every torrent is there, else "move failed … files stay in Y" (the reason
+    /// follows from the session log, see [`Notice::move_event`]).
+    pub fn update(&mut self, seq: u64, state: impl Fn(TorrentId) -> Option<(bool, PathBuf)>) {
         let Some(work) = &mut self.work else {
             return;
         };
-        if work.ids.iter().any(|id| busy(*id)) {
+        let states: Vec<(TorrentId, Option<(bool, PathBuf)>)> =
+            work.ids.iter().map(|id| (*id, state(*id))).collect();
+        if states.iter().any(|(_, s)| s.as_ref().is_some_and(|s| s.0)) {
             work.seen = true;
             return;
         }
-        if work.seen || seq >= work.asked_at + UNSEEN_SNAPSHOTS {
-            self.clear();
+        if !work.seen && seq < work.asked_at + UNSEEN_SNAPSHOTS {
+            return;
         }
+        let to = work.to.clone();
+        let stayed: Vec<(TorrentId, PathBuf)> = states
+            .into_iter()
+            .filter_map(|(id, s)| {
+                s.filter(|(_, at)| !same_dir(at, &to))
+                    .map(|(_, at)| (id, at))
+            })
+            .collect();
+        match stayed.first() {
+            None => self.info(format!("moved to {}", to.display())),
+            Some((_, from)) => {
+                self.error(format!(
+                    "move failed, files stay in {} (reason in the session log)",
+                    from.display()
+                ));
+                self.unexplained = stayed.iter().map(|(id, _)| *id).collect();
+            }
+        }
+    }
+
+    /// An engine event about torrent `id` (`from`: its save folder now): a move's failure
+    /// (a disk error, or a refusal such as "cannot move while checking") replaces the
+    /// move's notice with "move failed: reason, files stay in `from`". Returns whether it
+    /// did (then the event needs no notice of its own).
+    pub fn move_event(
+        &mut self,
+        id: TorrentId,
+        level: EventLevel,
+        kind: EventKind,
+        message: &str,
+        from: &Path,
+    ) -> bool {
+        let watched = self.work.as_ref().is_some_and(|w| w.ids.contains(&id))
+            || self.unexplained.contains(&id);
+        let failure = level >= EventLevel::Warn
+            && matches!(kind, EventKind::DiskError | EventKind::StateChanged);
+        if !watched || !failure {
+            return false;
+        }
+        let reason = message.strip_prefix(MOVE_FAILED_PREFIX).unwrap_or(message);
+        self.error(format!(
+            "move failed: {reason}, files stay in {}",
+            from.display()
+        ));
+        self.unexplained.clear();
+        true
     }
 
     /// Shows `text` as an error, replacing what was shown.
     pub fn error(&mut self, text: String) {
         self.shown = Some((text, NoticeLevel::Error));
         self.work = None;
+        self.unexplained.clear();
     }
 
     /// Shows the error that `text` builds only when nothing is shown, so a stream of engine
@@ -126,6 +190,11 @@ impl Notice {
     pub fn queued(&self) -> usize {
         self.queued.len()
     }
+}
+
+/// Whether folders `a` and `b` are the same (a trailing `/` typed in the dialog aside).
+fn same_dir(a: &Path, b: &Path) -> bool {
+    a.components().eq(b.components())
 }
 
 #[cfg(test)]
@@ -186,38 +255,123 @@ mod tests {
     }
 
     #[test]
-    fn a_notice_about_work_goes_when_the_work_ends() {
+    fn a_move_notice_gives_way_to_the_outcome() {
         let ids = vec![TorrentId(1), TorrentId(2)];
+        let srv = PathBuf::from("/srv");
+        let old = PathBuf::from("/home/u/dl");
         let mut n = Notice::default();
-        n.info_while("moving to /srv".to_owned(), ids.clone(), 10);
-        n.update(11, |_| false);
-        assert!(
-            n.get().is_some(),
+        n.moving("moving to /srv".to_owned(), ids.clone(), srv.clone(), 10);
+        let at = |dir: &PathBuf, busy: Option<TorrentId>| {
+            let dir = dir.clone();
+            move |id| Some((Some(id) == busy, dir.clone()))
+        };
+        n.update(11, at(&old, None));
+        assert_eq!(
+            n.get().map(|(t, _)| t),
+            Some("moving to /srv"),
             "not seen yet: the engine may not have it"
         );
-        n.update(12, |id| id == TorrentId(2));
-        n.update(13, |id| id == TorrentId(2));
-        n.update(14, |id| id == TorrentId(2));
+        for seq in 12..15 {
+            n.update(seq, at(&old, Some(TorrentId(2))));
+        }
         assert_eq!(
             n.get().map(|(t, _)| t),
             Some("moving to /srv"),
             "still moving"
         );
-        n.update(15, |_| false);
-        assert_eq!(n.get(), None, "the move ended");
+        n.update(15, at(&PathBuf::from("/srv/"), None));
+        assert_eq!(n.get(), Some(("moved to /srv", NoticeLevel::Info)));
 
-        // a move never seen running (a rename) goes after a few snapshots
-        n.info_while("moving to /srv".to_owned(), ids.clone(), 20);
-        n.update(21, |_| false);
-        n.update(22, |_| false);
-        assert!(n.get().is_some());
-        n.update(23, |_| false);
-        assert_eq!(n.get(), None);
+        // a rename never seen running: the outcome after a few snapshots
+        n.moving("moving to /srv".to_owned(), ids.clone(), srv.clone(), 20);
+        n.update(21, at(&srv, None));
+        n.update(22, at(&srv, None));
+        assert_eq!(n.get().map(|(t, _)| t), Some("moving to /srv"));
+        n.update(23, at(&srv, None));
+        assert_eq!(n.get().map(|(t, _)| t), Some("moved to /srv"));
 
         // another notice in between is not taken away
-        n.info_while("moving to /srv".to_owned(), ids, 30);
+        n.moving("moving to /srv".to_owned(), ids.clone(), srv.clone(), 30);
         n.info("torrent added".to_owned());
-        n.update(40, |_| false);
+        n.update(40, at(&srv, None));
         assert_eq!(n.get().map(|(t, _)| t), Some("torrent added"));
+    }
+
+    #[test]
+    fn a_failed_move_says_why_and_where_the_files_stay() {
+        let ids = vec![TorrentId(1)];
+        let old = PathBuf::from("/home/u/dl");
+        let mut n = Notice::default();
+        // the reason arrives while the move runs
+        n.moving(
+            "moving to /proc/nope".to_owned(),
+            ids.clone(),
+            "/proc/nope".into(),
+            1,
+        );
+        assert!(!n.move_event(
+            TorrentId(9),
+            EventLevel::Error,
+            EventKind::DiskError,
+            "other torrent",
+            &old
+        ));
+        assert!(!n.move_event(
+            TorrentId(1),
+            EventLevel::Info,
+            EventKind::StateChanged,
+            "moving its files from a to b",
+            &old
+        ));
+        let line = format!("{MOVE_FAILED_PREFIX}/proc/nope: Permission denied");
+        assert!(n.move_event(
+            TorrentId(1),
+            EventLevel::Error,
+            EventKind::DiskError,
+            &line,
+            &old
+        ));
+        assert_eq!(
+            n.get(),
+            Some((
+                "move failed: /proc/nope: Permission denied, files stay in /home/u/dl",
+                NoticeLevel::Error
+            ))
+        );
+        n.update(5, |_| Some((false, old.clone())));
+        assert!(n.get().unwrap().0.contains("Permission denied"), "kept");
+
+        // the move ends before its reason arrives: said at once, the reason replaces it
+        n.moving("moving to /x".to_owned(), ids.clone(), "/x".into(), 10);
+        n.update(11, |_| Some((true, old.clone())));
+        n.update(12, |_| Some((false, old.clone())));
+        assert_eq!(
+            n.get(),
+            Some((
+                "move failed, files stay in /home/u/dl (reason in the session log)",
+                NoticeLevel::Error
+            ))
+        );
+        assert!(n.move_event(
+            TorrentId(1),
+            EventLevel::Warn,
+            EventKind::StateChanged,
+            "cannot move while checking",
+            &old
+        ));
+        assert_eq!(
+            n.get().map(|(t, _)| t),
+            Some("move failed: cannot move while checking, files stay in /home/u/dl")
+        );
+        assert!(
+            !n.move_event(
+                TorrentId(1),
+                EventLevel::Error,
+                EventKind::DiskError,
+                "later",
+                &old
+            ),
+            "explained once"
+        );
     }
 }

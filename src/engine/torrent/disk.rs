@@ -222,7 +222,7 @@ impl Torrent {
         ));
         s.set_accepting(self.life.is_running());
         s.set_dht(self.dht_allowed(env));
-        if let Some(m) = &self.meta {
+        if let Some(m) = self.info.resident() {
             s.set_metadata(Arc::from(m.info_bytes.as_slice()));
         }
         s.set_private(self.sum.private);

@@ -7,6 +7,7 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 
+use crate::engine::link::metadata::MetadataFetch;
 use crate::storage::disk::TorrentDisk;
 
 /// A check of the data on disk in progress: its key (results of an older check are told
@@ -114,6 +115,34 @@ impl PartialEq for MoveProgress {
 
 impl Eq for MoveProgress {}
 
+/// The fetch of a magnet link's info dictionary (BEP 9) that the metadata connections
+/// share: owned by [`Lifecycle::FetchingMetadata`](super::state::Lifecycle::FetchingMetadata),
+/// then kept through the check that follows so those connections go on with the full
+/// protocol. A handle: clones are the same fetch.
+#[derive(Debug, Clone)]
+pub struct Fetch(Arc<MetadataFetch>);
+
+impl Fetch {
+    /// Own `fetch`.
+    pub fn new(fetch: MetadataFetch) -> Fetch {
+        Fetch(Arc::new(fetch))
+    }
+
+    /// The fetch, as the metadata connections hold it.
+    pub fn get(&self) -> &Arc<MetadataFetch> {
+        &self.0
+    }
+}
+
+/// Two are equal when they are the same fetch.
+impl PartialEq for Fetch {
+    fn eq(&self, other: &Fetch) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+    }
+}
+
+impl Eq for Fetch {}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -152,6 +181,15 @@ mod tests {
     fn checks_are_told_apart_by_key() {
         assert_eq!(job(4), job(4));
         assert_ne!(job(4), job(5));
+    }
+
+    #[test]
+    fn fetches_are_told_apart_by_identity() {
+        let f = fixture::fetch();
+        let same = f.clone();
+        assert_eq!(f, same);
+        assert!(Arc::ptr_eq(f.get(), same.get()));
+        assert_ne!(f, fixture::fetch(), "another fetch of the same torrent");
     }
 
     #[test]

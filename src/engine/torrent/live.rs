@@ -62,7 +62,7 @@ impl fmt::Debug for Live {
 }
 
 /// Small stand-ins for the state machine's tests: a storage of one 32 KiB file that is
-/// never touched, and shared state over it.
+/// never touched, shared state over it, and a metadata fetch.
 #[cfg(test)]
 pub(crate) mod fixture {
     use std::sync::Arc;
@@ -70,8 +70,10 @@ pub(crate) mod fixture {
     use super::Live;
     use crate::api::TorrentId;
     use crate::engine::link::ctx::{Limits, LinkCtx};
+    use crate::engine::link::metadata::MetadataFetch;
     use crate::engine::link::shared::TorrentShared;
     use crate::engine::picker::Picker;
+    use crate::engine::torrent::jobs::Fetch;
     use crate::metainfo::InfoHash;
     use crate::piece::{Bitfield, Geometry};
     use crate::storage::disk::TorrentDisk;
@@ -100,16 +102,30 @@ pub(crate) mod fixture {
         })
     }
 
-    /// Shared state over [`disk`]`(key)`, nothing verified.
-    pub(crate) fn live(key: u64) -> Live {
-        let link = Arc::new(LinkCtx::new(
+    fn link() -> Arc<LinkCtx> {
+        Arc::new(LinkCtx::new(
             0,
             false,
             0,
             Arc::new(Limits::unlimited()),
             None,
             Box::new(|_, _, _| {}),
-        ));
+        ))
+    }
+
+    /// A metadata fetch of the same torrent, nothing fetched.
+    pub(crate) fn fetch() -> Fetch {
+        Fetch::new(MetadataFetch::new(
+            TorrentId(1),
+            InfoHash([1; 20]),
+            1 << 20,
+            link(),
+        ))
+    }
+
+    /// Shared state over [`disk`]`(key)`, nothing verified.
+    pub(crate) fn live(key: u64) -> Live {
+        let link = link();
         let geo = geometry();
         Live::new(Arc::new(TorrentShared::new(
             TorrentId(1),

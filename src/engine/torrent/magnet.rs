@@ -7,6 +7,8 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
+use super::info::Info;
+use super::jobs::Fetch;
 use super::state::Input;
 use super::summary::Summary;
 use super::wanted::Wanted;
@@ -16,15 +18,6 @@ use crate::engine::link::message::PeerCtrl;
 use crate::engine::link::metadata::MetadataFetch;
 use crate::metainfo::{Magnet, Metainfo};
 use crate::piece::Bitfield;
-
-/// A magnet link whose info dictionary is not here yet.
-pub(super) struct PendingMetadata {
-    /// The link (its trackers are the torrent's; `x.pe` peers are dialled; `so` applies
-    /// once the files are known).
-    pub(super) link: Magnet,
-    /// The fetch shared by the metadata connections, while running.
-    pub(super) fetch: Option<Arc<MetadataFetch>>,
-}
 
 impl Torrent {
     /// A torrent of a magnet link: listed under its `dn` (or info hash) with no size until
@@ -51,13 +44,26 @@ impl Torrent {
         let mut t = Torrent::blank(id, sum, save_dir, seed, upload_slots);
         t.keep_meta = keep_meta;
         t.kept_peers = super::sources::kept_of(&link);
-        t.pending = Some(PendingMetadata { link, fetch: None });
+        t.info = Info::Magnet(link);
         t
     }
 
     /// Whether the info dictionary is still to be fetched (a magnet link).
     pub fn awaiting_metadata(&self) -> bool {
-        self.pending.is_some()
+        self.info.magnet().is_some()
+    }
+
+    /// A fresh fetch for the state machine's facts while the info dictionary is not known
+    /// (kept by the `FetchingMetadata` state if the torrent starts fetching).
+    pub(super) fn new_fetch(&self, env: &Env<'_>) -> Option<Fetch> {
+        self.awaiting_metadata().then(|| {
+            Fetch::new(MetadataFetch::new(
+                self.id,
+                self.sum.info_hash,
+                env.ctx.config.max_metadata_size,
+                env.ctx.link.clone(),
+            ))
+        })
     }
 
     /// The info dictionary of the magnet link arrived and hashes to the info hash: make it
@@ -65,15 +71,10 @@ impl Torrent {
     /// the metadata connections for [`Torrent::hand_over`], and go on to the check and the
     /// download.
     pub(super) fn metadata_arrived(&mut self, env: &mut Env<'_>) {
-        let Some(info) = self
-            .pending
-            .as_ref()
-            .and_then(|p| p.fetch.as_ref())
-            .and_then(|f| f.take_done())
-        else {
+        let Some(info) = self.life.fetch().and_then(|f| f.get().take_done()) else {
             return;
         };
-        let Some(pending) = self.pending.take() else {
+        let Some(select_only) = self.info.magnet().map(|l| l.select_only.clone()) else {
             return;
         };
         let bytes = crate::metainfo::create::torrent_from_info(&info, &self.sum.trackers);
@@ -84,10 +85,6 @@ impl Torrent {
                     kind: TorrentErrorKind::BadMetadata,
                     message: format!("the metadata peers sent is not a usable torrent: {e}"),
                 };
-                self.pending = Some(PendingMetadata {
-                    link: pending.link,
-                    fetch: None,
-                });
                 self.input(Input::Failed(err), env);
                 return;
             }
@@ -104,9 +101,9 @@ impl Torrent {
                 format!("cannot keep the fetched metadata in the state folder: {e}"),
             );
         }
-        // the metadata connections are kept through the check, then go on with the full
-        // protocol with what their peers said before (issue 16)
-        self.handing_over = pending.fetch.clone();
+        // the metadata connections are kept through the check (the state machine carries
+        // them), then go on with the full protocol with what their peers said before
+        // (issue 16)
         self.sum = Summary::of(&meta);
         if self.sum.private {
             // BEP 27: the info dictionary says private; neither the DHT nor LSD is used
@@ -117,10 +114,10 @@ impl Torrent {
         let n = self.sum.piece_count();
         self.have = Bitfield::new(n);
         // BEP 53: indices into the info dictionary's file list
-        self.wanted = Wanted::select_only(&pending.link.select_only, &self.sum);
+        self.wanted = Wanted::select_only(&select_only, &self.sum);
         let files = meta.files.iter().filter(|f| !f.pad).count();
         let size = crate::units::size(meta.payload_size());
-        self.meta = Some(Arc::new(meta));
+        self.info = Info::Known(Some(Arc::new(meta)));
         self.persist_dirty = true;
         self.log(
             env,
@@ -131,20 +128,18 @@ impl Torrent {
         self.input(Input::MetadataReady, env);
     }
 
-    /// The check after a magnet link's metadata is over: its metadata connections go on
-    /// with the full protocol on their sockets ([`PeerCtrl::Upgrade`]) when the torrent
-    /// runs; otherwise they end (the addresses stay known and are dialled again).
-    pub(super) fn hand_over(&mut self, env: &mut Env<'_>) {
-        let Some(fetch) = self.handing_over.take() else {
-            return;
-        };
+    /// The check after a magnet link's metadata is over: its metadata connections (of
+    /// `fetch`) go on with the full protocol on their sockets ([`PeerCtrl::Upgrade`]) when
+    /// the torrent runs; otherwise they end (the addresses stay known and are dialled
+    /// again).
+    pub(super) fn hand_over(&mut self, fetch: &Fetch, env: &mut Env<'_>) {
         let shared = if self.life.is_running() {
             self.ensure_shared(env)
         } else {
             None
         };
         if let Some(s) = shared {
-            fetch.hand_over(s);
+            fetch.get().hand_over(s);
             for (_, p) in self.peers.iter() {
                 p.send(PeerCtrl::Upgrade);
             }

@@ -25,6 +25,7 @@ pub mod check_queue;
 pub mod choke;
 mod dht;
 pub mod disk;
+mod info;
 pub mod jobs;
 pub mod live;
 mod lsd;
@@ -51,9 +52,9 @@ use std::time::{Duration, Instant, SystemTime};
 use self::announce::{AnnounceJob, TrackerSet};
 pub use self::check_queue::CheckQueue;
 use self::choke::Choker;
+use self::info::Info;
 use self::jobs::CheckJob;
 use self::live::Live;
-use self::magnet::PendingMetadata;
 use self::peer_book::PeerBook;
 use self::peers::PeerSet;
 use self::state::{Effect, Facts, Input, Lifecycle};
@@ -66,7 +67,6 @@ use super::ctx::SessionCtx;
 use super::event_log::EventLog;
 use super::link::ctx::Limits;
 use super::link::message::PeerCtrl;
-use super::link::metadata::MetadataFetch;
 use super::link::shared::TorrentShared;
 use super::rate::RateMeter;
 use super::timer::Timers;
@@ -138,13 +138,9 @@ pub struct Torrent {
     pub id: TorrentId,
     /// What is always kept of the metainfo.
     pub sum: Summary,
-    /// The full metainfo while needed (files, hashes); reloaded from the state store.
-    meta: Option<Arc<Metainfo>>,
-    /// A magnet link still fetching its info dictionary.
-    pending: Option<PendingMetadata>,
-    /// The fetch whose connections are kept through the check after the metadata arrived:
-    /// they go on with the full protocol once the torrent runs ([`Torrent::hand_over`]).
-    handing_over: Option<Arc<MetadataFetch>>,
+    /// The info dictionary: the full metainfo (files, hashes), resident while needed and
+    /// reloaded from the state store; or the magnet link still fetching it.
+    info: Info,
     /// Keep the metainfo loaded (there is no store to reload it from).
     keep_meta: bool,
     /// The folder its files go into.
@@ -202,7 +198,7 @@ impl Torrent {
     ) -> Torrent {
         let sum = Summary::of(&meta);
         let mut t = Torrent::blank(id, sum, save_dir, seed, upload_slots);
-        t.meta = Some(meta);
+        t.info = Info::Known(Some(meta));
         t.keep_meta = keep_meta;
         t
     }
@@ -218,9 +214,7 @@ impl Torrent {
         let trackers = TrackerSet::new(&sum.trackers, TrackerClient::supports);
         Torrent {
             id,
-            meta: None,
-            pending: None,
-            handing_over: None,
+            info: Info::Known(None),
             keep_meta: false,
             save_dir,
             added_at: now_unix(),
@@ -256,26 +250,32 @@ impl Torrent {
     /// # Errors
     /// The kept .torrent is missing or damaged.
     fn load_meta(&mut self, env: &Env<'_>) -> Result<Arc<Metainfo>, TorrentError> {
-        if let Some(m) = &self.meta {
-            return Ok(m.clone());
-        }
         let err = |message: String| TorrentError {
             kind: TorrentErrorKind::Internal,
             message,
         };
+        let Info::Known(resident) = &mut self.info else {
+            return Err(err("the torrent's metainfo is not available".into()));
+        };
+        if let Some(m) = resident {
+            return Ok(m.clone());
+        }
         let store = env
             .store
             .ok_or_else(|| err("the torrent's metainfo is not available".into()))?;
         let m = Arc::new(store.load_metainfo(&self.sum.info_hash).map_err(err)?);
-        self.meta = Some(m.clone());
+        *resident = Some(m.clone());
         Ok(m)
     }
 
     /// Drop the metainfo when nothing needs it: no storage is open (it is reloaded from
     /// the store).
     fn maybe_unload_meta(&mut self) {
-        if !self.keep_meta && self.life.disk().is_none() {
-            self.meta = None;
+        if !self.keep_meta
+            && self.life.disk().is_none()
+            && let Info::Known(resident) = &mut self.info
+        {
+            *resident = None;
         }
     }
 
@@ -306,7 +306,7 @@ impl Torrent {
 
     /// Every wanted piece verified (pieces only in skipped files do not count).
     fn complete(&self) -> bool {
-        if self.pending.is_some() {
+        if self.awaiting_metadata() {
             return false;
         }
         match self.shared() {
@@ -353,17 +353,17 @@ impl Torrent {
         }
     }
 
-    fn facts(&self) -> Facts {
+    fn facts(&self, env: &Env<'_>) -> Facts {
         Facts {
             complete: self.complete(),
             seed: self.seed,
-            has_metadata: self.pending.is_none(),
+            fetch: self.new_fetch(env),
         }
     }
 
     /// Every piece verified (nothing at all to fetch from anyone).
     fn have_all(&self) -> bool {
-        if self.pending.is_some() {
+        if self.awaiting_metadata() {
             return false;
         }
         match self.shared() {
@@ -406,17 +406,9 @@ impl Torrent {
     /// Feed the state machine and carry out its effects.
     pub fn input(&mut self, input: Input, env: &mut Env<'_>) {
         let before = self.life.ui_state();
-        let effects = self.life.step(input, self.facts());
+        let effects = self.life.step(input, self.facts(env));
         for e in effects {
             self.apply(e, env);
-        }
-        if self.handing_over.is_some()
-            && !matches!(
-                self.life,
-                Lifecycle::QueuedForCheck { .. } | Lifecycle::Checking { .. }
-            )
-        {
-            self.hand_over(env);
         }
         // not running and not checking: nothing needs the metainfo now (the storage went
         // with the state that had it)
@@ -458,6 +450,7 @@ impl Torrent {
                     self.spawn_announce(job, env);
                 }
             }
+            Effect::HandOver(fetch) => self.hand_over(&fetch, env),
             Effect::AnnounceCompleted => {
                 self.completed_at = Some(now_unix());
                 self.trackers.complete(env.now);
@@ -472,14 +465,6 @@ impl Torrent {
     fn activate(&mut self, env: &mut Env<'_>) {
         if let Some(s) = self.shared() {
             s.set_accepting(true);
-        }
-        if let Some(p) = &mut self.pending {
-            p.fetch = Some(Arc::new(MetadataFetch::new(
-                self.id,
-                self.sum.info_hash,
-                env.ctx.config.max_metadata_size,
-                env.ctx.link.clone(),
-            )));
         }
         self.book_kept_peers(env);
         self.note_discovery(env);
@@ -506,9 +491,6 @@ impl Torrent {
         if let Some(live) = live {
             live.shared().set_accepting(false);
             self.retire(live);
-        }
-        if let Some(p) = &mut self.pending {
-            p.fetch = None;
         }
         self.peers
             .broadcast(&PeerCtrl::Disconnect("torrent stopped"));
@@ -573,7 +555,7 @@ impl Torrent {
 
     /// Bytes of wanted pieces not verified yet (BEP 3 `left`).
     fn bytes_left(&self) -> u64 {
-        if self.pending.is_some() {
+        if self.awaiting_metadata() {
             return LEFT_UNKNOWN;
         }
         match self.shared() {

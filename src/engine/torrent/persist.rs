@@ -5,7 +5,7 @@
 
 use std::sync::Arc;
 
-use super::magnet::PendingMetadata;
+use super::info::Info;
 use super::state::{Input, Lifecycle};
 use super::summary::Summary;
 use super::wanted::Wanted;
@@ -43,7 +43,7 @@ impl Torrent {
                     t.kept_peers.push(k);
                 }
             }
-            t.pending = Some(PendingMetadata { link, fetch: None });
+            t.info = Info::Magnet(link);
         }
         t.added_at = r.added_at;
         t.completed_at = r.completed_at;
@@ -98,7 +98,10 @@ impl Torrent {
                 self.life,
                 Lifecycle::Paused { guard: None, .. }
                     | Lifecycle::Restoring { paused: true }
-                    | Lifecycle::QueuedForCheck { then_pause: true }
+                    | Lifecycle::QueuedForCheck {
+                        then_pause: true,
+                        ..
+                    }
                     | Lifecycle::Checking {
                         then_pause: true,
                         ..
@@ -130,7 +133,7 @@ impl Torrent {
             uploaded,
             down_limit: self.limits.download.rate(),
             up_limit: self.limits.upload.rate(),
-            magnet: self.pending.as_ref().map(|p| p.link.to_link()),
+            magnet: self.info.magnet().map(Magnet::to_link),
             peers: self.kept_peers.clone(),
             added_seq: self.added_seq,
         }

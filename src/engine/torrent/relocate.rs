@@ -18,7 +18,7 @@ impl Torrent {
         if to == self.save_dir {
             return;
         }
-        if self.pending.is_some() {
+        if self.awaiting_metadata() {
             // no files yet: the download simply goes there
             self.log(
                 env,

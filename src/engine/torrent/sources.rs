@@ -6,6 +6,7 @@
 
 use std::net::SocketAddr;
 
+use super::info::Info;
 use super::{Env, Torrent};
 use crate::api::{EventKind, EventLevel, PeerSource};
 use crate::metainfo::Magnet;
@@ -241,10 +242,10 @@ impl Torrent {
             {
                 merged.trackers += 1;
                 self.sum.trackers.push(vec![url.clone()]);
-                if let Some(p) = &mut self.pending
-                    && !p.link.trackers.contains(url)
+                if let Info::Magnet(link) = &mut self.info
+                    && !link.trackers.contains(url)
                 {
-                    p.link.trackers.push(url.clone());
+                    link.trackers.push(url.clone());
                 }
             }
         }

@@ -16,17 +16,20 @@
 //! `Completed` is a finished torrent that does not serve the swarm (headless `download`
 //! without `--seed`, or `seed_after_download = false`); resuming it starts seeding.
 
-use super::jobs::{CheckJob, MoveProgress};
+use super::jobs::{CheckJob, Fetch, MoveProgress};
 use super::live::Live;
 use crate::api::{TorrentError, TorrentState};
 
 /// Where a torrent is in its life cycle, with the data and work a state owns: a check (and
 /// the storage it reads) exists only in `Checking`, a move's progress only in `Moving`, the
 /// state shared with peer connections (and the storage they use) only in `Downloading` and
-/// `Seeding`, the disk guard's reason only in its pause. Leaving a state drops what it
-/// owns (a dropped check stops its thread), or hands it on: a download that completes
-/// keeps its connections' state as a seed, and [`Effect::Deactivate`] gives it back to the
-/// torrent. Not `Clone`: there is one check and one shared state per torrent.
+/// `Seeding`, a magnet link's metadata fetch in `FetchingMetadata` (and, for the hand-over
+/// of its connections, through the check that follows), the disk guard's reason only in
+/// its pause. Leaving a state drops what it owns (a dropped check stops its thread), or
+/// hands it on: a download that completes keeps its connections' state as a seed,
+/// [`Effect::Deactivate`] gives that state back to the torrent and [`Effect::HandOver`]
+/// the metadata connections. Not `Clone`: there is one check and one shared state per
+/// torrent.
 #[derive(Debug, PartialEq, Eq)]
 pub enum Lifecycle {
     /// Restored from the session state; its resume data is being compared with its files
@@ -39,6 +42,9 @@ pub enum Lifecycle {
     QueuedForCheck {
         /// Stay paused once the check is done (a recheck of a paused torrent).
         then_pause: bool,
+        /// The metadata fetch of a magnet link whose info dictionary just arrived: its
+        /// connections wait for the check, then go on with the full protocol.
+        hand_over: Option<Fetch>,
     },
     /// Hashing the data on disk.
     Checking {
@@ -46,9 +52,14 @@ pub enum Lifecycle {
         then_pause: bool,
         /// The check running (given with [`Input::CheckSlot`]).
         job: CheckJob,
+        /// As in `QueuedForCheck`.
+        hand_over: Option<Fetch>,
     },
     /// Fetching the info dictionary from peers (magnet links).
-    FetchingMetadata,
+    FetchingMetadata {
+        /// The fetch its metadata connections share (given with the [`Facts`]).
+        fetch: Fetch,
+    },
     /// Fetching pieces.
     Downloading {
         /// What the connections share, from the first peer on until the torrent goes quiet.
@@ -149,17 +160,29 @@ pub enum Effect {
     Deactivate(Option<Live>),
     /// Announce `completed` to the trackers that know us.
     AnnounceCompleted,
+    /// The check after a magnet link's metadata is over: its metadata connections go on
+    /// with the full protocol if the torrent runs, or end.
+    HandOver(Fetch),
 }
 
 /// What the state machine needs to know about the torrent.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, PartialEq, Eq, Default)]
 pub struct Facts {
     /// Every piece is verified.
     pub complete: bool,
     /// Seed once complete.
     pub seed: bool,
+    /// `None`: the info dictionary is known. A magnet link still without it: a fresh fetch,
+    /// which [`Lifecycle::FetchingMetadata`] keeps if the torrent starts fetching now
+    /// (dropped otherwise).
+    pub fetch: Option<Fetch>,
+}
+
+impl Facts {
     /// The info dictionary is known.
-    pub has_metadata: bool,
+    pub fn has_metadata(&self) -> bool {
+        self.fetch.is_none()
+    }
 }
 
 impl Lifecycle {
@@ -169,7 +192,7 @@ impl Lifecycle {
             Lifecycle::Restoring { .. } => TorrentState::Checking,
             Lifecycle::QueuedForCheck { .. } => TorrentState::Queued,
             Lifecycle::Checking { .. } => TorrentState::Checking,
-            Lifecycle::FetchingMetadata => TorrentState::FetchingMetadata,
+            Lifecycle::FetchingMetadata { .. } => TorrentState::FetchingMetadata,
             Lifecycle::Downloading { .. } => TorrentState::Downloading,
             Lifecycle::Seeding { .. } => TorrentState::Seeding,
             Lifecycle::Completed => TorrentState::Completed,
@@ -183,7 +206,9 @@ impl Lifecycle {
     pub fn is_running(&self) -> bool {
         matches!(
             self,
-            Lifecycle::FetchingMetadata | Lifecycle::Downloading { .. } | Lifecycle::Seeding { .. }
+            Lifecycle::FetchingMetadata { .. }
+                | Lifecycle::Downloading { .. }
+                | Lifecycle::Seeding { .. }
         )
     }
 
@@ -200,6 +225,32 @@ impl Lifecycle {
         match self {
             Lifecycle::Checking { job, .. } => Some(job),
             _ => None,
+        }
+    }
+
+    /// The metadata fetch, in [`Lifecycle::FetchingMetadata`].
+    pub fn fetch(&self) -> Option<&Fetch> {
+        match self {
+            Lifecycle::FetchingMetadata { fetch } => Some(fetch),
+            _ => None,
+        }
+    }
+
+    /// Take the metadata connections waiting for the check out of its states.
+    fn take_hand_over(&mut self) -> Option<Fetch> {
+        match self {
+            Lifecycle::QueuedForCheck { hand_over, .. } | Lifecycle::Checking { hand_over, .. } => {
+                hand_over.take()
+            }
+            _ => None,
+        }
+    }
+
+    /// Waiting for a check slot, no metadata connections waiting.
+    pub fn queued(then_pause: bool) -> Lifecycle {
+        Lifecycle::QueuedForCheck {
+            then_pause,
+            hand_over: None,
         }
     }
 
@@ -262,8 +313,8 @@ impl Lifecycle {
 
     /// The running state for a torrent that starts now.
     fn running(facts: Facts, resumed_by_user: bool) -> Lifecycle {
-        if !facts.has_metadata {
-            Lifecycle::FetchingMetadata
+        if let Some(fetch) = facts.fetch {
+            Lifecycle::FetchingMetadata { fetch }
         } else if facts.complete {
             if facts.seed || resumed_by_user {
                 Lifecycle::Seeding { live: None }
@@ -279,7 +330,9 @@ impl Lifecycle {
     /// sense in the current state (pausing a paused torrent, a stale check result) change
     /// nothing and return no effects. What the connections share goes on with a download
     /// that completes (and a seed that lost pieces); leaving the running states hands it
-    /// back in [`Effect::Deactivate`].
+    /// back in [`Effect::Deactivate`]. A magnet link's metadata connections go on from
+    /// `FetchingMetadata` through the check, and come back in [`Effect::HandOver`] when it
+    /// is over.
     pub fn step(&mut self, input: Input, facts: Facts) -> Vec<Effect> {
         use Effect::*;
         use Lifecycle as L;
@@ -287,7 +340,7 @@ impl Lifecycle {
         let (next, effects): (Lifecycle, Vec<Effect>) = match (&mut *self, input) {
             // --- moving the files
             (
-                L::FetchingMetadata | L::Downloading { .. } | L::Seeding { .. },
+                L::FetchingMetadata { .. } | L::Downloading { .. } | L::Seeding { .. },
                 Input::MoveStart(progress),
             ) => (
                 L::Moving {
@@ -348,7 +401,7 @@ impl Lifecycle {
             (L::Restoring { paused }, Input::ResumeData { trusted }) => match (*paused, trusted) {
                 (true, true) => (L::paused(false), vec![]),
                 (true, false) => (L::paused(true), vec![]),
-                (false, false) => (L::QueuedForCheck { then_pause: false }, vec![QueueCheck]),
+                (false, false) => (L::queued(false), vec![QueueCheck]),
                 (false, true) => {
                     let next = Self::running(facts, false);
                     let eff = if next.is_running() {
@@ -364,10 +417,10 @@ impl Lifecycle {
 
             // --- resume / start
             // a magnet link: nothing on disk to check before the metadata is here
-            (L::Paused { .. } | L::Error(_), Input::Resume) if !facts.has_metadata => {
-                (L::FetchingMetadata, vec![Activate])
+            (L::Paused { .. } | L::Error(_), Input::Resume) if !facts.has_metadata() => {
+                (Self::running(facts, false), vec![Activate])
             }
-            (_, Input::Recheck) if !facts.has_metadata => return Vec::new(),
+            (_, Input::Recheck) if !facts.has_metadata() => return Vec::new(),
             // the user paused it: the guard does not resume it
             (L::Paused { guard: None, .. }, Input::GuardResume) => return Vec::new(),
             (
@@ -375,7 +428,7 @@ impl Lifecycle {
                     needs_check: true, ..
                 },
                 Input::Resume,
-            ) => (L::QueuedForCheck { then_pause: false }, vec![QueueCheck]),
+            ) => (L::queued(false), vec![QueueCheck]),
             (
                 L::Paused {
                     needs_check: false, ..
@@ -393,10 +446,7 @@ impl Lifecycle {
             (L::Completed, Input::Resume) => (L::Seeding { live: None }, vec![Activate]),
             (L::Error(e), Input::Resume) => {
                 if e.kind.needs_recheck() {
-                    (
-                        L::QueuedForCheck { then_pause: false },
-                        vec![ReopenFiles, QueueCheck],
-                    )
+                    (L::queued(false), vec![ReopenFiles, QueueCheck])
                 } else {
                     let next = Self::running(facts, false);
                     let eff = if next.is_running() {
@@ -407,8 +457,9 @@ impl Lifecycle {
                     (next, eff)
                 }
             }
-            (L::QueuedForCheck { .. }, Input::Resume) => {
-                (L::QueuedForCheck { then_pause: false }, vec![])
+            (L::QueuedForCheck { then_pause, .. }, Input::Resume) => {
+                *then_pause = false;
+                return Vec::new();
             }
             (L::Checking { then_pause, .. }, Input::Resume) => {
                 // the same check goes on
@@ -417,16 +468,22 @@ impl Lifecycle {
             }
 
             // --- pause
-            (L::QueuedForCheck { then_pause: false }, Input::Pause)
+            (
+                L::QueuedForCheck {
+                    then_pause: false, ..
+                },
+                Input::Pause,
+            )
             | (
                 L::Checking {
                     then_pause: false, ..
                 },
                 Input::Pause,
             ) => (L::paused(true), vec![CancelCheck]),
-            (L::FetchingMetadata | L::Downloading { .. } | L::Seeding { .. }, Input::Pause) => {
-                (L::paused(false), vec![Deactivate(None)])
-            }
+            (
+                L::FetchingMetadata { .. } | L::Downloading { .. } | L::Seeding { .. },
+                Input::Pause,
+            ) => (L::paused(false), vec![Deactivate(None)]),
             (L::Downloading { .. }, Input::GuardPause(reason)) => (
                 L::Paused {
                     needs_check: false,
@@ -437,42 +494,48 @@ impl Lifecycle {
             (L::Completed, Input::Pause) => (L::paused(false), vec![]),
 
             // --- recheck
-            (L::QueuedForCheck { then_pause }, Input::Recheck) => (
-                L::QueuedForCheck {
-                    then_pause: *then_pause,
+            (L::QueuedForCheck { .. }, Input::Recheck) => return Vec::new(),
+            (
+                L::Checking {
+                    then_pause,
+                    hand_over,
+                    ..
                 },
-                vec![],
-            ),
-            (L::Checking { then_pause, .. }, Input::Recheck) => {
+                Input::Recheck,
+            ) => {
                 // start over (the running check stops with its state)
-                let tp = *then_pause;
                 (
-                    L::QueuedForCheck { then_pause: tp },
+                    L::QueuedForCheck {
+                        then_pause: *then_pause,
+                        hand_over: hand_over.take(),
+                    },
                     vec![CancelCheck, QueueCheck],
                 )
             }
-            (L::FetchingMetadata, Input::Recheck) => (L::FetchingMetadata, vec![]),
-            (L::Paused { .. }, Input::Recheck) => {
-                (L::QueuedForCheck { then_pause: true }, vec![QueueCheck])
-            }
-            (L::Error(_), Input::Recheck) => (
-                L::QueuedForCheck { then_pause: false },
-                vec![ReopenFiles, QueueCheck],
-            ),
+            (L::FetchingMetadata { .. }, Input::Recheck) => return Vec::new(),
+            (L::Paused { .. }, Input::Recheck) => (L::queued(true), vec![QueueCheck]),
+            (L::Error(_), Input::Recheck) => (L::queued(false), vec![ReopenFiles, QueueCheck]),
             (L::Downloading { .. } | L::Seeding { .. } | L::Completed, Input::Recheck) => {
                 let mut eff = Vec::new();
                 if running {
                     eff.push(Deactivate(None));
                 }
                 eff.push(QueueCheck);
-                (L::QueuedForCheck { then_pause: false }, eff)
+                (L::queued(false), eff)
             }
 
             // --- checking
-            (L::QueuedForCheck { then_pause }, Input::CheckSlot(job)) => (
+            (
+                L::QueuedForCheck {
+                    then_pause,
+                    hand_over,
+                },
+                Input::CheckSlot(job),
+            ) => (
                 L::Checking {
                     then_pause: *then_pause,
                     job,
+                    hand_over: hand_over.take(),
                 },
                 vec![StartCheck],
             ),
@@ -513,11 +576,15 @@ impl Lifecycle {
                 (L::Downloading { live: live.take() }, vec![])
             }
             (L::Completed, Input::PiecesLost) => (L::Downloading { live: None }, vec![Activate]),
-            // the metadata connections are closed by the torrent; trackers and known
-            // addresses stay (no `stopped`): the check is quick, then the download starts
-            (L::FetchingMetadata, Input::MetadataReady) => {
-                (L::QueuedForCheck { then_pause: false }, vec![QueueCheck])
-            }
+            // the metadata connections wait for the check; trackers and known addresses
+            // stay (no `stopped`): the check is quick, then the download starts
+            (L::FetchingMetadata { fetch }, Input::MetadataReady) => (
+                L::QueuedForCheck {
+                    then_pause: false,
+                    hand_over: Some(fetch.clone()),
+                },
+                vec![QueueCheck],
+            ),
 
             // --- faults
             (L::Error(_), Input::Failed(_)) => return Vec::new(),
@@ -539,6 +606,8 @@ impl Lifecycle {
         // what the state left shared with its connections (a state that goes on took it)
         // goes back to the torrent with the effect that leaves the swarm
         let mut released = self.take_live();
+        // the check is over (or given up): its metadata connections come back last
+        let hand_over = self.take_hand_over();
         *self = next;
         effects
             .into_iter()
@@ -546,591 +615,10 @@ impl Lifecycle {
                 Deactivate(None) => Deactivate(released.take()),
                 e => e,
             })
+            .chain(hand_over.map(HandOver))
             .collect()
     }
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::api::TorrentErrorKind;
-    use crate::engine::torrent::live::fixture;
-    use Effect::*;
-    use std::sync::atomic::Ordering;
-
-    const DL: Facts = Facts {
-        complete: false,
-        seed: true,
-        has_metadata: true,
-    };
-    const DONE: Facts = Facts {
-        complete: true,
-        seed: true,
-        has_metadata: true,
-    };
-    const DONE_NO_SEED: Facts = Facts {
-        complete: true,
-        seed: false,
-        has_metadata: true,
-    };
-
-    fn err(kind: TorrentErrorKind) -> TorrentError {
-        TorrentError {
-            kind,
-            message: "x".into(),
-        }
-    }
-
-    fn job(key: u64) -> CheckJob {
-        CheckJob::new(key, fixture::disk(key))
-    }
-
-    fn checking(then_pause: bool) -> Lifecycle {
-        Lifecycle::Checking {
-            then_pause,
-            job: job(1),
-        }
-    }
-
-    fn slot() -> Input {
-        Input::CheckSlot(job(1))
-    }
-
-    fn move_start() -> Input {
-        Input::MoveStart(MoveProgress::default())
-    }
-
-    fn new() -> Lifecycle {
-        Lifecycle::paused(true)
-    }
-
-    #[test]
-    fn add_check_download_complete_seed() {
-        let mut s = new();
-        assert_eq!(s.step(Input::Resume, DL), vec![QueueCheck]);
-        assert_eq!(s.ui_state(), TorrentState::Queued);
-        assert_eq!(s.step(slot(), DL), vec![StartCheck]);
-        assert_eq!(s.ui_state(), TorrentState::Checking);
-        assert_eq!(
-            s.step(Input::CheckDone, DL),
-            vec![ReleaseCheckSlot, Activate]
-        );
-        assert_eq!(s, Lifecycle::Downloading { live: None });
-        assert_eq!(s.step(Input::Complete, DONE), vec![AnnounceCompleted]);
-        assert_eq!(s, Lifecycle::Seeding { live: None });
-        assert!(s.step(Input::Complete, DONE).is_empty(), "complete once");
-    }
-
-    #[test]
-    fn complete_without_seeding_leaves_the_swarm_and_resume_seeds() {
-        let mut s = Lifecycle::Downloading { live: None };
-        assert_eq!(
-            s.step(Input::Complete, DONE_NO_SEED),
-            vec![AnnounceCompleted, Deactivate(None)]
-        );
-        assert_eq!(s, Lifecycle::Completed);
-        assert_eq!(s.step(Input::Resume, DONE_NO_SEED), vec![Activate]);
-        assert_eq!(s, Lifecycle::Seeding { live: None });
-    }
-
-    #[test]
-    fn found_complete_at_check() {
-        let mut s = checking(false);
-        assert_eq!(
-            s.step(Input::CheckDone, DONE),
-            vec![ReleaseCheckSlot, Activate]
-        );
-        assert_eq!(s, Lifecycle::Seeding { live: None });
-        let mut s = checking(false);
-        assert_eq!(
-            s.step(Input::CheckDone, DONE_NO_SEED),
-            vec![ReleaseCheckSlot]
-        );
-        assert_eq!(s, Lifecycle::Completed);
-    }
-
-    #[test]
-    fn pause_in_every_state() {
-        for (mut s, eff, after) in [
-            (
-                Lifecycle::QueuedForCheck { then_pause: false },
-                vec![CancelCheck],
-                Lifecycle::paused(true),
-            ),
-            (checking(false), vec![CancelCheck], Lifecycle::paused(true)),
-            (
-                Lifecycle::Downloading { live: None },
-                vec![Deactivate(None)],
-                Lifecycle::paused(false),
-            ),
-            (
-                Lifecycle::Seeding { live: None },
-                vec![Deactivate(None)],
-                Lifecycle::paused(false),
-            ),
-            (
-                Lifecycle::FetchingMetadata,
-                vec![Deactivate(None)],
-                Lifecycle::paused(false),
-            ),
-            (Lifecycle::Completed, vec![], Lifecycle::paused(false)),
-        ] {
-            assert_eq!(s.step(Input::Pause, DL), eff, "{after:?}");
-            assert_eq!(s, after);
-            assert!(
-                s.step(Input::Pause, DL).is_empty(),
-                "pausing twice is a no-op"
-            );
-        }
-        let mut e = Lifecycle::Error(err(TorrentErrorKind::NoSpace));
-        assert!(e.step(Input::Pause, DL).is_empty());
-        assert_eq!(e.ui_state(), TorrentState::Error);
-    }
-
-    #[test]
-    fn resume_after_pause() {
-        let mut s = Lifecycle::paused(false);
-        assert_eq!(s.step(Input::Resume, DL), vec![Activate]);
-        assert_eq!(s, Lifecycle::Downloading { live: None });
-        let mut s = Lifecycle::paused(false);
-        assert_eq!(s.step(Input::Resume, DONE_NO_SEED), vec![]);
-        assert_eq!(s, Lifecycle::Completed);
-    }
-
-    #[test]
-    fn errors_are_recoverable() {
-        // disk full while downloading: resume goes straight back, files reopened
-        let mut s = Lifecycle::Downloading { live: None };
-        assert_eq!(
-            s.step(Input::Failed(err(TorrentErrorKind::NoSpace)), DL),
-            vec![Deactivate(None)]
-        );
-        assert_eq!(s.error().unwrap().kind, TorrentErrorKind::NoSpace);
-        assert!(
-            s.step(Input::Failed(err(TorrentErrorKind::Storage)), DL)
-                .is_empty(),
-            "first error kept"
-        );
-        assert_eq!(s.step(Input::Resume, DL), vec![ReopenFiles, Activate]);
-        assert_eq!(s, Lifecycle::Downloading { live: None });
-        // files deleted: resume rechecks first
-        let mut s = Lifecycle::Seeding { live: None };
-        s.step(Input::Failed(err(TorrentErrorKind::FilesMissing)), DONE);
-        assert_eq!(s.step(Input::Resume, DONE), vec![ReopenFiles, QueueCheck]);
-        assert_eq!(s, Lifecycle::QueuedForCheck { then_pause: false });
-        // an explicit recheck from Error
-        let mut s = Lifecycle::Error(err(TorrentErrorKind::PermissionDenied));
-        assert_eq!(s.step(Input::Recheck, DL), vec![ReopenFiles, QueueCheck]);
-        // a check that cannot run
-        let mut s = checking(false);
-        assert_eq!(
-            s.step(
-                Input::CheckFailed(err(TorrentErrorKind::PermissionDenied)),
-                DL
-            ),
-            vec![ReleaseCheckSlot]
-        );
-        assert_eq!(s.ui_state(), TorrentState::Error);
-        // a fault while queued or checking cancels the check
-        let mut s = checking(false);
-        assert_eq!(
-            s.step(Input::Failed(err(TorrentErrorKind::Storage)), DL),
-            vec![CancelCheck]
-        );
-    }
-
-    #[test]
-    fn recheck_from_each_state() {
-        let mut s = Lifecycle::Seeding { live: None };
-        assert_eq!(
-            s.step(Input::Recheck, DONE),
-            vec![Deactivate(None), QueueCheck]
-        );
-        assert_eq!(s, Lifecycle::QueuedForCheck { then_pause: false });
-        let mut s = Lifecycle::paused(false);
-        assert_eq!(s.step(Input::Recheck, DL), vec![QueueCheck]);
-        s.step(slot(), DL);
-        assert_eq!(s.step(Input::CheckDone, DL), vec![ReleaseCheckSlot]);
-        assert_eq!(
-            s,
-            Lifecycle::paused(false),
-            "a paused torrent stays paused after its recheck"
-        );
-        let mut s = checking(false);
-        assert_eq!(s.step(Input::Recheck, DL), vec![CancelCheck, QueueCheck]);
-        let mut s = Lifecycle::Completed;
-        assert_eq!(s.step(Input::Recheck, DONE), vec![QueueCheck]);
-        // resume during a paused recheck: run once it is done
-        let mut s = checking(true);
-        assert!(s.step(Input::Resume, DL).is_empty());
-        assert_eq!(
-            s.step(Input::CheckDone, DL),
-            vec![ReleaseCheckSlot, Activate]
-        );
-    }
-
-    #[test]
-    fn lost_pieces_and_stale_inputs() {
-        let mut s = Lifecycle::Seeding { live: None };
-        assert!(s.step(Input::PiecesLost, DL).is_empty());
-        assert_eq!(s, Lifecycle::Downloading { live: None });
-        let mut s = Lifecycle::Completed;
-        assert_eq!(s.step(Input::PiecesLost, DL), vec![Activate]);
-        // a check result after the user paused: ignored
-        let mut s = Lifecycle::paused(true);
-        assert!(s.step(Input::CheckDone, DL).is_empty());
-        assert!(s.step(slot(), DL).is_empty());
-        assert!(s.step(Input::Complete, DONE).is_empty());
-        assert_eq!(s, Lifecycle::paused(true));
-    }
-
-    #[test]
-    fn restored_torrents_come_back_without_a_check_when_their_files_match() {
-        let mut s = Lifecycle::Restoring { paused: false };
-        assert_eq!(s.ui_state(), TorrentState::Checking);
-        assert_eq!(
-            s.step(Input::ResumeData { trusted: true }, DONE),
-            vec![Activate]
-        );
-        assert_eq!(s, Lifecycle::Seeding { live: None });
-        let mut s = Lifecycle::Restoring { paused: false };
-        assert_eq!(
-            s.step(Input::ResumeData { trusted: false }, DL),
-            vec![QueueCheck]
-        );
-        let mut s = Lifecycle::Restoring { paused: true };
-        assert!(s.step(Input::ResumeData { trusted: true }, DL).is_empty());
-        assert_eq!(s, Lifecycle::paused(false));
-        let mut s = Lifecycle::Restoring { paused: true };
-        s.step(Input::ResumeData { trusted: false }, DL);
-        assert_eq!(s, Lifecycle::paused(true));
-        // the user acts before the comparison is done
-        let mut s = Lifecycle::Restoring { paused: false };
-        assert!(s.step(Input::Pause, DL).is_empty());
-        assert_eq!(s, Lifecycle::Restoring { paused: true });
-        assert!(s.step(Input::Resume, DL).is_empty());
-        assert_eq!(
-            s.step(Input::ResumeData { trusted: true }, DL),
-            vec![Activate]
-        );
-        assert_eq!(s, Lifecycle::Downloading { live: None });
-        let mut s = Lifecycle::Restoring { paused: false };
-        s.step(Input::Failed(err(TorrentErrorKind::Storage)), DL);
-        assert_eq!(s.ui_state(), TorrentState::Error);
-    }
-
-    #[test]
-    fn moving_stops_the_swarm_and_comes_back_to_it() {
-        let mut s = Lifecycle::Seeding { live: None };
-        assert_eq!(s.step(move_start(), DONE), vec![Deactivate(None)]);
-        assert_eq!(s.ui_state(), TorrentState::Moving);
-        assert!(
-            s.step(Input::Pause, DONE).is_empty(),
-            "nothing else while moving"
-        );
-        assert!(s.step(Input::Recheck, DONE).is_empty());
-        assert_eq!(s.step(Input::MoveDone, DONE), vec![Activate]);
-        assert_eq!(s, Lifecycle::Seeding { live: None });
-        let mut s = Lifecycle::paused(false);
-        assert!(s.step(move_start(), DL).is_empty());
-        assert!(s.step(Input::MoveDone, DL).is_empty());
-        assert_eq!(s, Lifecycle::paused(false));
-        let mut s = checking(false);
-        assert!(s.step(move_start(), DL).is_empty(), "not while checking");
-    }
-
-    #[test]
-    fn magnet_metadata() {
-        let no_meta = Facts {
-            has_metadata: false,
-            ..DL
-        };
-        // a magnet link added (paused, unchecked) or paused starts fetching at once
-        for start in [
-            Lifecycle::paused(true),
-            Lifecycle::paused(false),
-            Lifecycle::Error(err(TorrentErrorKind::BadMetadata)),
-        ] {
-            let mut s = start;
-            assert_eq!(s.step(Input::Resume, no_meta), vec![Activate]);
-            assert_eq!(s.ui_state(), TorrentState::FetchingMetadata);
-        }
-        let mut s = Lifecycle::FetchingMetadata;
-        // nothing to recheck yet
-        assert!(s.step(Input::Recheck, no_meta).is_empty());
-        assert_eq!(s, Lifecycle::FetchingMetadata);
-        let mut p = Lifecycle::paused(true);
-        assert!(p.step(Input::Recheck, no_meta).is_empty());
-        // metadata: check (no stopped announce), then download
-        assert_eq!(s.step(Input::MetadataReady, DL), vec![QueueCheck]);
-        assert_eq!(s.step(slot(), DL), vec![StartCheck]);
-        assert_eq!(
-            s.step(Input::CheckDone, DL),
-            vec![ReleaseCheckSlot, Activate]
-        );
-        assert_eq!(s, Lifecycle::Downloading { live: None });
-        // pausing while fetching
-        let mut s = Lifecycle::FetchingMetadata;
-        assert_eq!(s.step(Input::Pause, no_meta), vec![Deactivate(None)]);
-    }
-
-    #[test]
-    fn the_check_lives_in_the_checking_state() {
-        let mut s = Lifecycle::paused(true);
-        s.step(Input::Resume, DL);
-        let job = job(9);
-        let h = job.handles();
-        assert_eq!(s.step(Input::CheckSlot(job), DL), vec![StartCheck]);
-        assert_eq!(s.check_job().map(CheckJob::key), Some(9));
-        // resuming a paused recheck keeps the same check running
-        let mut p = checking(true);
-        let ph = p.check_job().unwrap().handles();
-        assert!(p.step(Input::Resume, DL).is_empty());
-        assert_eq!(p.check_job().map(CheckJob::key), Some(1));
-        assert!(!ph.cancel.load(Ordering::Relaxed), "still running");
-        // leaving the state stops it
-        assert_eq!(s.step(Input::Pause, DL), vec![CancelCheck]);
-        assert!(s.check_job().is_none());
-        assert!(
-            h.cancel.load(Ordering::Relaxed),
-            "the thread is told to stop"
-        );
-    }
-
-    #[test]
-    fn a_recheck_replaces_the_running_check() {
-        let mut s = checking(false);
-        let old = s.check_job().unwrap().handles();
-        assert_eq!(s.step(Input::Recheck, DL), vec![CancelCheck, QueueCheck]);
-        assert!(old.cancel.load(Ordering::Relaxed), "the old check stops");
-        assert!(s.check_job().is_none(), "queued: no check yet");
-        assert_eq!(s.step(Input::CheckSlot(job(2)), DL), vec![StartCheck]);
-        assert_eq!(s.check_job().map(CheckJob::key), Some(2));
-    }
-
-    #[test]
-    fn a_slot_that_comes_too_late_drops_its_check() {
-        let mut s = Lifecycle::paused(true);
-        let job = job(3);
-        let h = job.handles();
-        assert!(s.step(Input::CheckSlot(job), DL).is_empty());
-        assert!(h.cancel.load(Ordering::Relaxed));
-        assert!(s.check_job().is_none());
-    }
-
-    #[test]
-    fn the_move_progress_lives_in_the_moving_state() {
-        let mut s = Lifecycle::Downloading { live: None };
-        let progress = MoveProgress::default();
-        s.step(Input::MoveStart(progress.clone()), DL);
-        progress
-            .counter()
-            .fetch_add(1000, std::sync::atomic::Ordering::Relaxed);
-        assert_eq!(s.move_progress().map(MoveProgress::moved), Some(1000));
-        assert_eq!(s.check_job(), None);
-        assert_eq!(s.step(Input::MoveDone, DL), vec![Activate]);
-        assert!(s.move_progress().is_none(), "gone with the state");
-        // a move refused (checking) keeps no progress
-        let mut c = checking(false);
-        assert!(c.step(move_start(), DL).is_empty());
-        assert!(c.move_progress().is_none());
-    }
-
-    fn guard_paused(reason: &str) -> Lifecycle {
-        Lifecycle::Paused {
-            needs_check: false,
-            guard: Some(reason.into()),
-        }
-    }
-
-    #[test]
-    fn the_guards_reason_lives_in_its_pause() {
-        let mut s = Lifecycle::Downloading { live: None };
-        assert_eq!(
-            s.step(Input::GuardPause("full".into()), DL),
-            vec![Deactivate(None)]
-        );
-        assert_eq!(s, guard_paused("full"));
-        assert_eq!(s.guard(), Some("full"));
-        assert_eq!(s.ui_state(), TorrentState::Paused);
-        // space is back: the guard resumes it, and its reason goes with the pause
-        assert_eq!(s.step(Input::GuardResume, DL), vec![Activate]);
-        assert_eq!(s, Lifecycle::Downloading { live: None });
-        assert_eq!(s.guard(), None);
-        // the guard pauses downloads only
-        for mut s in [
-            Lifecycle::Seeding { live: None },
-            Lifecycle::FetchingMetadata,
-            Lifecycle::paused(false),
-            checking(false),
-        ] {
-            assert!(s.step(Input::GuardPause("full".into()), DL).is_empty());
-            assert_eq!(s.guard(), None);
-        }
-    }
-
-    #[test]
-    fn the_guard_does_not_resume_what_the_user_paused() {
-        let mut s = Lifecycle::paused(false);
-        assert!(s.step(Input::GuardResume, DL).is_empty());
-        assert_eq!(s, Lifecycle::paused(false));
-        // the user's resume or recheck of a guarded pause drops the reason
-        let mut s = guard_paused("full");
-        assert_eq!(s.step(Input::Resume, DL), vec![Activate]);
-        assert_eq!(s.guard(), None);
-        let mut s = guard_paused("full");
-        assert_eq!(s.step(Input::Recheck, DL), vec![QueueCheck]);
-        assert_eq!(s.guard(), None);
-        // and a user pause after the guard's is the user's (the guard no longer resumes it)
-        let mut s = guard_paused("full");
-        assert!(s.step(Input::Pause, DL).is_empty());
-        assert_eq!(
-            s.guard(),
-            Some("full"),
-            "pausing a paused torrent changes nothing"
-        );
-    }
-
-    #[test]
-    fn a_move_carries_the_guards_pause() {
-        let mut s = guard_paused("full");
-        assert!(s.step(move_start(), DL).is_empty());
-        assert_eq!(s.ui_state(), TorrentState::Moving);
-        assert_eq!(s.guard(), Some("full"));
-        assert!(s.step(Input::MoveDone, DL).is_empty());
-        assert_eq!(
-            s,
-            guard_paused("full"),
-            "paused by the guard again once moved"
-        );
-        // the guard's resume during the move ends its pause; the move goes on
-        let mut s = guard_paused("full");
-        s.step(move_start(), DL);
-        assert!(s.step(Input::GuardResume, DL).is_empty());
-        assert_eq!(s.ui_state(), TorrentState::Moving);
-        assert_eq!(s.guard(), None);
-        assert!(s.step(Input::MoveDone, DL).is_empty());
-        assert_eq!(s, Lifecycle::paused(false));
-        // a move out of a running state has no guard
-        let mut s = Lifecycle::Downloading { live: None };
-        s.step(move_start(), DL);
-        assert_eq!(s.guard(), None);
-    }
-
-    fn live_download(key: u64) -> Lifecycle {
-        Lifecycle::Downloading {
-            live: Some(fixture::live(key)),
-        }
-    }
-
-    /// The shared state an effect list hands back, if any.
-    fn handed_back(effects: Vec<Effect>) -> Option<Live> {
-        effects.into_iter().find_map(|e| match e {
-            Deactivate(live) => live,
-            _ => None,
-        })
-    }
-
-    #[test]
-    fn the_shared_state_lives_in_the_running_states() {
-        let s = live_download(4);
-        assert_eq!(s.live().map(|l| l.disk().key), Some(4));
-        assert_eq!(
-            s.disk().map(|d| d.key),
-            Some(4),
-            "its storage is the live one"
-        );
-        // no other state can hold one
-        for mut s in [
-            Lifecycle::paused(false),
-            Lifecycle::Completed,
-            Lifecycle::FetchingMetadata,
-            Lifecycle::QueuedForCheck { then_pause: false },
-            Lifecycle::Error(err(TorrentErrorKind::Storage)),
-        ] {
-            assert!(s.live_slot().is_none(), "{s:?}");
-            assert!(s.disk().is_none(), "{s:?}");
-        }
-        // a running state without peers holds nothing yet
-        let mut s = Lifecycle::Seeding { live: None };
-        assert_eq!(s.live_slot(), Some(&mut None));
-        assert!(s.take_live().is_none());
-    }
-
-    #[test]
-    fn leaving_the_swarm_hands_the_shared_state_back() {
-        let leave: Vec<(Input, Facts)> = vec![
-            (Input::Pause, DL),
-            (Input::GuardPause("full".into()), DL),
-            (Input::Recheck, DL),
-            (Input::Failed(err(TorrentErrorKind::NoSpace)), DL),
-            (move_start(), DL),
-            (Input::Complete, DONE_NO_SEED),
-        ];
-        for (input, facts) in leave {
-            let mut s = live_download(7);
-            let what = format!("{input:?}");
-            let back = handed_back(s.step(input, facts)).expect(&what);
-            assert_eq!(back.disk().key, 7, "{what}");
-            assert!(s.live().is_none() && s.disk().is_none(), "{what}: {s:?}");
-        }
-        // without peers there is nothing to hand back
-        let mut s = Lifecycle::Downloading { live: None };
-        assert_eq!(s.step(Input::Pause, DL), vec![Deactivate(None)]);
-    }
-
-    #[test]
-    fn completing_keeps_the_shared_state_and_losing_pieces_too() {
-        let mut s = live_download(3);
-        let held = s.live().unwrap().shared().clone();
-        assert_eq!(s.step(Input::Complete, DONE), vec![AnnounceCompleted]);
-        assert_eq!(s.ui_state(), TorrentState::Seeding);
-        assert!(
-            std::sync::Arc::ptr_eq(s.live().unwrap().shared(), &held),
-            "the seed serves with the same state"
-        );
-        assert!(s.step(Input::PiecesLost, DL).is_empty());
-        assert_eq!(s.ui_state(), TorrentState::Downloading);
-        assert!(std::sync::Arc::ptr_eq(s.live().unwrap().shared(), &held));
-        // the torrent goes quiet: it takes the state out, the download goes on
-        assert!(s.take_live().is_some());
-        assert_eq!(s, Lifecycle::Downloading { live: None });
-        // inputs that change nothing keep it
-        let mut s = live_download(3);
-        assert!(s.step(Input::Resume, DL).is_empty());
-        assert!(s.step(Input::MetadataReady, DL).is_empty());
-        assert!(s.live().is_some());
-    }
-
-    #[test]
-    fn a_check_holds_its_storage_and_drops_it_when_done() {
-        let mut s = Lifecycle::QueuedForCheck { then_pause: false };
-        assert!(s.disk().is_none(), "queued: nothing open yet");
-        let job = job(8);
-        let disk = job.disk().clone();
-        assert_eq!(s.step(Input::CheckSlot(job), DL), vec![StartCheck]);
-        assert!(std::sync::Arc::ptr_eq(s.disk().unwrap(), &disk));
-        assert!(s.live_slot().is_none(), "no connections while checking");
-        assert_eq!(
-            s.step(Input::CheckDone, DL),
-            vec![ReleaseCheckSlot, Activate]
-        );
-        assert_eq!(s, Lifecycle::Downloading { live: None });
-        assert!(s.disk().is_none(), "opened again when a peer comes");
-        assert_eq!(
-            std::sync::Arc::strong_count(&disk),
-            1,
-            "the check's storage went with its state"
-        );
-        // the storage could not be opened when the slot came
-        let mut s = Lifecycle::QueuedForCheck { then_pause: true };
-        assert_eq!(
-            s.step(
-                Input::CheckFailed(err(TorrentErrorKind::PermissionDenied)),
-                DL
-            ),
-            vec![ReleaseCheckSlot]
-        );
-        assert_eq!(s.ui_state(), TorrentState::Error);
-    }
-}
+mod tests;

@@ -220,7 +220,7 @@ impl Torrent {
             }
             return;
         }
-        let fetch = self.pending.as_ref().and_then(|p| p.fetch.clone());
+        let fetch = self.life.fetch().map(|f| f.get().clone());
         let shared = if fetch.is_some() {
             None
         } else {

@@ -214,11 +214,7 @@ impl Torrent {
         let eta_secs =
             (state == TorrentState::Downloading && down_rate > 0).then(|| left / down_rate);
         let (swarm_seeds, swarm_leechers) = self.trackers.swarm();
-        let fetching = self
-            .pending
-            .as_ref()
-            .and_then(|p| p.fetch.as_ref())
-            .filter(|_| self.life.is_running());
+        let fetching = self.life.fetch().map(|f| f.get());
         let message = if let Some(g) = self.life.guard() {
             Some(format!("paused: {g}"))
         } else if let Some(f) = fetching {
@@ -261,6 +257,7 @@ impl Torrent {
                 .life
                 .guard()
                 .map(|g| PauseCause::DiskGuard(g.to_string())),
+            save_path: self.save_dir.clone(),
         }
     }
 
@@ -279,7 +276,7 @@ impl Torrent {
             Some(s) => piece_states(n, &have, s.picker().partial_pieces()),
             None => piece_states(n, &have, std::iter::empty()),
         };
-        let meta = self.meta.clone();
+        let meta = self.info.resident().cloned();
         let files = match &meta {
             Some(m) => m
                 .files

@@ -93,19 +93,24 @@ impl App {
             FormKind::Move { torrents } => popups::move_storage::submit(form, torrents),
             FormKind::AddPeer { torrent } => popups::add_peer::submit(form, *torrent),
         };
-        // "moving to …" is said while the data moves, not after
-        let moving = match &form.kind {
-            FormKind::Move { torrents } => Some(torrents.clone()),
+        // "moving to …" is said while the data moves, then the outcome
+        let moving = match (&form.kind, &result) {
+            (FormKind::Move { torrents }, Ok(outcome)) => {
+                outcome.commands.iter().find_map(|c| match c {
+                    Command::MoveStorage { to, .. } => Some((torrents.clone(), to.clone())),
+                    _ => None,
+                })
+            }
             _ => None,
         };
         match result {
             Ok(mut outcome) => {
                 self.dialog = None;
                 // only a move's notice is about work; every other form keeps its notice
-                if let Some(ids) = moving
+                if let Some((ids, to)) = moving
                     && let Some(text) = outcome.notice.take()
                 {
-                    self.notice.info_while(text, ids, self.snapshot.seq);
+                    self.notice.moving(text, ids, to, self.snapshot.seq);
                 }
                 self.apply_outcome(outcome);
             }

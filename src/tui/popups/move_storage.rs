@@ -8,13 +8,20 @@ use crate::tui::input::expand_home;
 use super::form::{Field, Form, FormKind, Outcome, Submitted};
 
 /// The dialog for `torrents` (`what` names them), filled with the first one's save folder
-/// when the snapshot's detail is of it.
+/// (from its list row, so opened from the list or the detail view alike).
 pub fn open(snapshot: &Snapshot, torrents: Vec<TorrentId>, what: &str) -> Form {
-    let current = snapshot
-        .detail
-        .as_ref()
-        .filter(|d| torrents.first() == Some(&d.id))
-        .map(|d| d.save_path.display().to_string())
+    let current = torrents
+        .first()
+        .and_then(|id| snapshot.row(*id))
+        .map(|r| r.save_path.display().to_string())
+        .filter(|p| !p.is_empty())
+        .or_else(|| {
+            snapshot
+                .detail
+                .as_ref()
+                .filter(|d| torrents.first() == Some(&d.id))
+                .map(|d| d.save_path.display().to_string())
+        })
         .unwrap_or_default();
     let mut form = Form::new(
         FormKind::Move { torrents },
@@ -102,6 +109,29 @@ mod tests {
             "",
             "the detail is of another torrent"
         );
+    }
+
+    #[test]
+    fn opened_from_the_list_it_starts_from_the_rows_folder() {
+        let rows: Vec<Arc<crate::api::TorrentRow>> = [(1, "/srv/a"), (2, "/srv/b")]
+            .into_iter()
+            .map(|(id, path)| {
+                Arc::new(crate::api::TorrentRow {
+                    id: TorrentId(id),
+                    save_path: PathBuf::from(path),
+                    ..crate::api::TorrentRow::default()
+                })
+            })
+            .collect();
+        // no detail: the list view
+        let snap = Snapshot {
+            rows: rows.into(),
+            ..Snapshot::default()
+        };
+        let form = open(&snap, vec![TorrentId(2)], "b");
+        assert_eq!(form.fields[0].value(), "/srv/b");
+        let form = open(&snap, vec![TorrentId(1), TorrentId(2)], "2 torrents");
+        assert_eq!(form.fields[0].value(), "/srv/a", "the first one's folder");
     }
 
     #[test]

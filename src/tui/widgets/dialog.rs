@@ -24,9 +24,19 @@ pub(crate) fn render(frame: &mut Frame, area: Rect, dialog: &Dialog, theme: &The
                 .iter()
                 .map(|l| Line::from(format::clean(l, theme.sym.ascii)))
                 .collect();
-            let height = (lines.len() as u16 + 2).min(area.height);
+            // long lines wrap: count the rows they take (word wrap may need one more)
+            let inner = usize::from(width.saturating_sub(2)).max(1);
+            let rows: usize = lines.iter().map(|l| l.width().div_ceil(inner).max(1)).sum();
+            let slack = usize::from(rows > lines.len());
+            let height = ((rows + slack) as u16 + 2).min(area.height);
             let popup = area.centered(Constraint::Length(width), Constraint::Length(height));
-            let block = block(&c.title, theme);
+            // the footer says what Enter does here: keep, where yes cannot be undone
+            let footer = if c.enter_denies {
+                " Enter keep  Esc cancel "
+            } else {
+                FOOTER
+            };
+            let block = block(&c.title, footer, theme);
             frame.render_widget(Clear, popup);
             frame.render_widget(
                 Paragraph::new(lines)
@@ -39,12 +49,15 @@ pub(crate) fn render(frame: &mut Frame, area: Rect, dialog: &Dialog, theme: &The
     }
 }
 
-fn block<'a>(title: &str, theme: &Theme) -> Block<'a> {
+/// The footer of a dialog whose Enter applies it.
+const FOOTER: &str = " Enter apply  Esc cancel ";
+
+fn block<'a>(title: &str, footer: &'static str, theme: &Theme) -> Block<'a> {
     Block::new()
         .borders(Borders::ALL)
         .border_set(theme.sym.border)
         .title(Span::styled(format!(" {title} "), theme.title()))
-        .title_bottom(Line::from(" Enter apply  Esc cancel ").right_aligned())
+        .title_bottom(Line::from(footer).right_aligned())
 }
 
 fn render_form(frame: &mut Frame, area: Rect, form: &Form, theme: &Theme) {
@@ -147,7 +160,7 @@ fn render_form(frame: &mut Frame, area: Rect, form: &Form, theme: &Theme) {
     let popup = area.centered(Constraint::Length(width), Constraint::Length(height));
     frame.render_widget(Clear, popup);
     frame.render_widget(
-        Paragraph::new(lines).block(block(&form.title, theme)),
+        Paragraph::new(lines).block(block(&form.title, FOOTER, theme)),
         popup,
     );
     if let Some((x, y)) = cursor {
