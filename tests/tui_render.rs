@@ -1504,10 +1504,22 @@ fn quit_and_reannounce_mention_trackers_only_when_there_is_one() {
     for (w, h) in DAY_SIZES {
         let text = screen(&render(&mut app, w, h));
         assert!(
-            text.contains("no tracker to re-announce to (peers come from DHT, PEX, LSD)"),
-            "{w}x{h}:\n{text}"
+            text.contains("no tracker to re-announce to (peers come from PEX)"),
+            "DHT and LSD off in this snapshot: only PEX\n{w}x{h}:\n{text}"
         );
     }
+    let mut on = snapshot(2, vec![trackerless_seed()]);
+    Arc::make_mut(&mut on).global.dht_nodes = Some(40);
+    Arc::make_mut(&mut on).global.lsd = true;
+    app.set_snapshot(on);
+    app.handle_key(key('r'));
+    assert!(
+        app.notice().is_some_and(
+            |n| n.starts_with("no tracker to re-announce to (peers come from DHT, LSD, PEX)")
+        ),
+        "{:?}",
+        app.notice()
+    );
     app.handle_key(key('q'));
     for (w, h) in DAY_SIZES {
         let text = screen(&render(&mut app, w, h));
@@ -1700,4 +1712,30 @@ fn speed_graphs_run_on_the_wall_clock_and_idle_seconds_are_zero() {
     }
     app.handle_key(code(KeyCode::Esc));
     assert!(!app.shows_time(), "the list does not tick: idle stays idle");
+}
+
+#[test]
+fn a_disk_guard_pause_reads_apart_from_a_manual_one() {
+    let mut guarded = paused_with_message();
+    guarded.paused_by = Some(ratorrent::api::PauseCause::DiskGuard(
+        "only 1.00 MiB free on the volume of /d".to_owned(),
+    ));
+    guarded.message = Some("paused: only 1.00 MiB free on the volume of /d".to_owned());
+    let mut app = App::new(snapshot(1, vec![seeding(), guarded]));
+    for (w, h) in DAY_SIZES {
+        let text = screen(&render(&mut app, w, h));
+        assert!(text.contains("Disk full"), "{w}x{h}:\n{text}");
+    }
+    app.handle_key(code(KeyCode::Down));
+    let commands = app.handle_key(key('p'));
+    assert!(
+        matches!(commands[..], [Command::TogglePause(TorrentId(3))]),
+        "{commands:?}"
+    );
+    let notice = app.notice().unwrap_or_default();
+    assert!(
+        notice.starts_with("resumed ")
+            && notice.contains("although only 1.00 MiB free on the volume of /d"),
+        "{notice}"
+    );
 }

@@ -693,11 +693,7 @@ impl App {
             }
             Action::Add => self.open_add(),
             Action::PauseAll | Action::ResumeAll => self.all(action == Action::PauseAll),
-            Action::TogglePause => {
-                for id in self.targets() {
-                    self.outbox.push(Command::TogglePause(id));
-                }
-            }
+            Action::TogglePause => self.toggle_pause(),
             Action::Recheck => {
                 let ids = self.targets();
                 if !ids.is_empty() {
@@ -778,8 +774,17 @@ impl App {
         } else if !trackerless.is_empty() {
             // what matters first: a long name is cut at the end of the line
             let what = self.describe(&trackerless);
+            // only the sources in effect (as the Trackers tab says)
+            let g = &self.snapshot.global;
+            let on = [
+                (g.dht_nodes.is_some(), "DHT"),
+                (g.lsd, "LSD"),
+                (true, "PEX"),
+            ];
+            let from: Vec<&str> = on.iter().filter(|s| s.0).map(|s| s.1).collect();
             self.set_info(format!(
-                "no tracker to re-announce to (peers come from DHT, PEX, LSD): {what}"
+                "no tracker to re-announce to (peers come from {}): {what}",
+                from.join(", ")
             ));
         }
         for id in tracked {
@@ -976,6 +981,7 @@ pub(crate) struct Scrolls<'a> {
 }
 
 mod dialogs;
+mod pause;
 
 #[cfg(test)]
 mod tests;

@@ -85,7 +85,16 @@ pub fn facts(
         ));
     }
     if let Some(m) = &row.message {
-        out.push(fact("Tracker", clean(m), Tone::Warning));
+        // say what the line is: the disk guard's or the metadata fetch's status, a
+        // tracker's word, or a note about where peers come from
+        let label = if row.paused_by.is_some() || row.state == TorrentState::FetchingMetadata {
+            "Status"
+        } else if row.has_trackers {
+            "Tracker"
+        } else {
+            "Note"
+        };
+        out.push(fact(label, clean(m), Tone::Warning));
     }
     out.push(fact("Name", clean(&row.name), Tone::Title));
     // the name shown is the one used on disk: say when it is not the torrent's own
@@ -103,9 +112,26 @@ pub fn facts(
             1 => "Fetching metadata from 1 peer".to_owned(),
             n => format!("Fetching metadata from {n} peers"),
         },
+        TorrentState::Paused if row.paused_by.is_some() => "Paused (disk full)".to_owned(),
         state => state.label().to_owned(),
     };
     out.push(fact("State", state, Tone::State));
+    if row.state == TorrentState::FetchingMetadata
+        && row.peers == 0
+        && !row.has_trackers
+        && detail.is_some_and(|d| !d.peer_sources.iter().any(|c| asks_for_peers(c.source)))
+    {
+        // nothing will ever answer: say how to give it a source
+        let key = keymap.hint(Action::AddPeer);
+        out.push(fact(
+            "What to do",
+            format!(
+                "no source of peers: add a tracker, add a peer ({key} in the Peers tab), \
+                 or enable the DHT (dht = true)"
+            ),
+            Tone::Warning,
+        ));
+    }
     out.push(fact("Info hash", row.info_hash.clone(), Plain));
     if let Some(d) = detail {
         out.push(fact(
@@ -269,6 +295,13 @@ pub fn given_peers_line(d: &TorrentDetail) -> String {
     parts.join(", ")
 }
 
+/// Whether `source` goes looking for peers by itself (incoming connections and PEX need a
+/// peer first).
+fn asks_for_peers(source: crate::api::PeerSource) -> bool {
+    use crate::api::PeerSource as S;
+    matches!(source, S::Tracker | S::Dht | S::Lsd | S::Magnet | S::Manual)
+}
+
 #[cfg(test)]
 mod tests {
     use std::path::PathBuf;
@@ -356,6 +389,36 @@ mod tests {
         };
         let f = facts(&alone, None, &Keymap::default(), &sym);
         assert_eq!(value(&f, "State"), "Fetching metadata: no peer to ask yet");
+        assert!(!labels(&f).contains(&"What to do"), "no detail: not known");
+        // no tracker, no DHT, no LSD, no peer given: say what would help
+        let nothing = TorrentDetail {
+            peer_sources: vec![crate::api::SourceCount {
+                source: crate::api::PeerSource::Incoming,
+                known: 0,
+                connected: 0,
+            }],
+            ..TorrentDetail::default()
+        };
+        let f = facts(&alone, Some(&nothing), &Keymap::default(), &sym);
+        let what = value(&f, "What to do");
+        for part in [
+            "add a tracker",
+            "add a peer (A in the Peers tab)",
+            "enable the DHT",
+        ] {
+            assert!(what.contains(part), "{what}");
+        }
+        // with the DHT running it waits for the DHT
+        let dht = TorrentDetail {
+            peer_sources: vec![crate::api::SourceCount {
+                source: crate::api::PeerSource::Dht,
+                known: 0,
+                connected: 0,
+            }],
+            ..TorrentDetail::default()
+        };
+        let f = facts(&alone, Some(&dht), &Keymap::default(), &sym);
+        assert!(!labels(&f).contains(&"What to do"));
         // paused before the metadata came: still unknown
         let paused = TorrentRow {
             state: TorrentState::Paused,
@@ -383,6 +446,42 @@ mod tests {
     }
 
     #[test]
+    fn the_row_message_is_labelled_by_what_it_is() {
+        let sym = Theme::default().sym;
+        let keymap = Keymap::default();
+        let guarded = TorrentRow {
+            state: TorrentState::Paused,
+            paused_by: Some(crate::api::PauseCause::DiskGuard(
+                "only 1 MiB free on the volume of /d".to_owned(),
+            )),
+            message: Some("paused: only 1 MiB free on the volume of /d".to_owned()),
+            has_trackers: true,
+            ..row()
+        };
+        let f = facts(&guarded, None, &keymap, &sym);
+        assert_eq!(labels(&f)[0], "Status");
+        assert_eq!(value(&f, "State"), "Paused (disk full)");
+        let fetching = TorrentRow {
+            state: TorrentState::FetchingMetadata,
+            message: Some("fetching metadata (BEP 9) from 0 peers".to_owned()),
+            ..row()
+        };
+        assert_eq!(labels(&facts(&fetching, None, &keymap, &sym))[0], "Status");
+        let trackerless = TorrentRow {
+            message: Some("no trackers: peers come from the DHT".to_owned()),
+            has_trackers: false,
+            ..row()
+        };
+        assert_eq!(labels(&facts(&trackerless, None, &keymap, &sym))[0], "Note");
+        let tracked = TorrentRow {
+            message: Some("tracker: connection refused".to_owned()),
+            has_trackers: true,
+            ..row()
+        };
+        assert_eq!(labels(&facts(&tracked, None, &keymap, &sym))[0], "Tracker");
+    }
+
+    #[test]
     fn an_error_comes_first_with_what_to_do() {
         let sym = Theme::default().sym;
         let row = TorrentRow {
@@ -391,6 +490,7 @@ mod tests {
                 message: "gone: /data/x".to_owned(),
             }),
             message: Some("tracker says no".to_owned()),
+            has_trackers: true,
             ..row()
         };
         let facts = facts(&row, None, &Keymap::default(), &sym);

@@ -244,7 +244,7 @@ fn draw_cell(
             x,
             y,
             width,
-            state_label(row.state, width),
+            state_label(row, width),
             theme.state(row),
             false,
         ),
@@ -294,9 +294,14 @@ fn align_right(column: Column) -> bool {
     )
 }
 
-/// A state's name in `width` cells: in full when it fits, else its short form
-/// ("Fetching metadata" becomes "Metadata").
-fn state_label(state: TorrentState, width: u16) -> &'static str {
+/// A row's state in `width` cells: in full when it fits, else its short form
+/// ("Fetching metadata" becomes "Metadata"); a torrent the disk guard paused reads
+/// "Disk full", not like one the user paused.
+fn state_label(row: &TorrentRow, width: u16) -> &'static str {
+    let state = row.state;
+    if state == TorrentState::Paused && row.paused_by.is_some() {
+        return "Disk full";
+    }
     let full = state.label();
     match state {
         TorrentState::FetchingMetadata if full.len() > usize::from(width) => "Metadata",
