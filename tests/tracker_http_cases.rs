@@ -769,8 +769,10 @@ fn closes_kept_alive_connections(
                 )
                 .into_bytes();
                 out.extend_from_slice(&body);
-                if stream.write_all(&out).is_ok() {
-                    count.fetch_add(1, Ordering::SeqCst);
+                // counted before the client can have the answer
+                count.fetch_add(1, Ordering::SeqCst);
+                if stream.write_all(&out).is_err() {
+                    return;
                 }
                 // the next request on this connection: closed, unanswered
                 let _ = read_head(&mut stream);
