@@ -57,7 +57,7 @@ pub fn cli_hint(kind: crate::api::TorrentErrorKind) -> &'static str {
             "make the download folder writable (or use -o DIR), then run the command again"
         }
         K::FilesMissing => {
-            "restore the files (or let them download again) and run the command again: the data is rechecked"
+            "put the files back (or pass -o with the folder they are in) and run the command again, or run it to download them again: the data is rechecked"
         }
         K::Storage => "check the disk, then run the command again",
         K::BadMetadata => "the torrent behind this magnet link cannot be used",
@@ -116,15 +116,13 @@ pub fn summary_line(rows: &[&TorrentRow]) -> String {
 
 /// The line printed every [`SEED_STATUS_EVERY`] while `download --seed` seeds, e.g.
 /// `seeding 1 torrent  ↑ 12.5 MiB/s  uploaded 3.20 GiB  ratio 3.20  peers 4`. The ratio is
-/// all-time uploaded over the payload size (what a seeder from existing data has).
+/// [`crate::api::share_ratio`] of the totals, the same rule as the TUI's (uploaded over
+/// downloaded, or over the size when next to nothing was downloaded).
 pub fn seeding_line(rows: &[&TorrentRow]) -> String {
     let size: u64 = rows.iter().map(|r| r.size).sum();
     let uploaded: u64 = rows.iter().map(|r| r.uploaded).sum();
-    let ratio = if size == 0 {
-        0.0
-    } else {
-        uploaded as f64 / size as f64
-    };
+    let downloaded: u64 = rows.iter().map(|r| r.downloaded).sum();
+    let ratio = crate::api::share_ratio(uploaded, downloaded, size).unwrap_or(0.0);
     format!(
         "seeding {} torrent{}  ↑ {}  uploaded {}  ratio {ratio:.2}  peers {}",
         rows.len(),
@@ -497,5 +495,15 @@ mod tests {
             one.starts_with("seeding 1 torrent ") && one.contains("ratio 0.00"),
             "{one}"
         );
+        // downloaded, then seeded: uploaded over downloaded, as the TUI shows
+        let fetched = TorrentRow {
+            size: 1 << 30,
+            downloaded: 1 << 29,
+            uploaded: 3 << 29,
+            ..TorrentRow::default()
+        };
+        let line = seeding_line(&[&fetched]);
+        assert!(line.contains("ratio 3.00"), "{line}");
+        assert_eq!(fetched.ratio(), Some(3.0));
     }
 }

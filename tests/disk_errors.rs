@@ -13,7 +13,10 @@ use std::time::Duration;
 use common::client::wait_row;
 use common::mounts::Mount;
 use common::payload::{self, FileSpec};
-use common::{LtPeer, SeedArgs, TestTracker, free_port_on, make_torrent, temp_dir};
+use common::rat::Rat;
+use common::{
+    LeechArgs, LtPeer, SeedArgs, TestTracker, free_port, free_port_on, make_torrent, temp_dir,
+};
 use ratorrent::api::{AddRequest, TorrentErrorKind, TorrentId, TorrentRow, TorrentState};
 use ratorrent::engine::session::{self, SessionHandle};
 
@@ -172,6 +175,72 @@ async fn file_deleted_mid_download_is_an_error_not_complete_and_resume_fetches_i
     .await;
     same(&a, &dst);
     stop(h).await;
+}
+
+/// Complete data for a single-file torrent `name` under `dir/seed`, with no other seeder:
+/// returns (the .torrent, the data folder).
+fn own_data(dir: &Path, name: &str, len: u64, seed: u64) -> (PathBuf, PathBuf) {
+    let data = dir.join("seed");
+    payload::write_tree(&data, &[FileSpec::new(name, len)], seed).unwrap();
+    let torrent = dir.join(format!("{name}.torrent"));
+    let url = TRACKER.with(|t| t.url());
+    make_torrent(&data.join(name), &torrent, &url, Some(64 * 1024));
+    (torrent, data)
+}
+
+/// A libtorrent leecher on 127.0.0.`ip` for `torrent`, into `dir`.
+fn leecher(torrent: &Path, dir: &Path, ip: u8) -> LtPeer {
+    let ip = Ipv4Addr::new(127, 0, 0, ip);
+    LtPeer::leech(&LeechArgs::new(torrent, dir, ip, free_port_on(ip)))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn verified_file_deleted_while_seeding_stops_the_torrent_as_files_missing() {
+    let dir = temp_dir();
+    let (torrent, data) = own_data(dir.path(), "s.bin", 2 << 20, 7);
+    let h = start(0).await;
+    let request = AddRequest::new(torrent.clone()).download_dir(Some(data.clone()));
+    let id = h.client.add(request).await.unwrap();
+    wait(&h, id, "seeding", |r| r.state == TorrentState::Seeding).await;
+    std::fs::remove_file(data.join("s.bin")).unwrap();
+    let _leech = leecher(&torrent, &dir.path().join("leech"), 7);
+    let row = wait(&h, id, "files missing, not 99.8% Downloading", |r| {
+        r.state == TorrentState::Error
+    })
+    .await;
+    let e = row.error.expect("a cause");
+    assert_eq!(e.kind, TorrentErrorKind::FilesMissing, "{e:?}");
+    assert!(e.message.contains("s.bin"), "names the file: {}", e.message);
+    assert!(
+        e.kind.hint().contains("put the files back"),
+        "{}",
+        e.kind.hint()
+    );
+    // putting the file back and resuming rechecks and seeds again
+    payload::write_tree(&data, &[FileSpec::new("s.bin", 2 << 20)], 7).unwrap();
+    h.client.resume(id).await.unwrap();
+    wait(&h, id, "rechecked and seeding", |r| {
+        r.state == TorrentState::Seeding && r.pieces_have == r.pieces_total
+    })
+    .await;
+    stop(h).await;
+}
+
+#[test]
+fn headless_seeder_whose_file_is_deleted_exits_1_naming_the_cause() {
+    let dir = temp_dir();
+    let (torrent, data) = own_data(dir.path(), "h.bin", 2 << 20, 8);
+    let port = free_port();
+    let mut rat = Rat::download(&torrent, &data, port, &["--seed"]);
+    rat.wait_stdout("seeding until interrupted", Duration::from_secs(60))
+        .unwrap();
+    std::fs::remove_file(data.join("h.bin")).unwrap();
+    let _leech = leecher(&torrent, &dir.path().join("leech"), 8);
+    let status = rat.wait(Duration::from_secs(90)).unwrap();
+    let out = rat.output();
+    assert_eq!(status.code(), Some(1), "exit 1: {out}");
+    assert!(out.contains("h.bin"), "names the file: {out}");
+    assert!(out.contains("put the files back"), "says what to do: {out}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

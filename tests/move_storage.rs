@@ -116,6 +116,86 @@ async fn files_move_within_and_across_file_systems_and_failures_leave_nothing_be
     h.shutdown().await.unwrap();
 }
 
+/// A torrent with none of its files at its save folder (it failed there: the folder cannot
+/// be created) is moved to a folder that holds a file at its file's path: the move is
+/// refused (it would take that file for its own, unverified, and download over it), with
+/// the hint to move without moving the files. A different user file stays byte-identical;
+/// the same data, pointed at without moving, is checked and seeds without downloading
+/// anything (a libtorrent seeder is there to download from, were it taken as missing).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn moving_a_torrent_without_its_data_never_overwrites_a_file_at_the_target() {
+    let tracker = TestTracker::start();
+    let dir = temp_dir();
+    let len = 1 << 20;
+    let src = dir.path().join("src");
+    payload::write_tree(&src, &[payload::FileSpec::new("f.bin", len)], 1).unwrap();
+    let torrent = dir.path().join("f.torrent");
+    make_torrent(
+        &src.join("f.bin"),
+        &torrent,
+        &tracker.url(),
+        Some(64 * 1024),
+    );
+    let ip = Ipv4Addr::new(127, 0, 0, 6);
+    let _seeder = LtPeer::seed(&common::SeedArgs::new(&torrent, &src, ip, free_port_on(ip)));
+    // a user file of the same name and size, other bytes
+    let user = dir.path().join("user");
+    payload::write_tree(&user, &[payload::FileSpec::new("f.bin", len)], 2).unwrap();
+    let user_bytes = std::fs::read(user.join("f.bin")).unwrap();
+    // the torrent's own, complete data
+    let have = dir.path().join("have");
+    copy_tree(&src, &have);
+    // a save folder that cannot be created (as /proc/zz): the torrent stops in Error
+    let blocker = dir.path().join("blocker");
+    std::fs::write(&blocker, b"a file, not a folder").unwrap();
+    let config = ratorrent::config::engine::EngineConfig {
+        download_dir: dir.path().join("unused"),
+        listen_port: 0,
+        dht: ratorrent::config::engine::DhtConfig::off(),
+        ..ratorrent::config::engine::EngineConfig::default()
+    };
+    let h = session::start(config).await.unwrap();
+    let hint = "move without moving the files";
+    let request = AddRequest::new(torrent.clone()).download_dir(Some(blocker.join("sub")));
+    let id = h.client.add(request).await.unwrap();
+    let failed = |r: &TorrentRow| r.state == TorrentState::Error;
+    wait(&h, id, "failed: no folder there", failed).await;
+
+    // 1. different data at the target: refused, the user's file untouched
+    mv(&h, id, &user, true).await;
+    wait_count(&h, hint, 1).await;
+    let paused = |r: &TorrentRow| r.state == TorrentState::Paused;
+    wait(&h, id, "paused after the refused move", paused).await;
+    assert!(
+        std::fs::read(user.join("f.bin")).unwrap() == user_bytes,
+        "the user's file is byte-identical"
+    );
+
+    // 2. the same data at the target: refused with the hint too; pointed at without
+    // moving, it is checked and seeds without downloading anything
+    mv(&h, id, &have, true).await;
+    wait_count(&h, hint, 2).await;
+    wait(&h, id, "paused after the refused move", paused).await;
+    mv(&h, id, &have, false).await;
+    wait(&h, id, "checked", |r| {
+        r.pieces_have == r.pieces_total && r.state != TorrentState::Checking
+    })
+    .await;
+    h.client.resume(id).await.unwrap();
+    let row = wait_row(
+        &h.client,
+        id,
+        "checked and seeding",
+        Duration::from_secs(60),
+        |r| r.state == TorrentState::Seeding && r.pieces_have == r.pieces_total,
+    )
+    .await;
+    assert_eq!(row.downloaded, 0, "nothing downloaded again");
+    common::compare_trees(&src, &have).unwrap();
+    assert!(std::fs::read(user.join("f.bin")).unwrap() == user_bytes);
+    h.shutdown().await.unwrap();
+}
+
 /// Wait until `n` "files moved" events were logged.
 async fn wait_moved(h: &SessionHandle, n: usize) {
     wait_count(h, "files moved to", n).await;
@@ -133,7 +213,9 @@ async fn wait_count(h: &SessionHandle, needle: &str, n: usize) {
         }
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
-    panic!("no {n} events saying {needle:?}");
+    let events = h.client.recent_events().await.unwrap();
+    let log: Vec<&str> = events.iter().map(|e| e.message.as_str()).collect();
+    panic!("no {n} events saying {needle:?}; the log: {log:#?}");
 }
 
 fn walk(root: &Path) -> Vec<std::path::PathBuf> {

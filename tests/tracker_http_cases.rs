@@ -728,6 +728,60 @@ fn serve_once(
     (addr, rx)
 }
 
+/// A tracker on 127.0.0.1 that answers the first request of each connection keeping it
+/// alive (no `Connection: close`), then closes the connection when a second request comes
+/// on it, unanswered: the race a client loses when it reuses a kept-alive connection the
+/// tracker already closed. Returns its address and the number of requests answered.
+fn closes_kept_alive_connections(
+    body: Vec<u8>,
+) -> (SocketAddr, std::sync::Arc<std::sync::atomic::AtomicUsize>) {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    let answered = std::sync::Arc::new(AtomicUsize::new(0));
+    let count = answered.clone();
+    thread::spawn(move || {
+        for stream in listener.incoming().take(8) {
+            let Ok(mut stream) = stream else { return };
+            let body = body.clone();
+            let count = count.clone();
+            thread::spawn(move || {
+                stream
+                    .set_read_timeout(Some(Duration::from_secs(5)))
+                    .unwrap();
+                let read_head = |stream: &mut TcpStream| {
+                    let mut head = Vec::new();
+                    let mut buf = [0u8; 4096];
+                    while !head.windows(4).any(|w| w == b"\r\n\r\n") {
+                        match stream.read(&mut buf) {
+                            Ok(0) | Err(_) => return false,
+                            Ok(n) => head.extend_from_slice(&buf[..n]),
+                        }
+                    }
+                    true
+                };
+                if !read_head(&mut stream) {
+                    return;
+                }
+                let mut out = format!(
+                    "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: {}\r\n\r\n",
+                    body.len()
+                )
+                .into_bytes();
+                out.extend_from_slice(&body);
+                // counted before the client can have the answer
+                count.fetch_add(1, Ordering::SeqCst);
+                if stream.write_all(&out).is_err() {
+                    return;
+                }
+                // the next request on this connection: closed, unanswered
+                let _ = read_head(&mut stream);
+            });
+        }
+    });
+    (addr, answered)
+}
+
 fn http_response(status: &str, content_type: &str, body: &[u8]) -> Vec<u8> {
     let mut out = format!(
         "HTTP/1.1 {status}\r\nContent-Type: {content_type}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
@@ -740,6 +794,19 @@ fn http_response(status: &str, content_type: &str, body: &[u8]) -> Vec<u8> {
 
 fn fast_tracker() -> HttpTracker {
     HttpTracker::with_timeouts(Duration::from_millis(500), Duration::from_millis(1000))
+}
+
+#[tokio::test]
+async fn a_kept_alive_connection_the_tracker_closed_is_retried_at_once_without_an_error() {
+    let body = bdict(&[("interval", bint(1800)), ("peers", bstr(b""))]);
+    let (addr, answered) = closes_kept_alive_connections(body);
+    let tracker = HttpTracker::with_timeouts(Duration::from_secs(5), Duration::from_secs(10));
+    let url = format!("http://{addr}/announce");
+    for n in 1..=3 {
+        let got = tracker.announce(&url, &request()).await;
+        assert!(got.is_ok(), "announce {n}: {got:?}");
+        assert_eq!(answered.load(std::sync::atomic::Ordering::SeqCst), n);
+    }
 }
 
 #[tokio::test]

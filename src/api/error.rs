@@ -65,7 +65,7 @@ impl TorrentErrorKind {
                 "make the download folder writable (or move the torrent), then resume it"
             }
             TorrentErrorKind::FilesMissing => {
-                "restore the files (or let them download again) and resume: the data is rechecked"
+                "put the files back (or move the torrent to where they are, without moving the files) and resume, or resume to download them again: the data is rechecked"
             }
             TorrentErrorKind::Storage => "check the disk and the log, then resume the torrent",
             TorrentErrorKind::BadMetadata => {

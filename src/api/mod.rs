@@ -19,7 +19,7 @@ pub use event::{EngineEvent, EventKind, EventLevel, EventReceiver};
 pub use snapshot::{
     FilePriority, FileRow, GlobalStats, PauseCause, PeerFlags, PeerRow, PeerSource, PieceState,
     Snapshot, SnapshotReceiver, SourceCount, TorrentDetail, TorrentRow, TorrentState, TrackerRow,
-    TrackerStatus,
+    TrackerStatus, share_ratio,
 };
 
 /// Identifies one torrent inside a session; assigned by the engine, never reused.

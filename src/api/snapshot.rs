@@ -207,9 +207,71 @@ impl TorrentRow {
         }
     }
 
-    /// Uploaded / downloaded (`None` while nothing was downloaded).
+    /// The share ratio, see [`share_ratio`] (`None` while the size is unknown and nothing
+    /// was downloaded).
     pub fn ratio(&self) -> Option<f64> {
-        (self.downloaded > 0).then(|| self.uploaded as f64 / self.downloaded as f64)
+        share_ratio(self.uploaded, self.downloaded, self.size)
+    }
+}
+
+/// Share ratio: `uploaded / downloaded` (bytes), except when `downloaded` is below 1% of
+/// the payload's `size` (bytes): then `uploaded / size`. A torrent seeded from data that
+/// was already on disk (or fetched only a piece or two after a recheck) thus reads as the
+/// copies it gave out, not "-" or a huge number (the rule of libtorrent-based clients such
+/// as qBittorrent). `None` when both are 0 (a magnet link before its metadata).
+pub fn share_ratio(uploaded: u64, downloaded: u64, size: u64) -> Option<f64> {
+    let by = if (downloaded as f64) < size as f64 * 0.01 {
+        size
+    } else {
+        downloaded
+    };
+    (by > 0).then(|| uploaded as f64 / by as f64)
+}
+
+#[cfg(test)]
+mod ratio_tests {
+    use super::*;
+
+    const MIB: u64 = 1 << 20;
+
+    #[test]
+    fn seeding_existing_data_divides_by_the_size() {
+        assert_eq!(share_ratio(40 * MIB, 0, 20 * MIB), Some(2.0));
+        assert_eq!(share_ratio(0, 0, 20 * MIB), Some(0.0));
+    }
+
+    #[test]
+    fn one_piece_fetched_after_a_recheck_still_divides_by_the_size() {
+        // 64 KiB of 20 MiB is below 1%: not 640
+        assert_eq!(share_ratio(40 * MIB, 64 << 10, 20 * MIB), Some(2.0));
+    }
+
+    #[test]
+    fn a_real_download_divides_by_what_was_downloaded() {
+        assert_eq!(share_ratio(30 * MIB, 20 * MIB, 20 * MIB), Some(1.5));
+        // failed pieces count: more downloaded than the size
+        assert_eq!(share_ratio(10 * MIB, 40 * MIB, 20 * MIB), Some(0.25));
+        // exactly 1% is a download of its own
+        assert_eq!(share_ratio(MIB, MIB, 100 * MIB), Some(1.0));
+    }
+
+    #[test]
+    fn nothing_known_is_no_ratio() {
+        assert_eq!(share_ratio(0, 0, 0), None);
+        assert_eq!(share_ratio(5, 0, 0), None);
+        assert_eq!(share_ratio(5, 10, 0), Some(0.5));
+    }
+
+    #[test]
+    fn the_row_uses_the_rule() {
+        let row = TorrentRow {
+            size: 20 * MIB,
+            uploaded: 40 * MIB,
+            downloaded: 64 << 10,
+            ..TorrentRow::default()
+        };
+        assert_eq!(row.ratio(), Some(2.0));
+        assert_eq!(TorrentRow::default().ratio(), None);
     }
 }
 

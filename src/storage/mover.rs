@@ -14,6 +14,14 @@ pub enum MoveError {
     /// A file of the torrent is already at the target (it is not overwritten).
     #[error("{0} already exists; not overwriting it")]
     Exists(PathBuf),
+    /// A file of the torrent is missing at the source but a file is at its path at the
+    /// target: moving would leave the torrent pointed at data it never verified there and
+    /// later write over it, so the move is refused. Pointing the torrent there without
+    /// moving ("set location") checks that data instead.
+    #[error(
+        "{0} already exists; not overwriting it (to use the data there, move without moving the files: it is checked)"
+    )]
+    ExistsUnverified(PathBuf),
     /// Reading, writing or renaming failed.
     #[error("{op} {path}: {error}")]
     Io {
@@ -46,7 +54,11 @@ fn io_err(op: &'static str, path: &Path, error: io::Error) -> MoveError {
 
 /// Move the files `rel` (relative paths) that exist under `from` to the same paths under
 /// `to`; missing files are skipped. `progress` counts bytes moved. Folders the move leaves
-/// empty under `from` are removed.
+/// empty under `from` are removed. Nothing at `to` is ever written over: a file there at
+/// the path of a file present under `from` refuses the move ([`MoveError::Exists`]), and
+/// so does one at the path of a file missing under `from`
+/// ([`MoveError::ExistsUnverified`]: the torrent would take it for its own, unverified,
+/// and download over it).
 ///
 /// # Errors
 /// [`MoveError`]; then nothing of the torrent is at `to` and everything is still at `from`.
@@ -59,13 +71,17 @@ pub fn move_payload(
     if from == to {
         return Ok(());
     }
-    let present: Vec<&PathBuf> = rel
+    let (present, missing): (Vec<&PathBuf>, Vec<&PathBuf>) = rel
         .iter()
-        .filter(|r| std::fs::symlink_metadata(from.join(r)).is_ok_and(|m| m.is_file()))
-        .collect();
+        .partition(|r| std::fs::symlink_metadata(from.join(r)).is_ok_and(|m| m.is_file()));
     for r in &present {
         if std::fs::symlink_metadata(to.join(r)).is_ok() {
             return Err(MoveError::Exists(to.join(r)));
+        }
+    }
+    for r in &missing {
+        if std::fs::symlink_metadata(to.join(r)).is_ok() {
+            return Err(MoveError::ExistsUnverified(to.join(r)));
         }
     }
     std::fs::create_dir_all(to).map_err(|e| io_err("creating", to, e))?;
@@ -244,6 +260,39 @@ mod tests {
         assert!(matches!(e, MoveError::Exists(_)), "{e}");
         assert_eq!(std::fs::read(to.join("t/sub/b.bin")).unwrap(), b"user data");
         assert!(from.join("t/a.bin").exists() && !to.join("t/a.bin").exists());
+    }
+
+    #[test]
+    fn a_file_missing_at_the_source_but_present_at_the_target_refuses_the_move() {
+        let d = tempfile::tempdir().unwrap();
+        let (from, to) = (d.path().join("from"), d.path().join("to"));
+        let files = tree(&from);
+        // b.bin never reached the source; the user has a file of that name at the target
+        std::fs::remove_file(from.join("t/sub/b.bin")).unwrap();
+        std::fs::create_dir_all(to.join("t/sub")).unwrap();
+        std::fs::write(to.join("t/sub/b.bin"), b"user data").unwrap();
+        let progress = AtomicU64::new(0);
+        let e = move_payload(&from, &to, &files, &progress).unwrap_err();
+        assert!(matches!(&e, MoveError::ExistsUnverified(p) if p == &to.join("t/sub/b.bin")));
+        let text = e.to_string();
+        assert!(
+            text.contains("already exists; not overwriting it"),
+            "{text}"
+        );
+        assert!(text.contains("move without moving the files"), "{text}");
+        assert_eq!(std::fs::read(to.join("t/sub/b.bin")).unwrap(), b"user data");
+        assert!(from.join("t/a.bin").exists() && !to.join("t/a.bin").exists());
+        assert_eq!(progress.load(Ordering::Relaxed), 0, "nothing moved");
+    }
+
+    #[test]
+    fn nothing_at_the_source_and_nothing_at_the_target_moves_fine() {
+        let d = tempfile::tempdir().unwrap();
+        let (from, to) = (d.path().join("from"), d.path().join("to"));
+        let files = vec![PathBuf::from("t/a.bin")];
+        std::fs::create_dir_all(&from).unwrap();
+        move_payload(&from, &to, &files, &AtomicU64::new(0)).unwrap();
+        assert!(!to.join("t/a.bin").exists());
     }
 
     #[test]

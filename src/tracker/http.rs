@@ -544,11 +544,19 @@ impl HttpTracker {
             .as_ref()
             .map_err(|e| TrackerError::Transport(format!("HTTP client unavailable: {e}")))?;
         let exchange = async {
-            let mut resp = client
-                .get(url)
-                .send()
-                .await
-                .map_err(|e| self.transport(e))?;
+            let mut resp =
+                match client.get(url).send().await {
+                    Ok(resp) => resp,
+                    // a kept-alive connection the tracker closed meanwhile (opentracker does
+                    // after a while): the GET is idempotent, ask once more at once, on a new
+                    // connection, instead of showing an error until the next retry
+                    Err(e) if !e.is_timeout() && stale_connection(&e) => client
+                        .get(url)
+                        .send()
+                        .await
+                        .map_err(|e| self.transport(e))?,
+                    Err(e) => return Err(self.transport(e)),
+                };
             let status = resp.status();
             if status.is_success()
                 && resp
@@ -614,6 +622,33 @@ impl HttpTracker {
     }
 }
 
+/// Whether a request failed because the connection was closed or reset under it before
+/// any answer came (hyper's "connection closed before message completed", `ECONNRESET`,
+/// `EPIPE`, an early EOF): what a reused keep-alive connection the server had already
+/// closed gives. Looks at `e` and its sources.
+pub fn stale_connection(e: &(dyn std::error::Error + 'static)) -> bool {
+    use std::io::ErrorKind as K;
+    let mut cur = Some(e);
+    while let Some(err) = cur {
+        if let Some(io) = err.downcast_ref::<std::io::Error>()
+            && matches!(
+                io.kind(),
+                K::ConnectionReset | K::ConnectionAborted | K::BrokenPipe | K::UnexpectedEof
+            )
+        {
+            return true;
+        }
+        if err
+            .to_string()
+            .contains("connection closed before message completed")
+        {
+            return true;
+        }
+        cur = err.source();
+    }
+    false
+}
+
 /// `e` and its sources joined by `": "`, skipping repeats.
 pub fn error_chain(e: &dyn std::error::Error) -> String {
     let mut parts: Vec<String> = vec![e.to_string()];
@@ -655,6 +690,40 @@ mod tests {
             key: 0x00C0FFEE,
             tracker_id: None,
         }
+    }
+
+    #[derive(Debug)]
+    struct Wrap(Box<dyn std::error::Error + Send + Sync>);
+    impl std::fmt::Display for Wrap {
+        fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str("error sending request")
+        }
+    }
+    impl std::error::Error for Wrap {
+        fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+            Some(self.0.as_ref())
+        }
+    }
+
+    #[test]
+    fn a_closed_or_reset_connection_is_stale_other_failures_are_not() {
+        use std::io::{Error, ErrorKind};
+        let reset = Wrap(Box::new(Error::from(ErrorKind::ConnectionReset)));
+        assert!(stale_connection(&reset), "ECONNRESET under a wrapper");
+        assert!(stale_connection(&Error::from(ErrorKind::BrokenPipe)));
+        let closed = Wrap(Box::new(Error::other(
+            "connection closed before message completed",
+        )));
+        assert!(stale_connection(&closed), "hyper's incomplete message");
+        assert!(!stale_connection(&Error::from(
+            ErrorKind::ConnectionRefused
+        )));
+        assert!(!stale_connection(&Wrap(Box::new(Error::from(
+            ErrorKind::TimedOut
+        )))));
+        assert!(!stale_connection(&TrackerError::Transport(
+            "dns error".into()
+        )));
     }
 
     #[test]

@@ -8,7 +8,9 @@ use std::sync::atomic::Ordering;
 use super::live::Live;
 use super::state::Input;
 use super::{Env, Torrent};
-use crate::api::{EventKind, EventLevel, FilePriority, TorrentError, TorrentErrorKind, TorrentId};
+use crate::api::{
+    EventKind, EventLevel, FilePriority, TorrentError, TorrentErrorKind, TorrentId, TorrentState,
+};
 use crate::engine::ctx::{SessionCtx, SessionEvent};
 use crate::engine::link::message::PeerCtrl;
 use crate::engine::link::shared::TorrentShared;
@@ -228,11 +230,22 @@ impl Torrent {
         Some(s)
     }
 
-    /// Verified piece `piece` could not be read back: it is missing again.
+    /// Verified piece `piece` could not be read back. When its file is gone (deleted, or
+    /// replaced under an open handle) the torrent stops in Error with
+    /// [`TorrentErrorKind::FilesMissing`] (the user put the files back, points the torrent
+    /// at them, or resumes to download them again: resuming rechecks); seeding on as if
+    /// one piece were missing would hide that a whole file is. Otherwise (a short file, a
+    /// read error) only that piece is un-verified and fetched again.
     pub(super) fn piece_lost(&mut self, piece: u32, error: &StorageError, env: &mut Env<'_>) {
         let Some(shared) = self.shared().cloned() else {
             return;
         };
+        if file_gone(error) {
+            if self.life.ui_state() != TorrentState::Error {
+                self.fail_on_disk(error, env);
+            }
+            return;
+        }
         if !shared.have.clear(piece) {
             return;
         }
@@ -333,6 +346,13 @@ impl Torrent {
     }
 }
 
+/// Whether a read failed because the file itself is gone (not there, or deleted or
+/// replaced under an open handle), not because of what is in it.
+fn file_gone(e: &StorageError) -> bool {
+    use crate::storage::StorageErrorKind as K;
+    matches!(e.kind(), K::NotFound | K::FileDeleted)
+}
+
 /// A storage error as the user sees it: a kind with a hint, and the message.
 pub fn storage_error(e: &StorageError) -> TorrentError {
     use crate::storage::StorageErrorKind as K;
@@ -346,5 +366,42 @@ pub fn storage_error(e: &StorageError) -> TorrentError {
     TorrentError {
         kind,
         message: e.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::PathBuf;
+
+    fn io(kind: std::io::ErrorKind) -> StorageError {
+        StorageError::Io {
+            op: "reading",
+            path: PathBuf::from("/d/f.bin"),
+            source: std::io::Error::from(kind),
+        }
+    }
+
+    #[test]
+    fn a_missing_or_deleted_file_is_gone_a_short_or_unreadable_one_is_not() {
+        assert!(file_gone(&io(std::io::ErrorKind::NotFound)));
+        assert!(file_gone(&StorageError::FileDeleted {
+            path: PathBuf::from("/d/f.bin")
+        }));
+        assert!(!file_gone(&StorageError::Truncated {
+            path: PathBuf::from("/d/f.bin"),
+            length: 10,
+            needed: 20,
+        }));
+        assert!(!file_gone(&io(std::io::ErrorKind::PermissionDenied)));
+        assert!(!file_gone(&io(std::io::ErrorKind::Other)));
+    }
+
+    #[test]
+    fn a_gone_file_stops_the_torrent_as_files_missing_with_what_to_do() {
+        let e = storage_error(&io(std::io::ErrorKind::NotFound));
+        assert_eq!(e.kind, TorrentErrorKind::FilesMissing);
+        assert!(e.kind.needs_recheck(), "resuming rechecks");
+        assert!(e.message.contains("/d/f.bin"), "{}", e.message);
     }
 }
