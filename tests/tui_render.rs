@@ -1739,3 +1739,27 @@ fn a_disk_guard_pause_reads_apart_from_a_manual_one() {
         "{notice}"
     );
 }
+
+#[test]
+fn the_session_log_says_an_events_label_once() {
+    let mut app = App::new(snapshot(1, four()));
+    app.push_events([EngineEvent {
+        seq: 1,
+        at: SystemTime::UNIX_EPOCH + Duration::from_secs(1_764_590_000),
+        torrent: None,
+        level: EventLevel::Error,
+        kind: EventKind::AddRefused,
+        message: "not added: /tmp/bad.torrent: not bencode".to_owned(),
+    }]);
+    app.handle_key(key('e'));
+    let text = screen(&render(&mut app, 120, 40));
+    let line = text
+        .lines()
+        .find(|l| l.contains("bad.torrent"))
+        .unwrap_or_default();
+    assert_eq!(line.matches("not added").count(), 1, "{line}");
+    assert!(
+        line.contains("not added /tmp/bad.torrent: not bencode"),
+        "{line}"
+    );
+}

@@ -83,12 +83,13 @@ pub(crate) fn render<'a>(
             kind_label(e.kind)
         );
         let rest = width.saturating_sub(format::width(&head));
-        let text = format::fit_with(
-            &format!("{name}{}", e.message),
-            rest,
-            sym.ascii,
-            sym.ellipsis,
-        );
+        // the label is in the head already: "not added  not added: …" says it twice
+        let message = e
+            .message
+            .strip_prefix(kind_label(e.kind))
+            .and_then(|m| m.strip_prefix(": "))
+            .unwrap_or(&e.message);
+        let text = format::fit_with(&format!("{name}{message}"), rest, sym.ascii, sym.ellipsis);
         let mut line = Line::from(vec![Span::styled(head, style), Span::raw(text)]);
         if first + i == cursor {
             line = line.style(theme.selected());
