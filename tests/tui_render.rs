@@ -1763,3 +1763,12 @@ fn the_session_log_says_an_events_label_once() {
         "{line}"
     );
 }
+
+#[test]
+fn the_status_bar_keeps_the_listen_port_at_80_columns() {
+    let mut app = App::new(snapshot(1, four()));
+    let terminal = render(&mut app, 80, 24);
+    let bar = line(terminal.backend().buffer(), 23);
+    assert!(bar.contains("port 6881"), "{bar}");
+    assert!(bar.contains("q quit"), "{bar}");
+}

@@ -258,15 +258,29 @@ pub(crate) fn status_bar(frame: &mut Frame, area: Rect, app: &App, theme: &Theme
     } else {
         width
     };
+    // what goes first when the room is short: the torrent count, the DHT and free space
+    // before the listen port (with --port 0 the bar is the only place it shows)
+    let port = figures
+        .iter()
+        .position(|f| f.starts_with("port "))
+        .unwrap_or(0);
+    let mut order: Vec<usize> = (0..figures.len()).collect();
+    order.sort_by_key(|&i| if i <= 1 || i == port { 0 } else { i });
+    let mut kept = vec![false; figures.len()];
     let mut used = 0;
-    let mut left = Vec::new();
-    for (i, figure) in figures.iter().enumerate() {
-        let sep = if i == 0 { " " } else { "  " };
-        let w = sep.len() + format::width(figure);
-        if used + w > room {
-            continue;
+    for i in order {
+        // two cells of separator each, but one before the first (the `+ 1`)
+        let w = 2 + format::width(&figures[i]);
+        if used + w <= room + 1 {
+            used += w;
+            kept[i] = true;
         }
-        used += w;
+    }
+    let mut left = Vec::new();
+    used = 0;
+    for (figure, _) in figures.iter().zip(&kept).filter(|(_, k)| **k) {
+        let sep = if left.is_empty() { " " } else { "  " };
+        used += sep.len() + format::width(figure);
         left.push(Span::raw(format!("{sep}{figure}")));
     }
     frame.render_widget(
