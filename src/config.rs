@@ -49,6 +49,8 @@ pub struct Config {
 #[serde(deny_unknown_fields)]
 struct ConfigFile {
     download_dir: Option<PathBuf>,
+    /// 0-65535; anything else is refused as "a port 0-65535", not serde's "expected u16".
+    #[serde(default, deserialize_with = "port")]
     listen_port: Option<u16>,
     max_peers_per_torrent: Option<u32>,
     upload_slots: Option<u32>,
@@ -67,7 +69,12 @@ struct ConfigFile {
     storage: Option<StorageMode>,
     preallocate: Option<Preallocate>,
     max_open_files: Option<u32>,
+    /// A number of bytes or a size in human units (`"2G"`, `"512 MiB"`, see
+    /// [`crate::units::parse_size`]).
+    #[serde(default, deserialize_with = "size")]
     min_free_space: Option<u64>,
+    /// As `min_free_space`, at most 4 GiB - 1 (the check then bounds it to 128 MiB).
+    #[serde(default, deserialize_with = "size_u32")]
     max_metadata_size: Option<u32>,
     add_url_timeout: Option<u32>,
     pex: Option<bool>,
@@ -172,6 +179,50 @@ fn rate_limit<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<u64>, D::
         Rate::Text(t) => crate::units::parse_rate(&t)
             .map(Some)
             .map_err(serde::de::Error::custom),
+    }
+}
+
+/// serde: a number of bytes, or a text in human units (`"2G"`, `"1 GiB"`).
+fn size<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<u64>, D::Error> {
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum Size {
+        Bytes(u64),
+        Text(String),
+    }
+    match Size::deserialize(d)? {
+        Size::Bytes(n) => Ok(Some(n)),
+        Size::Text(t) => crate::units::parse_size(&t)
+            .map(Some)
+            .map_err(serde::de::Error::custom),
+    }
+}
+
+/// serde: [`size`] for a key held in 32 bits (bytes below 4 GiB).
+fn size_u32<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<u32>, D::Error> {
+    match size(d)? {
+        None => Ok(None),
+        Some(n) => u32::try_from(n).map(Some).map_err(|_| {
+            serde::de::Error::custom(format!("{n} bytes is too large (at most 4 GiB - 1)"))
+        }),
+    }
+}
+
+/// serde: a TCP port, 0-65535, refused with that range named.
+fn port<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<u16>, D::Error> {
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum Port {
+        Number(i64),
+        Other(toml::Value),
+    }
+    match Port::deserialize(d)? {
+        Port::Number(n) => u16::try_from(n)
+            .map(Some)
+            .map_err(|_| serde::de::Error::custom(format!("{n} is not a port 0-65535"))),
+        Port::Other(v) => Err(serde::de::Error::custom(format!(
+            "{v} is not a port 0-65535"
+        ))),
     }
 }
 

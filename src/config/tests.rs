@@ -93,7 +93,10 @@ fn errors_name_line_and_key() {
     let e = Config::from_toml("listen_port = 70000\n", Path::new("/c.toml"))
         .unwrap_err()
         .to_string();
-    assert!(e.contains("line 1"), "{e}");
+    assert!(
+        e.contains("line 1") && e.contains("listen_port") && e.contains("a port 0-65535"),
+        "{e}"
+    );
     let e = Config::from_toml("upload_slots = 0\n", Path::new("/c.toml"))
         .unwrap_err()
         .to_string();
@@ -115,10 +118,49 @@ fn rates_in_human_units() {
         (c.engine.download_rate_limit, c.engine.upload_rate_limit),
         (2 << 20, 1024)
     );
+    // Every unit spelling is 1024-based, as README says: "2.5 MB/s" is 2.5 MiB/s.
+    let c = Config::from_toml("download_rate_limit = \"2.5 MB/s\"\n", Path::new("x")).unwrap();
+    assert_eq!(c.engine.download_rate_limit, 2_621_440);
     let e = Config::from_toml("upload_rate_limit = \"fast\"\n", Path::new("/c.toml"))
         .unwrap_err()
         .to_string();
     assert!(e.contains("line 1") && e.contains("fast"), "{e}");
+}
+
+#[test]
+fn sizes_in_human_units_or_bytes() {
+    let c = Config::from_toml(
+        "min_free_space = \"2G\"\nmax_metadata_size = \"16 MiB\"\n",
+        Path::new("x"),
+    )
+    .unwrap();
+    assert_eq!(
+        (c.engine.min_free_space, c.engine.max_metadata_size),
+        (2 << 30, 16 << 20)
+    );
+    let c = Config::from_toml(
+        "min_free_space = 4096\nmax_metadata_size = 65536\n",
+        Path::new("x"),
+    )
+    .unwrap();
+    assert_eq!(
+        (c.engine.min_free_space, c.engine.max_metadata_size),
+        (4096, 65536)
+    );
+    let e = Config::from_toml("\nmin_free_space = \"lots\"\n", Path::new("/c.toml"))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("line 2") && e.contains("min_free_space") && e.contains("lots"),
+        "{e}"
+    );
+    let e = Config::from_toml("max_metadata_size = \"8G\"\n", Path::new("/c.toml"))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("max_metadata_size") && e.contains("too large"),
+        "{e}"
+    );
 }
 
 #[test]
