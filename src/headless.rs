@@ -59,6 +59,9 @@ pub fn cli_hint(kind: crate::api::TorrentErrorKind) -> &'static str {
         K::FilesMissing => {
             "put the files back (or pass -o with the folder they are in) and run the command again, or run it to download them again: the data is rechecked"
         }
+        K::FolderNotCreated => {
+            "create the folder (or pass -o with another one), then run the command again"
+        }
         K::Storage => "check the disk, then run the command again",
         K::BadMetadata => "the torrent behind this magnet link cannot be used",
         K::Internal => "please report this; running the command again may work",
@@ -420,6 +423,7 @@ mod tests {
             K::ReadOnly,
             K::FilesMissing,
             K::Storage,
+            K::FolderNotCreated,
             K::BadMetadata,
             K::Internal,
         ] {

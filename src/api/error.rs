@@ -43,6 +43,10 @@ pub enum TorrentErrorKind {
     ReadOnly,
     /// A file or the download folder disappeared, was replaced or truncated.
     FilesMissing,
+    /// The save folder (or a folder in it) could not be created: a folder above it is not
+    /// there and cannot be made (e.g. a save folder under `/proc`). Nothing to put back:
+    /// the folder must change.
+    FolderNotCreated,
     /// Any other I/O error.
     Storage,
     /// The metadata a magnet link led to hashes right but is not a usable torrent.
@@ -66,6 +70,9 @@ impl TorrentErrorKind {
             }
             TorrentErrorKind::FilesMissing => {
                 "put the files back (or move the torrent to where they are, without moving the files) and resume, or resume to download them again: the data is rechecked"
+            }
+            TorrentErrorKind::FolderNotCreated => {
+                "choose another folder with m (move), or create it and resume the torrent"
             }
             TorrentErrorKind::Storage => "check the disk and the log, then resume the torrent",
             TorrentErrorKind::BadMetadata => {

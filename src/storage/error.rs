@@ -157,7 +157,7 @@ pub enum StorageError {
     },
     /// An OS error on a file or folder.
     Io {
-        /// What we were doing, as a verb in -ing form: "creating", "opening", "reading",
+        /// What we were doing, as a verb in -ing form: "creating", [`CREATING_SAVE_FOLDER`], "opening", "reading",
         /// "writing", "checking", "extending", "truncating", "resolving", "mapping",
         /// "preallocating".
         op: &'static str,
@@ -281,6 +281,28 @@ impl StorageError {
         )
     }
 
+    /// True when the save folder (or a move's target folder) could not be created because a
+    /// folder above it is not there and cannot be made (`ENOENT`, `ENOTDIR` with op
+    /// [`CREATING_SAVE_FOLDER`], e.g. a save folder under `/proc`): nothing was moved or
+    /// deleted, the folder must change. A file or subfolder that cannot be created because
+    /// the save folder vanished is not this (its files are missing).
+    pub fn is_folder_not_created(&self) -> bool {
+        matches!(self, StorageError::Io { op: CREATING_SAVE_FOLDER, source, .. }
+            if StorageErrorKind::from_io(source) == StorageErrorKind::NotFound)
+    }
+
+    /// What the user can do about this error, a short imperative phrase (no trailing
+    /// period): the kind's [`StorageErrorKind::hint`], except for a folder that could not
+    /// be created ([`StorageError::is_folder_not_created`]), where putting files back
+    /// makes no sense.
+    pub fn hint(&self) -> &'static str {
+        if self.is_folder_not_created() {
+            FOLDER_NOT_CREATED_HINT
+        } else {
+            self.kind().hint()
+        }
+    }
+
     /// The file or folder the error is about, if any.
     pub fn path(&self) -> Option<&Path> {
         match self {
@@ -296,6 +318,13 @@ impl StorageError {
         }
     }
 }
+
+/// [`StorageError::Io`]'s `op` when creating the save folder itself (with its parents).
+pub const CREATING_SAVE_FOLDER: &str = "creating the save folder";
+
+/// [`StorageError::hint`] for a folder that could not be created.
+pub const FOLDER_NOT_CREATED_HINT: &str =
+    "choose another folder with m (move), or create it and resume";
 
 /// What an OS error is, in words, for the message "{what} {op} {path} ({hint})".
 fn describe_io(e: &io::Error) -> String {
@@ -319,7 +348,7 @@ fn describe_io(e: &io::Error) -> String {
 
 impl fmt::Display for StorageError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let hint = self.kind().hint();
+        let hint = self.hint();
         match self {
             StorageError::UnsafePath(p) => write!(
                 f,
@@ -514,5 +543,34 @@ mod tests {
         );
         assert!(!io_err("reading", Path::new("/a"), raw(libc::EACCES)).is_missing_data());
         assert!(!StorageError::FileDeleted { path: "/a".into() }.is_missing_data());
+    }
+
+    #[test]
+    fn a_folder_that_cannot_be_created_is_told_apart_from_a_missing_file() {
+        let create = io_err(
+            CREATING_SAVE_FOLDER,
+            Path::new("/proc/xx"),
+            raw(libc::ENOENT),
+        );
+        assert!(create.is_folder_not_created());
+        assert_eq!(create.kind(), StorageErrorKind::NotFound);
+        assert_eq!(create.hint(), FOLDER_NOT_CREATED_HINT);
+        let text = create.to_string();
+        assert!(
+            text.contains("/proc/xx") && text.contains("m (move)") && !text.contains("put it back"),
+            "{text}"
+        );
+        let gone = io_err("opening", Path::new("/dl/a.bin"), raw(libc::ENOENT));
+        assert!(!gone.is_folder_not_created());
+        assert!(gone.to_string().contains("put it back"), "{gone}");
+        let denied = io_err(
+            CREATING_SAVE_FOLDER,
+            Path::new("/root/x"),
+            raw(libc::EACCES),
+        );
+        assert!(!denied.is_folder_not_created());
+        // a file inside a save folder that vanished: its files are missing, not the folder
+        let inside = io_err("creating", Path::new("/dl/sub"), raw(libc::ENOENT));
+        assert!(!inside.is_folder_not_created());
     }
 }

@@ -30,7 +30,7 @@ use super::options::{Preallocate, StorageMode};
 /// # Errors
 /// The directory cannot be created (permissions, read-only, a file in the way), naming it.
 pub(crate) fn prepare_root(root: &Path) -> Result<(), StorageError> {
-    std::fs::create_dir_all(root).map_err(|e| io_err("creating", root, e))
+    std::fs::create_dir_all(root).map_err(|e| io_err(super::error::CREATING_SAVE_FOLDER, root, e))
 }
 
 /// Create every zero-length file of `files` that is missing (and the folders on the way),

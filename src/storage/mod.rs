@@ -53,7 +53,7 @@ mod skip;
 pub mod space;
 
 pub use delete::{DeleteError, PayloadFiles};
-pub use error::{StorageError, StorageErrorKind};
+pub use error::{CREATING_SAVE_FOLDER, StorageError, StorageErrorKind};
 pub use handles::{DEFAULT_MAX_OPEN_FILES, HandleCache, raise_fd_limit};
 pub use layout::{FileSlot, FileSpec};
 pub use open::file_stat;

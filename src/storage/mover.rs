@@ -84,7 +84,7 @@ pub fn move_payload(
             return Err(MoveError::ExistsUnverified(to.join(r)));
         }
     }
-    std::fs::create_dir_all(to).map_err(|e| io_err("creating", to, e))?;
+    std::fs::create_dir_all(to).map_err(|e| io_err(super::error::CREATING_SAVE_FOLDER, to, e))?;
     // same file system: renames, undone if one fails
     let mut renamed: Vec<&PathBuf> = Vec::new();
     let mut cross_device = false;

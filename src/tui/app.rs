@@ -242,9 +242,11 @@ impl App {
             }
             if event.level == EventLevel::Error {
                 self.notice.error_if_quiet(|| {
+                    // the engine's torrent events start with the name already
                     let name = event
                         .torrent
                         .and_then(|id| self.snapshot.row(id))
+                        .filter(|r| !event.message.starts_with(&format!("{}: ", r.name)))
                         .map(|r| format!("{}: ", r.name))
                         .unwrap_or_default();
                     let key = self.opts.keymap.hint(Action::SessionLog);

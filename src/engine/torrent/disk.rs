@@ -357,6 +357,7 @@ fn file_gone(e: &StorageError) -> bool {
 pub fn storage_error(e: &StorageError) -> TorrentError {
     use crate::storage::StorageErrorKind as K;
     let kind = match e.kind() {
+        _ if e.is_folder_not_created() => TorrentErrorKind::FolderNotCreated,
         K::NoSpace => TorrentErrorKind::NoSpace,
         K::PermissionDenied => TorrentErrorKind::PermissionDenied,
         K::ReadOnly => TorrentErrorKind::ReadOnly,
@@ -403,5 +404,19 @@ mod tests {
         assert_eq!(e.kind, TorrentErrorKind::FilesMissing);
         assert!(e.kind.needs_recheck(), "resuming rechecks");
         assert!(e.message.contains("/d/f.bin"), "{}", e.message);
+    }
+
+    #[test]
+    fn a_save_folder_that_cannot_be_created_asks_for_another_folder_not_the_files() {
+        let e = storage_error(&StorageError::Io {
+            op: crate::storage::CREATING_SAVE_FOLDER,
+            path: PathBuf::from("/proc/xx"),
+            source: std::io::Error::from_raw_os_error(libc::ENOENT),
+        });
+        assert_eq!(e.kind, TorrentErrorKind::FolderNotCreated);
+        assert!(!e.kind.needs_recheck());
+        assert!(e.kind.hint().contains("m (move)"), "{}", e.kind.hint());
+        assert!(e.message.contains("/proc/xx"), "{}", e.message);
+        assert!(!e.message.contains("put it back"), "{}", e.message);
     }
 }

@@ -190,6 +190,7 @@ pub fn error_kind_code(k: TorrentErrorKind) -> u8 {
         TorrentErrorKind::Storage => 5,
         TorrentErrorKind::Internal => 6,
         TorrentErrorKind::BadMetadata => 7,
+        TorrentErrorKind::FolderNotCreated => 8,
     }
 }
 
@@ -202,6 +203,7 @@ pub fn error_kind_of(c: u8) -> TorrentErrorKind {
         4 => TorrentErrorKind::FilesMissing,
         5 => TorrentErrorKind::Storage,
         7 => TorrentErrorKind::BadMetadata,
+        8 => TorrentErrorKind::FolderNotCreated,
         _ => TorrentErrorKind::Internal,
     }
 }
@@ -323,6 +325,7 @@ mod tests {
             TorrentErrorKind::Storage,
             TorrentErrorKind::Internal,
             TorrentErrorKind::BadMetadata,
+            TorrentErrorKind::FolderNotCreated,
         ] {
             assert_eq!(error_kind_of(error_kind_code(k)), k);
         }

@@ -273,3 +273,26 @@ fn a_peer_added_by_hand_is_sent_and_confirmed() {
         Some("peer 127.0.0.2:6881 added; dialling it while the torrent runs")
     );
 }
+
+#[test]
+fn an_engine_error_names_its_torrent_once_on_the_message_line() {
+    use crate::api::{EngineEvent, EventKind, EventLevel};
+    let event = |seq, message: &str| EngineEvent {
+        seq,
+        at: std::time::SystemTime::UNIX_EPOCH,
+        torrent: Some(TorrentId(1)),
+        level: EventLevel::Error,
+        kind: EventKind::DiskError,
+        message: message.to_owned(),
+    };
+    let mut app = app();
+    app.push_events([event(1, "alpha: no such file or folder creating /proc/xx")]);
+    let (text, _) = app.notice.get().unwrap();
+    assert!(text.starts_with("alpha: no such file"), "{text}");
+    assert!(!text.contains("alpha: alpha"), "{text}");
+    // a message without the name gets it
+    app.notice.clear();
+    app.push_events([event(2, "disk error")]);
+    let (text, _) = app.notice.get().unwrap();
+    assert!(text.starts_with("alpha: disk error"), "{text}");
+}
