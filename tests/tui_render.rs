@@ -1212,26 +1212,29 @@ fn file_priorities_for_a_file_a_folder_and_marks() {
     app.handle_key(code(KeyCode::Tab));
     app.handle_key(code(KeyCode::Tab));
     assert_eq!(app.tab(), Tab::Files);
-    // rows: debian/, iso/, netinst.iso, SHA256SUMS, extras/, firmware, README
+    // rows, sorted by name (torrent order is README 0, netinst 1, SHA256SUMS 2, firmware 3):
+    // debian/, extras/, firmware, iso/, netinst.iso, SHA256SUMS, README
     let cmds = app.handle_key(key('-'));
     assert!(
-        matches!(&cmds[..], [Command::SetFilePriority { id: TorrentId(1), files, priority: FilePriority::Low }] if files == &vec![1, 2, 3, 0]),
+        matches!(&cmds[..], [Command::SetFilePriority { id: TorrentId(1), files, priority: FilePriority::Low }] if files == &vec![3, 1, 2, 0]),
         "folder: every file under it: {cmds:?}"
     );
     app.handle_key(key('j'));
+    app.handle_key(key('j'));
+    app.handle_key(key('j'));
     app.handle_key(code(KeyCode::Enter)); // fold iso/
     assert_eq!(app.files().visible_len(), 5);
-    app.handle_key(key('j'));
-    app.handle_key(key('j'));
-    // rows now: debian/, iso/ (folded), extras/, firmware, README; all were just set to
-    // low (shown until the engine agrees), so + makes firmware normal
+    app.handle_key(key('k'));
+    // rows now: debian/, extras/, firmware, iso/ (folded), README; all were just set to
+    // low (shown until the engine agrees), so + makes firmware (file 3, row 2) normal
     let cmds = app.handle_key(key('+'));
     assert!(
         matches!(&cmds[..], [Command::SetFilePriority { files, priority: FilePriority::Normal, .. }] if files == &vec![3]),
         "{cmds:?}"
     );
-    app.handle_key(key(' '));
-    app.handle_key(key(' '));
+    app.handle_key(key(' ')); // marks firmware, moves to iso/
+    app.handle_key(key('j'));
+    app.handle_key(key(' ')); // marks README
     let cmds = app.handle_key(key('-'));
     assert!(
         matches!(&cmds[..], [Command::SetFilePriority { files, priority: FilePriority::Skip, .. }] if files == &vec![0, 3]),

@@ -1,8 +1,10 @@
 //! The file tree of the focused torrent: its files grouped into folders ([`Node`]s in
-//! display order), the folders the user folded, the files marked for a bulk priority change,
+//! display order: in each folder its folders first, then its files, each by name in natural
+//! order, see [`natural_cmp`]), the folders the user folded, the files marked for a bulk priority change,
 //! and the priorities sent to the engine but not yet in its detail. Built from a
 //! [`TorrentDetail`]; the Files tab draws it, the model changes it.
 
+use std::cmp::Ordering;
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
@@ -140,6 +142,7 @@ impl FileTree {
             }
             dir.files.push(i);
         }
+        sort_dir(&mut root, &detail);
         let mut nodes = Vec::new();
         flatten(&root, &detail, 0, "", None, &mut nodes);
         for node in &mut nodes {
@@ -237,6 +240,65 @@ impl FileTree {
             node.files.clone(),
             node.priority.unwrap_or(FilePriority::Normal),
         ))
+    }
+}
+
+/// Names compared as people read them: case-insensitive, and runs of digits by their
+/// value, so `ep2` comes before `ep10` and `S01` before `s02`. Names equal that way (`a`,
+/// `A`, `ep01`, `ep1`) fall back to plain byte order, so the order is total and stable.
+pub fn natural_cmp(a: &str, b: &str) -> Ordering {
+    let mut x = a.chars().peekable();
+    let mut y = b.chars().peekable();
+    loop {
+        match (x.peek().copied(), y.peek().copied()) {
+            (None, None) => return a.cmp(b),
+            (None, Some(_)) => return Ordering::Less,
+            (Some(_), None) => return Ordering::Greater,
+            (Some(c), Some(d)) if c.is_ascii_digit() && d.is_ascii_digit() => {
+                let n = digit_run(&mut x);
+                let m = digit_run(&mut y);
+                // by value: fewer significant digits is smaller, then digit by digit
+                let order = (n.len().cmp(&m.len())).then_with(|| n.cmp(&m));
+                if order != Ordering::Equal {
+                    return order;
+                }
+            }
+            (Some(c), Some(d)) => {
+                let order = c.to_lowercase().cmp(d.to_lowercase());
+                if order != Ordering::Equal {
+                    return order;
+                }
+                x.next();
+                y.next();
+            }
+        }
+    }
+}
+
+/// The run of ASCII digits at the front of `chars`, consumed, without leading zeros.
+fn digit_run(chars: &mut std::iter::Peekable<std::str::Chars<'_>>) -> String {
+    let mut run = String::new();
+    while let Some(c) = chars.next_if(char::is_ascii_digit) {
+        if !(run.is_empty() && c == '0') {
+            run.push(c);
+        }
+    }
+    run
+}
+
+/// Sorts the folders and the files of `dir` (and below) by name, [`natural_cmp`]; file
+/// entries keep their index into `detail.files`, so priorities still go to the right file.
+fn sort_dir(dir: &mut Dir, detail: &TorrentDetail) {
+    dir.dirs.sort_by(|a, b| natural_cmp(&a.name, &b.name));
+    let name = |i: &usize| {
+        detail
+            .files
+            .get(*i)
+            .map_or("", |f| f.path.rsplit('/').next().unwrap_or(&f.path))
+    };
+    dir.files.sort_by(|a, b| natural_cmp(name(a), name(b)));
+    for sub in &mut dir.dirs {
+        sort_dir(sub, detail);
     }
 }
 
@@ -381,6 +443,57 @@ mod tests {
         assert_eq!(s01.parent, Some(0));
         let cover = tree.node(5).unwrap();
         assert_eq!((cover.file, cover.priority), (Some(3), Some(P::High)));
+    }
+
+    #[test]
+    fn folders_and_files_are_sorted_by_name_in_natural_order_keeping_their_indices() {
+        let mut tree = FileTree::default();
+        tree.update(&detail(
+            1,
+            &[
+                ("S/s02/ep3.mkv", 1, P::Normal),
+                ("S/s02/ep10.mkv", 1, P::Normal),
+                ("S/s01/ep2.mkv", 1, P::Normal),
+                ("S/s01/Ep1.mkv", 1, P::Normal),
+                ("S/s01/ep10.mkv", 1, P::Normal),
+                ("S/Notes.txt", 1, P::Normal),
+                ("S/about.txt", 1, P::Normal),
+            ],
+        ));
+        assert_eq!(
+            rows(&tree),
+            [
+                "S",
+                "  s01",
+                "    Ep1.mkv",
+                "    ep2.mkv",
+                "    ep10.mkv",
+                "  s02",
+                "    ep3.mkv",
+                "    ep10.mkv",
+                "  about.txt",
+                "  Notes.txt",
+            ]
+        );
+        // a priority change on a sorted row names that row's file by its torrent index
+        assert_eq!(tree.targets(2), Some((vec![3], P::Normal)), "Ep1.mkv");
+        assert_eq!(tree.targets(7), Some((vec![1], P::Normal)), "s02/ep10.mkv");
+        assert_eq!(tree.targets(8), Some((vec![6], P::Normal)), "about.txt");
+        assert_eq!(tree.node(1).unwrap().files, [3, 2, 4], "s01 in shown order");
+    }
+
+    #[test]
+    fn natural_order_reads_numbers_by_value_and_ignores_case() {
+        use std::cmp::Ordering::*;
+        assert_eq!(natural_cmp("ep2", "ep10"), Less);
+        assert_eq!(natural_cmp("ep10", "ep9"), Greater);
+        assert_eq!(natural_cmp("S01", "s02"), Less);
+        assert_eq!(natural_cmp("b", "A"), Greater);
+        assert_eq!(natural_cmp("a", "a1"), Less);
+        assert_eq!(natural_cmp("x007", "x7"), Less, "equal values: byte order");
+        assert_eq!(natural_cmp("A", "a"), Less, "equal but case: byte order");
+        assert_eq!(natural_cmp("same", "same"), Equal);
+        assert_eq!(natural_cmp("1.10", "1.9"), Greater);
     }
 
     #[test]
