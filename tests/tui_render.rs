@@ -837,6 +837,12 @@ fn help_lists_every_action_scrolls_and_never_quits() {
     let scrolled = screen(&render(&mut app, 80, 24));
     assert_ne!(top, scrolled);
     assert!(scrolled.contains("3-"), "position shown: {scrolled}");
+    // at the end, the last line is whole at 80 columns
+    for _ in 0..20 {
+        app.handle_key(code(KeyCode::PageDown));
+    }
+    let end = screen(&render(&mut app, 80, 24));
+    assert!(end.contains("e.g. pause = \"x\""), "last line cut: {end}");
 }
 
 #[test]

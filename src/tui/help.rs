@@ -153,9 +153,11 @@ pub fn lines(keymap: &Keymap, width: usize, quit_asks: bool) -> Vec<HelpLine> {
     lines.extend(EDITING_KEYS.iter().map(|(k, t)| HelpLine::Editing(k, t)));
     lines.push(HelpLine::Blank);
     lines.push(HelpLine::Heading("Config".to_owned()));
+    // two lines, so that 80 columns (78 inside the frame) show all of it
     lines.push(HelpLine::Text(
-        "  [keys] in the config file rebinds an action by the name in brackets, e.g. pause = \"x\"",
+        "  [keys] in the config file rebinds an action by the name in brackets,",
     ));
+    lines.push(HelpLine::Text("  e.g. pause = \"x\""));
     lines
 }
 
@@ -250,6 +252,22 @@ mod tests {
         let at_once = quit(false);
         assert!(at_once.starts_with(QUIT_AT_ONCE), "{at_once}");
         assert!(!at_once.contains("asks first"), "{at_once}");
+    }
+
+    #[test]
+    fn every_line_fits_inside_an_80_column_frame() {
+        let keymap = Keymap::default();
+        for quit_asks in [true, false] {
+            for line in lines(&keymap, 78, quit_asks) {
+                let shown = match &line {
+                    // drawn padded as the help window draws them
+                    HelpLine::Flag(f, t) => format!("  {f:<4} {t}"),
+                    HelpLine::Editing(k, t) => format!("  {k:<26} {t}"),
+                    _ => text(&line),
+                };
+                assert!(format::width(&shown) <= 78, "cut at 80 columns: {shown:?}");
+            }
+        }
     }
 
     #[test]
