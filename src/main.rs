@@ -144,7 +144,13 @@ fn ui_options(cli: &Cli, config: &Config) -> anyhow::Result<tui::UiOptions> {
         log_path: None,
         mouse: config.ui.mouse,
         confirm_quit: config.ui.confirm_quit,
-        columns: tui::list::parse_columns(&config.ui.columns).map_err(|e| anyhow::anyhow!(e))?,
+        columns: tui::list::parse_columns(&config.ui.columns).map_err(|e| {
+            match &config.source {
+                // as the file's other errors: the file, then the key and what is allowed
+                Some(path) => anyhow::anyhow!("invalid config file {}: {e}", path.display()),
+                None => anyhow::anyhow!(e),
+            }
+        })?,
     })
 }
 

@@ -484,6 +484,39 @@ fn bad_keys_and_colors_stop_the_tui_before_the_terminal_changes() {
     assert!(!data_home.exists(), "no session state is created");
 }
 
+/// A `columns` name that is no column stops the TUI like the file's other errors: the
+/// file, the key, and the names there are.
+#[test]
+fn a_bad_column_name_names_the_config_file() {
+    let dir = temp_dir();
+    let config = dir.path().join("config.toml");
+    std::fs::write(&config, "columns = [\"name\", \"bogus\"]\n").unwrap();
+    let state = dir.path().join("state");
+    let data_home = dir.path().join("data-home");
+    let cmd = format!(
+        "{} --config {}; echo \"exit=$?\"; sleep 60",
+        common::rat::bin(),
+        config.display()
+    );
+    let tmux = start(
+        "bad-columns",
+        &cmd,
+        &[("XDG_STATE_HOME", &state), ("XDG_DATA_HOME", &data_home)],
+        250,
+        20,
+    );
+    let screen = tmux.wait_for("exit=1", Duration::from_secs(20));
+    let text = screen.lines().collect::<String>();
+    for needle in [
+        "ratorrent: error: invalid config file",
+        "config.toml: columns: no column is called \"bogus\"",
+        "(the columns: added, name, size,",
+    ] {
+        assert!(text.contains(needle), "{needle:?} missing:\n{screen}");
+    }
+    assert!(!data_home.exists(), "no session state is created");
+}
+
 #[test]
 fn resizing_redraws_the_whole_layout() {
     let dir = temp_dir();
