@@ -202,15 +202,7 @@ impl Conn {
                 self.send(Message::Have(p));
             }
             if self.fast {
-                self.our_allowed = wire::allowed_fast_set(
-                    self.info.addr.ip(),
-                    &self.t.info_hash,
-                    self.n,
-                    wire::ALLOWED_FAST_COUNT,
-                );
-                for &p in &self.our_allowed {
-                    self.send(Message::AllowedFast(p));
-                }
+                self.offer_allowed_fast();
             }
         } else if self.fast {
             // BEP 6: have-all / have-none stand for the bitfield
@@ -221,15 +213,7 @@ impl Conn {
             } else {
                 self.send(Message::Bitfield(Bytes::copy_from_slice(have.as_bytes())));
             }
-            self.our_allowed = wire::allowed_fast_set(
-                self.info.addr.ip(),
-                &self.t.info_hash,
-                self.n,
-                wire::ALLOWED_FAST_COUNT,
-            );
-            for &p in &self.our_allowed {
-                self.send(Message::AllowedFast(p));
-            }
+            self.offer_allowed_fast();
         } else if have.count() > 0 {
             self.send(Message::Bitfield(Bytes::copy_from_slice(have.as_bytes())));
         }
@@ -602,6 +586,20 @@ impl Conn {
     fn update_interest(&mut self) {
         let interesting = !self.t.is_complete() && self.t.picker().is_interesting(&self.bitfield);
         self.set_interested(interesting);
+    }
+
+    /// BEP 6: the pieces this peer may request while choked (derived from its address and
+    /// the info hash, [`wire::ALLOWED_FAST_COUNT`] of them), remembered and sent.
+    fn offer_allowed_fast(&mut self) {
+        self.our_allowed = wire::allowed_fast_set(
+            self.info.addr.ip(),
+            &self.t.info_hash,
+            self.n,
+            wire::ALLOWED_FAST_COUNT,
+        );
+        for &p in &self.our_allowed {
+            self.send(Message::AllowedFast(p));
+        }
     }
 
     fn on_request(&mut self, b: BlockRef) -> Result<(), PeerError> {
