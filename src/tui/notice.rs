@@ -45,6 +45,8 @@ struct Work {
     ids: Vec<TorrentId>,
     /// The folder asked for.
     to: PathBuf,
+    /// The data moves with it (false: only the location is set, the files stay).
+    move_data: bool,
     /// The snapshot `seq` when it was asked for.
     asked_at: u64,
     /// A snapshot showed it running.
@@ -59,14 +61,22 @@ impl Notice {
         self.unexplained.clear();
     }
 
-    /// Shows `text` about the move of `ids` to folder `to` asked for at snapshot `seq`:
-    /// [`Notice::update`] replaces it with the outcome once the move ends, and
-    /// [`Notice::move_event`] with the reason when it fails.
-    pub fn moving(&mut self, text: String, ids: Vec<TorrentId>, to: PathBuf, seq: u64) {
+    /// Shows `text` about the move of `ids` to folder `to` (`move_data`: the files go too;
+    /// false: only the location is set) asked for at snapshot `seq`: [`Notice::update`]
+    /// replaces it with the outcome once the move ends, and [`Notice::move_event`] with the
+    /// reason when it fails.
+    pub fn moving(
+        &mut self,
+        text: String,
+        ids: Vec<TorrentId>,
+        (to, move_data): (PathBuf, bool),
+        seq: u64,
+    ) {
         self.info(text);
         self.work = Some(Work {
             ids,
             to,
+            move_data,
             asked_at: seq,
             seen: false,
         });
@@ -91,6 +101,11 @@ impl Notice {
             return;
         }
         let to = work.to.clone();
+        let done = if work.move_data {
+            "moved to"
+        } else {
+            "location set to"
+        };
         let stayed: Vec<(TorrentId, PathBuf)> = states
             .into_iter()
             .filter_map(|(id, s)| {
@@ -99,7 +114,7 @@ impl Notice {
             })
             .collect();
         match stayed.first() {
-            None => self.info(format!("moved to {}", to.display())),
+            None => self.info(format!("{done} {}", to.display())),
             Some((_, from)) => {
                 self.error(format!(
                     "move failed, files stay in {} (reason in the session log)",
@@ -260,7 +275,12 @@ mod tests {
         let srv = PathBuf::from("/srv");
         let old = PathBuf::from("/home/u/dl");
         let mut n = Notice::default();
-        n.moving("moving to /srv".to_owned(), ids.clone(), srv.clone(), 10);
+        n.moving(
+            "moving to /srv".to_owned(),
+            ids.clone(),
+            (srv.clone(), true),
+            10,
+        );
         let at = |dir: &PathBuf, busy: Option<TorrentId>| {
             let dir = dir.clone();
             move |id| Some((Some(id) == busy, dir.clone()))
@@ -283,15 +303,37 @@ mod tests {
         assert_eq!(n.get(), Some(("moved to /srv", NoticeLevel::Info)));
 
         // a rename never seen running: the outcome after a few snapshots
-        n.moving("moving to /srv".to_owned(), ids.clone(), srv.clone(), 20);
+        n.moving(
+            "moving to /srv".to_owned(),
+            ids.clone(),
+            (srv.clone(), true),
+            20,
+        );
         n.update(21, at(&srv, None));
         n.update(22, at(&srv, None));
         assert_eq!(n.get().map(|(t, _)| t), Some("moving to /srv"));
         n.update(23, at(&srv, None));
         assert_eq!(n.get().map(|(t, _)| t), Some("moved to /srv"));
 
+        // only the location set (the files stay): said so, not "moved"
+        n.moving(
+            "moving to /srv".to_owned(),
+            ids.clone(),
+            (srv.clone(), false),
+            24,
+        );
+        for seq in 25..28 {
+            n.update(seq, at(&srv, None));
+        }
+        assert_eq!(n.get().map(|(t, _)| t), Some("location set to /srv"));
+
         // another notice in between is not taken away
-        n.moving("moving to /srv".to_owned(), ids.clone(), srv.clone(), 30);
+        n.moving(
+            "moving to /srv".to_owned(),
+            ids.clone(),
+            (srv.clone(), true),
+            30,
+        );
         n.info("torrent added".to_owned());
         n.update(40, at(&srv, None));
         assert_eq!(n.get().map(|(t, _)| t), Some("torrent added"));
@@ -306,7 +348,7 @@ mod tests {
         n.moving(
             "moving to /proc/nope".to_owned(),
             ids.clone(),
-            "/proc/nope".into(),
+            ("/proc/nope".into(), true),
             1,
         );
         assert!(!n.move_event(
@@ -342,7 +384,12 @@ mod tests {
         assert!(n.get().unwrap().0.contains("Permission denied"), "kept");
 
         // the move ends before its reason arrives: said at once, the reason replaces it
-        n.moving("moving to /x".to_owned(), ids.clone(), "/x".into(), 10);
+        n.moving(
+            "moving to /x".to_owned(),
+            ids.clone(),
+            ("/x".into(), true),
+            10,
+        );
         n.update(11, |_| Some((true, old.clone())));
         n.update(12, |_| Some((false, old.clone())));
         assert_eq!(

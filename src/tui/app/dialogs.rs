@@ -97,7 +97,9 @@ impl App {
         let moving = match (&form.kind, &result) {
             (FormKind::Move { torrents }, Ok(outcome)) => {
                 outcome.commands.iter().find_map(|c| match c {
-                    Command::MoveStorage { to, .. } => Some((torrents.clone(), to.clone())),
+                    Command::MoveStorage { to, move_data, .. } => {
+                        Some((torrents.clone(), (to.clone(), *move_data)))
+                    }
                     _ => None,
                 })
             }
