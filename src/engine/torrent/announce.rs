@@ -98,6 +98,10 @@ struct Tier {
     completed_owed: bool,
     /// `stopped` to send once the announce in flight returns.
     stop_owed: bool,
+    /// A `stopped` of this tier is on its way: nothing else goes out until it returns, so a
+    /// quick stop and start (a recheck, a move) cannot reach the tracker as `started` then
+    /// `stopped` and leave us out of its swarm.
+    stop_in_flight: bool,
 }
 
 impl Tier {
@@ -257,6 +261,7 @@ impl TrackerSet {
             tier.completed_owed = false;
             if tier.joined {
                 tier.joined = false;
+                tier.stop_in_flight = true;
                 self.stopping += 1;
                 let t = &tier.trackers[tier.attempt.min(tier.trackers.len() - 1)];
                 jobs.push(AnnounceJob {
@@ -303,7 +308,7 @@ impl TrackerSet {
     pub fn due(&mut self, now: Instant) -> Vec<AnnounceJob> {
         let mut jobs = Vec::new();
         for (i, tier) in self.tiers.iter_mut().enumerate() {
-            if tier.in_flight || tier.next_at.is_none_or(|at| at > now) {
+            if tier.in_flight || tier.stop_in_flight || tier.next_at.is_none_or(|at| at > now) {
                 continue;
             }
             let Some(a) = tier.first_supported_from(tier.attempt) else {
@@ -342,7 +347,7 @@ impl TrackerSet {
     pub fn next_deadline(&self) -> Option<Instant> {
         self.tiers
             .iter()
-            .filter(|t| !t.in_flight)
+            .filter(|t| !t.in_flight && !t.stop_in_flight)
             .filter_map(|t| t.next_at)
             .min()
     }
@@ -357,6 +362,9 @@ impl TrackerSet {
     ) -> Option<AnnounceJob> {
         if job.event == Some(AnnounceEvent::Stopped) {
             self.stopping = self.stopping.saturating_sub(1);
+            if let Some(tier) = self.tiers.get_mut(job.tier) {
+                tier.stop_in_flight = false;
+            }
         }
         let tier = self.tiers.get_mut(job.tier)?;
         let idx = tier.trackers.iter().position(|t| t.url == job.url)?;
@@ -433,6 +441,7 @@ impl TrackerSet {
             tier.event = None;
             if tier.joined {
                 tier.joined = false;
+                tier.stop_in_flight = true;
                 self.stopping += 1;
                 let t = &tier.trackers[0];
                 return Some(AnnounceJob {
@@ -703,6 +712,52 @@ mod tests {
             &Err(TrackerError::InvalidUrl("no scrape".into())),
         );
         assert!(s.scrape_due(t0 + SCRAPE_INTERVAL * 3).is_empty());
+    }
+
+    #[test]
+    fn a_start_right_after_a_stop_waits_for_the_stopped_to_return() {
+        // a recheck or a move stops and starts the torrent within milliseconds: `started`
+        // must not overtake `stopped`, or the tracker drops us after adding us
+        let t0 = Instant::now();
+        let mut s = set(&[&["http://a/announce"], &["http://b/announce"]]);
+        s.start(t0);
+        for job in s.due(t0) {
+            s.finished(&job, &ok(1800), t0);
+        }
+        let stopped = s.stop();
+        assert_eq!(stopped.len(), 2);
+        assert!(
+            stopped
+                .iter()
+                .all(|j| j.event == Some(AnnounceEvent::Stopped))
+        );
+        s.start(t0);
+        assert!(s.due(t0).is_empty(), "started waits for stopped");
+        assert_eq!(s.next_deadline(), None, "no wake-up while stopped is out");
+        assert!(s.busy());
+        // tier a's stopped returns (even as an error): its started goes out, b still waits
+        let a = stopped
+            .iter()
+            .find(|j| j.url == "http://a/announce")
+            .unwrap();
+        assert_eq!(
+            s.finished(a, &Err(TrackerError::InvalidUrl("gone".into())), t0),
+            None
+        );
+        assert_eq!(s.next_deadline(), Some(t0));
+        let jobs = s.due(t0);
+        assert_eq!(jobs.len(), 1);
+        assert_eq!(jobs[0].url, "http://a/announce");
+        assert_eq!(jobs[0].event, Some(AnnounceEvent::Started));
+        let b = stopped
+            .iter()
+            .find(|j| j.url == "http://b/announce")
+            .unwrap();
+        s.finished(b, &ok(1800), t0);
+        let jobs = s.due(t0);
+        assert_eq!(jobs.len(), 1);
+        assert_eq!(jobs[0].url, "http://b/announce");
+        assert_eq!(jobs[0].event, Some(AnnounceEvent::Started));
     }
 
     #[test]
