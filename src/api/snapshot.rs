@@ -409,7 +409,7 @@ impl PeerSource {
 }
 
 /// One file of the torrent (Files panel).
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct FileRow {
     /// Path inside the torrent's folder as used on disk (sanitised and renamed, never the
     /// torrent's raw path), `/`-separated; for a single-file torrent, the file's name.

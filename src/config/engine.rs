@@ -255,7 +255,9 @@ pub struct DhtConfig {
     /// announce ours. Private torrents (BEP 27) never use it. Default: true.
     pub enabled: bool,
     /// UDP port of the node; `None` = the same number as `listen_port` (the port actually
-    /// bound when that is 0); `Some(0)` = a free port.
+    /// bound when that is 0); `Some(0)` = a free port. Out of range is refused as "not a
+    /// port 0-65535", like `listen_port`.
+    #[serde(deserialize_with = "super::port")]
     pub port: Option<u16>,
     /// `HOST:PORT` nodes to join through when the saved routing table is empty or stale, at
     /// most [`MAX_DHT_BOOTSTRAP`]. Default: [`DEFAULT_DHT_BOOTSTRAP`].

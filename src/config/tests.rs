@@ -97,6 +97,17 @@ fn errors_name_line_and_key() {
         e.contains("line 1") && e.contains("listen_port") && e.contains("a port 0-65535"),
         "{e}"
     );
+    let e = Config::from_toml("[dht]\nport = 70000\n", Path::new("/c.toml"))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("line 2") && e.contains("port") && e.contains("a port 0-65535"),
+        "{e}"
+    );
+    let c = Config::from_toml("[dht]\nport = 6882\n", Path::new("/c.toml")).unwrap();
+    assert_eq!(c.engine.dht.port, Some(6882));
+    let c = Config::from_toml("[dht]\nenabled = false\n", Path::new("/c.toml")).unwrap();
+    assert_eq!(c.engine.dht.port, None);
     let e = Config::from_toml("upload_slots = 0\n", Path::new("/c.toml"))
         .unwrap_err()
         .to_string();

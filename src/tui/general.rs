@@ -4,7 +4,7 @@
 //! text (names, messages, comments) is cleaned for the terminal. The General tab widget
 //! styles and draws them; the model scrolls through as many.
 
-use crate::api::{TorrentDetail, TorrentRow, TorrentState};
+use crate::api::{FilePriority, TorrentDetail, TorrentRow, TorrentState};
 
 use super::action::Action;
 use super::format;
@@ -153,10 +153,23 @@ pub fn facts(
         ));
         out.push(fact("Progress", unknown, Plain));
     } else {
+        // with files skipped, what will be downloaded first, then the whole
+        let wanted = detail
+            .filter(|d| d.files.iter().any(|f| f.priority == FilePriority::Skip))
+            .map(|d| {
+                let bytes: u64 = d
+                    .files
+                    .iter()
+                    .filter(|f| f.priority != FilePriority::Skip)
+                    .map(|f| f.size)
+                    .sum();
+                format!("{} wanted of ", units::size(bytes))
+            })
+            .unwrap_or_default();
         out.push(fact(
             "Size",
             format!(
-                "{} ({} pieces{piece_len})",
+                "{wanted}{} ({} pieces{piece_len})",
                 units::size(row.size),
                 row.pieces_total
             ),
@@ -529,6 +542,24 @@ mod tests {
         );
         assert_eq!(value(&facts, "Save path"), "/srv/linux");
         assert_eq!(value(&facts, "Size"), "2.00 KiB (2 pieces of 1.00 KiB)");
+        // a skipped file: what will be downloaded comes first
+        let file = |size, priority| crate::api::FileRow {
+            size,
+            priority,
+            ..Default::default()
+        };
+        let skipping = TorrentDetail {
+            files: vec![
+                file(1536, FilePriority::Normal),
+                file(512, FilePriority::Skip),
+            ],
+            ..detail.clone()
+        };
+        let f = super::facts(&row(), Some(&skipping), &Keymap::default(), &sym);
+        assert_eq!(
+            value(&f, "Size"),
+            "1.50 KiB wanted of 2.00 KiB (2 pieces of 1.00 KiB)"
+        );
         assert!(value(&facts, "Sources").ends_with("2/5 (connected/known); no trackers"));
         assert!(!labels(&facts).contains(&"Given peers"));
         assert_eq!(value(&facts, "Comment"), "caf?", "ASCII mode");
