@@ -245,3 +245,50 @@ fn copy_tree(from: &Path, to: &Path) {
         }
     }
 }
+
+/// A magnet link still fetching its metadata has no files to move: its save folder is
+/// set at once, but only to a folder that can be made; one that cannot (under `/proc`) is
+/// refused with the reason in the log, and the folder stays as it was.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_magnet_without_metadata_takes_only_a_save_folder_that_can_be_made() {
+    let dir = temp_dir();
+    let home = dir.path().join("home");
+    let config = ratorrent::config::engine::EngineConfig {
+        download_dir: home.clone(),
+        listen_port: 0,
+        dht: ratorrent::config::engine::DhtConfig::off(),
+        ..ratorrent::config::engine::EngineConfig::default()
+    };
+    let h = session::start(config).await.unwrap();
+    let link = "magnet:?xt=urn:btih:0123456789abcdef0123456789abcdef01234567&dn=m";
+    let id = h
+        .client
+        .add(AddRequest::new(ratorrent::api::AddSource::Magnet(
+            link.to_owned(),
+        )))
+        .await
+        .unwrap();
+    wait(&h, id, "fetching metadata", |r| {
+        r.state == TorrentState::FetchingMetadata
+    })
+    .await;
+    let bad = Path::new("/proc/ratorrent-cannot-make-this/dl");
+    mv(&h, id, bad, true).await;
+    wait_event(
+        &h,
+        "cannot use /proc/ratorrent-cannot-make-this/dl as its save folder",
+    )
+    .await;
+    let good = dir.path().join("elsewhere").join("dl");
+    mv(&h, id, &good, true).await;
+    wait_event(&h, &format!("save folder set to {}", good.display())).await;
+    assert!(good.is_dir(), "the folder was made");
+    let events = h.client.recent_events().await.unwrap();
+    assert!(
+        !events
+            .iter()
+            .any(|e| e.message.contains("save folder set to /proc")),
+        "the unusable folder was never taken"
+    );
+    h.shutdown().await.unwrap();
+}

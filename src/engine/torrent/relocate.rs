@@ -19,7 +19,22 @@ impl Torrent {
             return;
         }
         if self.awaiting_metadata() {
-            // no files yet: the download simply goes there
+            // no files yet: the download simply goes there, once the folder is known to be
+            // usable (as a move of data would find out), so the failure shows now and not
+            // when the metadata arrives
+            if let Err(e) = std::fs::create_dir_all(&to) {
+                self.log(
+                    env,
+                    EventLevel::Warn,
+                    EventKind::StateChanged,
+                    format!(
+                        "cannot use {} as its save folder: {e}; it stays in {}",
+                        to.display(),
+                        self.save_dir.display()
+                    ),
+                );
+                return;
+            }
             self.log(
                 env,
                 EventLevel::Info,
