@@ -281,8 +281,8 @@ pub async fn download(mut config: EngineConfig, opts: DownloadOptions) -> anyhow
             ev = events.recv(), if events_open => match ev {
                 // the guard's pause is said above, once
                 Ok(ev) if ev.level == crate::api::EventLevel::Warn && ev.kind != crate::api::EventKind::DiskError => {
-                    let name = ev.torrent.and_then(|id| snap.row(id)).map(|r| format!("{}: ", untrusted::line(&r.name))).unwrap_or_default();
-                    eprintln!("ratorrent: warning: {name}{}", untrusted::line(&ev.message));
+                    let name = ev.torrent.and_then(|id| snap.row(id)).map(|r| r.name.as_str());
+                    eprintln!("ratorrent: warning: {}", untrusted::line(&ev.with_name(name)));
                 }
                 Err(tokio::sync::broadcast::error::RecvError::Closed) => events_open = false,
                 _ => {}

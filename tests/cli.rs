@@ -412,3 +412,43 @@ fn check_given_the_top_folder_says_which_path_it_expected() {
         "{out}"
     );
 }
+
+/// A warning about a torrent names it once: the engine's own message may start with the
+/// name already (it read "d.bin: d.bin: tracker …").
+#[test]
+fn download_warnings_name_the_torrent_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("d.bin");
+    std::fs::write(&data, vec![1u8; 50_000]).unwrap();
+    // a tracker on a loopback port nobody listens on: the announce is refused at once
+    let dead = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}/announce", dead.local_addr().unwrap());
+    drop(dead);
+    let t = dir.path().join("d.torrent");
+    std::fs::write(
+        &t,
+        TorrentBuilder::new(&data).announce(url).build().unwrap(),
+    )
+    .unwrap();
+    let out_dir = dir.path().join("out");
+    let (code, _, err) = run(&[
+        "download",
+        t.to_str().unwrap(),
+        "-o",
+        out_dir.to_str().unwrap(),
+        "--port",
+        "0",
+        "--no-dht",
+        "--timeout",
+        "3",
+    ]);
+    assert_eq!(code, 1);
+    let warning = err
+        .lines()
+        .find(|l| l.starts_with("ratorrent: warning: ") && l.contains("tracker"))
+        .unwrap_or_else(|| panic!("no tracker warning: {err}"));
+    assert!(
+        warning.starts_with("ratorrent: warning: d.bin: tracker "),
+        "{warning}"
+    );
+}

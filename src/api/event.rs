@@ -65,3 +65,49 @@ pub struct EngineEvent {
     /// One line for the user, e.g. `tracker http://t.example:80: connection refused`.
     pub message: String,
 }
+
+impl EngineEvent {
+    /// The message with `name: ` (the torrent's name, when the caller knows it) in front,
+    /// unless the message starts with it already (many of the engine's torrent events do),
+    /// e.g. `debian.iso: tracker t.example: connection refused`.
+    pub fn with_name(&self, name: Option<&str>) -> String {
+        match name {
+            Some(n)
+                if !(self.message.starts_with(n) && self.message[n.len()..].starts_with(": ")) =>
+            {
+                format!("{n}: {}", self.message)
+            }
+            _ => self.message.clone(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_name_goes_in_front_once() {
+        let ev = |message: &str| EngineEvent {
+            seq: 0,
+            at: SystemTime::UNIX_EPOCH,
+            torrent: None,
+            level: EventLevel::Warn,
+            kind: EventKind::TrackerError,
+            message: message.to_owned(),
+        };
+        assert_eq!(
+            ev("tracker t: refused").with_name(Some("a.iso")),
+            "a.iso: tracker t: refused"
+        );
+        assert_eq!(
+            ev("a.iso: tracker t: refused").with_name(Some("a.iso")),
+            "a.iso: tracker t: refused"
+        );
+        assert_eq!(ev("a.isox: b").with_name(Some("a.iso")), "a.iso: a.isox: b");
+        assert_eq!(
+            ev("tracker t: refused").with_name(None),
+            "tracker t: refused"
+        );
+    }
+}

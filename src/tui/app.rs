@@ -243,14 +243,12 @@ impl App {
             if event.level == EventLevel::Error {
                 self.notice.error_if_quiet(|| {
                     // the engine's torrent events start with the name already
-                    let name = event
-                        .torrent
-                        .and_then(|id| self.snapshot.row(id))
-                        .filter(|r| !event.message.starts_with(&format!("{}: ", r.name)))
-                        .map(|r| format!("{}: ", r.name))
-                        .unwrap_or_default();
+                    let name = event.torrent.and_then(|id| self.snapshot.row(id));
                     let key = self.opts.keymap.hint(Action::SessionLog);
-                    format!("{name}{} ({key}: event log)", event.message)
+                    format!(
+                        "{} ({key}: event log)",
+                        event.with_name(name.map(|r| r.name.as_str()))
+                    )
                 });
             }
             any = true;
