@@ -452,3 +452,46 @@ fn download_warnings_name_the_torrent_once() {
         "{warning}"
     );
 }
+
+/// A save folder that cannot be made (here under `/proc`, where nothing can be created)
+/// stops `download` at once, before any peer comes, with the cause and one hint in the
+/// command line's words: not "0 B free" (a pseudo file system has no space to measure), not
+/// the TUI's keys, not two hints.
+#[test]
+fn download_into_a_folder_that_cannot_be_made_fails_at_once_with_one_hint() {
+    if !std::path::Path::new("/proc/self").exists() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let t = small_torrent(dir.path());
+    let started = std::time::Instant::now();
+    let (code, _, err) = run(&[
+        "download",
+        t.to_str().unwrap(),
+        "-o",
+        "/proc/ratorrent-nope/dl",
+        "--port",
+        "0",
+        "--no-dht",
+        "--timeout",
+        "30",
+    ]);
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(20),
+        "{err}"
+    );
+    let line = err
+        .lines()
+        .find(|l| l.starts_with("ratorrent: error: "))
+        .unwrap_or_else(|| panic!("no error line: {err}"));
+    assert!(
+        line.contains("creating the save folder /proc/ratorrent-nope/dl"),
+        "{line}"
+    );
+    assert!(line.contains("pass -o with another one"), "{line}");
+    assert!(!line.contains("m (move)"), "no TUI key: {line}");
+    assert!(!line.contains("free"), "not a space problem: {line}");
+    assert_eq!(line.matches("create the folder").count(), 1, "one hint: {line}");
+    assert!(line.ends_with("then run the command again)"), "{line}");
+}

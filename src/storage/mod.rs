@@ -54,6 +54,17 @@ pub mod space;
 
 pub use delete::{DeleteError, PayloadFiles};
 pub use error::{CREATING_SAVE_FOLDER, StorageError, StorageErrorKind};
+
+/// Make a torrent's save folder `root` (and its parents) before its storage is opened, as
+/// [`Storage::prepare_root`] does once it is: a download calls it when it joins the swarm,
+/// so a folder that cannot be made is told at once.
+///
+/// # Errors
+/// The folder cannot be made (permissions, read-only, a file in the way, a pseudo file
+/// system): [`StorageError::Io`] with op [`CREATING_SAVE_FOLDER`], naming it.
+pub fn prepare_save_folder(root: &std::path::Path) -> Result<(), StorageError> {
+    files::prepare_root(root)
+}
 pub use handles::{DEFAULT_MAX_OPEN_FILES, HandleCache, raise_fd_limit};
 pub use layout::{FileSlot, FileSpec};
 pub use open::file_stat;

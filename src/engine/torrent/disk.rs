@@ -364,10 +364,17 @@ pub fn storage_error(e: &StorageError) -> TorrentError {
         K::NotFound | K::FileDeleted | K::Truncated => TorrentErrorKind::FilesMissing,
         K::Refused | K::Io => TorrentErrorKind::Storage,
     };
-    TorrentError {
-        kind,
-        message: e.to_string(),
-    }
+    // the kind carries what to do, worded for each front end (the TUI's keys, the
+    // command line's options): the message keeps only what happened, unless the kind is
+    // the catch-all one, whose hint says less than the storage's own
+    let text = e.to_string();
+    let message = match kind {
+        TorrentErrorKind::Storage => text,
+        _ => text
+            .strip_suffix(&format!(" ({})", e.hint()))
+            .map_or_else(|| text.clone(), str::to_owned),
+    };
+    TorrentError { kind, message }
 }
 
 #[cfg(test)]
@@ -404,6 +411,11 @@ mod tests {
         assert_eq!(e.kind, TorrentErrorKind::FilesMissing);
         assert!(e.kind.needs_recheck(), "resuming rechecks");
         assert!(e.message.contains("/d/f.bin"), "{}", e.message);
+        assert!(
+            !e.message.contains("put it back"),
+            "hint said once: {}",
+            e.message
+        );
     }
 
     #[test]
@@ -418,5 +430,8 @@ mod tests {
         assert!(e.kind.hint().contains("m (move)"), "{}", e.kind.hint());
         assert!(e.message.contains("/proc/xx"), "{}", e.message);
         assert!(!e.message.contains("put it back"), "{}", e.message);
+        // what to do is the kind's, said once by each front end in its own words
+        assert!(!e.message.contains("m (move)"), "{}", e.message);
+        assert!(!e.message.ends_with(')'), "{}", e.message);
     }
 }

@@ -463,6 +463,18 @@ impl Torrent {
     /// when the first peer comes ([`Torrent::ensure_shared`]), so a running torrent nobody
     /// connects to holds neither its metainfo nor its files.
     fn activate(&mut self, env: &mut Env<'_>) {
+        // a download with nothing verified yet makes its save folder now: a folder that
+        // cannot be made (a typo, no permission, under /proc) fails at once, not when the
+        // first peer comes, which may be never (a folder that vanished under verified data
+        // is not made again: that is "files missing")
+        if !self.awaiting_metadata()
+            && self.have.count() == 0
+            && !self.have.is_full()
+            && let Err(e) = crate::storage::prepare_save_folder(&self.save_dir)
+        {
+            self.input(Input::Failed(disk::storage_error(&e)), env);
+            return;
+        }
         if let Some(s) = self.shared() {
             s.set_accepting(true);
         }
