@@ -492,6 +492,10 @@ fn download_into_a_folder_that_cannot_be_made_fails_at_once_with_one_hint() {
     assert!(line.contains("pass -o with another one"), "{line}");
     assert!(!line.contains("m (move)"), "no TUI key: {line}");
     assert!(!line.contains("free"), "not a space problem: {line}");
-    assert_eq!(line.matches("create the folder").count(), 1, "one hint: {line}");
+    assert_eq!(
+        line.matches("create the folder").count(),
+        1,
+        "one hint: {line}"
+    );
     assert!(line.ends_with("then run the command again)"), "{line}");
 }
