@@ -1781,3 +1781,31 @@ fn the_status_bar_keeps_the_listen_port_at_80_columns() {
     assert!(bar.contains("port 6881"), "{bar}");
     assert!(bar.contains("q quit"), "{bar}");
 }
+
+/// `s` cycles through the columns the list shows: at 80 columns the ones dropped for room
+/// (Added, Seeds, Size, ETA) are not sort keys, so the header always marks the sort; at
+/// 200 columns every column is.
+#[test]
+fn sort_key_cycles_only_through_the_columns_shown() {
+    for (width, expected) in [(80u16, None), (200, Some(11usize))] {
+        let mut app = App::new(snapshot_with(1, four(), None));
+        render(&mut app, width, 24);
+        let mut seen = std::collections::HashSet::new();
+        for _ in 0..11 {
+            app.handle_key(key('s'));
+            let sort = app.view().sort;
+            seen.insert(sort);
+            let header = line(render(&mut app, width, 24).backend().buffer(), 0);
+            if sort != ratorrent::tui::list::SortColumn::Added {
+                assert!(
+                    header.contains('▲') || header.contains('▼'),
+                    "{width} columns, sorted by {sort:?}, no marker: {header}"
+                );
+            }
+        }
+        match expected {
+            Some(n) => assert_eq!(seen.len(), n, "{width}: every column"),
+            None => assert!(seen.len() < 11, "{width}: {seen:?}"),
+        }
+    }
+}

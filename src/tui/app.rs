@@ -88,6 +88,9 @@ pub struct App {
     list_scroll: Scroll,
     /// Screen row of the first list row at the last draw (mouse clicks).
     list_top: Cell<u16>,
+    /// The sort columns the list showed at the last draw ([`SortColumn::bit`]s; 0 before
+    /// the first): `s` cycles through these.
+    list_sorts: Cell<u16>,
     /// Marked torrents (bulk actions).
     marks: HashSet<TorrentId>,
     /// The search line is being edited.
@@ -138,6 +141,7 @@ impl App {
             counts: [0; 6],
             list_scroll: Scroll::default(),
             list_top: Cell::new(0),
+            list_sorts: Cell::new(0),
             marks: HashSet::new(),
             searching: false,
             search: TextField::default(),
@@ -560,6 +564,7 @@ impl App {
         Scrolls {
             list: &self.list_scroll,
             list_top: &self.list_top,
+            list_sorts: &self.list_sorts,
             peers: &self.tab_scrolls.peers,
             files: &self.tab_scrolls.files,
             trackers: &self.tab_scrolls.trackers,
@@ -666,7 +671,7 @@ impl App {
                 self.clear_search();
             }
             Action::SortNext => {
-                self.view.sort = self.view.sort.next();
+                self.view.sort = self.view.sort.next_shown(self.list_sorts.get());
                 self.view.reverse = false;
                 self.refresh_index();
             }
@@ -971,6 +976,7 @@ impl App {
 pub(crate) struct Scrolls<'a> {
     pub list: &'a Scroll,
     pub list_top: &'a Cell<u16>,
+    pub list_sorts: &'a Cell<u16>,
     pub peers: &'a Scroll,
     pub files: &'a Scroll,
     pub trackers: &'a Scroll,

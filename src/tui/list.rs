@@ -91,6 +91,25 @@ impl SortColumn {
         cycle::step(&Self::ALL, self, true)
     }
 
+    /// This column's bit in a set of columns (see [`SortColumn::next_shown`]).
+    pub fn bit(self) -> u16 {
+        let i = Self::ALL.iter().position(|c| *c == self).unwrap_or(0);
+        1 << i
+    }
+
+    /// The next column (wrapping) among those in `shown`, a set of [`SortColumn::bit`]s
+    /// (the columns the list drew last; 0 = not drawn yet, every column): `s` never sorts
+    /// by a column the terminal is too narrow to show. [`SortColumn::Added`] (the engine's
+    /// order) is always in the cycle.
+    pub fn next_shown(self, shown: u16) -> SortColumn {
+        let order: Vec<SortColumn> = Self::ALL
+            .iter()
+            .copied()
+            .filter(|c| shown == 0 || *c == SortColumn::Added || shown & c.bit() != 0)
+            .collect();
+        cycle::step(&order, self, true)
+    }
+
     /// Whether the natural order of this column is biggest first (rates, sizes).
     fn descending_by_default(self) -> bool {
         matches!(

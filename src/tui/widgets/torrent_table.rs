@@ -108,6 +108,12 @@ pub(crate) fn render(frame: &mut Frame, area: Rect, app: &App) {
     scrolls.list_top.set(area.y + 1);
 
     let columns = columns(area.width, &app.options().columns);
+    scrolls.list_sorts.set(
+        columns
+            .iter()
+            .filter_map(|&(column, _)| COLUMNS.iter().find(|c| c.0 == column))
+            .fold(0, |set, c| set | c.3.bit()),
+    );
     let view = app.view();
     let sym = theme.sym;
     let header = Row::new(std::iter::once(Line::from("")).chain(columns.iter().map(
