@@ -27,7 +27,34 @@ pub fn kind_label(kind: EventKind) -> &'static str {
     }
 }
 
-/// Draws `events` into `area`; `names` adds the torrent's name to each line.
+/// Cells of a line's head: " 12:34:56 level kind      ".
+const HEAD_WIDTH: usize = 26;
+
+/// The message without the kind's label in front: the label is in the line's head
+/// already ("not added  not added: …" said it twice).
+fn message(e: &EngineEvent) -> &str {
+    e.message
+        .strip_prefix(kind_label(e.kind))
+        .and_then(|m| m.strip_prefix(": "))
+        .unwrap_or(&e.message)
+}
+
+/// The event's text whole: its torrent's full name (when `names` and the message does not
+/// start with it), then the message.
+fn whole(e: &EngineEvent, app: &App, names: bool) -> String {
+    let name = names
+        .then(|| e.torrent.and_then(|id| app.snapshot().row(id)))
+        .flatten()
+        .map(|r| r.name.as_str());
+    let e = EngineEvent {
+        message: message(e).to_owned(),
+        ..e.clone()
+    };
+    e.with_name(name)
+}
+
+/// Draws `events` into `area`; `names` adds the torrent's name to each line. When the
+/// selected event's line is cut, it is shown whole under the list.
 pub(crate) fn render<'a>(
     frame: &mut Frame,
     area: Rect,
@@ -43,8 +70,50 @@ pub(crate) fn render<'a>(
         frame.render_widget(Line::styled(" no events yet", theme.dim()), area);
         return;
     }
-    let visible = usize::from(area.height);
     let cursor = scroll.cursor.min(events.len() - 1);
+    // the selected event, whole, under the list when its line is cut (up to 4 lines, a
+    // third of the room at most)
+    let full = whole(events[cursor], app, names);
+    let room = usize::from(area.width).saturating_sub(HEAD_WIDTH);
+    let footer = if format::width(&full) > room && area.height >= 9 {
+        let max = usize::from(area.height / 3).min(4);
+        format::wrap_with(
+            &full,
+            usize::from(area.width).saturating_sub(2),
+            max,
+            sym.ascii,
+            sym.ellipsis,
+        )
+    } else {
+        Vec::new()
+    };
+    let footer_height = footer.len() as u16 + u16::from(!footer.is_empty());
+    let area = Rect {
+        height: area.height - footer_height,
+        ..area
+    };
+    if !footer.is_empty() {
+        let top = area.y + area.height;
+        frame.render_widget(
+            Line::styled("─".repeat(usize::from(area.width)), theme.dim()),
+            Rect {
+                y: top,
+                height: 1,
+                ..area
+            },
+        );
+        for (i, text) in footer.iter().enumerate() {
+            frame.render_widget(
+                Line::from(format!(" {text}")),
+                Rect {
+                    y: top + 1 + i as u16,
+                    height: 1,
+                    ..area
+                },
+            );
+        }
+    }
+    let visible = usize::from(area.height);
     let first = scroll_offset(scroll.offset.get(), Some(cursor), events.len(), visible);
     scroll.offset.set(first);
     scroll.height.set(visible);
@@ -83,13 +152,12 @@ pub(crate) fn render<'a>(
             kind_label(e.kind)
         );
         let rest = width.saturating_sub(format::width(&head));
-        // the label is in the head already: "not added  not added: …" says it twice
-        let message = e
-            .message
-            .strip_prefix(kind_label(e.kind))
-            .and_then(|m| m.strip_prefix(": "))
-            .unwrap_or(&e.message);
-        let text = format::fit_with(&format!("{name}{message}"), rest, sym.ascii, sym.ellipsis);
+        let text = format::fit_with(
+            &format!("{name}{}", message(e)),
+            rest,
+            sym.ascii,
+            sym.ellipsis,
+        );
         let mut line = Line::from(vec![Span::styled(head, style), Span::raw(text)]);
         if first + i == cursor {
             line = line.style(theme.selected());
