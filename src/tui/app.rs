@@ -118,6 +118,9 @@ pub struct App {
     started: Instant,
     /// A torrent to select once a snapshot shows it (just added).
     pending_select: Option<TorrentId>,
+    /// Adds of one dialog submission (a glob) whose answers are still coming: their
+    /// outcome is told once, counted, when the last answer comes.
+    add_batch: Option<AddBatch>,
     /// The torrent the engine was last asked to focus.
     focused: Option<TorrentId>,
     outbox: Vec<Command>,
@@ -158,6 +161,7 @@ impl App {
             now_secs: 0,
             started: Instant::now(),
             pending_select: None,
+            add_batch: None,
             focused: None,
             outbox: Vec::new(),
         };
@@ -268,6 +272,30 @@ impl App {
     /// The engine's answer to an add: selects the new torrent (or the existing one for "already
     /// added") and says so in the message line.
     pub fn add_result(&mut self, result: Result<TorrentId, AddError>) {
+        if let Some(batch) = &mut self.add_batch {
+            match &result {
+                Ok(id) => {
+                    batch.added += 1;
+                    self.pending_select.get_or_insert(*id);
+                }
+                Err(AddError::AlreadyAdded { .. }) => batch.already += 1,
+                Err(_) => batch.failed += 1,
+            }
+            if batch.answered() >= batch.expected {
+                let batch = self.add_batch.take().unwrap_or_default();
+                let key = self.opts.keymap.hint(Action::SessionLog);
+                let text = batch.summary(&key);
+                if batch.failed > 0 {
+                    self.set_error(text);
+                } else {
+                    self.set_info(text);
+                }
+            }
+            let snapshot = self.snapshot.clone();
+            self.selection.invalidate();
+            self.set_snapshot_at(snapshot, self.now_secs);
+            return;
+        }
         match result {
             Ok(id) => {
                 self.pending_select = Some(id);
@@ -991,3 +1019,42 @@ mod pause;
 
 #[cfg(test)]
 mod tests;
+
+/// The answers to the adds of one dialog submission (a glob matching many files).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct AddBatch {
+    /// Adds sent.
+    pub expected: usize,
+    /// Added.
+    pub added: usize,
+    /// In the session already.
+    pub already: usize,
+    /// Refused (each with its reason in the session log).
+    pub failed: usize,
+}
+
+impl AddBatch {
+    fn answered(&self) -> usize {
+        self.added + self.already + self.failed
+    }
+
+    /// One line for all of them, e.g. "added 3 of 5 torrents, 1 already added, 1 not
+    /// added (why: e, session log)"; `key` opens the session log.
+    fn summary(&self, key: &str) -> String {
+        let mut text = if self.added == self.expected {
+            format!("added {} torrents", self.added)
+        } else {
+            format!("added {} of {} torrents", self.added, self.expected)
+        };
+        if self.already > 0 {
+            text.push_str(&format!(", {} already added", self.already));
+        }
+        if self.failed > 0 {
+            text.push_str(&format!(
+                ", {} not added (why: {key}, session log)",
+                self.failed
+            ));
+        }
+        text
+    }
+}

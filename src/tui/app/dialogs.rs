@@ -114,6 +114,18 @@ impl App {
                 {
                     self.notice.moving(text, ids, to, self.snapshot.seq);
                 }
+                // several adds at once (a glob): their answers are told together
+                let adds = outcome
+                    .commands
+                    .iter()
+                    .filter(|c| matches!(c, Command::Add(..)))
+                    .count();
+                if adds > 1 {
+                    self.add_batch = Some(super::AddBatch {
+                        expected: adds,
+                        ..Default::default()
+                    });
+                }
                 self.apply_outcome(outcome);
             }
             Err(e) => form.error = Some(e),

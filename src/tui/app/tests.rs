@@ -296,3 +296,40 @@ fn an_engine_error_names_its_torrent_once_on_the_message_line() {
     let (text, _) = app.notice.get().unwrap();
     assert!(text.starts_with("alpha: disk error"), "{text}");
 }
+
+#[test]
+fn a_glob_of_many_files_tells_their_adds_together_counted() {
+    let dir = tempfile::tempdir().unwrap();
+    for n in ["a", "b", "c"] {
+        std::fs::write(dir.path().join(format!("{n}.torrent")), b"d").unwrap();
+    }
+    let mut app = app();
+    app.apply(Action::Add);
+    let pattern = format!("{}/*.torrent", dir.path().display());
+    for c in pattern.chars() {
+        app.handle_key(KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE));
+    }
+    let adds = app
+        .handle_key(KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE))
+        .into_iter()
+        .filter(|c| matches!(c, Command::Add(..)))
+        .count();
+    assert_eq!(adds, 3);
+    assert_eq!(app.notice(), Some("adding 3 torrents…"));
+    app.add_result(Ok(TorrentId(7)));
+    assert_eq!(app.notice(), Some("adding 3 torrents…"), "not one by one");
+    app.add_result(Err(AddError::AlreadyAdded {
+        id: TorrentId(2),
+        name: "beta".to_owned(),
+        info_hash: "bb".repeat(20),
+        merged: None,
+    }));
+    app.add_result(Err(AddError::Invalid("not a torrent".to_owned())));
+    assert_eq!(
+        app.notice(),
+        Some("added 1 of 3 torrents, 1 already added, 1 not added (why: e, session log)")
+    );
+    // the next single add is told on its own again
+    app.add_result(Ok(TorrentId(8)));
+    assert_eq!(app.notice(), Some("torrent added"));
+}
