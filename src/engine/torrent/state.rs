@@ -87,6 +87,9 @@ pub enum Lifecycle {
     Moving {
         /// Run again once moved.
         resume: bool,
+        /// Its data was never checked (added paused): it is paused needing a check again
+        /// once moved.
+        needs_check: bool,
         /// The disk guard's reason when the guard had paused it: it is paused by the guard
         /// again once moved.
         guard: Option<String>,
@@ -345,20 +348,16 @@ impl Lifecycle {
             ) => (
                 L::Moving {
                     resume: true,
+                    needs_check: false,
                     guard: None,
                     progress,
                 },
                 vec![Deactivate(None)],
             ),
-            (
-                L::Paused {
-                    needs_check: false,
-                    guard,
-                },
-                Input::MoveStart(progress),
-            ) => (
+            (L::Paused { needs_check, guard }, Input::MoveStart(progress)) => (
                 L::Moving {
                     resume: false,
+                    needs_check: *needs_check,
                     guard: guard.take(),
                     progress,
                 },
@@ -367,12 +366,21 @@ impl Lifecycle {
             (L::Completed | L::Error(_), Input::MoveStart(progress)) => (
                 L::Moving {
                     resume: false,
+                    needs_check: false,
                     guard: None,
                     progress,
                 },
                 vec![],
             ),
-            (L::Moving { resume, guard, .. }, Input::MoveDone) => {
+            (
+                L::Moving {
+                    resume,
+                    needs_check,
+                    guard,
+                    ..
+                },
+                Input::MoveDone,
+            ) => {
                 if *resume {
                     let next = Self::running(facts, false);
                     let eff = if next.is_running() {
@@ -384,7 +392,7 @@ impl Lifecycle {
                 } else {
                     (
                         L::Paused {
-                            needs_check: false,
+                            needs_check: *needs_check,
                             guard: guard.take(),
                         },
                         vec![],

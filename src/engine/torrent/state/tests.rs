@@ -280,6 +280,17 @@ fn moving_stops_the_swarm_and_comes_back_to_it() {
     assert!(s.step(move_start(), DL).is_empty());
     assert!(s.step(Input::MoveDone, DL).is_empty());
     assert_eq!(s, Lifecycle::paused(false));
+    // added paused, never checked: it moves, and still needs its check after
+    let mut s = Lifecycle::paused(true);
+    assert!(s.step(move_start(), DL).is_empty());
+    assert_eq!(s.ui_state(), TorrentState::Moving);
+    assert!(s.step(Input::MoveDone, DL).is_empty());
+    assert_eq!(s, Lifecycle::paused(true));
+    assert_eq!(
+        s.step(Input::Resume, DL),
+        vec![QueueCheck],
+        "checked on resume"
+    );
     let mut s = checking(false);
     assert!(s.step(move_start(), DL).is_empty(), "not while checking");
 }
