@@ -142,6 +142,7 @@ fn ui_options(cli: &Cli, config: &Config) -> anyhow::Result<tui::UiOptions> {
         theme,
         seed_after_download: config.engine.seed_after_download,
         log_path: None,
+        view_file: None,
         mouse: config.ui.mouse,
         confirm_quit: config.ui.confirm_quit,
         columns: tui::list::parse_columns(&config.ui.columns).map_err(|e| {
@@ -225,7 +226,13 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             }
             let ui = ui_options(&cli, &config)?;
             let log_path = init_file_logging();
-            let ui = tui::UiOptions { log_path, ..ui };
+            // the list's sort and filter come back next time (the TUI's own file)
+            let view_file = Some(ratorrent::state::StateStore::default_dir().join("tui-view.toml"));
+            let ui = tui::UiOptions {
+                log_path,
+                view_file,
+                ..ui
+            };
             let seed = config.engine.seed_after_download;
             let watch_dir = config.watch_dir.clone();
             let rt = runtime()?;

@@ -630,3 +630,80 @@ fn the_screen_is_cleared_on_start() {
     tmux.keys("q");
     assert!(tmux.wait_exit(Duration::from_secs(10)));
 }
+
+/// The list's sort and state filter come back after a restart (the TUI's own file in the
+/// state directory): sorted by name, the later-added `alpha` is first again at once.
+#[test]
+fn the_sort_and_filter_are_kept_across_restarts() {
+    let dir = temp_dir();
+    let mut torrents = Vec::new();
+    for name in ["zeta.bin", "alpha.bin"] {
+        let data = dir.path().join(name);
+        std::fs::write(&data, vec![7u8; 40_000]).unwrap();
+        let t = dir.path().join(format!("{name}.torrent"));
+        std::fs::write(
+            &t,
+            ratorrent::metainfo::TorrentBuilder::new(&data)
+                .build()
+                .unwrap(),
+        )
+        .unwrap();
+        torrents.push(t);
+    }
+    let config = dir.path().join("config.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "listen_port = {}\nconfirm_quit = false\ndownload_dir = \"{}\"\n",
+            free_port(),
+            dir.path().join("dst").display()
+        ),
+    )
+    .unwrap();
+    let state = dir.path().join("state");
+    let data_home = dir.path().join("data-home");
+    let env = [("XDG_STATE_HOME", &state), ("XDG_DATA_HOME", &data_home)];
+    let env: Vec<(&str, &Path)> = env.iter().map(|(k, v)| (*k, v.as_path())).collect();
+    let cmd = format!(
+        "{} --no-dht --config {} {} {}",
+        common::rat::bin(),
+        config.display(),
+        torrents[0].display(),
+        torrents[1].display()
+    );
+    let first_row = |screen: &str| {
+        screen
+            .lines()
+            .find(|l| l.contains("zeta.bin") || l.contains("alpha.bin"))
+            .map(|l| l.contains("alpha.bin"))
+    };
+    let tmux = start("view1", &cmd, &env, 120, 24);
+    let screen = tmux.wait_for("alpha.bin", Duration::from_secs(20));
+    assert_eq!(first_row(&screen), Some(false), "added order: {screen}");
+    tmux.keys("s");
+    let screen = tmux.wait_for("Name▲", Duration::from_secs(5));
+    assert_eq!(first_row(&screen), Some(true), "by name: {screen}");
+    tmux.keys("f");
+    tmux.wait_for("Downloading", Duration::from_secs(5));
+    tmux.keys("q");
+    assert!(tmux.wait_exit(Duration::from_secs(10)));
+    assert!(data_home.join("ratorrent").join("tui-view.toml").is_file());
+
+    // no torrents on the command line: the session brings them back, sorted as left
+    let cmd = format!(
+        "{} --no-dht --config {}",
+        common::rat::bin(),
+        config.display()
+    );
+    let tmux = start("view2", &cmd, &env, 120, 24);
+    let screen = tmux.wait_for("Name▲", Duration::from_secs(20));
+    let screen = if screen.contains("zeta.bin") {
+        screen
+    } else {
+        tmux.wait_for("zeta.bin", Duration::from_secs(10))
+    };
+    assert_eq!(first_row(&screen), Some(true), "kept: {screen}");
+    assert!(screen.contains("Downloading"), "filter kept: {screen}");
+    tmux.keys("q");
+    assert!(tmux.wait_exit(Duration::from_secs(10)));
+}

@@ -55,6 +55,9 @@ pub struct UiOptions {
     /// The list's columns (config `columns`, read by [`list::parse_columns`]; the name
     /// column is always among them): all by default.
     pub columns: Vec<SortColumn>,
+    /// Where the list's sort and filter are kept across runs ([`super::view_file`]);
+    /// `None`: not kept (tests, embedders).
+    pub view_file: Option<PathBuf>,
 }
 
 impl Default for UiOptions {
@@ -67,6 +70,7 @@ impl Default for UiOptions {
             mouse: false,
             confirm_quit: true,
             columns: SortColumn::ALL.to_vec(),
+            view_file: None,
         }
     }
 }
@@ -165,8 +169,29 @@ impl App {
             focused: None,
             outbox: Vec::new(),
         };
+        // the sort and filter of the last run
+        if let Some((sort, reverse, filter)) = app
+            .opts
+            .view_file
+            .as_deref()
+            .and_then(super::view_file::load)
+        {
+            app.view.sort = sort;
+            app.view.reverse = reverse;
+            app.view.filter = filter;
+        }
         app.set_snapshot_at(snapshot, 0);
         app
+    }
+
+    /// Keep the list's sort and filter for the next run (when the options name a file);
+    /// the UI calls it when it ends. A file that cannot be written is logged, not fatal.
+    pub fn save_view(&self) {
+        if let Some(path) = &self.opts.view_file
+            && let Err(e) = super::view_file::save(path, &self.view)
+        {
+            tracing::warn!("cannot keep the list's sort in {}: {e}", path.display());
+        }
     }
 
     // ----- inputs -----

@@ -126,6 +126,7 @@ pub async fn run(opts: RunOptions) -> anyhow::Result<()> {
             Err(err)
         }
     };
+    ui.app.save_view();
     if let Err(err) = ui.guard.restore() {
         tracing::warn!("restoring the terminal failed: {err}");
     }

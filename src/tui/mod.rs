@@ -48,6 +48,7 @@ pub mod scroll;
 pub mod selection;
 pub mod terminal;
 pub mod theme;
+pub mod view_file;
 pub mod widgets;
 
 pub use app::{App, UiOptions};
