@@ -80,6 +80,9 @@ struct ConfigFile {
     pex: Option<bool>,
     dht: Option<DhtConfig>,
     lsd: Option<LsdConfig>,
+    on_added: Option<Vec<String>>,
+    on_complete: Option<Vec<String>>,
+    hook_timeout: Option<u32>,
     watch_dir: Option<PathBuf>,
     ascii: Option<bool>,
     mouse: Option<bool>,
@@ -128,6 +131,9 @@ impl ConfigFile {
             pex,
             dht,
             lsd,
+            on_added,
+            on_complete,
+            hook_timeout,
         );
         let lined = |span: std::ops::Range<usize>| {
             1 + text

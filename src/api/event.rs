@@ -47,6 +47,9 @@ pub enum EventKind {
     /// An add was refused (from the command line, a dialog, the watch folder or a client):
     /// the message says what and why.
     AddRefused,
+    /// An `on_added` or `on_complete` program ended, was killed or could not start: the
+    /// message says how (exit code, signal, timeout, OS error) and ends with its stderr.
+    Hook,
 }
 
 /// One event.

@@ -79,6 +79,17 @@ pub struct EngineConfig {
     pub dht: DhtConfig,
     /// Local Service Discovery (BEP 14), the `[lsd]` table.
     pub lsd: LsdConfig,
+    /// Program run when the user adds a torrent (not when one is restored at start), as an
+    /// argument list: the program first, then its arguments, each with its placeholders
+    /// replaced (see [`crate::engine::hooks::expand`]); never run through a shell. Empty
+    /// (the default) = off.
+    pub on_added: Vec<String>,
+    /// Program run once when a torrent completes (every wanted piece verified), as
+    /// `on_added`. Empty (the default) = off.
+    pub on_complete: Vec<String>,
+    /// Seconds an `on_added` / `on_complete` program may run before it is killed,
+    /// 1..=86400. Default: 600.
+    pub hook_timeout: u32,
 }
 
 impl Default for EngineConfig {
@@ -104,6 +115,9 @@ impl Default for EngineConfig {
             pex: true,
             dht: DhtConfig::default(),
             lsd: LsdConfig::default(),
+            on_added: Vec::new(),
+            on_complete: Vec::new(),
+            hook_timeout: 600,
         }
     }
 }
@@ -143,7 +157,7 @@ impl EngineConfig {
             return bad("download_dir", "must not be empty".into());
         }
         // (key, value, allowed range, what 0 means)
-        let bounded: [(&'static str, u32, u32, u32, &str); 7] = [
+        let bounded: [(&'static str, u32, u32, u32, &str); 8] = [
             (
                 "disk_threads",
                 self.disk_threads,
@@ -175,6 +189,7 @@ impl EngineConfig {
                 "",
             ),
             ("add_url_timeout", self.add_url_timeout, 1, 600, ""),
+            ("hook_timeout", self.hook_timeout, 1, 86_400, ""),
         ];
         for (key, value, min, max, zero) in bounded {
             if !(min..=max).contains(&value) {
@@ -196,6 +211,24 @@ impl EngineConfig {
         for b in &self.dht.bootstrap {
             if let Err(p) = check_host_port(b) {
                 return bad("dht.bootstrap", format!("entry {p}"));
+            }
+        }
+        for (key, argv) in [
+            ("on_added", &self.on_added),
+            ("on_complete", &self.on_complete),
+        ] {
+            if let Some(program) = argv.first()
+                && program.trim().is_empty()
+            {
+                return bad(
+                    key,
+                    "must start with the program to run (a path or a name looked up in PATH), \
+                     not an empty text; an empty list turns it off"
+                        .into(),
+                );
+            }
+            if argv.iter().any(|a| a.contains('\0')) {
+                return bad(key, "an argument cannot contain a NUL character".into());
             }
         }
         if let Some(ip) = self.lsd.interface

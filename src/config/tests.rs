@@ -45,6 +45,9 @@ fn every_key_is_documented_in_the_default_file() {
         "max_metadata_size",
         "add_url_timeout",
         "pex",
+        "on_added",
+        "on_complete",
+        "hook_timeout",
         "watch_dir",
     ] {
         assert!(
@@ -112,6 +115,21 @@ fn errors_name_line_and_key() {
         .unwrap_err()
         .to_string();
     assert!(e.contains("upload_slots"), "{e}");
+    // a program given as one text (as for a shell) is refused, not split
+    let e = Config::from_toml("\non_complete = \"/bin/notify %N\"\n", Path::new("/c.toml"))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("line 2") && e.contains("on_complete") && e.contains("sequence"),
+        "{e}"
+    );
+    let e = Config::from_toml("hook_timeout = 0\n", Path::new("/c.toml"))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("hook_timeout") && e.contains("1 and 86400"),
+        "{e}"
+    );
     let e = Config::from_toml("[[[", Path::new("/c.toml"))
         .unwrap_err()
         .to_string();

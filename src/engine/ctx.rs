@@ -129,6 +129,8 @@ pub struct SessionCtx {
     pub dht: Option<crate::dht::Dht>,
     /// Local Service Discovery (BEP 14), when enabled and started.
     pub lsd: Option<crate::lsd::Lsd>,
+    /// Runs `on_added` / `on_complete` programs (see [`super::hooks`]).
+    pub hooks: super::hooks::HookRunner,
 }
 
 impl SessionCtx {
@@ -179,8 +181,10 @@ impl SessionCtx {
                 });
             }),
         ));
+        let hooks = super::hooks::HookRunner::new(events.clone(), config.hook_timeout);
         Arc::new(SessionCtx {
             peer_id: PeerId::generate(),
+            hooks,
             listen_port,
             tracker_key: rand::random(),
             trackers: TrackerClient::new(),
@@ -213,6 +217,16 @@ pub type AddReply = tokio::sync::oneshot::Sender<Result<TorrentId, crate::api::A
 /// Events to the session task.
 #[derive(Debug)]
 pub enum SessionEvent {
+    /// An `on_added` / `on_complete` program ended (or could not start): one line for
+    /// the torrent's log.
+    HookDone {
+        /// The torrent it ran for (it may have been removed since).
+        torrent: TorrentId,
+        /// Info for exit code 0, Warn otherwise.
+        level: crate::api::EventLevel,
+        /// How it ended and the tail of its stderr, made safe for a terminal.
+        message: String,
+    },
     /// A peer connection of `torrent`.
     Peer {
         /// The torrent.

@@ -12,6 +12,7 @@
 
 pub mod ctx;
 pub mod event_log;
+pub mod hooks;
 pub mod link;
 pub mod peer_conn;
 pub mod picker;

@@ -26,6 +26,9 @@ min_free_space = 0
 max_metadata_size = 65536
 add_url_timeout = 5
 pex = false
+on_added = ["/usr/bin/notify-send", "added %N"]
+on_complete = ["/opt/done", "%F", "%Z"]
+hook_timeout = 30
 ascii = true
 [dht]
 enabled = false
@@ -57,6 +60,9 @@ interface = "127.0.0.1"
         max_metadata_size: 65536,
         add_url_timeout: 5,
         pex: false,
+        on_added: vec!["/usr/bin/notify-send".into(), "added %N".into()],
+        on_complete: vec!["/opt/done".into(), "%F".into(), "%Z".into()],
+        hook_timeout: 30,
         dht: DhtConfig {
             enabled: false,
             port: Some(7002),
@@ -77,6 +83,11 @@ interface = "127.0.0.1"
     assert_ne!(want.max_metadata_size, d.max_metadata_size);
     assert_ne!(want.pex, d.pex);
     assert_ne!(want.add_url_timeout, d.add_url_timeout);
+    assert_ne!(want.hook_timeout, d.hook_timeout);
+    assert!(
+        d.on_added.is_empty() && d.on_complete.is_empty(),
+        "programs off by default"
+    );
     // a UI key is not the engine's: the engine part is the same without it
     let without_ui =
         Config::from_toml(&text.replace("ascii = true\n", ""), Path::new("x")).unwrap();
@@ -136,6 +147,34 @@ fn defaults_pass_the_check_and_each_bad_value_names_its_key() {
                 ..d()
             },
             "lsd.interface",
+        ),
+        (
+            EngineConfig {
+                hook_timeout: 0,
+                ..d()
+            },
+            "hook_timeout",
+        ),
+        (
+            EngineConfig {
+                hook_timeout: 86_401,
+                ..d()
+            },
+            "hook_timeout",
+        ),
+        (
+            EngineConfig {
+                on_added: vec![String::new(), "%N".into()],
+                ..d()
+            },
+            "on_added",
+        ),
+        (
+            EngineConfig {
+                on_complete: vec!["/bin/x".into(), "a\0b".into()],
+                ..d()
+            },
+            "on_complete",
         ),
     ] {
         let e = c.check().unwrap_err();

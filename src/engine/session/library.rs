@@ -15,6 +15,7 @@ use std::time::{Duration, Instant};
 use super::Session;
 use crate::api::{AddError, AddRequest, AddSource, EventKind, EventLevel, TorrentId};
 use crate::engine::ctx::{AddReply, SessionCtx, SessionEvent};
+use crate::engine::hooks::HookWhen;
 use crate::engine::torrent::announce::AnnounceJob;
 use crate::engine::torrent::state::Input;
 use crate::engine::torrent::{Env, STOP_ANNOUNCE_TIMEOUT, TimerKey, Torrent};
@@ -271,6 +272,7 @@ impl Session {
             EventKind::Added,
             format!("{name}: added (info hash {info_hash})"),
         );
+        self.with(id, |t, env| t.run_hook(HookWhen::Added, env));
         self.added(id, req.paused);
         Ok(id)
     }
@@ -332,6 +334,7 @@ impl Session {
                 format!("{name}: {n}"),
             );
         }
+        self.with(id, |t, env| t.run_hook(HookWhen::Added, env));
         self.added(id, req.paused);
         Ok(id)
     }

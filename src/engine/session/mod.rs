@@ -388,6 +388,13 @@ impl Session {
                 self.add_answered(r, reply);
             }
             SessionEvent::Deleted { name, error } => self.on_deleted(name, error),
+            SessionEvent::HookDone {
+                torrent,
+                level,
+                message,
+            } => self
+                .log
+                .push(Some(torrent), level, EventKind::Hook, message),
         }
     }
 

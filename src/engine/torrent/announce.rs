@@ -119,6 +119,18 @@ pub struct TrackerSet {
 }
 
 impl TrackerSet {
+    /// The URL of the tracker that answered an announce last, else the first tracker of
+    /// the first tier (qBittorrent's "current tracker"); `None` without trackers.
+    pub fn current_url(&self) -> Option<&str> {
+        let all = || self.tiers.iter().flat_map(|t| t.trackers.iter());
+        all()
+            .filter_map(|t| t.last_ok.map(|at| (at, t)))
+            .max_by_key(|(at, _)| *at)
+            .map(|(_, t)| t)
+            .or_else(|| all().next())
+            .map(|t| t.url.as_str())
+    }
+
     /// From the metainfo's tiers (`announce-list`, or `[[announce]]`); each tier shuffled
     /// once (BEP 12); empty tiers and duplicate URLs dropped. `supported` says whether we can
     /// speak a URL's scheme.

@@ -301,6 +301,7 @@ impl Torrent {
                         EventKind::Completed,
                         "download complete".into(),
                     );
+                    self.run_hook(crate::engine::hooks::HookWhen::Completed, env);
                     self.peers.broadcast(&PeerCtrl::CheckInterest);
                     self.input(Input::Complete, env);
                 }

@@ -25,6 +25,7 @@ pub mod check_queue;
 pub mod choke;
 mod dht;
 pub mod disk;
+mod hook;
 mod info;
 pub mod jobs;
 pub mod live;

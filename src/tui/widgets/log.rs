@@ -24,6 +24,7 @@ pub fn kind_label(kind: EventKind) -> &'static str {
         EventKind::DiskError => "disk",
         EventKind::Checked => "checked",
         EventKind::AddRefused => "not added",
+        EventKind::Hook => "program",
     }
 }
 
