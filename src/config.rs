@@ -20,7 +20,7 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 use thiserror::Error;
 
-use self::engine::{DhtConfig, EngineConfig, LsdConfig};
+use self::engine::{DhtConfig, EngineConfig, LsdConfig, SeedingConfig};
 use self::ui::{EntryProblem, KeyList, Lined, UiConfig};
 use crate::storage::{Preallocate, StorageMode};
 
@@ -83,6 +83,7 @@ struct ConfigFile {
     on_added: Option<Vec<String>>,
     on_complete: Option<Vec<String>>,
     hook_timeout: Option<u32>,
+    seeding: Option<SeedingConfig>,
     watch_dir: Option<PathBuf>,
     ascii: Option<bool>,
     mouse: Option<bool>,
@@ -134,6 +135,7 @@ impl ConfigFile {
             on_added,
             on_complete,
             hook_timeout,
+            seeding,
         );
         let lined = |span: std::ops::Range<usize>| {
             1 + text

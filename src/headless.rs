@@ -40,7 +40,7 @@ pub struct DownloadOptions {
 pub fn guard_reason(r: &TorrentRow) -> Option<&str> {
     match &r.paused_by {
         Some(PauseCause::DiskGuard(why)) => Some(why),
-        None => None,
+        Some(PauseCause::Goal(_)) | None => None,
     }
 }
 

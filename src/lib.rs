@@ -43,7 +43,7 @@
 //! | snapshots: rows, the focused torrent's detail, pacing | `engine/session/publish.rs` |
 //! | the state store's side: restore, checkpoints | `engine/session/persist.rs` over [`state`] |
 //! | pausing downloads on a full volume | `engine/session/disk_guard.rs` |
-//! | one torrent: life cycle, inputs, timers | `engine/torrent/` (`state.rs` the pure machine whose `Checking` and `Moving` states own their `jobs`, `mod.rs` the `Torrent`, one file per kind of input: `swarm`, `trackers`, `disk`, `magnet`, `relocate`, `dht`, `lsd`; `wanted`, `summary`, `view`, `persist`) |
+//! | one torrent: life cycle, inputs, timers | `engine/torrent/` (`state.rs` the pure machine whose `Checking` and `Moving` states own their `jobs`, `mod.rs` the `Torrent`, one file per kind of input: `swarm`, `trackers`, `disk`, `magnet`, `relocate`, `dht`, `lsd`; `wanted`, `summary`, `view`, `persist`, `goals` the seeding goals (share limits)) |
 //! | what a torrent and its connections share | `engine/link/` |
 //! | one peer connection: handshake, protocol, uploads, metadata | `engine/peer_conn/` |
 //! | which block to request next | `engine/picker/` |

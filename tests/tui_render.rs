@@ -156,6 +156,7 @@ fn detail() -> TorrentDetail {
         })
         .collect();
     TorrentDetail {
+        goals: ratorrent::api::GoalView::default(),
         id: TorrentId(1),
         info_hash: "aa".repeat(20),
         save_path: PathBuf::from("/srv/torrents/linux"),
@@ -900,6 +901,19 @@ fn dialogs_at_both_sizes() {
         small.contains("cannot read") && small.contains("1 MiB/s), or 0 for"),
         "{small}"
     );
+    app.handle_key(code(KeyCode::Esc));
+    app.handle_key(key('R'));
+    snap_both(&mut app, "dialog_goals");
+    let small = screen(&render(&mut app, 80, 24));
+    for part in [
+        "Seeding goals",
+        "Ratio",
+        "Seeding time",
+        "Inactive time",
+        "default",
+    ] {
+        assert!(small.contains(part), "{part}\n{small}");
+    }
     app.handle_key(code(KeyCode::Esc));
     app.handle_key(key('m'));
     snap_both(&mut app, "dialog_move");
@@ -1807,5 +1821,62 @@ fn sort_key_cycles_only_through_the_columns_shown() {
             Some(n) => assert_eq!(seen.len(), n, "{width}: every column"),
             None => assert!(seen.len() < 11, "{width}: {seen:?}"),
         }
+    }
+}
+
+#[test]
+fn a_goal_stop_reads_done_and_general_says_which_goal_was_reached() {
+    let mut stopped = seeding();
+    stopped.state = TorrentState::Paused;
+    stopped.up_rate = 0;
+    stopped.paused_by = Some(ratorrent::api::PauseCause::Goal(
+        "ratio 2.00 reached".to_owned(),
+    ));
+    stopped.message =
+        Some("stopped: ratio 2.00 reached (seeding goal; raise it to seed on)".to_owned());
+    let d = TorrentDetail {
+        id: TorrentId(2),
+        goals: ratorrent::api::GoalView {
+            limits: ratorrent::api::ShareLimits {
+                ratio: 2.0,
+                ..ratorrent::api::ShareLimits::default()
+            },
+            ratio: Some(2.0),
+            seeding_minutes: Some(7 * 24 * 60),
+            inactive_minutes: None,
+            seeding_secs: 3 * 86_400 + 4 * 3_600,
+        },
+        ..detail()
+    };
+    let mut app = App::new(snapshot_with(1, vec![stopped], Some(d)));
+    for (w, h) in DAY_SIZES {
+        let text = screen(&render(&mut app, w, h));
+        assert!(text.contains("Done"), "{w}x{h}:\n{text}");
+    }
+    // resuming by hand: the engine keeps it stopped; the line says what to do
+    let commands = app.handle_key(key('p'));
+    assert!(
+        matches!(commands[..], [Command::TogglePause(TorrentId(2))]),
+        "{commands:?}"
+    );
+    let notice = app.notice().unwrap_or_default();
+    assert!(
+        notice.contains("ratio goal reached") && notice.contains("raise the goal to seed on (R)"),
+        "{notice}"
+    );
+    // the goals dialog opens with the torrent's own goals
+    app.handle_key(key('R'));
+    let text = screen(&render(&mut app, 80, 24));
+    assert!(text.contains("> 2.00"), "{text}");
+    app.handle_key(code(KeyCode::Esc));
+    app.handle_key(code(KeyCode::Enter));
+    snap_both(&mut app, "detail_general_goal");
+    let text = screen(&render(&mut app, 80, 24));
+    for part in [
+        "Done (ratio 2.00 reached)",
+        "ratio 2.00, seeding 7d 0h*, inactive none* (*default)",
+        "Seeded       3d 4h",
+    ] {
+        assert!(text.contains(part), "{part}\n{text}");
     }
 }

@@ -244,6 +244,19 @@ impl Client {
         .await
     }
 
+    /// Set the seeding goals (share limits) of torrents `ids`: -2 the session's `[seeding]`
+    /// value, -1 none, >= 0 the limit (ratio; minutes).
+    ///
+    /// # Errors
+    /// [`ClientError::EngineGone`].
+    pub async fn set_share_limits(
+        &self,
+        ids: Vec<TorrentId>,
+        limits: super::ShareLimits,
+    ) -> Result<(), ClientError> {
+        self.send(Command::SetShareLimits { ids, limits }).await
+    }
+
     /// Set the priority of files of a torrent (`files`: indices into
     /// [`TorrentDetail::files`](super::TorrentDetail::files)).
     ///

@@ -161,6 +161,15 @@ pub enum Command {
         /// Upload limit, bytes/s.
         upload: u64,
     },
+    /// Set the seeding goals (share limits) of torrents `ids`: -2 use the session's
+    /// `[seeding]` value, -1 none, >= 0 the limit (ratio; minutes). A torrent stopped by a
+    /// goal that the new limits no longer reach may be resumed again.
+    SetShareLimits {
+        /// The torrents.
+        ids: Vec<TorrentId>,
+        /// Their new limits.
+        limits: super::ShareLimits,
+    },
     /// Set the download priority of files of a torrent: `files` are indices into
     /// [`TorrentDetail::files`](super::TorrentDetail::files) (its non-padding files in
     /// payload order). Pieces only in skipped files are not requested and a skipped file is

@@ -10,12 +10,14 @@ mod client;
 mod command;
 mod error;
 mod event;
+mod goals;
 mod snapshot;
 
 pub use client::{Client, ClientError, Reply};
 pub use command::{AddRequest, AddSource, Command, CommandSender};
 pub use error::{AddError, TorrentError, TorrentErrorKind};
 pub use event::{EngineEvent, EventKind, EventLevel, EventReceiver};
+pub use goals::{GoalView, NO_LIMIT, ShareLimits, USE_GLOBAL};
 pub use snapshot::{
     FilePriority, FileRow, GlobalStats, PauseCause, PeerFlags, PeerRow, PeerSource, PieceState,
     Snapshot, SnapshotReceiver, SourceCount, TorrentDetail, TorrentRow, TorrentState, TrackerRow,

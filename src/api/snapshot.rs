@@ -184,6 +184,11 @@ pub enum PauseCause {
     /// text says how much is free and where, e.g. `only 1 MiB free on the volume of /d`.
     /// The download resumes by itself when space is back.
     DiskGuard(String),
+    /// A seeding goal (share limit) was reached and its action is "stop": the text says
+    /// which, e.g. `ratio 2.00 reached` or `seeded 7d 0h reached`. It stays stopped across
+    /// resume-all and restarts; resuming it by hand is refused while the goal is still
+    /// reached (raise the goal to seed on).
+    Goal(String),
 }
 
 impl TorrentRow {
@@ -314,6 +319,8 @@ pub struct TorrentDetail {
     /// The peers the user gave (a magnet link's `x.pe`: [`PeerSource::Magnet`], added by
     /// hand: [`PeerSource::Manual`]), kept across restarts and dialled whenever it runs.
     pub given_peers: Vec<(SocketAddr, PeerSource)>,
+    /// Its seeding goals: its own limits, those in effect, the time seeded.
+    pub goals: super::GoalView,
 }
 
 /// How many peers one source gave a torrent (detail view).

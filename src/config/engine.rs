@@ -90,6 +90,9 @@ pub struct EngineConfig {
     /// Seconds an `on_added` / `on_complete` program may run before it is killed,
     /// 1..=86400. Default: 600.
     pub hook_timeout: u32,
+    /// Seeding goals (share limits) for torrents that use the session's, the `[seeding]`
+    /// table.
+    pub seeding: SeedingConfig,
 }
 
 impl Default for EngineConfig {
@@ -118,6 +121,7 @@ impl Default for EngineConfig {
             on_added: Vec::new(),
             on_complete: Vec::new(),
             hook_timeout: 600,
+            seeding: SeedingConfig::default(),
         }
     }
 }
@@ -242,7 +246,7 @@ impl EngineConfig {
                 ),
             );
         }
-        Ok(())
+        self.seeding.check()
     }
 
     /// Disk threads to start: the configured number (at most 64, even for a config not
@@ -352,6 +356,97 @@ impl LsdConfig {
     pub fn interface_addr(&self) -> std::net::Ipv4Addr {
         self.interface.unwrap_or(std::net::Ipv4Addr::UNSPECIFIED)
     }
+}
+
+/// The `[seeding]` table: the session's seeding goals (qBittorrent's share limits), for
+/// every torrent whose own limit is "use the session's" (-2, the default). A seeding
+/// torrent that reaches one of them gets the [`SeedingConfig::action`].
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct SeedingConfig {
+    /// Share ratio (uploaded over downloaded; over the size when less than 1% was
+    /// downloaded) at which seeding stops; -1 = none (the default).
+    pub ratio_limit: f64,
+    /// Minutes of seeding (time spent seeding, kept across restarts); -1 = none.
+    pub seeding_time_limit: i64,
+    /// Minutes of seeding with no payload byte uploaded; -1 = none.
+    pub inactive_seeding_time_limit: i64,
+    /// What happens to a torrent that reaches a goal.
+    pub action: GoalAction,
+}
+
+/// `[seeding]` never holds NaN ([`SeedingConfig::check`] refuses it, and TOML's `nan` is
+/// the only way to write one).
+impl Eq for SeedingConfig {}
+
+impl Default for SeedingConfig {
+    fn default() -> Self {
+        SeedingConfig {
+            ratio_limit: -1.0,
+            seeding_time_limit: -1,
+            inactive_seeding_time_limit: -1,
+            action: GoalAction::Stop,
+        }
+    }
+}
+
+impl SeedingConfig {
+    /// The ratio limit in effect: `None` for -1 (none).
+    pub fn ratio(&self) -> Option<f64> {
+        (self.ratio_limit >= 0.0).then_some(self.ratio_limit)
+    }
+
+    /// The seeding time limit in effect, minutes: `None` for -1 (none).
+    pub fn seeding_minutes(&self) -> Option<u64> {
+        u64::try_from(self.seeding_time_limit).ok()
+    }
+
+    /// The inactive seeding time limit in effect, minutes: `None` for -1 (none).
+    pub fn inactive_minutes(&self) -> Option<u64> {
+        u64::try_from(self.inactive_seeding_time_limit).ok()
+    }
+
+    /// Check the limits: a ratio of -1 or a finite number >= 0, minutes -1 or >= 0.
+    ///
+    /// # Errors
+    /// The first [`BadValue`] (`seeding.ratio_limit`, …).
+    pub fn check(&self) -> Result<(), BadValue> {
+        let r = self.ratio_limit;
+        if !(r == -1.0 || (r.is_finite() && r >= 0.0)) {
+            return Err(BadValue {
+                key: "seeding.ratio_limit",
+                problem: format!("must be -1 (no limit) or a ratio of 0 or more (got {r})"),
+            });
+        }
+        for (key, m) in [
+            ("seeding.seeding_time_limit", self.seeding_time_limit),
+            (
+                "seeding.inactive_seeding_time_limit",
+                self.inactive_seeding_time_limit,
+            ),
+        ] {
+            if m < -1 {
+                return Err(BadValue {
+                    key,
+                    problem: format!("must be -1 (no limit) or minutes, 0 or more (got {m})"),
+                });
+            }
+        }
+        Ok(())
+    }
+}
+
+/// What a torrent that reaches a seeding goal gets (`[seeding] action`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum GoalAction {
+    /// Stop it (paused, with the goal as the reason; it stays stopped across restarts).
+    #[default]
+    Stop,
+    /// Remove it from the session; its files stay.
+    Remove,
+    /// Remove it and delete its files.
+    RemoveWithData,
 }
 
 /// Check a `HOST:PORT` entry (DHT bootstrap nodes): a host name of letters, digits, `-`,

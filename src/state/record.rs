@@ -10,7 +10,7 @@ use thiserror::Error;
 use crate::piece::{Bitfield, FileLayout, Geometry};
 
 /// The record format this build writes (first byte of every record).
-pub const RECORD_FORMAT: u8 = 3;
+pub const RECORD_FORMAT: u8 = 4;
 
 /// Why a record could not be used.
 #[derive(Debug, Error, PartialEq, Eq)]
@@ -110,6 +110,47 @@ pub struct TorrentRecord {
     /// later (format 3; older records have 0). See [`next_added_seq`].
     #[serde(skip)]
     pub added_seq: u64,
+    /// Seeding goals: its own share limits, the time seeded, a goal's stop (format 4;
+    /// older records have the defaults: the session's limits, nothing seeded, not stopped).
+    #[serde(skip)]
+    pub goals: GoalRecord,
+}
+
+/// What a record keeps of a torrent's seeding goals.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GoalRecord {
+    /// The ratio limit as `f64::to_bits` (-2.0 the session's, -1.0 none, else the limit):
+    /// bits, so that the record stays `Eq`.
+    pub ratio_bits: u64,
+    /// Seeding time limit, minutes (-2 the session's, -1 none).
+    pub seeding_minutes: i64,
+    /// Inactive seeding time limit, minutes (-2 the session's, -1 none).
+    pub inactive_minutes: i64,
+    /// Seconds spent seeding, all runs together.
+    pub seeded_secs: u64,
+    /// Stopped by a goal: what was reached (`ratio 2.00 reached`).
+    pub stopped: Option<String>,
+}
+
+impl Default for GoalRecord {
+    /// The session's limits, nothing seeded, not stopped.
+    fn default() -> Self {
+        GoalRecord {
+            ratio_bits: (-2.0f64).to_bits(),
+            seeding_minutes: -2,
+            inactive_minutes: -2,
+            seeded_secs: 0,
+            stopped: None,
+        }
+    }
+}
+
+impl GoalRecord {
+    /// The ratio limit (a stored NaN reads as -2.0, the session's).
+    pub fn ratio(&self) -> f64 {
+        let r = f64::from_bits(self.ratio_bits);
+        if r.is_nan() { -2.0 } else { r }
+    }
 }
 
 /// A number larger than every one this process returned before (the wall clock in ns
@@ -136,8 +177,9 @@ impl TorrentRecord {
         // serialising plain data into a Vec cannot fail; keep the format byte at least
         let out = postcard::to_extend(self, out).unwrap_or_else(|_| vec![RECORD_FORMAT]);
         let out = postcard::to_extend(&self.magnet, out).unwrap_or_else(|_| vec![RECORD_FORMAT]);
-        postcard::to_extend(&(&self.peers, self.added_seq), out)
-            .unwrap_or_else(|_| vec![RECORD_FORMAT])
+        let out = postcard::to_extend(&(&self.peers, self.added_seq), out)
+            .unwrap_or_else(|_| vec![RECORD_FORMAT]);
+        postcard::to_extend(&self.goals, out).unwrap_or_else(|_| vec![RECORD_FORMAT])
     }
 
     /// Decode a stored record.
@@ -157,7 +199,15 @@ impl TorrentRecord {
         } else if format >= 3 {
             let (magnet, rest) = postcard::take_from_bytes(rest).map_err(damaged)?;
             r.magnet = magnet;
-            (r.peers, r.added_seq) = postcard::from_bytes(rest).map_err(damaged)?;
+            let ((peers, added_seq), rest) = if format == 3 {
+                (postcard::from_bytes(rest).map_err(damaged)?, &[][..])
+            } else {
+                postcard::take_from_bytes(rest).map_err(damaged)?
+            };
+            (r.peers, r.added_seq) = (peers, added_seq);
+            if format >= 4 {
+                r.goals = postcard::from_bytes(rest).map_err(damaged)?;
+            }
         }
         r.validate()?;
         Ok(r)

@@ -27,6 +27,7 @@ fn record(name: &str, added_at: u64) -> TorrentRecord {
         magnet: None,
         peers: vec![],
         added_seq: 0,
+        goals: Default::default(),
     }
 }
 

@@ -155,6 +155,8 @@ pub enum Action {
     RemoveDelete,
     /// Open the rate limits dialog.
     Limits,
+    /// Open the seeding goals dialog (ratio, seeding time, inactive time).
+    Goals,
     /// Open the move-storage dialog.
     MoveStorage,
     /// Back to the previous screen.
@@ -424,6 +426,13 @@ pub static ACTIONS: &[ActionSpec] = &[
         &[C::Torrents],
         [K::char('L')],
         "Rate limits of the session and the torrent (1M, 500K, 0 = none)"
+    ),
+    spec!(
+        Goals,
+        "goals",
+        &[C::Torrents],
+        [K::char('R')],
+        "Seeding goals: stop at ratio 2.0, after 7d, 12h idle (none, default)"
     ),
     spec!(
         MoveStorage,

@@ -652,6 +652,7 @@ impl App {
                 self.open_remove(action == Action::RemoveDelete);
             }
             Action::Limits => self.open_limits(),
+            Action::Goals => self.open_goals(),
             Action::MoveStorage => self.open_move(),
             Action::ToggleFold => {
                 self.files.toggle_fold(self.tab_scrolls.files.cursor);

@@ -112,7 +112,11 @@ pub fn facts(
             1 => "Fetching metadata from 1 peer".to_owned(),
             n => format!("Fetching metadata from {n} peers"),
         },
-        TorrentState::Paused if row.paused_by.is_some() => "Paused (disk full)".to_owned(),
+        TorrentState::Paused => match &row.paused_by {
+            Some(crate::api::PauseCause::DiskGuard(_)) => "Paused (disk full)".to_owned(),
+            Some(crate::api::PauseCause::Goal(why)) => format!("Done ({})", clean(why)),
+            None => row.state.label().to_owned(),
+        },
         state => state.label().to_owned(),
     };
     out.push(fact("State", state, Tone::State));
@@ -192,6 +196,12 @@ pub fn facts(
         ),
         Plain,
     ));
+    if let Some(d) = detail {
+        out.push(fact("Goals", goals_line(&d.goals), Plain));
+        if d.goals.seeding_secs > 0 {
+            out.push(fact("Seeded", units::duration(d.goals.seeding_secs), Plain));
+        }
+    }
     let lim = |v: u64| {
         if v == 0 {
             "unlimited".to_owned()
@@ -264,6 +274,35 @@ pub fn facts(
         ));
     }
     out
+}
+
+/// The seeding goals in effect, fit for 80 columns: `ratio 2.00, seeding 7d 0h*, inactive
+/// none* (*default)`; a star marks a value taken from the `[seeding]` config (the torrent's
+/// own is "default", -2).
+pub fn goals_line(g: &crate::api::GoalView) -> String {
+    let own = g.limits;
+    let star = |deflt: bool| if deflt { "*" } else { "" };
+    let ratio = g.ratio.map_or("none".to_owned(), |r| format!("{r:.2}"));
+    let mins =
+        |m: Option<u64>| m.map_or("none".to_owned(), |m| units::duration(m.saturating_mul(60)));
+    let defaults = [
+        own.ratio == crate::api::USE_GLOBAL as f64,
+        own.seeding_minutes == crate::api::USE_GLOBAL,
+        own.inactive_minutes == crate::api::USE_GLOBAL,
+    ];
+    format!(
+        "ratio {ratio}{}, seeding {}{}, inactive {}{}{}",
+        star(defaults[0]),
+        mins(g.seeding_minutes),
+        star(defaults[1]),
+        mins(g.inactive_minutes),
+        star(defaults[2]),
+        if defaults.iter().any(|d| *d) {
+            " (*default)"
+        } else {
+            ""
+        }
+    )
 }
 
 /// Where the torrent's peers come from (every source in effect, with connected/known

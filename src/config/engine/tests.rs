@@ -37,6 +37,11 @@ bootstrap = ["127.0.0.2:6881"]
 [lsd]
 enabled = true
 interface = "127.0.0.1"
+[seeding]
+ratio_limit = 2
+seeding_time_limit = 10080
+inactive_seeding_time_limit = 30
+action = "remove_with_data"
 "#;
     let c = Config::from_toml(text, Path::new("x")).unwrap();
     // a literal without `..`: a new field of EngineConfig must be added here (and read
@@ -72,6 +77,12 @@ interface = "127.0.0.1"
         lsd: LsdConfig {
             enabled: true,
             interface: Some(std::net::Ipv4Addr::LOCALHOST),
+        },
+        seeding: crate::config::engine::SeedingConfig {
+            ratio_limit: 2.0,
+            seeding_time_limit: 10_080,
+            inactive_seeding_time_limit: 30,
+            action: crate::config::engine::GoalAction::RemoveWithData,
         },
     };
     assert_eq!(c.engine, want);
@@ -233,4 +244,31 @@ fn host_port_entries() {
         let e = check_host_port(bad).unwrap_err();
         assert!(e.contains(why) && e.contains(bad), "{bad}: {e}");
     }
+}
+
+#[test]
+fn seeding_goals_out_of_range_are_refused_with_the_key() {
+    for (text, key) in [
+        ("[seeding]\nratio_limit = -0.5\n", "seeding.ratio_limit"),
+        ("[seeding]\nratio_limit = nan\n", "seeding.ratio_limit"),
+        (
+            "[seeding]\nseeding_time_limit = -2\n",
+            "seeding.seeding_time_limit",
+        ),
+        (
+            "[seeding]\ninactive_seeding_time_limit = -7\n",
+            "seeding.inactive_seeding_time_limit",
+        ),
+    ] {
+        match Config::from_toml(text, Path::new("x")) {
+            Err(crate::config::ConfigError::Value { key: k, .. }) => assert_eq!(k, key),
+            other => panic!("{text}: {other:?}"),
+        }
+    }
+    let bad_action = Config::from_toml("[seeding]\naction = \"pause\"\n", Path::new("x"));
+    assert!(bad_action.is_err(), "an unknown action is refused");
+    let c = Config::from_toml("[seeding]\nratio_limit = 1.5\n", Path::new("x")).unwrap();
+    assert_eq!(c.engine.check(), Ok(()));
+    assert_eq!(c.engine.seeding.ratio(), Some(1.5));
+    assert_eq!(c.engine.seeding.seeding_minutes(), None);
 }

@@ -149,6 +149,7 @@ impl Session {
         let was_publish = self.publish_now;
         let mut env = env!(self, now);
         let r = f(t, &mut env);
+        let goal_removal = t.take_goal_removal();
         // any input may change what its row shows: the row is rebuilt at the next publish
         // (and shared when equal, so an input that changed nothing sends nothing)
         self.publisher.touch(id);
@@ -162,6 +163,10 @@ impl Session {
                     CHECKPOINT_INTERVAL
                 };
             self.timers.schedule_no_later(TimerKey::Checkpoint, at);
+        }
+        if let Some(delete_data) = goal_removal {
+            // a seeding goal's action: the remove path the user's key takes (it logs)
+            self.remove(id, delete_data);
         }
         Some(r)
     }
@@ -221,17 +226,14 @@ impl Session {
                 self.with(id, |t, env| t.input(Input::Pause, env));
             }
             Command::Resume(id) => {
-                self.with(id, |t, env| t.input(Input::Resume, env));
+                self.with(id, |t, env| t.resume_by_hand(env));
             }
             Command::TogglePause(id) => {
-                self.with(id, |t, env| {
-                    let input = match t.state() {
-                        TorrentState::Paused | TorrentState::Error | TorrentState::Completed => {
-                            Input::Resume
-                        }
-                        _ => Input::Pause,
-                    };
-                    t.input(input, env);
+                self.with(id, |t, env| match t.state() {
+                    TorrentState::Paused | TorrentState::Error | TorrentState::Completed => {
+                        t.resume_by_hand(env);
+                    }
+                    _ => t.input(Input::Pause, env),
                 });
             }
             Command::PauseAll | Command::ResumeAll => {
@@ -240,8 +242,11 @@ impl Session {
                 for id in ids {
                     let input = if pause { Input::Pause } else { Input::Resume };
                     self.with(id, |t, env| {
-                        // resume-all leaves completed (non-seeding) torrents alone
-                        if !(input == Input::Resume && t.state() == TorrentState::Completed) {
+                        // resume-all leaves completed (non-seeding) torrents alone, and those
+                        // a seeding goal stopped
+                        if !(input == Input::Resume
+                            && (t.state() == TorrentState::Completed || t.goal_stopped().is_some()))
+                        {
                             t.input(input, env);
                         }
                     });
@@ -276,6 +281,11 @@ impl Session {
                 upload,
             } => {
                 self.with(id, |t, _| t.set_limits(download, upload));
+            }
+            Command::SetShareLimits { ids, limits } => {
+                for id in ids {
+                    self.with(id, |t, env| t.set_share_limits(limits, env));
+                }
             }
             Command::SetFilePriority {
                 id,
@@ -474,7 +484,9 @@ impl Session {
                     let env = env!(self, now);
                     let _ = t.metainfo(&env);
                 }
-                t.detail(now)
+                let mut d = t.detail(now);
+                d.goals = t.goal_view(&self.ctx.config.seeding, now);
+                d
             });
         if let Some(at) = next {
             self.timers.schedule_no_later(TimerKey::Publish, at);

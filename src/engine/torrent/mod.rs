@@ -18,7 +18,7 @@
 //!   the choke round, PEX, bans), `trackers` (announces, scrapes), [`disk`] (files, checks,
 //!   disk results), `magnet` (a magnet link's metadata), `relocate` (moving the files),
 //!   `dht` and `lsd` (those peer sources), [`sources`] (the peers the user gave, the
-//!   sources in effect).
+//!   sources in effect), [`goals`] (seeding goals: share limits, the seeding clock).
 
 pub mod announce;
 pub mod check_queue;
@@ -26,6 +26,7 @@ pub mod choke;
 mod dht;
 pub mod disk;
 mod hook;
+pub mod goals;
 mod info;
 pub mod jobs;
 pub mod live;
@@ -96,6 +97,8 @@ pub enum TorrentTimer {
     Quiet,
     /// A DHT lookup and announce is due (see `torrent/dht.rs`).
     Dht,
+    /// A seeding time or inactive seeding time goal may be reached (see `torrent/goals.rs`).
+    Goal,
 }
 
 /// A key on the session's deadline queue.
@@ -184,6 +187,8 @@ pub struct Torrent {
     lost_pieces_logged: bool,
     /// DHT lookups (BEP 5).
     dht: dht::DhtLookups,
+    /// Seeding goals: limits, the seeding clock, a goal's stop or removal.
+    goals: goals::GoalState,
 }
 
 impl Torrent {
@@ -242,6 +247,7 @@ impl Torrent {
             view: RowCache::default(),
             lost_pieces_logged: false,
             dht: dht::DhtLookups::default(),
+            goals: goals::GoalState::default(),
             sum,
         }
     }
@@ -429,6 +435,7 @@ impl Torrent {
                 None => after.label().to_string(),
             };
             self.log(env, level, kind, msg);
+            self.goal_state_changed(before, after, env);
         }
     }
 
@@ -589,6 +596,7 @@ impl Torrent {
             TorrentTimer::Reclaim => self.fill_slots(env),
             TorrentTimer::Quiet => self.go_quiet(),
             TorrentTimer::Dht => self.dht_due(env),
+            TorrentTimer::Goal => self.check_goals(env),
         }
     }
 

@@ -46,6 +46,15 @@ impl Torrent {
             t.info = Info::Magnet(link);
         }
         t.added_at = r.added_at;
+        t.goals.limits = crate::api::ShareLimits {
+            ratio: r.goals.ratio(),
+            seeding_minutes: r.goals.seeding_minutes,
+            inactive_minutes: r.goals.inactive_minutes,
+        }
+        .sanitized();
+        t.goals.seeded_before = r.goals.seeded_secs;
+        // a goal's stop holds only a torrent that stays paused (the user's pause)
+        t.goals.stopped = r.goals.stopped.clone().filter(|_| r.paused);
         t.completed_at = r.completed_at;
         t.carried = (r.downloaded, r.uploaded, 0);
         t.limits.download.set_rate(r.down_limit);
@@ -136,6 +145,13 @@ impl Torrent {
             magnet: self.info.magnet().map(Magnet::to_link),
             peers: self.kept_peers.clone(),
             added_seq: self.added_seq,
+            goals: crate::state::GoalRecord {
+                ratio_bits: self.goals.limits.ratio.to_bits(),
+                seeding_minutes: self.goals.limits.seeding_minutes,
+                inactive_minutes: self.goals.limits.inactive_minutes,
+                seeded_secs: self.goals.seeded(std::time::Instant::now()).as_secs(),
+                stopped: self.goals.stopped.clone(),
+            },
         }
     }
 
@@ -243,6 +259,13 @@ mod tests {
                 origin: crate::state::PeerOrigin::Manual,
             }],
             added_seq: 7,
+            goals: crate::state::GoalRecord {
+                ratio_bits: 2.0f64.to_bits(),
+                seeding_minutes: 60,
+                inactive_minutes: -1,
+                seeded_secs: 3_600,
+                stopped: Some("ratio 2.00 reached".into()),
+            },
         }
     }
 
@@ -277,7 +300,7 @@ mod tests {
 
     #[test]
     fn a_failed_torrent_comes_back_failed_with_its_message() {
-        let r = TorrentRecord {
+        let mut r = TorrentRecord {
             error: Some((
                 error_kind_code(TorrentErrorKind::NoSpace),
                 "disk full".into(),
@@ -285,6 +308,8 @@ mod tests {
             paused: false,
             ..record()
         };
+        // a goal's stop holds only a paused torrent
+        r.goals.stopped = None;
         let t = restore(&r);
         let e = t.life.error().expect("restored as failed");
         assert_eq!(e.kind, TorrentErrorKind::NoSpace);

@@ -105,6 +105,7 @@ impl Torrent {
             );
         }
         self.schedule_sweep(env);
+        self.check_goals(env);
     }
 
     /// Between choke rounds: give the slots of peers that take nothing to waiting peers, and
@@ -386,7 +387,11 @@ impl Torrent {
     /// An event from connection `key`.
     pub fn on_peer(&mut self, key: u64, ev: PeerEvent, env: &mut Env<'_>) {
         match ev {
-            PeerEvent::InterestChanged => self.fill_slots(env),
+            PeerEvent::InterestChanged => {
+                self.fill_slots(env);
+                // a leecher that lost interest may have the last bytes: the ratio moved
+                self.check_goals(env);
+            }
             PeerEvent::CancelElsewhere(block) => {
                 for (k, p) in self.peers.iter() {
                     if *k != key {
@@ -427,6 +432,8 @@ impl Torrent {
                     self.fill_slots(env);
                     self.schedule_sweep(env);
                     self.connect_more(env);
+                    // what it took before leaving counts toward the ratio
+                    self.check_goals(env);
                 }
             }
         }

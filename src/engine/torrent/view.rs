@@ -215,8 +215,13 @@ impl Torrent {
             (state == TorrentState::Downloading && down_rate > 0).then(|| left / down_rate);
         let (swarm_seeds, swarm_leechers) = self.trackers.swarm();
         let fetching = self.life.fetch().map(|f| f.get());
+        let goal = self
+            .goal_stopped()
+            .filter(|_| state == TorrentState::Paused);
         let message = if let Some(g) = self.life.guard() {
             Some(format!("paused: {g}"))
+        } else if let Some(g) = goal {
+            Some(format!("stopped: {g} (seeding goal; raise it to seed on)"))
         } else if let Some(f) = fetching {
             Some(fetch_message(
                 f.have.load(Ordering::Relaxed),
@@ -256,7 +261,8 @@ impl Torrent {
             paused_by: self
                 .life
                 .guard()
-                .map(|g| PauseCause::DiskGuard(g.to_string())),
+                .map(|g| PauseCause::DiskGuard(g.to_string()))
+                .or_else(|| goal.map(|g| PauseCause::Goal(g.to_string()))),
             save_path: self.save_dir.clone(),
         }
     }
@@ -296,6 +302,8 @@ impl Torrent {
         };
         let (_, _, wasted) = self.totals();
         TorrentDetail {
+            // the session fills it in (it holds the `[seeding]` config)
+            goals: Default::default(),
             peer_sources: source_counts(&self.book.source_counts(), &peers, |s| self.in_effect(s)),
             given_peers: self.given_peers(),
             id: self.id,

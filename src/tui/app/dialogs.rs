@@ -29,6 +29,16 @@ impl App {
         self.dialog = Some(Dialog::Form(form));
     }
 
+    pub(super) fn open_goals(&mut self) {
+        let torrents = self.targets();
+        if torrents.is_empty() {
+            return;
+        }
+        let what = self.describe(&torrents);
+        let form = popups::goals::open(&self.snapshot, torrents, &what, &self.opts.theme.sym);
+        self.dialog = Some(Dialog::Form(form));
+    }
+
     pub(super) fn open_move(&mut self) {
         let torrents = self.targets();
         if torrents.is_empty() {
@@ -91,6 +101,7 @@ impl App {
             FormKind::Add => popups::add::submit(form, self.opts.seed_after_download),
             FormKind::Limits { torrents } => popups::limits::submit(form, torrents, &self.snapshot),
             FormKind::Move { torrents } => popups::move_storage::submit(form, torrents),
+            FormKind::Goals { torrents } => popups::goals::submit(form, torrents),
             FormKind::AddPeer { torrent } => popups::add_peer::submit(form, *torrent),
         };
         // "moving to …" is said while the data moves, then the outcome

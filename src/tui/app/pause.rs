@@ -13,10 +13,31 @@ impl App {
             .iter()
             .filter_map(|id| {
                 let row = self.snapshot.row(*id)?;
-                let PauseCause::DiskGuard(why) = row.paused_by.as_ref()?;
+                let Some(PauseCause::DiskGuard(why)) = row.paused_by.as_ref() else {
+                    return None;
+                };
                 Some((*id, why.clone()))
             })
             .collect();
+        // a seeding goal holds it: the engine keeps it stopped and says why
+        let goal = ids.iter().find_map(|id| {
+            let row = self.snapshot.row(*id)?;
+            let Some(PauseCause::Goal(why)) = row.paused_by.as_ref() else {
+                return None;
+            };
+            Some(why.clone())
+        });
+        if let Some(why) = goal {
+            let what = match why.split(' ').next() {
+                Some("ratio") => "ratio",
+                Some("inactive") => "inactive time",
+                _ => "seeding time",
+            };
+            let key = self.opts.keymap.hint(Action::Goals);
+            self.set_info(format!(
+                "{what} goal reached ({why}): raise the goal to seed on ({key})"
+            ));
+        }
         if let Some((_, why)) = guarded.first() {
             let what = self.describe(&guarded.iter().map(|g| g.0).collect::<Vec<_>>());
             self.set_info(format!(

@@ -103,6 +103,11 @@ pub enum FormKind {
         /// Torrents whose limits the last two fields set.
         torrents: Vec<TorrentId>,
     },
+    /// Seeding goals: fields ratio, seeding time, inactive time.
+    Goals {
+        /// The torrents whose goals it sets.
+        torrents: Vec<TorrentId>,
+    },
     /// Move storage: fields folder, move the files.
     Move {
         /// The torrents to move.

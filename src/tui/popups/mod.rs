@@ -15,6 +15,7 @@ pub mod add;
 pub mod add_peer;
 pub mod confirm;
 pub mod form;
+pub mod goals;
 pub mod limits;
 pub mod move_storage;
 pub mod quit;

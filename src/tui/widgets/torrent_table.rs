@@ -302,11 +302,16 @@ fn align_right(column: Column) -> bool {
 
 /// A row's state in `width` cells: in full when it fits, else its short form
 /// ("Fetching metadata" becomes "Metadata"); a torrent the disk guard paused reads
-/// "Disk full", not like one the user paused.
+/// "Disk full", one a seeding goal stopped "Done", not like one the user paused.
 fn state_label(row: &TorrentRow, width: u16) -> &'static str {
     let state = row.state;
-    if state == TorrentState::Paused && row.paused_by.is_some() {
-        return "Disk full";
+    if state == TorrentState::Paused {
+        match row.paused_by {
+            Some(crate::api::PauseCause::DiskGuard(_)) => return "Disk full",
+            // a seeding goal stopped it: done
+            Some(crate::api::PauseCause::Goal(_)) => return "Done",
+            None => {}
+        }
     }
     let full = state.label();
     match state {

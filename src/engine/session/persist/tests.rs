@@ -32,6 +32,7 @@ fn record(name: &str, added_at: u64) -> TorrentRecord {
         magnet: Some(format!("magnet:?xt=urn:btih:{}", "01".repeat(20))),
         peers: Vec::new(),
         added_seq: 0,
+        goals: Default::default(),
     }
 }
 
