@@ -261,6 +261,24 @@ pub async fn download(mut config: EngineConfig, opts: DownloadOptions) -> anyhow
                 break Ok(());
             }
         }
+        // `--seed` with a seeding goal (`[seeding]`): every torrent reached its goal (and
+        // was stopped or removed by it): nothing is left to seed
+        if all_done
+            && opts.seed
+            && rows
+                .iter()
+                .all(|r| matches!(r.paused_by, Some(PauseCause::Goal(_))))
+        {
+            for r in &rows {
+                if let Some(PauseCause::Goal(why)) = &r.paused_by {
+                    println!("{}: {}: done seeding", untrusted::line(&r.name), why);
+                }
+            }
+            if rows.len() < ids.len() {
+                println!("removed by the seeding goal: {}", ids.len() - rows.len());
+            }
+            break Ok(());
+        }
         if !opts.quiet
             && !all_done
             && !all_waiting

@@ -218,3 +218,56 @@ async fn a_session_goal_with_the_remove_action_removes_the_torrent_and_keeps_its
     );
     h.shutdown().await.unwrap();
 }
+
+#[test]
+fn download_seed_ends_once_the_seeding_goal_is_reached() {
+    // `ratorrent download --seed` with `[seeding] ratio_limit = 1.0`: seeds one copy to a
+    // real libtorrent leecher, then exits 0 saying so
+    let tracker = TestTracker::start();
+    let dir = temp_dir();
+    let src = dir.path().join("src");
+    payload::write_tree(&src, &[FileSpec::new("h.bin", 2 << 20)], 11).unwrap();
+    let torrent = dir.path().join("h.torrent");
+    let ih = make_torrent(
+        &src.join("h.bin"),
+        &torrent,
+        &tracker.url(),
+        Some(64 * 1024),
+    );
+    let port = common::free_port();
+    let (t, o, p) = (
+        torrent.to_str().unwrap(),
+        src.to_str().unwrap(),
+        port.to_string(),
+    );
+    let mut seeder = common::rat::Rat::spawn(
+        &["download", t, "-o", o, "--port", &p, "--seed"],
+        "[seeding]\nratio_limit = 1.0\n",
+    );
+    tracker
+        .wait_for_announce(Duration::from_secs(15), |a| {
+            a.info_hash == ih && a.addr.port() == port && a.left == Some(0)
+        })
+        .unwrap_or_else(|e| panic!("{e}\n{}", seeder.output()));
+    let ip = Ipv4Addr::new(127, 0, 0, 8);
+    let mut leecher = LtPeer::leech(&LeechArgs::new(
+        &torrent,
+        &dir.path().join("dst"),
+        ip,
+        free_port_on(ip),
+    ));
+    leecher
+        .wait_done(Duration::from_secs(30))
+        .unwrap_or_else(|e| panic!("{e}\n{}", seeder.output()));
+    let st = seeder
+        .wait(Duration::from_secs(15))
+        .unwrap_or_else(|e| panic!("{e}\n{}", seeder.output()));
+    assert!(st.success(), "{st}\n{}", seeder.output());
+    assert!(
+        seeder
+            .stdout()
+            .contains("h.bin: ratio 1.00 reached: done seeding"),
+        "{}",
+        seeder.output()
+    );
+}
