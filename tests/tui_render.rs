@@ -1846,6 +1846,8 @@ fn a_goal_stop_reads_done_and_general_says_which_goal_was_reached() {
             inactive_minutes: None,
             seeding_secs: 3 * 86_400 + 4 * 3_600,
         },
+        // the fixture's files are another torrent's
+        files: Vec::new(),
         ..detail()
     };
     let mut app = App::new(snapshot_with(1, vec![stopped], Some(d)));
