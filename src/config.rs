@@ -84,6 +84,8 @@ struct ConfigFile {
     on_complete: Option<Vec<String>>,
     hook_timeout: Option<u32>,
     seeding: Option<SeedingConfig>,
+    /// Empty = no filter.
+    ip_filter: Option<PathBuf>,
     watch_dir: Option<PathBuf>,
     ascii: Option<bool>,
     mouse: Option<bool>,
@@ -164,6 +166,7 @@ impl ConfigFile {
                 .collect(),
             ..UiConfig::default()
         };
+        engine.ip_filter = self.ip_filter.filter(|p| !p.as_os_str().is_empty());
         take_set!(ui, self, ascii, mouse, confirm_quit, columns);
         Config {
             engine,
@@ -316,6 +319,7 @@ impl Config {
         c.source = Some(path.to_path_buf());
         c.engine.download_dir = expand_tilde(&c.engine.download_dir);
         c.watch_dir = c.watch_dir.as_deref().map(expand_tilde);
+        c.engine.ip_filter = c.engine.ip_filter.as_deref().map(expand_tilde);
         let bad = |key, problem: &str| ConfigError::Value {
             path: path.to_path_buf(),
             key,

@@ -59,7 +59,8 @@
 //! | a .torrent file fetched by http(s) URL (add from URL) | [`fetch`] |
 //! | the DHT node (BEP 5/32), Local Service Discovery (BEP 14) | [`dht`], [`lsd`] |
 //! | sizes, rates, durations: format and parse | [`units`] |
-//! | address scope, tracker URLs fit to show | [`net`] |
+//! | address scope, tracker URLs fit to show, IP filter lists (parse, look up) | [`net`] |
+//! | the IP filter in force, its file read and re-read, the blocked count | `engine/ip_filter.rs`, `engine/session/ip_filter.rs`; held back in `engine/torrent/peer_book.rs` |
 //! | untrusted text on a terminal | [`untrusted`] |
 //! | the TUI: model, event loop, dialogs, widgets, keys, theme | [`tui`] (`app.rs` the model, `event_loop.rs`, `popups/`, `widgets/`, `action`/`keymap`/`key`, `theme`) |
 //! | settings file: one flat TOML file, read into a part per reader (engine, TUI, watch folder) | [`config`] (`config.rs` the file, `config/engine.rs`, `config/ui.rs`; `config/default.toml` lists every key) |

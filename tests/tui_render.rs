@@ -1882,3 +1882,41 @@ fn a_goal_stop_reads_done_and_general_says_which_goal_was_reached() {
         assert!(text.contains(part), "{part}\n{text}");
     }
 }
+
+/// The status bar counts what the IP filter blocked only while a filter is loaded, and the
+/// count survives at 80 columns (free space and the torrent count go first).
+#[test]
+fn status_bar_shows_the_blocked_count_only_with_an_ip_filter() {
+    let mut app = full_app(options(false, false));
+    let terminal = render(&mut app, 120, 30);
+    let status = line(terminal.backend().buffer(), 29);
+    assert!(!status.contains("blocked"), "no filter: no count\n{status}");
+    let mut with = (*app.snapshot().clone()).clone();
+    with.seq += 1;
+    with.global.ip_filter_ranges = Some(250_000);
+    with.global.blocked = 12;
+    app.set_snapshot(Arc::new(with));
+    let terminal = render(&mut app, 120, 30);
+    let status = line(terminal.backend().buffer(), 29);
+    assert!(status.contains("  blocked 12  "), "{status}");
+    // at 80 columns with a download limit shown, it goes (whole) before the port and rates
+    let terminal = render(&mut app, 80, 24);
+    let status = line(terminal.backend().buffer(), 23);
+    assert!(
+        !status.contains("blocked") && status.contains("port 6881"),
+        "{status}"
+    );
+    // without the limit it fits, before free space and the torrent count
+    let mut unlimited = (*app.snapshot().clone()).clone();
+    unlimited.seq += 1;
+    unlimited.global.down_limit = 0;
+    app.set_snapshot(Arc::new(unlimited));
+    let terminal = render(&mut app, 80, 24);
+    let status = line(terminal.backend().buffer(), 23);
+    assert!(status.contains("  blocked 12  "), "{status}");
+    assert!(
+        status.contains("port 6881") && status.contains("? help"),
+        "{status}"
+    );
+    insta::assert_snapshot!("list_ip_filter_80x24", screen(&terminal));
+}

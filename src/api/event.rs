@@ -50,6 +50,8 @@ pub enum EventKind {
     /// An `on_added` or `on_complete` program ended, was killed or could not start: the
     /// message says how (exit code, signal, timeout, OS error) and ends with its stderr.
     Hook,
+    /// The IP filter was loaded or reloaded (ranges, lines skipped) or could not be read.
+    IpFilter,
 }
 
 /// One event.

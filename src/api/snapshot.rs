@@ -64,6 +64,12 @@ pub struct GlobalStats {
     pub dht_nodes: Option<usize>,
     /// Local Service Discovery (BEP 14) runs (on in the config and its socket joined).
     pub lsd: bool,
+    /// Ranges (IPv4 and IPv6, merged) of the IP filter in force; `None` when no filter is
+    /// loaded (none configured, or not read yet), and the status bar then shows no count.
+    pub ip_filter_ranges: Option<usize>,
+    /// Connection attempts the IP filter blocked this session: dials not made (addresses
+    /// from any source held back) plus incoming connections refused.
+    pub blocked: u64,
 }
 
 /// Life-cycle state of a torrent as shown to the user.

@@ -13,6 +13,10 @@ use crate::storage::{HandleCache, Preallocate, StorageMode, StorageOptions};
 /// Bounds of `max_open_files`.
 pub const MAX_OPEN_FILES_RANGE: (u32, u32) = (16, 1 << 20);
 
+/// How often the `ip_filter` file is looked at for changes (modification time and size)
+/// while a filter is configured: 30 s.
+pub const IP_FILTER_POLL: std::time::Duration = std::time::Duration::from_secs(30);
+
 /// Most `[dht] bootstrap` entries.
 pub const MAX_DHT_BOOTSTRAP: usize = 64;
 
@@ -93,6 +97,13 @@ pub struct EngineConfig {
     /// Seeding goals (share limits) for torrents that use the session's, the `[seeding]`
     /// table.
     pub seeding: SeedingConfig,
+    /// IP filter file (eMule `.dat` or PeerGuardian `.p2p`, plain or gzip; `~` already
+    /// expanded): peers in its ranges are never dialled and their connections are refused.
+    /// `None` (the key empty or left out) = no filter. See [`crate::net::ip_filter`].
+    pub ip_filter: Option<PathBuf>,
+    /// How often the filter file is looked at for changes (its modification time and
+    /// size). Not a config key: [`IP_FILTER_POLL`]; tests set it shorter.
+    pub ip_filter_poll: std::time::Duration,
 }
 
 impl Default for EngineConfig {
@@ -122,6 +133,8 @@ impl Default for EngineConfig {
             on_complete: Vec::new(),
             hook_timeout: 600,
             seeding: SeedingConfig::default(),
+            ip_filter: None,
+            ip_filter_poll: IP_FILTER_POLL,
         }
     }
 }

@@ -48,6 +48,7 @@ fn every_key_is_documented_in_the_default_file() {
         "on_added",
         "on_complete",
         "hook_timeout",
+        "ip_filter",
         "watch_dir",
     ] {
         assert!(

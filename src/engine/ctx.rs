@@ -131,6 +131,9 @@ pub struct SessionCtx {
     pub lsd: Option<crate::lsd::Lsd>,
     /// Runs `on_added` / `on_complete` programs (see [`super::hooks`]).
     pub hooks: super::hooks::HookRunner,
+    /// The IP filter in force (none until the `ip_filter` file is read) and its count of
+    /// blocked attempts; every torrent's peer book holds it too.
+    pub ip_filter: Arc<super::ip_filter::Blocklist>,
 }
 
 impl SessionCtx {
@@ -182,6 +185,12 @@ impl SessionCtx {
             }),
         ));
         let hooks = super::hooks::HookRunner::new(events.clone(), config.hook_timeout);
+        // with a filter configured, nobody is dialled or accepted until it is read
+        let ip_filter = Arc::new(if config.ip_filter.is_some() {
+            super::ip_filter::Blocklist::pending_first_read()
+        } else {
+            super::ip_filter::Blocklist::default()
+        });
         Arc::new(SessionCtx {
             peer_id: PeerId::generate(),
             hooks,
@@ -197,6 +206,7 @@ impl SessionCtx {
             config,
             dht,
             lsd,
+            ip_filter,
         })
     }
 
@@ -355,6 +365,8 @@ pub enum SessionEvent {
         /// The body or magnet link, or why nothing usable came back.
         result: Result<crate::fetch::Fetched, crate::fetch::FetchError>,
     },
+    /// A look at the IP filter file ended (unchanged, read, or unreadable).
+    IpFilter(super::ip_filter::Reload),
     /// Delete-data of a removed torrent finished.
     Deleted {
         /// The torrent's name.

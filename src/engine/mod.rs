@@ -8,11 +8,13 @@
 //! - [`link`]: what a torrent and its connections share (below both: orders, events, the
 //!   shared torrent state, the metadata fetch, the clock).
 //! - [`ctx`]: the session context and its events; [`event_log`]: the event stream;
+//!   [`ip_filter`]: the IP filter in force and its blocked count;
 //!   [`rate`]: limits and meters.
 
 pub mod ctx;
 pub mod event_log;
 pub mod hooks;
+pub mod ip_filter;
 pub mod link;
 pub mod peer_conn;
 pub mod picker;

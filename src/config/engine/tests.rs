@@ -29,6 +29,7 @@ pex = false
 on_added = ["/usr/bin/notify-send", "added %N"]
 on_complete = ["/opt/done", "%F", "%Z"]
 hook_timeout = 30
+ip_filter = "/srv/ipfilter.dat.gz"
 ascii = true
 [dht]
 enabled = false
@@ -84,6 +85,8 @@ action = "remove_with_data"
             inactive_seeding_time_limit: 30,
             action: crate::config::engine::GoalAction::RemoveWithData,
         },
+        ip_filter: Some(PathBuf::from("/srv/ipfilter.dat.gz")),
+        ip_filter_poll: IP_FILTER_POLL,
     };
     assert_eq!(c.engine, want);
     // every value differs from the default, so none was left at it by accident
@@ -271,4 +274,20 @@ fn seeding_goals_out_of_range_are_refused_with_the_key() {
     assert_eq!(c.engine.check(), Ok(()));
     assert_eq!(c.engine.seeding.ratio(), Some(1.5));
     assert_eq!(c.engine.seeding.seeding_minutes(), None);
+}
+
+#[test]
+fn ip_filter_is_off_when_empty_or_left_out_and_tilde_expands() {
+    assert_eq!(EngineConfig::default().ip_filter, None);
+    let c = Config::from_toml("ip_filter = \"\"\n", Path::new("x")).unwrap();
+    assert_eq!(c.engine.ip_filter, None, "empty = off");
+    let c = Config::from_toml("ip_filter = \"~/lists/level1.p2p\"\n", Path::new("x")).unwrap();
+    if let Some(h) = dirs::home_dir() {
+        assert_eq!(c.engine.ip_filter, Some(h.join("lists/level1.p2p")));
+    }
+    assert_eq!(
+        c.engine.ip_filter_poll, IP_FILTER_POLL,
+        "not a key of the file"
+    );
+    assert!(Config::from_toml("ip_filter_poll = 1\n", Path::new("x")).is_err());
 }

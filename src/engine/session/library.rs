@@ -124,7 +124,8 @@ fn send_stops(ctx: Arc<SessionCtx>, stops: Vec<(AnnounceJob, AnnounceRequest)>) 
 
 impl Session {
     /// List torrent `id` under `info_hash`: in the registry, the map and the published list.
-    pub(super) fn insert(&mut self, id: TorrentId, ih: InfoHash, t: Torrent) {
+    pub(super) fn insert(&mut self, id: TorrentId, ih: InfoHash, mut t: Torrent) {
+        t.use_ip_filter(self.ctx.ip_filter.clone());
         // removed a moment ago and added again: the pending delete of its record and its
         // .torrent copy must not reach the store after this add
         self.persist.listed(&ih);

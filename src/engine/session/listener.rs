@@ -19,6 +19,16 @@ impl Session {
     /// A connection came in: route it on a task of its own, at most
     /// [`MAX_PENDING_INCOMING`] at once (more are closed at once).
     pub(super) fn incoming(&mut self, stream: TcpStream, addr: SocketAddr) {
+        if self.ctx.ip_filter.pending() {
+            tracing::debug!(%addr, "incoming connection before the IP filter is read; closing");
+            return;
+        }
+        if self.ctx.ip_filter.check(addr.ip()) {
+            // closed before a byte is read (counted; the next snapshot shows the count)
+            tracing::debug!(%addr, "incoming connection blocked by the IP filter; closing");
+            drop(stream);
+            return;
+        }
         let Some(slot) = self
             .ctx
             .conns

@@ -10,7 +10,8 @@
 //! Rooms beside this actor loop and its dispatch: `start` (the handle and start-up),
 //! `library` (the torrents by id and info hash; add and remove), `listener`
 //! (incoming connections), `publish` (snapshots), `persist` (the state store: restore
-//! and checkpoints) and `disk_guard` (pause downloads when their volume runs full).
+//! and checkpoints), `disk_guard` (pause downloads when their volume runs full) and
+//! `ip_filter` (read the IP filter file, and again when it changes).
 
 /// Borrow the session's parts as an [`Env`] next to one torrent.
 macro_rules! env {
@@ -28,6 +29,7 @@ macro_rules! env {
 }
 
 mod disk_guard;
+mod ip_filter;
 mod library;
 mod listener;
 mod persist;
@@ -76,6 +78,8 @@ struct Session {
     persist: Persist,
     /// The disk guard's rule and its last measurement of free space.
     guard: DiskGuard,
+    /// The IP filter file: its last stamp, a look in progress, the count last shown.
+    filter: ip_filter::FilterWatch,
 }
 
 impl Session {
@@ -185,6 +189,12 @@ impl Session {
         if self.publish_now {
             self.disk_guard_wanted();
         }
+        // the status bar counts blocked attempts
+        let blocked = self.ctx.ip_filter.blocked();
+        if blocked != self.filter.blocked_shown {
+            self.filter.blocked_shown = blocked;
+            self.publish_now = true;
+        }
         let due = self.publisher.due(Instant::now(), self.publish_now);
         self.publish_now = false;
         match due {
@@ -200,6 +210,7 @@ impl Session {
             match key {
                 TimerKey::Publish => self.publish(),
                 TimerKey::DiskGuard => self.disk_guard(),
+                TimerKey::IpFilter => self.ip_filter_look(),
                 TimerKey::Checkpoint => {
                     self.checkpoint();
                 }
@@ -405,6 +416,7 @@ impl Session {
             } => self
                 .log
                 .push(Some(torrent), level, EventKind::Hook, message),
+            SessionEvent::IpFilter(r) => self.on_ip_filter(r),
         }
     }
 

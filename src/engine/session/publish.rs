@@ -62,6 +62,8 @@ pub(super) fn session_stats(ctx: &SessionCtx, free_space: Option<u64>) -> Global
         free_space,
         dht_nodes: ctx.dht.as_ref().map(crate::dht::Dht::node_count),
         lsd: ctx.lsd.is_some(),
+        ip_filter_ranges: ctx.ip_filter.ranges(),
+        blocked: ctx.ip_filter.blocked(),
         ..GlobalStats::default()
     }
 }

@@ -119,8 +119,12 @@ async fn start_session(
         publish_now: false,
         persist: Persist::new(None),
         guard: DiskGuard::new(min_free_space),
+        filter: Default::default(),
     };
     let mut session = session;
+    // read on a blocking thread; installed when ready (peers learnt before are held
+    // back at their dial, see PeerBook)
+    session.ip_filter_look();
     let free = crate::storage::space::free_space(&session.ctx.config.download_dir);
     session.guard.measured(free);
     if let Some((store, loaded)) = state {

@@ -112,6 +112,8 @@ pub enum TimerKey {
     Checkpoint,
     /// Measure free space of the download volumes.
     DiskGuard,
+    /// Look at the IP filter file for changes.
+    IpFilter,
 }
 
 /// What a torrent method may touch besides the torrent.

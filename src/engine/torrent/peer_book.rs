@@ -9,6 +9,9 @@
 //!   link's `x.pe`, added by hand): those stay, retried at the longest back-off.
 //! - Addresses found to be seeds are not dialled while we seed too.
 //! - A banned host (hash failures, protocol abuse) is never dialled nor accepted.
+//! - An address the session's IP filter blocks is held back, not dialled, and counted as a
+//!   blocked attempt; when a new filter is installed, held addresses it no longer blocks
+//!   come back (and known ones it now blocks are held back at their next dial).
 //! - The book holds at most [`MAX_KNOWN`] addresses, so a tracker or peer that lists
 //!   thousands of addresses cannot grow it without bound; new ones are dropped when full.
 
@@ -16,7 +19,10 @@ use std::collections::{HashMap, HashSet};
 use std::net::{IpAddr, SocketAddr};
 use std::time::{Duration, Instant};
 
+use std::sync::Arc;
+
 use crate::api::PeerSource;
+use crate::engine::ip_filter::Blocklist;
 
 /// Most addresses kept per torrent.
 pub const MAX_KNOWN: usize = 2000;
@@ -50,6 +56,12 @@ pub struct PeerBook {
     banned: HashSet<IpAddr>,
     /// Our own listen addresses as seen by trackers: never dialled.
     ourselves: HashSet<SocketAddr>,
+    /// The session's IP filter (none in tests that do not set it).
+    filter: Option<Arc<Blocklist>>,
+    /// Addresses the filter blocked, with their source, at most [`MAX_KNOWN`].
+    held: HashMap<SocketAddr, PeerSource>,
+    /// The filter's generation when `held` was last looked at.
+    filter_gen: u64,
 }
 
 impl PeerBook {
@@ -58,7 +70,66 @@ impl PeerBook {
         PeerBook::default()
     }
 
-    /// Learn `addr` from `source`. Returns true if it is new and may be dialled.
+    /// Hold back the addresses `filter` blocks (from now on).
+    pub fn set_filter(&mut self, filter: Arc<Blocklist>) {
+        self.filter_gen = filter.generation();
+        self.filter = Some(filter);
+    }
+
+    /// Whether the IP filter blocks `ip` now (not counted).
+    pub fn is_filtered(&self, ip: IpAddr) -> bool {
+        self.filter.as_ref().is_some_and(|f| f.blocks(ip))
+    }
+
+    /// Hold `addr` back if the filter blocks it (counted once per address while held).
+    fn hold_if_filtered(&mut self, addr: SocketAddr, source: PeerSource) -> bool {
+        let Some(f) = &self.filter else { return false };
+        if let Some(s) = self.held.get_mut(&addr) {
+            // the user's word outranks a tracker's, as in add_kept
+            if matches!(source, PeerSource::Magnet | PeerSource::Manual) {
+                *s = source;
+            }
+            return f.blocks(addr.ip());
+        }
+        if !f.check(addr.ip()) {
+            return false;
+        }
+        if self.held.len() < MAX_KNOWN {
+            self.held.insert(addr, source);
+        }
+        true
+    }
+
+    /// Addresses held back by the IP filter.
+    pub fn held_count(&self) -> usize {
+        self.held.len()
+    }
+
+    /// A new IP filter was installed since the last call: addresses it no longer blocks
+    /// come back, dialable now. Returns how many came back.
+    pub fn refilter(&mut self, now: Instant) -> usize {
+        let Some(f) = &self.filter else { return 0 };
+        let g = f.generation();
+        if g == self.filter_gen {
+            return 0;
+        }
+        self.filter_gen = g;
+        let free: Vec<(SocketAddr, PeerSource)> = self
+            .held
+            .iter()
+            .filter(|(a, _)| !f.blocks(a.ip()))
+            .map(|(a, s)| (*a, *s))
+            .collect();
+        let mut back = 0;
+        for (a, s) in free {
+            self.held.remove(&a);
+            back += usize::from(self.add(a, s, now));
+        }
+        back
+    }
+
+    /// Learn `addr` from `source`. Returns true if it is new and may be dialled (false for
+    /// one the IP filter blocks: it is held back, see [`PeerBook::refilter`]).
     pub fn add(&mut self, addr: SocketAddr, source: PeerSource, now: Instant) -> bool {
         if addr.port() == 0
             || addr.ip().is_unspecified()
@@ -66,6 +137,7 @@ impl PeerBook {
             || self.ourselves.contains(&addr)
             || self.entries.contains_key(&addr)
             || self.entries.len() >= MAX_KNOWN
+            || self.hold_if_filtered(addr, source)
         {
             return false;
         }
@@ -86,8 +158,12 @@ impl PeerBook {
     /// [`PeerSource::Manual`]): like [`PeerBook::add`], but a known address takes this
     /// source (it is then never forgotten) and, when idle, may be dialled at once. Returns
     /// false for an address that can never be dialled (port 0, unspecified, banned, ours)
-    /// or when the book is full.
+    /// or when the book is full, and for one the IP filter blocks (held back).
     pub fn add_kept(&mut self, addr: SocketAddr, source: PeerSource, now: Instant) -> bool {
+        if self.hold_if_filtered(addr, source) {
+            self.entries.remove(&addr);
+            return false;
+        }
         if let Some(e) = self.entries.get_mut(&addr) {
             e.source = source;
             if e.slot == Slot::Idle {
@@ -126,7 +202,8 @@ impl PeerBook {
     /// [`PeerBook::dial_failed`] or [`PeerBook::connected`]). Skips connected, dialling,
     /// backed-off, banned and (when `seeding`) seed addresses. Fewest failures first.
     pub fn take_dials(&mut self, now: Instant, max: usize, seeding: bool) -> Vec<SocketAddr> {
-        if max == 0 {
+        // the configured IP filter is not read yet: dialled once it is in force
+        if max == 0 || self.filter.as_ref().is_some_and(|f| f.pending()) {
             return Vec::new();
         }
         let mut ready: Vec<(u32, SocketAddr)> = self
@@ -140,6 +217,21 @@ impl PeerBook {
             })
             .map(|(a, e)| (e.fails, *a))
             .collect();
+        // a filter installed since they were learnt may block some: held back, not dialled
+        if self.filter.as_ref().is_some_and(|f| f.ranges().is_some()) {
+            ready.retain(|(_, a)| {
+                let source = self
+                    .entries
+                    .get(a)
+                    .map_or(PeerSource::Tracker, |e| e.source);
+                if self.hold_if_filtered(*a, source) {
+                    self.entries.remove(a);
+                    false
+                } else {
+                    true
+                }
+            });
+        }
         ready.sort_unstable();
         ready.truncate(max);
         for (_, a) in &ready {
@@ -243,6 +335,7 @@ impl PeerBook {
     /// bans and our own addresses stay.
     pub fn clear(&mut self) {
         self.entries.clear();
+        self.held.clear();
     }
 
     /// Count of addresses waiting to be dialled (not connected, not dialling).
@@ -292,6 +385,51 @@ mod tests {
 
     fn a(n: u8) -> SocketAddr {
         SocketAddr::from(([127, 0, 0, n], 6881))
+    }
+
+    /// Blocks 127.0.0.2..=127.0.0.3 (and nothing else).
+    fn blocking_2_and_3() -> crate::net::ip_filter::IpFilter {
+        crate::net::ip_filter::IpFilter::from_ranges(vec![(0x7f00_0002, 0x7f00_0003)], vec![])
+    }
+
+    #[test]
+    fn addresses_the_ip_filter_blocks_are_held_back_and_come_back_when_it_changes() {
+        let t0 = Instant::now();
+        let filter = Arc::new(Blocklist::default());
+        let mut b = PeerBook::new();
+        b.set_filter(filter.clone());
+        // learnt before the filter is read: known, and held back at the dial
+        assert!(b.add(a(2), PeerSource::Dht, t0));
+        filter.install(Some(blocking_2_and_3()));
+        assert_eq!(b.take_dials(t0, 10, false), Vec::<SocketAddr>::new());
+        assert_eq!((b.len(), b.held_count(), filter.blocked()), (0, 1, 1));
+        // from every source, kept ones too: not dialled, counted once per address
+        assert!(!b.add(a(3), PeerSource::Tracker, t0));
+        assert!(!b.add(a(3), PeerSource::Tracker, t0));
+        assert!(!b.add_kept(a(2), PeerSource::Manual, t0));
+        assert!(b.add(a(4), PeerSource::Pex, t0));
+        assert!(b.is_filtered(a(3).ip()) && !b.is_filtered(a(4).ip()));
+        assert_eq!(b.take_dials(t0, 10, false), vec![a(4)]);
+        assert_eq!((b.held_count(), filter.blocked()), (2, 2));
+        // no new filter: nothing comes back
+        assert_eq!(b.refilter(t0), 0);
+        // the filter no longer blocks them: dialled with their source
+        filter.install(Some(crate::net::ip_filter::IpFilter::default()));
+        assert_eq!(b.refilter(t0), 2);
+        assert_eq!(b.held_count(), 0);
+        let mut d = b.take_dials(t0, 10, false);
+        d.sort();
+        assert_eq!(d, vec![a(2), a(3)]);
+        assert_eq!(
+            b.source(&a(2)),
+            Some(PeerSource::Manual),
+            "given by hand last"
+        );
+        assert_eq!(b.source(&a(3)), Some(PeerSource::Tracker));
+        // an IPv4 peer written as IPv4-mapped IPv6 is the same host
+        filter.install(Some(blocking_2_and_3()));
+        let mapped: SocketAddr = "[::ffff:127.0.0.2]:6881".parse().unwrap();
+        assert!(!b.add(mapped, PeerSource::Incoming, t0));
     }
 
     #[test]

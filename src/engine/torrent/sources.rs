@@ -189,7 +189,8 @@ impl Torrent {
     }
 
     /// A peer added by hand: kept across restarts and dialled now if the torrent runs.
-    /// Returns false (and logs why) for an address that cannot be dialled.
+    /// Returns false (and logs why) for an address that cannot be dialled or that the IP
+    /// filter blocks (counted as a blocked attempt).
     pub fn add_peer(&mut self, addr: SocketAddr, env: &mut Env<'_>) -> bool {
         if !dialable(&addr) {
             self.log(
@@ -197,6 +198,15 @@ impl Torrent {
                 EventLevel::Warn,
                 EventKind::Added,
                 format!("peer {addr} not added: it has no port or no address to dial"),
+            );
+            return false;
+        }
+        if env.ctx.ip_filter.check(addr.ip()) {
+            self.log(
+                env,
+                EventLevel::Warn,
+                EventKind::Added,
+                format!("peer {addr} not added: the IP filter blocks it"),
             );
             return false;
         }

@@ -16,6 +16,7 @@ use super::peers::PeerHandle;
 use super::{Env, QUIET_AFTER, TimerKey, Torrent, TorrentTimer, choke};
 use crate::api::{EventKind, EventLevel, PeerSource};
 use crate::engine::ctx::{SessionEvent, SlotKind};
+use crate::engine::ip_filter::Blocklist;
 use crate::engine::link::message::{PeerCtrl, PeerError, PeerEvent};
 use crate::engine::link::peer::PeerInfo;
 use crate::engine::link::shared::TorrentShared;
@@ -182,6 +183,28 @@ impl Torrent {
         }
     }
 
+    /// Hold back the peers the session's IP filter blocks (set once, when the torrent
+    /// joins the session).
+    pub fn use_ip_filter(&mut self, filter: Arc<Blocklist>) {
+        self.book.set_filter(filter);
+    }
+
+    /// A new IP filter is in force: connections it blocks are closed, addresses held back
+    /// that it no longer blocks may be dialled again, and dialling goes on.
+    pub fn ip_filter_changed(&mut self, env: &mut Env<'_>) {
+        for (_, p) in self.peers.iter() {
+            if env.ctx.ip_filter.check(p.info.addr.ip()) {
+                tracing::info!(addr = %p.info.addr, "closing a connection the new IP filter blocks");
+                p.send(PeerCtrl::Disconnect("blocked by the IP filter"));
+            }
+        }
+        let back = self.book.refilter(env.now);
+        if back > 0 {
+            tracing::info!(torrent = %self.sum.name, back, "peers the IP filter no longer blocks may be dialled");
+        }
+        self.connect_more(env);
+    }
+
     /// An outgoing attempt failed.
     pub fn on_dial_failed(
         &mut self,
@@ -233,6 +256,13 @@ impl Torrent {
         let refuse = |why: &str| tracing::debug!(%addr, "peer refused: {why}");
         if self.book.is_banned(&addr.ip()) {
             return refuse("banned");
+        }
+        // handshaken before a new filter came into force
+        if env.ctx.ip_filter.check(addr.ip()) {
+            if outgoing {
+                self.book.release(addr, env.now);
+            }
+            return refuse("blocked by the IP filter");
         }
         if self.peers.has_peer_id(&remote.peer_id) || self.peers.has_addr(&addr) {
             if outgoing {

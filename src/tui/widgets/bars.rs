@@ -1,8 +1,8 @@
 //! The bars around every screen's body: the top bar (the list's filters with their counts,
 //! the sort and the search; or the detail view's tabs), the message line (the search line
 //! being edited, a notice, the selected torrent's error or message, or its figures) and the
-//! status bar (session rates and limits, peers, free space, torrents, port, DHT, and the
-//! help and quit keys).
+//! status bar (session rates and limits, peers, attempts the IP filter blocked, free space,
+//! torrents, port, DHT, and the help and quit keys).
 
 use ratatui::Frame;
 use ratatui::layout::{Position, Rect};
@@ -230,6 +230,10 @@ pub(crate) fn status_bar(frame: &mut Frame, area: Rect, app: &App, theme: &Theme
         format!("{} {}{}", sym.up, units::rate(g.up_rate), limit(g.up_limit)),
         format!("peers {}", g.peers),
     ];
+    // only while an IP filter is loaded (0 then says it blocked nothing yet)
+    if g.ip_filter_ranges.is_some() {
+        figures.push(format!("blocked {}", g.blocked));
+    }
     if let Some(free) = g.free_space {
         figures.push(format!("free {}", units::size(free)));
     }

@@ -25,6 +25,7 @@ pub fn kind_label(kind: EventKind) -> &'static str {
         EventKind::Checked => "checked",
         EventKind::AddRefused => "not added",
         EventKind::Hook => "program",
+        EventKind::IpFilter => "ip filter",
     }
 }
 
