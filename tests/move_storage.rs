@@ -292,3 +292,55 @@ async fn a_magnet_without_metadata_takes_only_a_save_folder_that_can_be_made() {
     );
     h.shutdown().await.unwrap();
 }
+
+/// A torrent whose save folder cannot be made (under `/proc`) fails when it starts, says
+/// so once in the log (its state change was logged twice), and is moved out of the error
+/// with move storage (then resumed).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_save_folder_that_cannot_be_made_fails_once_and_a_move_fixes_it() {
+    if !Path::new("/proc/self").exists() {
+        return;
+    }
+    let dir = temp_dir();
+    let data = dir.path().join("d.bin");
+    std::fs::write(&data, vec![3u8; 40_000]).unwrap();
+    let torrent = dir.path().join("d.torrent");
+    std::fs::write(
+        &torrent,
+        ratorrent::metainfo::TorrentBuilder::new(&data)
+            .build()
+            .unwrap(),
+    )
+    .unwrap();
+    let config = ratorrent::config::engine::EngineConfig {
+        download_dir: "/proc/ratorrent-nope/dl".into(),
+        listen_port: 0,
+        dht: ratorrent::config::engine::DhtConfig::off(),
+        ..ratorrent::config::engine::EngineConfig::default()
+    };
+    let h = session::start(config).await.unwrap();
+    let id = h
+        .client
+        .add(AddRequest::new(ratorrent::api::AddSource::File(torrent)))
+        .await
+        .unwrap();
+    wait(&h, id, "error", |r| r.state == TorrentState::Error).await;
+    let events = h.client.recent_events().await.unwrap();
+    let errors: Vec<&str> = events
+        .iter()
+        .filter(|e| e.message.contains("creating the save folder"))
+        .map(|e| e.message.as_str())
+        .collect();
+    assert_eq!(errors.len(), 1, "{errors:#?}");
+    let good = dir.path().join("dl");
+    mv(&h, id, &good, true).await;
+    // moved out of the error it is paused, as after any move of a stopped torrent
+    wait(&h, id, "paused", |r| r.state == TorrentState::Paused).await;
+    h.client.resume(id).await.unwrap();
+    wait(&h, id, "downloading again", |r| {
+        r.state == TorrentState::Downloading
+    })
+    .await;
+    assert!(good.is_dir());
+    h.shutdown().await.unwrap();
+}

@@ -123,7 +123,7 @@ pub enum Action {
     OpenDetail,
     /// Mark or unmark the row under the cursor (torrents or files).
     ToggleMark,
-    /// Clear the marks and the search.
+    /// Clear the marks, the search and the state filter.
     ClearMarks,
     /// Sort by the next column.
     SortNext,
@@ -320,7 +320,7 @@ pub static ACTIONS: &[ActionSpec] = &[
         "clear",
         &[C::List],
         [K::key(KeyCode::Esc)],
-        "Clear the marks and the search"
+        "Clear the marks, the search and the state filter"
     ),
     spec!(
         SortNext,

@@ -608,6 +608,10 @@ impl App {
             Action::ClearMarks => {
                 self.marks.clear();
                 self.clear_search();
+                if self.view.filter != StateFilter::All {
+                    self.view.filter = StateFilter::All;
+                    self.refresh_index();
+                }
             }
             Action::SortNext => {
                 self.view.sort = self.view.sort.next_shown(self.list_sorts.get());
@@ -903,11 +907,27 @@ impl App {
     }
 
     /// Back to the list when the selection moved off the torrent the detail view shows.
+    /// The detail's torrent is no longer the selected one: gone, the list comes back; only
+    /// filtered out (paused under the Downloading filter, say), the filter and search are
+    /// cleared so the detail, and the keys pressed in it, stay on that torrent.
     fn leave_detail_if_gone(&mut self, moved: bool) {
-        if moved && self.screen == Screen::Detail && self.focused != self.selection.selected() {
-            self.screen = Screen::List;
-            self.focus(None);
+        if !(moved && self.screen == Screen::Detail && self.focused != self.selection.selected()) {
+            return;
         }
+        if let Some(id) = self.focused
+            && let Some(row) = self.snapshot.row(id)
+        {
+            let name = format::clean(&row.name, self.opts.theme.sym.ascii);
+            self.view.filter = StateFilter::All;
+            self.view.query.clear();
+            self.search = TextField::default();
+            self.selection.refresh(&self.snapshot, &self.view);
+            self.selection.select(id, &self.snapshot);
+            self.set_info(format!("{name} left the filter: showing all torrents"));
+            return;
+        }
+        self.screen = Screen::List;
+        self.focus(None);
     }
 }
 

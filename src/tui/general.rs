@@ -157,26 +157,22 @@ pub fn facts(
         ));
         out.push(fact("Progress", unknown, Plain));
     } else {
-        // with files skipped, what will be downloaded first, then the whole
+        // with files skipped, what will be downloaded, then the whole payload (the row's
+        // size is what is wanted)
         let wanted = detail
             .filter(|d| d.files.iter().any(|f| f.priority == FilePriority::Skip))
             .map(|d| {
-                let bytes: u64 = d
-                    .files
-                    .iter()
-                    .filter(|f| f.priority != FilePriority::Skip)
-                    .map(|f| f.size)
-                    .sum();
-                format!("{} wanted of ", units::size(bytes))
+                let total: u64 = d.files.iter().map(|f| f.size).sum();
+                format!(
+                    "{} wanted of {}",
+                    units::size(row.size.min(total)),
+                    units::size(total)
+                )
             })
-            .unwrap_or_default();
+            .unwrap_or_else(|| units::size(row.size));
         out.push(fact(
             "Size",
-            format!(
-                "{wanted}{} ({} pieces{piece_len})",
-                units::size(row.size),
-                row.pieces_total
-            ),
+            format!("{wanted} ({} pieces{piece_len})", row.pieces_total),
             Plain,
         ));
         out.push(progress(row));
@@ -594,7 +590,12 @@ mod tests {
             ],
             ..detail.clone()
         };
-        let f = super::facts(&row(), Some(&skipping), &Keymap::default(), &sym);
+        // the row's size is what is wanted
+        let wanted_row = TorrentRow {
+            size: 1536,
+            ..row()
+        };
+        let f = super::facts(&wanted_row, Some(&skipping), &Keymap::default(), &sym);
         assert_eq!(
             value(&f, "Size"),
             "1.50 KiB wanted of 2.00 KiB (2 pieces of 1.00 KiB)"

@@ -416,14 +416,9 @@ impl Torrent {
     pub fn input(&mut self, input: Input, env: &mut Env<'_>) {
         let before = self.life.ui_state();
         let effects = self.life.step(input, self.facts(env));
-        for e in effects {
-            self.apply(e, env);
-        }
-        // not running and not checking: nothing needs the metainfo now (the storage went
-        // with the state that had it)
-        if !self.life.is_running() && self.life.check_job().is_none() {
-            self.maybe_unload_meta();
-        }
+        // said before its effects run: an effect may feed another input (joining the swarm
+        // finds the save folder cannot be made), which says its own change after this one,
+        // once
         let after = self.life.ui_state();
         if before != after {
             self.persist_dirty = true;
@@ -438,6 +433,14 @@ impl Torrent {
             };
             self.log(env, level, kind, msg);
             self.goal_state_changed(before, after, env);
+        }
+        for e in effects {
+            self.apply(e, env);
+        }
+        // not running and not checking: nothing needs the metainfo now (the storage went
+        // with the state that had it)
+        if !self.life.is_running() && self.life.check_job().is_none() {
+            self.maybe_unload_meta();
         }
     }
 

@@ -333,3 +333,60 @@ fn a_glob_of_many_files_tells_their_adds_together_counted() {
     app.add_result(Ok(TorrentId(8)));
     assert_eq!(app.notice(), Some("torrent added"));
 }
+
+#[test]
+fn a_detail_whose_torrent_leaves_the_filter_stays_on_it() {
+    let mut app = app();
+    // Downloading filter: alpha and gamma; open gamma
+    app.apply(Action::FilterNext);
+    app.apply(Action::Bottom);
+    app.apply(Action::OpenDetail);
+    assert_eq!(app.selected(), Some(TorrentId(3)));
+    app.take_commands();
+    // gamma is paused: it leaves the filter, the detail stays on it
+    let paused = Arc::new(Snapshot {
+        seq: 2,
+        rows: vec![
+            row(1, "alpha", TorrentState::Downloading),
+            row(2, "beta", TorrentState::Paused),
+            row(3, "gamma", TorrentState::Paused),
+        ]
+        .into(),
+        ..Snapshot::default()
+    });
+    app.set_snapshot(paused);
+    assert_eq!(app.screen(), Screen::Detail);
+    assert_eq!(app.selected(), Some(TorrentId(3)), "not alpha");
+    assert_eq!(app.view().filter, StateFilter::All);
+    assert_eq!(
+        app.notice(),
+        Some("gamma left the filter: showing all torrents")
+    );
+    // the next key acts on gamma
+    app.apply(Action::TogglePause);
+    assert!(matches!(
+        app.take_commands()[..],
+        [Command::TogglePause(TorrentId(3))]
+    ));
+    // removed: back to the list
+    app.set_snapshot(snapshot(3));
+    let gone = Arc::new(Snapshot {
+        seq: 4,
+        rows: vec![row(1, "alpha", TorrentState::Downloading)].into(),
+        ..Snapshot::default()
+    });
+    app.set_snapshot(gone);
+    assert_eq!(app.screen(), Screen::List);
+}
+
+#[test]
+fn esc_clears_the_marks_the_search_and_the_filter() {
+    let mut app = app();
+    app.apply(Action::FilterNext);
+    app.apply(Action::ToggleMark);
+    assert_eq!(app.visible_len(), 2);
+    app.apply(Action::ClearMarks);
+    assert_eq!(app.view().filter, StateFilter::All);
+    assert!(app.marks().is_empty());
+    assert_eq!(app.visible_len(), 3);
+}
