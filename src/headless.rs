@@ -139,10 +139,10 @@ pub fn seeding_line(rows: &[&TorrentRow]) -> String {
 /// How often `download --seed` prints [`seeding_line`] once everything is complete.
 pub const SEED_STATUS_EVERY: Duration = Duration::from_secs(60);
 
+/// Every wanted piece verified: the engine says Completed or Seeding only then (with
+/// files skipped, e.g. a magnet link's `so=`, pieces of skipped files stay missing).
 fn is_done(r: &TorrentRow) -> bool {
-    r.pieces_total > 0
-        && r.pieces_have == r.pieces_total
-        && matches!(r.state, TorrentState::Completed | TorrentState::Seeding)
+    r.pieces_total > 0 && matches!(r.state, TorrentState::Completed | TorrentState::Seeding)
 }
 
 /// Run `ratorrent download`. Returns when every torrent is complete (or, with `seed`, when

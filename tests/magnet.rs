@@ -266,3 +266,40 @@ fn urlencode(s: &str) -> String {
         })
         .collect()
 }
+
+/// A magnet link's `so=` (select only, BEP 53) downloads just those files, and `download`
+/// exits 0 once they are verified (it waited for the skipped files' pieces for ever).
+#[test]
+fn magnet_select_only_downloads_its_files_and_download_exits() {
+    let s = swarm();
+    let seeder = seeder(&s);
+    let meta = ratorrent::metainfo::Metainfo::from_file(&s.torrent).unwrap();
+    let link = format!(
+        "magnet:?xt=urn:btih:{}&dn=payload&x.pe={}&so=0-2,5",
+        s.info_hash.to_hex(),
+        seeder.addr()
+    );
+    let mut rat = Rat::download(Path::new(&link), &s.dst, free_port(), &[]);
+    let status = rat.wait(Duration::from_secs(90)).unwrap();
+    assert!(
+        status.success(),
+        "ratorrent exited with {status}\n{}",
+        rat.output()
+    );
+    for i in [0, 1, 2, 5] {
+        let rel = &meta.files[i].path;
+        let src = s.data.parent().unwrap().join(rel);
+        let got = s.dst.join(rel);
+        assert_eq!(
+            std::fs::read(&src).unwrap(),
+            std::fs::read(&got).unwrap_or_default(),
+            "{}",
+            rel.display()
+        );
+    }
+    assert!(
+        rat.output().contains("complete: payload"),
+        "{}",
+        rat.output()
+    );
+}
