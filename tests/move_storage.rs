@@ -344,3 +344,49 @@ async fn a_save_folder_that_cannot_be_made_fails_once_and_a_move_fixes_it() {
     assert!(good.is_dir());
     h.shutdown().await.unwrap();
 }
+
+/// A relative save folder (`-o dl`, a folder typed in the add dialog) is made absolute
+/// against the folder the engine runs in, once: after a restart from elsewhere the torrent
+/// still points at its data. (Added paused: nothing is created in the working folder.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn relative_save_folders_are_made_absolute_when_given() {
+    let dir = temp_dir();
+    let data = dir.path().join("r.bin");
+    std::fs::write(&data, vec![5u8; 30_000]).unwrap();
+    let torrent = dir.path().join("r.torrent");
+    std::fs::write(
+        &torrent,
+        ratorrent::metainfo::TorrentBuilder::new(&data)
+            .build()
+            .unwrap(),
+    )
+    .unwrap();
+    let config = ratorrent::config::engine::EngineConfig {
+        download_dir: "ratorrent-relative-default".into(),
+        listen_port: 0,
+        dht: ratorrent::config::engine::DhtConfig::off(),
+        ..ratorrent::config::engine::EngineConfig::default()
+    };
+    let cwd = std::env::current_dir().unwrap();
+    let h = session::start(config).await.unwrap();
+    let add = |dir: Option<&str>| {
+        let mut req = AddRequest::new(ratorrent::api::AddSource::File(torrent.clone()));
+        req.paused = true;
+        req.download_dir = dir.map(Into::into);
+        req
+    };
+    let id = h.client.add(add(None)).await.unwrap();
+    wait(&h, id, "the default folder, absolute", |r| {
+        r.save_path == cwd.join("ratorrent-relative-default")
+    })
+    .await;
+    h.client.remove(id, false).await.unwrap();
+    let id = h.client.add(add(Some("rel/dir"))).await.unwrap();
+    wait(&h, id, "the given folder, absolute", |r| {
+        r.save_path == cwd.join("rel/dir")
+    })
+    .await;
+    h.shutdown().await.unwrap();
+    assert!(!cwd.join("ratorrent-relative-default").exists());
+    assert!(!cwd.join("rel").exists());
+}

@@ -245,9 +245,10 @@ impl Session {
             });
         }
         let id = self.library.new_id();
-        let save_dir: PathBuf = req
-            .download_dir
-            .unwrap_or_else(|| self.ctx.config.download_dir.clone());
+        let save_dir = absolute(
+            req.download_dir
+                .unwrap_or_else(|| self.ctx.config.download_dir.clone()),
+        );
         let info_hash = meta.info_hash;
         let name = meta.saved_name().to_owned();
         if let Some(store) = self.persist.store() {
@@ -306,9 +307,10 @@ impl Session {
             });
         }
         let id = self.library.new_id();
-        let save_dir: PathBuf = req
-            .download_dir
-            .unwrap_or_else(|| self.ctx.config.download_dir.clone());
+        let save_dir = absolute(
+            req.download_dir
+                .unwrap_or_else(|| self.ctx.config.download_dir.clone()),
+        );
         let info_hash = m.info_hash;
         let name = m.display_name();
         let notes = m.notes.clone();
@@ -418,3 +420,14 @@ impl Session {
 
 #[cfg(test)]
 mod tests;
+
+/// `dir` made absolute against the working folder the engine runs in, once, when it is
+/// given: a relative save folder (`-o dl`, `rel/dir` typed in a dialog) must not point
+/// somewhere else after a restart from another folder. Unchanged when already absolute
+/// (or when the working folder is gone).
+pub(super) fn absolute(dir: PathBuf) -> PathBuf {
+    if dir.is_absolute() {
+        return dir;
+    }
+    std::path::absolute(&dir).unwrap_or(dir)
+}

@@ -306,6 +306,7 @@ impl Session {
                 self.with(id, |t, env| t.set_file_priority(&files, priority, env));
             }
             Command::MoveStorage { id, to, move_data } => {
+                let to = library::absolute(to);
                 self.with(id, |t, env| t.move_storage(to, move_data, env));
             }
             Command::AddRefused { source, reason } => {

@@ -85,6 +85,12 @@ async fn start_session(
     config: EngineConfig,
     state: Option<(StateStore, crate::state::Loaded)>,
 ) -> anyhow::Result<SessionHandle> {
+    // a relative download folder (`-o dl`) is the one under the folder started from, for
+    // good: the torrents added into it keep pointing there after a restart elsewhere
+    let config = EngineConfig {
+        download_dir: super::library::absolute(config.download_dir.clone()),
+        ..config
+    };
     let listener = TcpListener::bind(("0.0.0.0", config.listen_port))
         .await
         .with_context(|| {
