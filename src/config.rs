@@ -12,6 +12,7 @@
 //! the TUI.
 
 pub mod engine;
+pub mod schedule;
 pub mod ui;
 
 use std::collections::BTreeMap;
@@ -61,6 +62,13 @@ struct ConfigFile {
     /// As `download_rate_limit`.
     #[serde(default, deserialize_with = "rate_limit")]
     upload_rate_limit: Option<u64>,
+    /// As `download_rate_limit`, while alternative speeds are on.
+    #[serde(default, deserialize_with = "rate_limit")]
+    alt_download_rate_limit: Option<u64>,
+    /// As `upload_rate_limit`, while alternative speeds are on.
+    #[serde(default, deserialize_with = "rate_limit")]
+    alt_upload_rate_limit: Option<u64>,
+    alt_speed_schedule: Option<schedule::AltSpeedSchedule>,
     seed_after_download: Option<bool>,
     disk_threads: Option<u32>,
     numwant: Option<u32>,
@@ -120,6 +128,9 @@ impl ConfigFile {
             upload_slots,
             download_rate_limit,
             upload_rate_limit,
+            alt_download_rate_limit,
+            alt_upload_rate_limit,
+            alt_speed_schedule,
             seed_after_download,
             disk_threads,
             numwant,

@@ -7,8 +7,13 @@ use std::path::PathBuf;
 
 use serde::Deserialize;
 
+use super::schedule::AltSpeedSchedule;
 use crate::storage::disk::MAX_DISK_THREADS;
 use crate::storage::{HandleCache, Preallocate, StorageMode, StorageOptions};
+
+/// Default of `alt_download_rate_limit` and `alt_upload_rate_limit`, bytes/s (10 MiB/s,
+/// qBittorrent's 10240 KiB/s).
+pub const DEFAULT_ALT_RATE_LIMIT: u64 = 10 << 20;
 
 /// Bounds of `max_open_files`.
 pub const MAX_OPEN_FILES_RANGE: (u32, u32) = (16, 1 << 20);
@@ -46,6 +51,15 @@ pub struct EngineConfig {
     pub download_rate_limit: u64,
     /// Session-wide upload limit, bytes/s; 0 = unlimited.
     pub upload_rate_limit: u64,
+    /// Session-wide download limit while alternative speeds are on (TUI key, or the
+    /// schedule), bytes/s; 0 = unlimited. Default: 10 MiB/s.
+    pub alt_download_rate_limit: u64,
+    /// Session-wide upload limit while alternative speeds are on, bytes/s; 0 = unlimited.
+    /// Default: 10 MiB/s.
+    pub alt_upload_rate_limit: u64,
+    /// When alternative speeds switch on and off by themselves, the
+    /// `[alt_speed_schedule]` table (off by default).
+    pub alt_speed_schedule: AltSpeedSchedule,
     /// Keep seeding a torrent that is complete (restored torrents, the TUI's adds);
     /// headless `download` uses `--seed` instead.
     pub seed_after_download: bool,
@@ -115,6 +129,9 @@ impl Default for EngineConfig {
             upload_slots: 4,
             download_rate_limit: 0,
             upload_rate_limit: 0,
+            alt_download_rate_limit: DEFAULT_ALT_RATE_LIMIT,
+            alt_upload_rate_limit: DEFAULT_ALT_RATE_LIMIT,
+            alt_speed_schedule: AltSpeedSchedule::default(),
             seed_after_download: true,
             disk_threads: 0,
             numwant: 50,
@@ -247,6 +264,13 @@ impl EngineConfig {
             if argv.iter().any(|a| a.contains('\0')) {
                 return bad(key, "an argument cannot contain a NUL character".into());
             }
+        }
+        if let Err((key, problem)) = self.alt_speed_schedule.check() {
+            let key = match key {
+                "to" => "alt_speed_schedule.to",
+                _ => "alt_speed_schedule.days",
+            };
+            return bad(key, problem);
         }
         if let Some(ip) = self.lsd.interface
             && (ip.is_multicast() || ip.is_broadcast())

@@ -26,6 +26,11 @@ fn every_key_is_documented_in_the_default_file() {
         "upload_slots",
         "download_rate_limit",
         "upload_rate_limit",
+        "alt_download_rate_limit",
+        "alt_upload_rate_limit",
+        "from",
+        "to",
+        "days",
         "seed_after_download",
         "disk_threads",
         "numwant",
@@ -467,4 +472,49 @@ fn storage_keys_parse_and_bad_values_name_the_key() {
             .to_string();
         assert!(e.contains(key) && e.contains("/c.toml"), "{text}: {e}");
     }
+}
+
+#[test]
+fn alternative_speeds_and_their_schedule() {
+    let text = "alt_download_rate_limit = \"200K\"\nalt_upload_rate_limit = 0\n\
+                [alt_speed_schedule]\nenabled = true\nfrom = \"22:00\"\nto = \"06:30\"\n\
+                days = [\"sat\", \"Sunday\"]\n";
+    let c = Config::from_toml(text, Path::new("x")).unwrap();
+    assert_eq!(c.engine.alt_download_rate_limit, 200 << 10);
+    assert_eq!(c.engine.alt_upload_rate_limit, 0);
+    let s = c.engine.alt_speed_schedule;
+    assert!(s.enabled);
+    assert_eq!(s.from.format("%H:%M").to_string(), "22:00");
+    assert_eq!(s.to.format("%H:%M").to_string(), "06:30");
+    assert_eq!(s.days, schedule::Days::WEEKENDS);
+    let c = Config::from_toml("[alt_speed_schedule]\ndays = \"weekdays\"\n", Path::new("x"))
+        .unwrap();
+    assert_eq!(c.engine.alt_speed_schedule.days, schedule::Days::WEEKDAYS);
+    assert!(!c.engine.alt_speed_schedule.enabled);
+
+    // each bad value names its line and key, and what is allowed
+    for (text, line, key, says) in [
+        ("\nalt_upload_rate_limit = \"slow\"\n", "line 2", "alt_upload_rate_limit", "slow"),
+        ("[alt_speed_schedule]\nfrom = \"25:00\"\n", "line 2", "from", "HH:MM"),
+        ("[alt_speed_schedule]\n\nto = 1830\n", "line 3", "to", "HH:MM"),
+        ("[alt_speed_schedule]\ndays = \"mondays\"\n", "line 2", "days", "weekdays"),
+        ("[alt_speed_schedule]\ndays = [\"mon\", \"funday\"]\n", "line 2", "days", "funday"),
+        ("[alt_speed_schedule]\ndays = []\n", "line 2", "days", "at least one day"),
+        ("[alt_speed_schedule]\nstart = \"18:00\"\n", "line 2", "start", "unknown field"),
+    ] {
+        let e = Config::from_toml(text, Path::new("/c.toml"))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("/c.toml") && e.contains(line) && e.contains(key) && e.contains(says),
+            "{text:?}: {e}"
+        );
+    }
+    let e = Config::from_toml(
+        "[alt_speed_schedule]\nfrom = \"18:00\"\nto = \"18:00\"\n",
+        Path::new("/c.toml"),
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(e.contains("alt_speed_schedule.to") && e.contains("18:00"), "{e}");
 }

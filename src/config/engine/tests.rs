@@ -14,6 +14,8 @@ max_peers_per_torrent = 7
 upload_slots = 3
 download_rate_limit = "2M"
 upload_rate_limit = 1024
+alt_download_rate_limit = "300K"
+alt_upload_rate_limit = "100K"
 seed_after_download = false
 disk_threads = 5
 numwant = 80
@@ -43,6 +45,11 @@ ratio_limit = 2
 seeding_time_limit = 10080
 inactive_seeding_time_limit = 30
 action = "remove_with_data"
+[alt_speed_schedule]
+enabled = true
+from = "01:15"
+to = "07:45"
+days = "weekends"
 "#;
     let c = Config::from_toml(text, Path::new("x")).unwrap();
     // a literal without `..`: a new field of EngineConfig must be added here (and read
@@ -54,6 +61,14 @@ action = "remove_with_data"
         upload_slots: 3,
         download_rate_limit: 2 << 20,
         upload_rate_limit: 1024,
+        alt_download_rate_limit: 300 << 10,
+        alt_upload_rate_limit: 100 << 10,
+        alt_speed_schedule: crate::config::schedule::AltSpeedSchedule {
+            enabled: true,
+            from: chrono::NaiveTime::from_hms_opt(1, 15, 0).unwrap(),
+            to: chrono::NaiveTime::from_hms_opt(7, 45, 0).unwrap(),
+            days: crate::config::schedule::Days::WEEKENDS,
+        },
         seed_after_download: false,
         disk_threads: 5,
         numwant: 80,
@@ -98,6 +113,8 @@ action = "remove_with_data"
     assert_ne!(want.pex, d.pex);
     assert_ne!(want.add_url_timeout, d.add_url_timeout);
     assert_ne!(want.hook_timeout, d.hook_timeout);
+    assert_ne!(want.alt_download_rate_limit, d.alt_download_rate_limit);
+    assert_ne!(want.alt_speed_schedule, d.alt_speed_schedule);
     assert!(
         d.on_added.is_empty() && d.on_complete.is_empty(),
         "programs off by default"
