@@ -226,6 +226,22 @@ impl Client {
         self.send(Command::SetLimits { download, upload }).await
     }
 
+    /// Switch alternative speed limits on or off ([`Command::SetAltSpeed`]).
+    ///
+    /// # Errors
+    /// [`ClientError::EngineGone`].
+    pub async fn set_alt_speed(&self, on: bool) -> Result<(), ClientError> {
+        self.send(Command::SetAltSpeed(on)).await
+    }
+
+    /// Flip alternative speed limits ([`Command::ToggleAltSpeed`]).
+    ///
+    /// # Errors
+    /// [`ClientError::EngineGone`].
+    pub async fn toggle_alt_speed(&self) -> Result<(), ClientError> {
+        self.send(Command::ToggleAltSpeed).await
+    }
+
     /// Set one torrent's own rate limits, bytes/s (0 = none; the session's apply on top).
     ///
     /// # Errors
@@ -518,6 +534,8 @@ mod tests {
         client.focus(Some(id)).await.unwrap();
         client.set_limits(1000, 2000).await.unwrap();
         client.set_torrent_limits(id, 3, 4).await.unwrap();
+        client.set_alt_speed(true).await.unwrap();
+        client.toggle_alt_speed().await.unwrap();
         client
             .set_file_priority(id, vec![0, 2], FilePriority::High)
             .await
@@ -541,6 +559,8 @@ mod tests {
                 "Focus(Some(TorrentId(7)))",
                 "SetLimits { download: 1000, upload: 2000 }",
                 "SetTorrentLimits { id: TorrentId(7), download: 3, upload: 4 }",
+                "SetAltSpeed(true)",
+                "ToggleAltSpeed",
                 "SetFilePriority { id: TorrentId(7), files: [0, 2], priority: High }",
                 "MoveStorage { id: TorrentId(7), to: \"/new\", move_data: true }",
                 "Remove { id: TorrentId(7), delete_data: true }",

@@ -144,13 +144,23 @@ pub enum Command {
     /// Publish the detail (peers, files, trackers, pieces) of this torrent in every snapshot
     /// from now on; `None` stops. Only one torrent is focused at a time.
     Focus(Option<TorrentId>),
-    /// Set the session-wide rate limits, bytes/s (0 = unlimited).
+    /// Set the session-wide rate limits in effect, bytes/s (0 = unlimited): the normal
+    /// pair (kept across restarts), or while alternative speeds are on the alternative pair
+    /// (for this run).
     SetLimits {
         /// Download limit, bytes/s.
         download: u64,
         /// Upload limit, bytes/s.
         upload: u64,
     },
+    /// Switch alternative speed limits on (`true`: the session limits become
+    /// `alt_download_rate_limit` / `alt_upload_rate_limit`) or off (back to the normal
+    /// pair). Holds until the next boundary of `[alt_speed_schedule]`, if one is enabled;
+    /// kept across restarts.
+    SetAltSpeed(bool),
+    /// Flip alternative speed limits (as [`Command::SetAltSpeed`] with the opposite of
+    /// the current switch, [`GlobalStats::alt_speed`](super::GlobalStats::alt_speed)).
+    ToggleAltSpeed,
     /// Set one torrent's own rate limits, bytes/s (0 = none); the session's limits apply
     /// on top.
     SetTorrentLimits {

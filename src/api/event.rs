@@ -52,6 +52,9 @@ pub enum EventKind {
     Hook,
     /// The IP filter was loaded or reloaded (ranges, lines skipped) or could not be read.
     IpFilter,
+    /// Alternative speed limits went on or off (by hand or by the schedule): the message
+    /// says which, why, and the limits now in effect.
+    AltSpeed,
 }
 
 /// One event.

@@ -70,6 +70,9 @@ pub struct GlobalStats {
     /// Connection attempts the IP filter blocked this session: dials not made (addresses
     /// from any source held back) plus incoming connections refused.
     pub blocked: u64,
+    /// Alternative speed limits are on: `down_limit` / `up_limit` are the alternative
+    /// pair (by hand or by `[alt_speed_schedule]`).
+    pub alt_speed: bool,
 }
 
 /// Life-cycle state of a torrent as shown to the user.

@@ -11,6 +11,7 @@
 //!   [`ip_filter`]: the IP filter in force and its blocked count;
 //!   [`rate`]: limits and meters.
 
+pub mod alt_speed;
 pub mod ctx;
 pub mod event_log;
 pub mod hooks;

@@ -89,6 +89,9 @@ pub struct SessionLimits {
     pub config_download: u64,
     /// The config's `upload_rate_limit` when it was set, bytes/s.
     pub config_upload: u64,
+    /// Alternative speed limits were on (key `alt_speed`: 1 on, 0 off; a store written
+    /// before it had none and loads as off). `download`/`upload` stay the normal pair.
+    pub alt_speed: bool,
 }
 
 impl SessionLimits {
@@ -108,6 +111,9 @@ impl SessionLimits {
     }
 }
 
+/// The switch of alternative speed limits in the `meta` table (1 on, 0 off, absent off).
+const ALT_SPEED_KEY: &str = "alt_speed";
+
 const LIMIT_KEYS: [&str; 4] = [
     "limit.down",
     "limit.up",
@@ -122,6 +128,9 @@ pub struct Loaded {
     pub torrents: Vec<Stored>,
     /// The session rate limits last set live, if any were.
     pub session_limits: Option<SessionLimits>,
+    /// Alternative speed limits were on at the last checkpoint (false when the store
+    /// never said).
+    pub alt_speed: bool,
     /// Problems worth telling the user (a damaged database moved aside, ...).
     pub warnings: Vec<String>,
 }
@@ -241,8 +250,10 @@ impl StateStore {
                         upload: u,
                         config_download: cd,
                         config_upload: cu,
+                        alt_speed: get(ALT_SPEED_KEY) == Some(1),
                     });
                 }
+                loaded.alt_speed = get(ALT_SPEED_KEY) == Some(1);
             }
             if let Some(v) = newer {
                 loaded.warnings.push(format!(
@@ -411,6 +422,8 @@ impl StateStore {
                     for (k, v) in LIMIT_KEYS.iter().zip(values) {
                         meta.insert(*k, v).map_err(|e| io(dir, e))?;
                     }
+                    meta.insert(ALT_SPEED_KEY, u64::from(l.alt_speed))
+                        .map_err(|e| io(dir, e))?;
                 }
             }
             let mut t = tx.open_table(TORRENTS).map_err(|e| io(dir, e))?;

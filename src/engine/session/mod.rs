@@ -39,7 +39,7 @@ mod start;
 pub use disk_guard::{DISK_GUARD_INTERVAL, RESUME_MARGIN};
 pub use persist::{CHECKPOINT_INTERVAL, CHECKPOINT_SOON};
 pub use publish::{PUBLISH_INTERVAL, PUBLISH_MIN_GAP};
-pub use start::{SessionHandle, start, start_with_state};
+pub use start::{SessionHandle, start, start_with_clock, start_with_state};
 
 use disk_guard::DiskGuard;
 use library::Library;
@@ -53,12 +53,15 @@ use std::time::{Duration, Instant};
 use tokio::net::TcpListener;
 use tokio::sync::mpsc;
 
+use super::alt_speed::AltSpeeds;
 use super::ctx::{SessionCtx, SessionEvent};
 use super::event_log::EventLog;
 use super::timer::Timers;
 use super::torrent::state::Input;
 use super::torrent::{CheckQueue, Env, STOP_ANNOUNCE_TIMEOUT, TimerKey, Torrent};
-use crate::api::{AddError, AddSource, Command, EventKind, EventLevel, TorrentId, TorrentState};
+use crate::api::{
+    AddError, AddSource, Command, EventKind, EventLevel, TorrentId, TorrentState,
+};
 
 /// Torrents hashing their data at once.
 pub const MAX_CONCURRENT_CHECKS: usize = 1;
@@ -80,6 +83,8 @@ struct Session {
     guard: DiskGuard,
     /// The IP filter file: its last stamp, a look in progress, the count last shown.
     filter: ip_filter::FilterWatch,
+    /// Alternative speed limits: the switch, both pairs, the schedule.
+    alt: AltSpeeds,
 }
 
 impl Session {
@@ -214,6 +219,12 @@ impl Session {
                 TimerKey::Checkpoint => {
                     self.checkpoint();
                 }
+                TimerKey::AltSpeed => {
+                    if self.alt.on_timer() {
+                        self.alt_speed_changed("by the schedule");
+                    }
+                    self.schedule_alt_speed();
+                }
                 TimerKey::Torrent(id, t) => {
                     self.with(id, |tor, env| tor.on_timer(t, env));
                 }
@@ -278,6 +289,7 @@ impl Session {
                 self.publish_now = true;
             }
             Command::SetLimits { download, upload } => {
+                self.alt.set_in_effect((download, upload));
                 self.ctx.limits.download.set_rate(download);
                 self.ctx.limits.upload.set_rate(upload);
                 self.publish_now = true;
@@ -285,6 +297,16 @@ impl Session {
                 if self.persist.limits_set() {
                     self.checkpoint_soon();
                 }
+            }
+            Command::SetAltSpeed(on) => {
+                if self.alt.set_on(on) {
+                    self.alt_speed_changed("by hand");
+                }
+            }
+            Command::ToggleAltSpeed => {
+                let on = !self.alt.is_on();
+                self.alt.set_on(on);
+                self.alt_speed_changed("by hand");
             }
             Command::SetTorrentLimits {
                 id,
@@ -487,7 +509,7 @@ impl Session {
     fn publish(&mut self) {
         self.timers.cancel(TimerKey::Publish);
         let now = Instant::now();
-        let global = publish::session_stats(&self.ctx, self.guard.free_space());
+        let global = publish::session_stats(&self.ctx, self.guard.free_space(), self.alt.is_on());
         let next = self
             .publisher
             .publish(now, &mut self.torrents, global, |t| {
@@ -503,6 +525,45 @@ impl Session {
             });
         if let Some(at) = next {
             self.timers.schedule_no_later(TimerKey::Publish, at);
+        }
+    }
+}
+
+impl Session {
+    /// Apply the switch of alternative speeds to the session limiters, log it, publish it
+    /// and keep it for the next start.
+    pub(super) fn alt_speed_changed(&mut self, why: &str) {
+        let (down, up) = self.alt.in_effect();
+        self.ctx.limits.download.set_rate(down);
+        self.ctx.limits.upload.set_rate(up);
+        self.publish_now = true;
+        let shown = |r: u64| {
+            if r == 0 {
+                "unlimited".to_owned()
+            } else {
+                crate::units::rate(r)
+            }
+        };
+        let msg = format!(
+            "alternative speed limits {} {why}: down {}, up {}",
+            if self.alt.is_on() { "on" } else { "off" },
+            shown(down),
+            shown(up)
+        );
+        self.log
+            .push(None, EventLevel::Info, EventKind::AltSpeed, msg);
+        if self.persist.limits_set() {
+            self.checkpoint_soon();
+        }
+    }
+
+    /// Set the schedule's one timer for its next boundary (none without a schedule).
+    pub(super) fn schedule_alt_speed(&mut self) {
+        match self.alt.next_wake() {
+            Some(wait) => self
+                .timers
+                .schedule(TimerKey::AltSpeed, Instant::now() + wait),
+            None => self.timers.cancel(TimerKey::AltSpeed),
         }
     }
 }

@@ -289,6 +289,9 @@ impl Session {
             self.ctx.config.download_rate_limit,
             self.ctx.config.upload_rate_limit,
         );
+        self.alt.set_normal((down, up));
+        self.alt.set_on(loaded.alt_speed);
+        let (down, up) = self.alt.in_effect();
         self.ctx.limits.download.set_rate(down);
         self.ctx.limits.upload.set_rate(up);
         self.publish_now = true;
@@ -396,9 +399,11 @@ impl Session {
                 });
             }
         }
+        let (download, upload) = self.alt.normal();
         let limits = SessionLimits {
-            download: self.ctx.limits.download.rate(),
-            upload: self.ctx.limits.upload.rate(),
+            download,
+            upload,
+            alt_speed: self.alt.is_on(),
             config_download: self.ctx.config.download_rate_limit,
             config_upload: self.ctx.config.upload_rate_limit,
         };

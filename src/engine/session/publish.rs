@@ -53,8 +53,13 @@ pub(super) enum Due {
 }
 
 /// The session-wide figures that do not come from the rows: listen port, limits
-/// (bytes/s), free space of the default folder (bytes), DHT nodes, LSD.
-pub(super) fn session_stats(ctx: &SessionCtx, free_space: Option<u64>) -> GlobalStats {
+/// (bytes/s) and whether they are the alternative pair, free space of the default folder
+/// (bytes), DHT nodes, LSD.
+pub(super) fn session_stats(
+    ctx: &SessionCtx,
+    free_space: Option<u64>,
+    alt_speed: bool,
+) -> GlobalStats {
     GlobalStats {
         listen_port: ctx.listen_port,
         down_limit: ctx.limits.download.rate(),
@@ -64,6 +69,7 @@ pub(super) fn session_stats(ctx: &SessionCtx, free_space: Option<u64>) -> Global
         lsd: ctx.lsd.is_some(),
         ip_filter_ranges: ctx.ip_filter.ranges(),
         blocked: ctx.ip_filter.blocked(),
+        alt_speed,
         ..GlobalStats::default()
     }
 }
@@ -434,7 +440,7 @@ mod tests {
         let (tx, _rx) = tokio::sync::mpsc::unbounded_channel();
         let ctx = SessionCtx::new(crate::config::engine::EngineConfig::default(), 6881, tx);
         ctx.limits.download.set_rate(1000);
-        let g = session_stats(&ctx, Some(5));
+        let g = session_stats(&ctx, Some(5), false);
         assert_eq!(g.listen_port, 6881);
         assert_eq!(g.down_limit, 1000);
         assert_eq!(g.up_limit, 0);

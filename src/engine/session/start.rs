@@ -18,6 +18,7 @@ use super::publish::{Publisher, session_stats};
 use super::{MAX_CONCURRENT_CHECKS, Session};
 use crate::api::{Client, ClientError, Snapshot};
 use crate::config::engine::EngineConfig;
+use crate::engine::alt_speed::{AltSpeeds, LocalClock, WallClock};
 use crate::engine::ctx::{SessionCtx, SessionEvent};
 use crate::engine::event_log::EventLog;
 use crate::engine::timer::Timers;
@@ -55,7 +56,7 @@ impl SessionHandle {
 /// # Errors
 /// The listen port cannot be bound (in use, no permission).
 pub async fn start(config: EngineConfig) -> anyhow::Result<SessionHandle> {
-    start_session(config, None).await
+    start_session(config, None, Arc::new(WallClock)).await
 }
 
 /// [`start`] with the session state in `state_dir` (see [`crate::state`]): the torrents of
@@ -67,9 +68,26 @@ pub async fn start(config: EngineConfig) -> anyhow::Result<SessionHandle> {
 /// Another ratorrent uses the same state ([`crate::state::StateError::Locked`]), the state
 /// folder cannot be written, or the listen port cannot be bound.
 pub async fn start_with_state(
-    mut config: EngineConfig,
+    config: EngineConfig,
     state_dir: &Path,
 ) -> anyhow::Result<SessionHandle> {
+    start_with_clock(config, Some(state_dir), Arc::new(WallClock)).await
+}
+
+/// [`start`] (`state_dir` `None`) or [`start_with_state`], with the local time of the
+/// `[alt_speed_schedule]` read from `clock` instead of the system's (tests: a clock set
+/// just before a boundary).
+///
+/// # Errors
+/// As [`start_with_state`].
+pub async fn start_with_clock(
+    mut config: EngineConfig,
+    state_dir: Option<&Path>,
+    clock: Arc<dyn LocalClock>,
+) -> anyhow::Result<SessionHandle> {
+    let Some(state_dir) = state_dir else {
+        return start_session(config, None, clock).await;
+    };
     // the DHT routing table lives beside the session state
     if config.dht.state_file.is_none() {
         config.dht.state_file = Some(state_dir.join(crate::dht::STATE_FILE_NAME));
@@ -78,12 +96,13 @@ pub async fn start_with_state(
     let opened = tokio::task::spawn_blocking(move || StateStore::open(&dir))
         .await
         .context("opening the session state")??;
-    start_session(config, Some(opened)).await
+    start_session(config, Some(opened), clock).await
 }
 
 async fn start_session(
     config: EngineConfig,
     state: Option<(StateStore, crate::state::Loaded)>,
+    clock: Arc<dyn LocalClock>,
 ) -> anyhow::Result<SessionHandle> {
     // a relative download folder (`-o dl`) is the one under the folder started from, for
     // good: the torrents added into it keep pointing there after a restart elsewhere
@@ -107,12 +126,21 @@ async fn start_session(
     let (cmd_tx, cmd_rx) = mpsc::channel(256);
     let (snap_tx, snap_rx) = watch::channel(Arc::new(Snapshot {
         seq: 0,
-        global: session_stats(&ctx, None),
+        global: session_stats(&ctx, None, false),
         rows: Arc::from(Vec::new()),
         detail: None,
     }));
     let log = EventLog::new();
     let min_free_space = ctx.config.min_free_space;
+    let alt = AltSpeeds::new(
+        (ctx.config.download_rate_limit, ctx.config.upload_rate_limit),
+        (
+            ctx.config.alt_download_rate_limit,
+            ctx.config.alt_upload_rate_limit,
+        ),
+        ctx.config.alt_speed_schedule,
+        clock,
+    );
     let client = Client::new(cmd_tx, snap_rx, log.sender());
     let session = Session {
         ctx,
@@ -126,6 +154,7 @@ async fn start_session(
         persist: Persist::new(None),
         guard: DiskGuard::new(min_free_space),
         filter: Default::default(),
+        alt,
     };
     let mut session = session;
     // read on a blocking thread; installed when ready (peers learnt before are held
@@ -141,6 +170,12 @@ async fn start_session(
         session.grant_checks();
         session.after_input();
     }
+    // a schedule decides at start (over a switch saved by hand), then at its boundaries
+    if session.alt.follow_schedule_now() {
+        session.alt_speed_changed("by the schedule");
+        session.after_input();
+    }
+    session.schedule_alt_speed();
     let task = tokio::spawn(session.run(cmd_rx, ev_rx, listener));
     Ok(SessionHandle {
         client,

@@ -114,6 +114,8 @@ pub enum TimerKey {
     DiskGuard,
     /// Look at the IP filter file for changes.
     IpFilter,
+    /// The alternative speed schedule's next boundary (see [`crate::engine::alt_speed`]).
+    AltSpeed,
 }
 
 /// What a torrent method may touch besides the torrent.

@@ -26,6 +26,7 @@ pub fn kind_label(kind: EventKind) -> &'static str {
         EventKind::AddRefused => "not added",
         EventKind::Hook => "program",
         EventKind::IpFilter => "ip filter",
+        EventKind::AltSpeed => "speed",
     }
 }
 

@@ -42,6 +42,7 @@ fn limits(download: u64) -> SessionLimits {
         upload: 0,
         config_download: 0,
         config_upload: 0,
+        alt_speed: download == 1 << 20,
     }
 }
 
@@ -137,6 +138,7 @@ fn a_batch_writes_records_deletes_and_limits_in_one_go() {
         .collect();
     assert_eq!(names, ["b", "c"], "the removed one is gone");
     assert_eq!(loaded.session_limits, Some(limits(1 << 20)));
+    assert!(loaded.alt_speed, "the switch of alternative speeds is kept");
 }
 
 #[test]
