@@ -1921,3 +1921,54 @@ fn status_bar_shows_the_blocked_count_only_with_an_ip_filter() {
     );
     insta::assert_snapshot!("list_ip_filter_80x24", screen(&terminal));
 }
+
+#[test]
+fn alt_speed_key_sends_the_switch_and_the_status_bar_shows_the_turtle() {
+    let mut app = full_app(options(false, false));
+    let sent: Vec<String> = app
+        .handle_key(key('t'))
+        .iter()
+        .map(|c| format!("{c:?}"))
+        .collect();
+    assert_eq!(sent, ["SetAltSpeed(true)"]);
+    // the engine's answer: the switch on and the alternative limits in effect
+    let mut on = (*snapshot_with(100, four(), Some(detail()))).clone();
+    on.global.alt_speed = true;
+    on.global.down_limit = 200 * 1024;
+    on.global.up_limit = 50 * 1024;
+    app.set_snapshot(Arc::new(on.clone()));
+    let terminal = render(&mut app, 80, 24);
+    let bar = line(terminal.backend().buffer(), 23);
+    insta::assert_snapshot!("status_bar_alt_speed_80x24", bar);
+    // the turtle (two cells wide) leads, then the download rate with the limit in effect
+    assert!(bar.starts_with(" 🐢") && bar.contains("alt  ↓"), "{bar}");
+    assert!(bar.contains("(max 200 KiB/s)") && bar.ends_with("q quit"), "{bar}");
+    let sent: Vec<String> = app
+        .handle_key(key('t'))
+        .iter()
+        .map(|c| format!("{c:?}"))
+        .collect();
+    assert_eq!(sent, ["SetAltSpeed(false)"]);
+
+    let mut app = full_app(options(false, true));
+    app.set_snapshot(Arc::new(on));
+    let terminal = render(&mut app, 80, 24);
+    assert_ascii(&terminal);
+    let bar = line(terminal.backend().buffer(), 23);
+    insta::assert_snapshot!("status_bar_alt_speed_ascii_80x24", bar);
+    assert!(bar.starts_with(" ALT"), "{bar}");
+
+    // the help lists the key
+    let mut app = full_app(options(false, false));
+    app.handle_key(key('?'));
+    let mut found = false;
+    for _ in 0..40 {
+        let text = screen(&render(&mut app, 200, 50));
+        if text.contains("Alternative (turtle) speed limits") {
+            found = true;
+            break;
+        }
+        app.handle_key(code(KeyCode::PageDown));
+    }
+    assert!(found, "help lists alt_speed");
+}

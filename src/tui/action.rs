@@ -157,6 +157,8 @@ pub enum Action {
     Limits,
     /// Open the seeding goals dialog (ratio, seeding time, inactive time).
     Goals,
+    /// Switch alternative ("turtle") speed limits on or off.
+    AltSpeed,
     /// Open the move-storage dialog.
     MoveStorage,
     /// Back to the previous screen.
@@ -433,6 +435,13 @@ pub static ACTIONS: &[ActionSpec] = &[
         &[C::Torrents],
         [K::char('R')],
         "Seeding goals: stop at ratio 2.0, after 7d, 12h idle (none, default)"
+    ),
+    spec!(
+        AltSpeed,
+        "alt_speed",
+        &[C::Torrents],
+        [K::char('t')],
+        "Alternative (turtle) speed limits on/off: alt_download/upload_rate_limit"
     ),
     spec!(
         MoveStorage,

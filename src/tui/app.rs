@@ -657,6 +657,14 @@ impl App {
             }
             Action::Limits => self.open_limits(),
             Action::Goals => self.open_goals(),
+            Action::AltSpeed => {
+                let on = !self.snapshot.global.alt_speed;
+                self.set_info(format!(
+                    "alternative speed limits {}",
+                    if on { "on" } else { "off" }
+                ));
+                self.outbox.push(Command::SetAltSpeed(on));
+            }
             Action::MoveStorage => self.open_move(),
             Action::ToggleFold => {
                 self.files.toggle_fold(self.tab_scrolls.files.cursor);

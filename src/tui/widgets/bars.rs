@@ -220,7 +220,13 @@ pub(crate) fn status_bar(frame: &mut Frame, area: Rect, app: &App, theme: &Theme
             format!(" (max {})", units::rate(v))
         }
     };
-    let mut figures = vec![
+    // alternative speeds on: the turtle first, the limits in effect follow with the rates
+    let lead = usize::from(g.alt_speed);
+    let mut figures: Vec<String> = Vec::new();
+    if g.alt_speed {
+        figures.push(if sym.ascii { "ALT" } else { "🐢 alt" }.to_owned());
+    }
+    figures.extend([
         format!(
             "{} {}{}",
             sym.down,
@@ -229,7 +235,7 @@ pub(crate) fn status_bar(frame: &mut Frame, area: Rect, app: &App, theme: &Theme
         ),
         format!("{} {}{}", sym.up, units::rate(g.up_rate), limit(g.up_limit)),
         format!("peers {}", g.peers),
-    ];
+    ]);
     // only while an IP filter is loaded (0 then says it blocked nothing yet)
     if g.ip_filter_ranges.is_some() {
         figures.push(format!("blocked {}", g.blocked));
@@ -269,7 +275,7 @@ pub(crate) fn status_bar(frame: &mut Frame, area: Rect, app: &App, theme: &Theme
         .position(|f| f.starts_with("port "))
         .unwrap_or(0);
     let mut order: Vec<usize> = (0..figures.len()).collect();
-    order.sort_by_key(|&i| if i <= 1 || i == port { 0 } else { i });
+    order.sort_by_key(|&i| if i <= 1 + lead || i == port { 0 } else { i });
     let mut kept = vec![false; figures.len()];
     let mut used = 0;
     for i in order {
