@@ -49,6 +49,7 @@
 //! | which block to request next | `engine/picker/` |
 //! | choking, announce schedule, peer book | `engine/torrent/{choke,announce,peer_book}.rs` |
 //! | the one deadline queue, rate limits, the event log | `engine/{timer,rate,event_log}.rs` |
+//! | alternative ("turtle") speed limits: the switch, both pairs, the schedule's timer and clock | `engine/alt_speed.rs` over `config/schedule.rs` (the schedule and its pure time arithmetic) |
 //! | `on_added` / `on_complete` programs: placeholders, running them without a shell | `engine/hooks.rs` (a torrent's values: `engine/torrent/hook.rs`) |
 //! | payload files: a façade over layout, open, skip, files, delete, handles, backends | [`storage`] |
 //! | disk and hash threads, recheck, moving data | `storage/{disk,check,mover}.rs` |

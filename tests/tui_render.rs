@@ -1942,7 +1942,10 @@ fn alt_speed_key_sends_the_switch_and_the_status_bar_shows_the_turtle() {
     insta::assert_snapshot!("status_bar_alt_speed_80x24", bar);
     // the turtle (two cells wide) leads, then the download rate with the limit in effect
     assert!(bar.starts_with(" 🐢") && bar.contains("alt  ↓"), "{bar}");
-    assert!(bar.contains("(max 200 KiB/s)") && bar.ends_with("q quit"), "{bar}");
+    assert!(
+        bar.contains("(max 200 KiB/s)") && bar.ends_with("q quit"),
+        "{bar}"
+    );
     let sent: Vec<String> = app
         .handle_key(key('t'))
         .iter()

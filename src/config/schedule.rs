@@ -99,10 +99,10 @@ impl Days {
             let low = n.trim().to_ascii_lowercase();
             let i = DAY_NAMES
                 .iter()
-                .position(|d| low.len() >= 3 && d.starts_with(low.as_str()) && (low.len() == 3 || low == **d))
-                .ok_or_else(|| {
-                    format!("{n:?} is not a day (mon, tue, wed, thu, fri, sat, sun)")
-                })?;
+                .position(|d| {
+                    low.len() >= 3 && d.starts_with(low.as_str()) && (low.len() == 3 || low == **d)
+                })
+                .ok_or_else(|| format!("{n:?} is not a day (mon, tue, wed, thu, fri, sat, sun)"))?;
             bits |= 1 << i;
         }
         Ok(Days(bits))

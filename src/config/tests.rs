@@ -487,20 +487,58 @@ fn alternative_speeds_and_their_schedule() {
     assert_eq!(s.from.format("%H:%M").to_string(), "22:00");
     assert_eq!(s.to.format("%H:%M").to_string(), "06:30");
     assert_eq!(s.days, schedule::Days::WEEKENDS);
-    let c = Config::from_toml("[alt_speed_schedule]\ndays = \"weekdays\"\n", Path::new("x"))
-        .unwrap();
+    let c = Config::from_toml(
+        "[alt_speed_schedule]\ndays = \"weekdays\"\n",
+        Path::new("x"),
+    )
+    .unwrap();
     assert_eq!(c.engine.alt_speed_schedule.days, schedule::Days::WEEKDAYS);
     assert!(!c.engine.alt_speed_schedule.enabled);
 
     // each bad value names its line and key, and what is allowed
     for (text, line, key, says) in [
-        ("\nalt_upload_rate_limit = \"slow\"\n", "line 2", "alt_upload_rate_limit", "slow"),
-        ("[alt_speed_schedule]\nfrom = \"25:00\"\n", "line 2", "from", "HH:MM"),
-        ("[alt_speed_schedule]\n\nto = 1830\n", "line 3", "to", "HH:MM"),
-        ("[alt_speed_schedule]\ndays = \"mondays\"\n", "line 2", "days", "weekdays"),
-        ("[alt_speed_schedule]\ndays = [\"mon\", \"funday\"]\n", "line 2", "days", "funday"),
-        ("[alt_speed_schedule]\ndays = []\n", "line 2", "days", "at least one day"),
-        ("[alt_speed_schedule]\nstart = \"18:00\"\n", "line 2", "start", "unknown field"),
+        (
+            "\nalt_upload_rate_limit = \"slow\"\n",
+            "line 2",
+            "alt_upload_rate_limit",
+            "slow",
+        ),
+        (
+            "[alt_speed_schedule]\nfrom = \"25:00\"\n",
+            "line 2",
+            "from",
+            "HH:MM",
+        ),
+        (
+            "[alt_speed_schedule]\n\nto = 1830\n",
+            "line 3",
+            "to",
+            "HH:MM",
+        ),
+        (
+            "[alt_speed_schedule]\ndays = \"mondays\"\n",
+            "line 2",
+            "days",
+            "weekdays",
+        ),
+        (
+            "[alt_speed_schedule]\ndays = [\"mon\", \"funday\"]\n",
+            "line 2",
+            "days",
+            "funday",
+        ),
+        (
+            "[alt_speed_schedule]\ndays = []\n",
+            "line 2",
+            "days",
+            "at least one day",
+        ),
+        (
+            "[alt_speed_schedule]\nstart = \"18:00\"\n",
+            "line 2",
+            "start",
+            "unknown field",
+        ),
     ] {
         let e = Config::from_toml(text, Path::new("/c.toml"))
             .unwrap_err()
@@ -516,5 +554,8 @@ fn alternative_speeds_and_their_schedule() {
     )
     .unwrap_err()
     .to_string();
-    assert!(e.contains("alt_speed_schedule.to") && e.contains("18:00"), "{e}");
+    assert!(
+        e.contains("alt_speed_schedule.to") && e.contains("18:00"),
+        "{e}"
+    );
 }

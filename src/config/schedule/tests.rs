@@ -28,7 +28,10 @@ fn a_window_within_one_day() {
     assert!(is_active(at(7, 23, 29), &s));
     assert!(!is_active(at(7, 23, 30), &s));
     assert_eq!(next_boundary(at(7, 12, 0), &s), Some((at(7, 18, 0), true)));
-    assert_eq!(next_boundary(at(7, 18, 0), &s), Some((at(7, 23, 30), false)));
+    assert_eq!(
+        next_boundary(at(7, 18, 0), &s),
+        Some((at(7, 23, 30), false))
+    );
     assert_eq!(next_boundary(at(7, 23, 30), &s), Some((at(8, 18, 0), true)));
 }
 
@@ -49,12 +52,24 @@ fn a_window_wrapping_past_midnight() {
 fn weekdays_windows_end_on_saturday_and_start_again_on_monday() {
     // Friday 22:00 to Saturday 06:30 belongs to Friday; none starts on Saturday or Sunday
     let s = sched("22:00", "06:30", Days::WEEKDAYS);
-    assert!(is_active(at(12, 3, 0), &s), "Saturday morning, Friday's window");
+    assert!(
+        is_active(at(12, 3, 0), &s),
+        "Saturday morning, Friday's window"
+    );
     assert!(!is_active(at(12, 23, 0), &s), "Saturday night");
-    assert!(!is_active(at(14, 3, 0), &s), "Sunday's window would start Saturday");
-    assert_eq!(next_boundary(at(12, 3, 0), &s), Some((at(12, 6, 30), false)));
+    assert!(
+        !is_active(at(14, 3, 0), &s),
+        "Sunday's window would start Saturday"
+    );
+    assert_eq!(
+        next_boundary(at(12, 3, 0), &s),
+        Some((at(12, 6, 30), false))
+    );
     assert_eq!(next_boundary(at(12, 7, 0), &s), Some((at(14, 22, 0), true)));
-    assert!(is_active(at(15, 1, 0), &s), "Tuesday 01:00, Monday's window");
+    assert!(
+        is_active(at(15, 1, 0), &s),
+        "Tuesday 01:00, Monday's window"
+    );
 }
 
 #[test]
@@ -66,7 +81,11 @@ fn weekends_and_listed_days() {
     // Monday noon: the next start is Saturday
     assert_eq!(next_boundary(at(7, 12, 0), &s), Some((at(12, 9, 0), true)));
 
-    let s = sched("09:00", "17:00", Days::from_names(&["wed", "Sunday"]).unwrap());
+    let s = sched(
+        "09:00",
+        "17:00",
+        Days::from_names(&["wed", "Sunday"]).unwrap(),
+    );
     assert!(!is_active(at(8, 10, 0), &s), "Tuesday");
     assert!(is_active(at(9, 10, 0), &s), "Wednesday");
     assert_eq!(next_boundary(at(9, 17, 0), &s), Some((at(13, 9, 0), true)));
@@ -84,8 +103,16 @@ fn parsing_times_and_days() {
     }
     assert_eq!(Days::parse_word("Every day").unwrap(), Days::EVERY_DAY);
     assert_eq!(Days::parse_word("weekdays").unwrap(), Days::WEEKDAYS);
-    assert!(Days::parse_word("sometimes").unwrap_err().contains("sometimes"));
-    assert!(Days::from_names(&["mon", "fun"]).unwrap_err().contains("\"fun\""));
+    assert!(
+        Days::parse_word("sometimes")
+            .unwrap_err()
+            .contains("sometimes")
+    );
+    assert!(
+        Days::from_names(&["mon", "fun"])
+            .unwrap_err()
+            .contains("\"fun\"")
+    );
     assert!(Days::from_names::<&str>(&[]).is_err());
     let d = Days::from_names(&["Mon", "friday"]).unwrap();
     assert!(d.contains(chrono::Weekday::Mon) && d.contains(chrono::Weekday::Fri));

@@ -34,7 +34,11 @@ fn pairs_switch_and_live_limits_go_to_the_pair_in_effect() {
     assert!(!a.set_on(true));
     assert_eq!(a.in_effect(), (10, 20));
     a.set_in_effect((30, 40));
-    assert_eq!(a.normal(), (1000, 2000), "the normal pair is not overwritten");
+    assert_eq!(
+        a.normal(),
+        (1000, 2000),
+        "the normal pair is not overwritten"
+    );
     assert!(a.set_on(false));
     assert_eq!(a.in_effect(), (1000, 2000));
     // no schedule: no timer

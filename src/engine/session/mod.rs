@@ -59,9 +59,7 @@ use super::event_log::EventLog;
 use super::timer::Timers;
 use super::torrent::state::Input;
 use super::torrent::{CheckQueue, Env, STOP_ANNOUNCE_TIMEOUT, TimerKey, Torrent};
-use crate::api::{
-    AddError, AddSource, Command, EventKind, EventLevel, TorrentId, TorrentState,
-};
+use crate::api::{AddError, AddSource, Command, EventKind, EventLevel, TorrentId, TorrentState};
 
 /// Torrents hashing their data at once.
 pub const MAX_CONCURRENT_CHECKS: usize = 1;
