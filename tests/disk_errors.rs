@@ -226,6 +226,98 @@ async fn verified_file_deleted_while_seeding_stops_the_torrent_as_files_missing(
     stop(h).await;
 }
 
+/// Announces of `ih` with `event=started` received after `since`.
+fn started_since(ih: &ratorrent::metainfo::InfoHash, since: std::time::Instant) -> Vec<String> {
+    TRACKER.with(|t| {
+        t.announces_for(ih)
+            .into_iter()
+            .filter(|a| a.at >= since && a.event == common::Event::Started)
+            .map(|a| format!("started left={:?}", a.left))
+            .collect()
+    })
+}
+
+/// A complete torrent whose file was moved away while it was paused is noticed before it
+/// announces (a stat, no hashing): resuming it, and starting the session with it, fails it
+/// as "files missing" naming the file, with no `started` to the tracker; a failed torrent
+/// keeps its verified pieces across a restart although its files changed; putting the file
+/// back and resuming rechecks it and seeds. Real tracker, in-process sessions on one state
+/// folder.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn data_moved_away_is_files_missing_on_resume_and_on_start_never_announced_as_had() {
+    let dir = temp_dir();
+    let (torrent, data) = own_data(dir.path(), "big.bin", 3 << 20, 9);
+    let ih = ratorrent::metainfo::Metainfo::load(&torrent)
+        .unwrap()
+        .info_hash;
+    let state = dir.path().join("state");
+    let config = || ratorrent::config::engine::EngineConfig {
+        listen_port: 0,
+        dht: ratorrent::config::engine::DhtConfig::off(),
+        ..ratorrent::config::engine::EngineConfig::default()
+    };
+    let file = data.join("big.bin");
+    let away = dir.path().join("away.bin");
+    let missing = |r: &TorrentRow, what: &str| {
+        assert_eq!(r.state, TorrentState::Error, "{what}: {r:?}");
+        let e = r.error.as_ref().expect("a cause");
+        assert_eq!(e.kind, TorrentErrorKind::FilesMissing, "{what}: {e:?}");
+        assert!(e.message.contains("big.bin"), "{what}: {}", e.message);
+        assert_eq!(
+            r.pieces_have, r.pieces_total,
+            "{what}: verified pieces kept"
+        );
+        println!(
+            "{what}: {:?} {:?}: {}; {}/{} pieces",
+            r.state, e.kind, e.message, r.pieces_have, r.pieces_total
+        );
+    };
+
+    // 1. resume of a paused complete torrent
+    let h = session::start_with_state(config(), &state).await.unwrap();
+    let request = AddRequest::new(torrent.clone()).download_dir(Some(data.clone()));
+    let id = h.client.add(request).await.unwrap();
+    wait(&h, id, "seeding", |r| r.state == TorrentState::Seeding).await;
+    h.client.pause(id).await.unwrap();
+    wait(&h, id, "paused", |r| r.state == TorrentState::Paused).await;
+    std::fs::rename(&file, &away).unwrap();
+    let since = std::time::Instant::now();
+    h.client.resume(id).await.unwrap();
+    let row = wait(&h, id, "files missing", |r| r.state != TorrentState::Paused).await;
+    missing(&row, "resumed");
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert_eq!(started_since(&ih, since), Vec::<String>::new());
+    stop(h).await;
+
+    // 2. a restart: still failed, pieces kept (the file is gone: its times changed)
+    let h = session::start_with_state(config(), &state).await.unwrap();
+    let id = h.client.snapshot().rows[0].id;
+    let row = wait(&h, id, "restored", |r| r.state == TorrentState::Error).await;
+    missing(&row, "restarted failed");
+    // the file back: resuming rechecks, then seeds
+    std::fs::rename(&away, &file).unwrap();
+    h.client.resume(id).await.unwrap();
+    wait(&h, id, "rechecked and seeding", |r| {
+        r.state == TorrentState::Seeding && r.pieces_have == r.pieces_total
+    })
+    .await;
+    stop(h).await;
+
+    // 3. on start: quit while seeding, the file moved away, start again
+    std::fs::rename(&file, &away).unwrap();
+    let since = std::time::Instant::now();
+    let h = session::start_with_state(config(), &state).await.unwrap();
+    let id = h.client.snapshot().rows[0].id;
+    let row = wait(&h, id, "failed on start", |r| {
+        !matches!(r.state, TorrentState::Checking | TorrentState::Queued)
+    })
+    .await;
+    missing(&row, "started");
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert_eq!(started_since(&ih, since), Vec::<String>::new());
+    stop(h).await;
+}
+
 #[test]
 fn headless_seeder_whose_file_is_deleted_exits_1_naming_the_cause() {
     let dir = temp_dir();

@@ -96,3 +96,81 @@ async fn skipped_file_is_not_created_nor_fetched_and_wanting_it_completes_it() {
     assert_eq!(row.pieces_have, row.pieces_total);
     h.shutdown().await.unwrap();
 }
+
+/// A file skipped after part of it was written (it stays on disk, shorter than its
+/// length) never fails the torrent: in a padded hybrid torrent (libtorrent's default,
+/// pad files after each file), the download completes and seeds, and the skipped file keeps
+/// exactly the bytes it had.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_file_skipped_when_partly_written_does_not_fail_a_padded_torrent_at_completion() {
+    let tracker = TestTracker::start();
+    let dir = temp_dir();
+    let src = dir.path().join("src");
+    let layout = [
+        FileSpec::new("ep1.mkv", 1024 * 1024 + 7000),
+        FileSpec::new("ep2.mkv", 2 * 1024 * 1024),
+        FileSpec::new("ep10.mkv", 512 * 1024 + 300),
+    ];
+    payload::write_tree(&src.join("Show"), &layout, 11).unwrap();
+    let torrent = dir.path().join("show.torrent");
+    common::lt::make_padded_torrent(&src.join("Show"), &torrent, &tracker.url(), Some(PIECE));
+    let ip = Ipv4Addr::new(127, 0, 0, 2);
+    let _seeder = LtPeer::seed(&SeedArgs::new(&torrent, &src, ip, free_port_on(ip)));
+
+    // ep2.mkv partly downloaded: its first 20 pieces are on disk, the file is short
+    let dst = dir.path().join("dst");
+    let partial = 20 * u64::from(PIECE);
+    std::fs::create_dir_all(dst.join("Show")).unwrap();
+    let ep2 = std::fs::read(src.join("Show/ep2.mkv")).unwrap();
+    std::fs::write(dst.join("Show/ep2.mkv"), &ep2[..partial as usize]).unwrap();
+
+    let config = ratorrent::config::engine::EngineConfig {
+        download_dir: dst.clone(),
+        listen_port: 0,
+        dht: ratorrent::config::engine::DhtConfig::off(),
+        ..ratorrent::config::engine::EngineConfig::default()
+    };
+    let h = session::start(config).await.unwrap();
+    let id = h
+        .client
+        .add(AddRequest::new(torrent.clone()).paused(true))
+        .await
+        .unwrap();
+    // a hybrid lists its files by name (the v2 file tree is a dictionary): ep1, ep10, ep2
+    h.client
+        .set_file_priority(id, vec![2], FilePriority::Skip)
+        .await
+        .unwrap();
+    h.client.resume(id).await.unwrap();
+    let row = wait_row(
+        &h.client,
+        id,
+        "seeding, not Error",
+        Duration::from_secs(60),
+        |r| matches!(r.state, TorrentState::Seeding | TorrentState::Error),
+    )
+    .await;
+    assert_eq!(row.state, TorrentState::Seeding, "{:?}", row.error);
+    assert_eq!(row.done, row.size);
+    println!(
+        "skipped ep2.mkv: {} of {} bytes on disk; state {:?}, {} of {} pieces",
+        std::fs::metadata(dst.join("Show/ep2.mkv")).unwrap().len(),
+        ep2.len(),
+        row.state,
+        row.pieces_have,
+        row.pieces_total
+    );
+    let now = std::fs::read(dst.join("Show/ep2.mkv")).unwrap();
+    let same: Vec<usize> = now
+        .chunks(PIECE as usize)
+        .zip(ep2.chunks(PIECE as usize))
+        .enumerate()
+        .filter(|(_, (a, b))| a == b)
+        .map(|(i, _)| i)
+        .collect();
+    println!("ep2 pieces as in the source: {same:?}");
+    assert_eq!(&now[..partial as usize], &ep2[..partial as usize]);
+    common::compare_files(&src.join("Show/ep1.mkv"), &dst.join("Show/ep1.mkv")).unwrap();
+    common::compare_files(&src.join("Show/ep10.mkv"), &dst.join("Show/ep10.mkv")).unwrap();
+    h.shutdown().await.unwrap();
+}

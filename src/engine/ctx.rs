@@ -322,6 +322,9 @@ pub enum SessionEvent {
         paused: bool,
         /// Why not trusted.
         why: String,
+        /// A file that holds verified pieces is missing or too short (looked at only for
+        /// a torrent that starts now): it goes to Error with this, keeping its pieces.
+        missing: Option<crate::api::TorrentError>,
     },
     /// A checkpoint of the session state was written (or failed).
     Checkpointed {

@@ -67,7 +67,7 @@ pub fn prepare_save_folder(root: &std::path::Path) -> Result<(), StorageError> {
 }
 pub use handles::{DEFAULT_MAX_OPEN_FILES, HandleCache, raise_fd_limit};
 pub use layout::{FileSlot, FileSpec};
-pub use open::file_stat;
+pub use open::{check_verified_files, file_stat, verified_extent};
 pub use options::{Preallocate, StorageMode, StorageOptions};
 
 use std::path::{Path, PathBuf};
@@ -311,6 +311,23 @@ impl Storage {
     /// error from `lstat`.
     pub fn verify_files_present(&self) -> Result<(), StorageError> {
         open::verify_present(&self.files)
+    }
+
+    /// [`Storage::verify_files_present`] for the verified data only, as the engine calls it
+    /// when a torrent completes: a file counts only for the bytes of it that pieces
+    /// verified in `have` (of `geo`) hold ([`verified_extent`]), and files skipped
+    /// (`skipped(index)`, payload order) or kept in the part file are not looked at. So a
+    /// file skipped after it was partly written never fails the torrent.
+    ///
+    /// # Errors
+    /// As [`Storage::verify_files_present`].
+    pub fn verify_verified_present(
+        &self,
+        geo: &Geometry,
+        have: &crate::piece::Bitfield,
+        skipped: &dyn Fn(usize) -> bool,
+    ) -> Result<(), StorageError> {
+        open::verify_verified_present(&self.files, geo, have, skipped)
     }
 
     /// [`Storage::verify_files_present`] for the files holding payload bytes

@@ -21,6 +21,7 @@ use super::handle::{FileId, Handle};
 use super::handles::HandleCache;
 use super::layout::{FileSlot, Files};
 use super::options::StorageMode;
+use crate::piece::{Bitfield, FileSpan, Geometry};
 
 /// Opens the files of one torrent under its download directory.
 #[derive(Debug)]
@@ -253,6 +254,96 @@ pub(crate) fn verify_present(files: &Files) -> Result<(), StorageError> {
                 path: slot.path.clone(),
                 length: meta.len(),
                 needed: slot.span.length,
+            });
+        }
+    }
+    Ok(())
+}
+
+/// Bytes of the file at `span` from its first byte to the end of the last of its bytes that
+/// a piece verified in `have` holds (0 when no verified piece holds any of it): how long the
+/// file must be on disk for the verified pieces to be there. A file wholly verified needs
+/// its whole length; a skipped file partly written needs only what was written of it.
+pub fn verified_extent(span: &FileSpan, geo: &Geometry, have: &Bitfield) -> u64 {
+    span.pieces(geo)
+        .rev()
+        .find(|&p| p < have.len() && have.get(p))
+        .map_or(0, |p| geo.piece_range(p).end.min(span.end()) - span.offset)
+}
+
+/// [`verify_present`] for the verified data only: each file that is not padding, not
+/// routed to the part file and not skipped (`skipped(index)`, index in payload order), and
+/// holds bytes of a piece verified in `have`, must still be the file the torrent opened
+/// (or a regular file) and at least [`verified_extent`] bytes long. A skipped file is never
+/// looked at: its bytes of a verified piece, if gone, are fetched again when read.
+/// Cost: one `lstat` per file that holds verified bytes.
+///
+/// # Errors
+/// As [`verify_present`].
+pub(crate) fn verify_verified_present(
+    files: &Files,
+    geo: &Geometry,
+    have: &Bitfield,
+    skipped: &dyn Fn(usize) -> bool,
+) -> Result<(), StorageError> {
+    for (i, slot) in files.slots().iter().enumerate() {
+        if slot.span.length == 0 || !slot.on_disk() || skipped(i) {
+            continue;
+        }
+        let needed = verified_extent(&slot.span, geo, have);
+        if needed == 0 {
+            continue;
+        }
+        let meta = slot.check_current()?;
+        if meta.len() < needed {
+            return Err(StorageError::Truncated {
+                path: slot.path.clone(),
+                length: meta.len(),
+                needed,
+            });
+        }
+    }
+    Ok(())
+}
+
+/// Check, without opening anything, that the files of a torrent stopped now still hold its
+/// verified pieces: for each file at `root.join(paths[i])` with place `spans[i]` (payload
+/// order) that is not padding, not skipped (`skipped(i)`) and holds bytes of a piece
+/// verified in `have`, a regular file at least [`verified_extent`] bytes long must be there
+/// (symlinks are not followed). Cost: one `lstat` per such file, no data read. The engine
+/// calls it before a complete or partly verified torrent joins the swarm (resumed, or
+/// started at launch), so that deleted data is not announced as had.
+///
+/// # Errors
+/// The first problem found: [`StorageErrorKind::NotFound`] (missing, naming it),
+/// [`StorageError::Truncated`] (shorter than its verified bytes need), or another I/O error
+/// from `lstat` (a folder or symlink in its place, permissions).
+pub fn check_verified_files(
+    root: &Path,
+    paths: &[PathBuf],
+    spans: &[FileSpan],
+    geo: &Geometry,
+    have: &Bitfield,
+    skipped: &dyn Fn(usize) -> bool,
+) -> Result<(), StorageError> {
+    for (i, (rel, span)) in paths.iter().zip(spans).enumerate() {
+        if span.pad || span.length == 0 || skipped(i) {
+            continue;
+        }
+        let needed = verified_extent(span, geo, have);
+        if needed == 0 {
+            continue;
+        }
+        let path = root.join(rel);
+        let m = std::fs::symlink_metadata(&path).map_err(|e| io_err("checking", &path, e))?;
+        if !m.is_file() {
+            return Err(io_err("checking", &path, not_a_file(&m)));
+        }
+        if m.len() < needed {
+            return Err(StorageError::Truncated {
+                path,
+                length: m.len(),
+                needed,
             });
         }
     }

@@ -718,3 +718,66 @@ in_both_modes!(
     symlinked_folder_inside_the_download_dir_is_fine,
     symlinked_file_is_refused_with_a_clear_kind,
 );
+
+/// Files a (0..100), b (100..300), c (300..340) in pieces of 64 bytes.
+fn verified_layout() -> (Vec<PathBuf>, Vec<crate::piece::FileSpan>, Geometry) {
+    let spans = [(0, 100), (100, 200), (300, 40)]
+        .map(|(offset, length)| crate::piece::FileSpan {
+            offset,
+            length,
+            pad: false,
+        })
+        .to_vec();
+    let paths = ["a", "b", "c"].map(PathBuf::from).to_vec();
+    (paths, spans, Geometry::new(340, 64, 6).unwrap())
+}
+
+#[test]
+fn a_file_needs_only_the_bytes_its_verified_pieces_hold() {
+    let (_, spans, geo) = verified_layout();
+    let mut have = crate::piece::Bitfield::new(6);
+    assert_eq!(
+        verified_extent(&spans[1], &geo, &have),
+        0,
+        "nothing verified"
+    );
+    have.set(0);
+    assert_eq!(verified_extent(&spans[0], &geo, &have), 64);
+    assert_eq!(verified_extent(&spans[1], &geo, &have), 0);
+    have.set(2); // bytes 128..192: b's 28..92
+    assert_eq!(verified_extent(&spans[1], &geo, &have), 92);
+    have.set(4); // bytes 256..320: b's end and c's first 20 bytes
+    assert_eq!(
+        verified_extent(&spans[1], &geo, &have),
+        200,
+        "the whole file"
+    );
+    assert_eq!(verified_extent(&spans[2], &geo, &have), 20);
+}
+
+#[test]
+fn stopped_torrent_files_are_checked_for_their_verified_bytes_only() {
+    let dir = tempfile::tempdir().unwrap();
+    let (paths, spans, geo) = verified_layout();
+    let mut have = crate::piece::Bitfield::new(6);
+    have.set(0);
+    have.set(2);
+    let none = |_: usize| false;
+    // a holds piece 0, b piece 2 (up to byte 92 of it); c holds nothing verified
+    let e = check_verified_files(dir.path(), &paths, &spans, &geo, &have, &none).unwrap_err();
+    assert_eq!(e.kind(), StorageErrorKind::NotFound, "{e}");
+    assert!(e.to_string().contains('a'), "{e}");
+    std::fs::write(dir.path().join("a"), [0u8; 100]).unwrap();
+    std::fs::write(dir.path().join("b"), [0u8; 91]).unwrap();
+    let e = check_verified_files(dir.path(), &paths, &spans, &geo, &have, &none).unwrap_err();
+    assert_eq!(e.kind(), StorageErrorKind::Truncated, "{e}");
+    // a partly written file skipped: never looked at
+    let skip_b = |i: usize| i == 1;
+    check_verified_files(dir.path(), &paths, &spans, &geo, &have, &skip_b).unwrap();
+    std::fs::write(dir.path().join("b"), [0u8; 92]).unwrap();
+    check_verified_files(dir.path(), &paths, &spans, &geo, &have, &none).unwrap();
+    // a folder where a file should be
+    std::fs::remove_file(dir.path().join("a")).unwrap();
+    std::fs::create_dir(dir.path().join("a")).unwrap();
+    assert!(check_verified_files(dir.path(), &paths, &spans, &geo, &have, &none).is_err());
+}

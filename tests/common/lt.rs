@@ -64,11 +64,41 @@ pub fn require_libtorrent() {
 /// # Panics
 /// When libtorrent is missing or the script fails (its stderr is in the message).
 pub fn make_torrent(data: &Path, out: &Path, tracker: &str, piece_length: Option<u32>) -> InfoHash {
+    make_torrent_as(data, out, tracker, piece_length, false)
+}
+
+/// [`make_torrent`] as libtorrent makes one by default: hybrid (v1 + v2), each file padded
+/// to a piece boundary with BEP 47 pad files. Returns the v1 info hash.
+///
+/// # Panics
+/// As [`make_torrent`].
+#[allow(dead_code)]
+pub fn make_padded_torrent(
+    data: &Path,
+    out: &Path,
+    tracker: &str,
+    piece_length: Option<u32>,
+) -> InfoHash {
+    make_torrent_as(data, out, tracker, piece_length, true)
+}
+
+fn make_torrent_as(
+    data: &Path,
+    out: &Path,
+    tracker: &str,
+    piece_length: Option<u32>,
+    hybrid: bool,
+) -> InfoHash {
     require_libtorrent();
     let mut cmd = Command::new(PYTHON);
-    cmd.arg(lt_peer_script())
-        .arg("make-torrent")
-        .arg("--data")
+    if hybrid {
+        cmd.arg(lt_peer_script())
+            .arg("make-torrent")
+            .arg("--hybrid");
+    } else {
+        cmd.arg(lt_peer_script()).arg("make-torrent");
+    }
+    cmd.arg("--data")
         .arg(data)
         .arg("--out")
         .arg(out)

@@ -6,7 +6,7 @@ Standard library + libtorrent only.
 
 Subcommands:
 
-  make-torrent --data PATH --out FILE.torrent [--tracker URL] [--piece-length BYTES]
+  make-torrent --data PATH --out FILE.torrent [--tracker URL] [--piece-length BYTES] [--hybrid]
                [--private]
       Write a v1-only .torrent (BEP 3) of a file or a directory (no --tracker: a
       tracker-less torrent, for the DHT or LSD; --private: private=1, BEP 27). Prints the
@@ -376,7 +376,9 @@ def cmd_make_torrent(a):
     lt.add_files(fs, data)
     if fs.num_files() == 0:
         fail(f"{data} holds no file", 2)
-    ct = lt.create_torrent(fs, a.piece_length, flags=lt.create_torrent.v1_only)
+    # --hybrid: libtorrent's default (v1 + v2, files padded to piece boundaries)
+    flags = 0 if a.hybrid else lt.create_torrent.v1_only
+    ct = lt.create_torrent(fs, a.piece_length, flags=flags)
     if a.tracker:
         ct.add_tracker(a.tracker)
     if a.private:
@@ -541,6 +543,7 @@ def main():
     mk.add_argument("--tracker", default=None, help="announce URL (none: tracker-less)")
     mk.add_argument("--piece-length", type=int, default=0, help="bytes, power of two (0: auto)")
     mk.add_argument("--private", action="store_true", help="private=1 in the info dict (BEP 27)")
+    mk.add_argument("--hybrid", action="store_true", help="v1+v2 with pad files (libtorrent's default)")
 
     def peer_args(sp):
         sp.add_argument("--torrent", required=(sp.prog.split()[-1] == "seed"))

@@ -410,8 +410,9 @@ impl Session {
                 torrent,
                 trusted,
                 why,
+                missing,
                 ..
-            } => self.on_validated(torrent, trusted, &why),
+            } => self.on_validated(torrent, trusted, &why, missing),
             SessionEvent::Checkpointed {
                 result,
                 stats,

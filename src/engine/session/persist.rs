@@ -231,6 +231,36 @@ struct ValidateJob {
     stats: Vec<FileStat>,
     had_pieces: bool,
     paused: bool,
+    /// What its files must hold, when it starts now (not paused, not failed): the
+    /// verified pieces are looked for before it announces them.
+    verified: Option<VerifiedData>,
+}
+
+/// What a restored torrent's record says its files hold: the place of each file, the
+/// geometry, the verified pieces and which files are skipped (payload order).
+struct VerifiedData {
+    spans: Vec<crate::piece::FileSpan>,
+    geometry: crate::piece::Geometry,
+    have: crate::piece::Bitfield,
+    skipped: Vec<bool>,
+}
+
+impl VerifiedData {
+    /// What record `r` says its files hold; `None` when nothing is verified or its
+    /// geometry or layout is damaged.
+    fn of(r: &TorrentRecord) -> Option<VerifiedData> {
+        let geometry = r.geometry()?;
+        let have = crate::piece::Bitfield::from_payload(&r.have, r.piece_count).ok()?;
+        if have.count() == 0 {
+            return None;
+        }
+        Some(VerifiedData {
+            spans: r.layout()?.spans().to_vec(),
+            geometry,
+            have,
+            skipped: r.file_prio.iter().map(|&l| l == 0).collect(),
+        })
+    }
 }
 
 /// Compare each restored torrent's files with its resume data (sizes and modification
@@ -250,6 +280,30 @@ fn validate_resume(store: &StateStore, jobs: Vec<ValidateJob>, ctx: &SessionCtx)
                         }
                     })
                     .collect();
+                // a file that holds verified pieces and is gone or short: the torrent
+                // fails "files missing" before it announces them (stat only)
+                let paths: Vec<PathBuf> = files.iter().map(|f| f.path.clone()).collect();
+                let missing = j.verified.as_ref().and_then(|v| {
+                    crate::storage::check_verified_files(
+                        &j.save_dir,
+                        &paths,
+                        &v.spans,
+                        &v.geometry,
+                        &v.have,
+                        &|i| v.skipped.get(i).copied().unwrap_or(false),
+                    )
+                    .err()
+                });
+                if let Some(e) = missing {
+                    ctx.send(SessionEvent::Validated {
+                        torrent: j.id,
+                        trusted: false,
+                        paused: j.paused,
+                        why: e.to_string(),
+                        missing: Some(crate::engine::torrent::disk::storage_error(&e)),
+                    });
+                    continue;
+                }
                 match resume_holds(&j.stats, &found, j.had_pieces) {
                     Ok(()) => (true, String::new()),
                     Err(Mismatch::Differs(i)) => {
@@ -264,6 +318,7 @@ fn validate_resume(store: &StateStore, jobs: Vec<ValidateJob>, ctx: &SessionCtx)
             trusted,
             paused: j.paused,
             why,
+            missing: None,
         });
     }
 }
@@ -325,6 +380,9 @@ impl Session {
                         stats: r.file_stats.clone(),
                         had_pieces: r.have.iter().any(|b| *b != 0),
                         paused: r.paused,
+                        verified: (!r.paused && r.error.is_none())
+                            .then(|| VerifiedData::of(&r))
+                            .flatten(),
                     });
                     self.insert(id, ih, t);
                 }
@@ -450,9 +508,19 @@ impl Session {
     }
 
     /// A restored torrent's resume data was compared with its files: it starts (or stays
-    /// paused), rechecked first when `trusted` is false.
-    pub(super) fn on_validated(&mut self, torrent: TorrentId, trusted: bool, why: &str) {
-        self.with(torrent, |t, env| t.resume_checked(trusted, why, env));
+    /// paused), rechecked first when `trusted` is false; it fails with `missing` (keeping
+    /// its verified pieces) when a file that holds them is gone or short.
+    pub(super) fn on_validated(
+        &mut self,
+        torrent: TorrentId,
+        trusted: bool,
+        why: &str,
+        missing: Option<crate::api::TorrentError>,
+    ) {
+        self.with(torrent, |t, env| match missing {
+            Some(e) => t.restored_files_missing(e, env),
+            None => t.resume_checked(trusted, why, env),
+        });
         if self.persist.validated() {
             // every .torrent of the list was read and let go again
             release_free_heap();

@@ -285,13 +285,18 @@ impl Torrent {
                 self.peers.broadcast(&PeerCtrl::Have(p));
                 if complete {
                     // the files must still be the ones we wrote (a deleted download folder
-                    // leaves open handles writing into unlinked files)
-                    if let Err(e) = shared
-                        .disk
-                        .storage
-                        .create_empty_files()
-                        .and_then(|()| shared.disk.storage.verify_files_present())
-                    {
+                    // leaves open handles writing into unlinked files); only the verified
+                    // bytes count, and a skipped file (maybe partly written) never fails it
+                    let have = shared.have.to_bitfield();
+                    let skip = self.wanted.files();
+                    let skipped = |i: usize| skip.get(i) == Some(&FilePriority::Skip);
+                    if let Err(e) = shared.disk.storage.create_empty_files().and_then(|()| {
+                        shared.disk.storage.verify_verified_present(
+                            &shared.geometry,
+                            &have,
+                            &skipped,
+                        )
+                    }) {
                         self.fail_on_disk(&e, env);
                         return;
                     }

@@ -173,6 +173,9 @@ pub struct Torrent {
     life: Lifecycle,
     /// Verified pieces while no shared state exists (paused, queued, error, completed).
     have: Bitfield,
+    /// Failed, and its files changed since its resume data was written (found at start):
+    /// its verified pieces are still shown, and resuming rechecks them.
+    stale_have: bool,
     /// What is wanted: file priorities and the piece priorities they make.
     wanted: Wanted,
     trackers: TrackerSet,
@@ -238,6 +241,7 @@ impl Torrent {
             limits: Arc::new(Limits::unlimited()),
             life: Lifecycle::paused(true),
             have: Bitfield::new(n),
+            stale_have: false,
             wanted: Wanted::all_normal(sum.files.len()),
             trackers,
             book: PeerBook::new(),
@@ -416,6 +420,7 @@ impl Torrent {
 
     /// Feed the state machine and carry out its effects.
     pub fn input(&mut self, input: Input, env: &mut Env<'_>) {
+        let input = self.gate_resume(input, env);
         let before = self.life.ui_state();
         let effects = self.life.step(input, self.facts(env));
         // said before its effects run: an effect may feed another input (joining the swarm
@@ -444,6 +449,69 @@ impl Torrent {
         if !self.life.is_running() && self.life.check_job().is_none() {
             self.maybe_unload_meta();
         }
+    }
+
+    /// What a resume becomes before it reaches the state machine: a failed torrent whose
+    /// files changed since its resume data (found at start) is rechecked; a stopped
+    /// torrent with verified pieces that would go straight back to the swarm (paused
+    /// without needing a check, or completed) first has its files looked at (one `lstat`
+    /// each, [`crate::storage::check_verified_files`]) and fails with "files missing"
+    /// instead of announcing pieces that are gone. Any other input passes unchanged.
+    fn gate_resume(&mut self, input: Input, env: &mut Env<'_>) -> Input {
+        if !matches!(input, Input::Resume | Input::GuardResume) {
+            return input;
+        }
+        match &self.life {
+            Lifecycle::Error(_) if input == Input::Resume && self.stale_have => {
+                self.stale_have = false;
+                return Input::Recheck;
+            }
+            Lifecycle::Paused {
+                needs_check: false,
+                guard,
+            } if input == Input::Resume || guard.is_some() => {}
+            Lifecycle::Completed if input == Input::Resume => {}
+            _ => return input,
+        }
+        match self.files_hold_verified(env) {
+            Ok(()) => input,
+            Err(e) => {
+                let err = disk::storage_error(&e);
+                self.log(
+                    env,
+                    EventLevel::Error,
+                    EventKind::DiskError,
+                    err.message.clone(),
+                );
+                Input::Failed(err)
+            }
+        }
+    }
+
+    /// Whether the files of this stopped torrent still hold its verified pieces (stat
+    /// only, see [`crate::storage::check_verified_files`]); skipped files are not looked
+    /// at. Nothing verified, no metadata yet, or a metainfo that cannot be loaded: `Ok`
+    /// (reads report what is wrong later).
+    ///
+    /// # Errors
+    /// The first file missing or too short, or an `lstat` error.
+    fn files_hold_verified(&mut self, env: &Env<'_>) -> Result<(), crate::storage::StorageError> {
+        if self.awaiting_metadata() || self.have.count() == 0 {
+            return Ok(());
+        }
+        let Ok(meta) = self.load_meta(env) else {
+            return Ok(());
+        };
+        let paths: Vec<PathBuf> = meta.files.iter().map(|f| f.path.clone()).collect();
+        let skip = self.wanted.files();
+        crate::storage::check_verified_files(
+            &self.save_dir,
+            &paths,
+            self.sum.files.spans(),
+            &self.sum.geometry,
+            &self.have,
+            &|i| skip.get(i) == Some(&FilePriority::Skip),
+        )
     }
 
     fn apply(&mut self, e: Effect, env: &mut Env<'_>) {

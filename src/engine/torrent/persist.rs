@@ -78,6 +78,20 @@ impl Torrent {
     /// (no check), or forget them (a check finds them again). Then it starts, unless the
     /// record said paused.
     pub fn resume_checked(&mut self, trusted: bool, why: &str, env: &mut Env<'_>) {
+        if self.life.error().is_some() {
+            // a failed torrent stays failed and keeps showing its verified pieces; a
+            // resume rechecks them if the files changed since they were recorded
+            if !trusted && self.have.count() > 0 {
+                self.stale_have = true;
+                self.log(
+                    env,
+                    EventLevel::Info,
+                    EventKind::Checked,
+                    format!("files changed since the last run ({why}); resuming rechecks them"),
+                );
+            }
+            return;
+        }
         if !trusted && self.have.count() > 0 {
             self.log(
                 env,
@@ -90,6 +104,19 @@ impl Torrent {
             self.have = Bitfield::new(self.sum.piece_count());
         }
         self.input(Input::ResumeData { trusted }, env);
+    }
+
+    /// A restored torrent that was to start found a file that holds its verified pieces
+    /// missing or short (`e`, "files missing"): it fails before it announces anything,
+    /// keeping its verified pieces (shown; resuming rechecks them).
+    pub fn restored_files_missing(&mut self, e: TorrentError, env: &mut Env<'_>) {
+        self.log(
+            env,
+            EventLevel::Error,
+            EventKind::DiskError,
+            e.message.clone(),
+        );
+        self.input(Input::Failed(e), env);
     }
 
     /// The record to keep in the state store now (`have`: the verified pieces; the caller

@@ -183,6 +183,7 @@ async fn a_torrent_whose_files_cannot_be_listed_is_not_trusted() {
         stats: vec![],
         had_pieces: false,
         paused: true,
+        verified: None,
     };
     // no .torrent copy in the store
     validate_resume(&store, vec![job], &ctx);
@@ -192,7 +193,9 @@ async fn a_torrent_whose_files_cannot_be_listed_is_not_trusted() {
             trusted,
             paused,
             why,
+            missing,
         } => {
+            assert!(missing.is_none());
             assert_eq!(torrent, TorrentId(4));
             assert!(!trusted);
             assert!(paused);
