@@ -253,13 +253,9 @@ fn copy_tree(from: &Path, to: &Path) {
 async fn a_magnet_without_metadata_takes_only_a_save_folder_that_can_be_made() {
     let dir = temp_dir();
     let home = dir.path().join("home");
-    let config = ratorrent::config::engine::EngineConfig {
-        download_dir: home.clone(),
-        listen_port: 0,
-        dht: ratorrent::config::engine::DhtConfig::off(),
-        ..ratorrent::config::engine::EngineConfig::default()
-    };
-    let h = session::start(config).await.unwrap();
+    let h = session::start(engine_config(home.to_str().unwrap()))
+        .await
+        .unwrap();
     let link = "magnet:?xt=urn:btih:0123456789abcdef0123456789abcdef01234567&dn=m";
     let id = h
         .client
@@ -302,22 +298,8 @@ async fn a_save_folder_that_cannot_be_made_fails_once_and_a_move_fixes_it() {
         return;
     }
     let dir = temp_dir();
-    let data = dir.path().join("d.bin");
-    std::fs::write(&data, vec![3u8; 40_000]).unwrap();
-    let torrent = dir.path().join("d.torrent");
-    std::fs::write(
-        &torrent,
-        ratorrent::metainfo::TorrentBuilder::new(&data)
-            .build()
-            .unwrap(),
-    )
-    .unwrap();
-    let config = ratorrent::config::engine::EngineConfig {
-        download_dir: "/proc/ratorrent-nope/dl".into(),
-        listen_port: 0,
-        dht: ratorrent::config::engine::DhtConfig::off(),
-        ..ratorrent::config::engine::EngineConfig::default()
-    };
+    let torrent = one_file_torrent(dir.path(), "d.bin", 40_000);
+    let config = engine_config("/proc/ratorrent-nope/dl");
     let h = session::start(config).await.unwrap();
     let id = h
         .client
@@ -351,22 +333,8 @@ async fn a_save_folder_that_cannot_be_made_fails_once_and_a_move_fixes_it() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn relative_save_folders_are_made_absolute_when_given() {
     let dir = temp_dir();
-    let data = dir.path().join("r.bin");
-    std::fs::write(&data, vec![5u8; 30_000]).unwrap();
-    let torrent = dir.path().join("r.torrent");
-    std::fs::write(
-        &torrent,
-        ratorrent::metainfo::TorrentBuilder::new(&data)
-            .build()
-            .unwrap(),
-    )
-    .unwrap();
-    let config = ratorrent::config::engine::EngineConfig {
-        download_dir: "ratorrent-relative-default".into(),
-        listen_port: 0,
-        dht: ratorrent::config::engine::DhtConfig::off(),
-        ..ratorrent::config::engine::EngineConfig::default()
-    };
+    let torrent = one_file_torrent(dir.path(), "r.bin", 30_000);
+    let config = engine_config("ratorrent-relative-default");
     let cwd = std::env::current_dir().unwrap();
     let h = session::start(config).await.unwrap();
     let add = |dir: Option<&str>| {
@@ -389,4 +357,29 @@ async fn relative_save_folders_are_made_absolute_when_given() {
     h.shutdown().await.unwrap();
     assert!(!cwd.join("ratorrent-relative-default").exists());
     assert!(!cwd.join("rel").exists());
+}
+
+/// A .torrent of one file `name` of `size` bytes written in `dir`; its path.
+fn one_file_torrent(dir: &Path, name: &str, size: usize) -> std::path::PathBuf {
+    let data = dir.join(name);
+    std::fs::write(&data, vec![5u8; size]).unwrap();
+    let torrent = dir.join(format!("{name}.torrent"));
+    std::fs::write(
+        &torrent,
+        ratorrent::metainfo::TorrentBuilder::new(&data)
+            .build()
+            .unwrap(),
+    )
+    .unwrap();
+    torrent
+}
+
+/// The engine's settings for these tests: downloads into `download_dir`, any port, no DHT.
+fn engine_config(download_dir: &str) -> ratorrent::config::engine::EngineConfig {
+    ratorrent::config::engine::EngineConfig {
+        download_dir: download_dir.into(),
+        listen_port: 0,
+        dht: ratorrent::config::engine::DhtConfig::off(),
+        ..ratorrent::config::engine::EngineConfig::default()
+    }
 }
