@@ -371,7 +371,7 @@ pub static ACTIONS: &[ActionSpec] = &[
         "add",
         &[C::Torrents],
         [K::char('a')],
-        "Add a torrent (file path or magnet link)"
+        "Add torrents (file, glob, magnet or URL)"
     ),
     spec!(
         PauseAll,

@@ -138,7 +138,11 @@ pub(crate) fn render(
         let (message, style) = match &t.message {
             Some(m) => (format!("{times}{m}"), theme.warning()),
             None => (
-                format!("{times}{} peers in its last answer", t.peers),
+                format!(
+                    "{times}{} {} in its last answer",
+                    t.peers,
+                    if t.peers == 1 { "peer" } else { "peers" }
+                ),
                 theme.dim(),
             ),
         };
