@@ -475,16 +475,8 @@ impl Torrent {
         }
         match self.files_hold_verified(env) {
             Ok(()) => input,
-            Err(e) => {
-                let err = disk::storage_error(&e);
-                self.log(
-                    env,
-                    EventLevel::Error,
-                    EventKind::DiskError,
-                    err.message.clone(),
-                );
-                Input::Failed(err)
-            }
+            // the state change to Error says it, with what to do: once
+            Err(e) => Input::Failed(disk::storage_error(&e)),
         }
     }
 
