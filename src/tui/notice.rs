@@ -97,7 +97,13 @@ impl Notice {
             work.seen = true;
             return;
         }
-        if !work.seen && seq < work.asked_at + UNSEEN_SNAPSHOTS {
+        // every torrent already shows the new folder (a location set on a paused torrent
+        // never shows Moving, and a paused session may publish nothing more): done
+        let arrived = !work.move_data
+            && states
+                .iter()
+                .all(|(_, s)| s.as_ref().is_some_and(|(_, at)| same_dir(at, &work.to)));
+        if !arrived && !work.seen && seq < work.asked_at + UNSEEN_SNAPSHOTS {
             return;
         }
         let to = work.to.clone();
@@ -322,9 +328,9 @@ mod tests {
             (srv.clone(), false),
             24,
         );
-        for seq in 25..28 {
-            n.update(seq, at(&srv, None));
-        }
+        // the row shows the new folder at the next snapshot: said at once (a paused
+        // session may publish no further snapshot)
+        n.update(25, at(&srv, None));
         assert_eq!(n.get().map(|(t, _)| t), Some("location set to /srv"));
 
         // another notice in between is not taken away
