@@ -10,7 +10,7 @@ use thiserror::Error;
 use crate::piece::{Bitfield, FileLayout, Geometry};
 
 /// The record format this build writes (first byte of every record).
-pub const RECORD_FORMAT: u8 = 4;
+pub const RECORD_FORMAT: u8 = 5;
 
 /// Why a record could not be used.
 #[derive(Debug, Error, PartialEq, Eq)]
@@ -114,6 +114,37 @@ pub struct TorrentRecord {
     /// older records have the defaults: the session's limits, nothing seeded, not stopped).
     #[serde(skip)]
     pub goals: GoalRecord,
+    /// How the torrent is managed: queue place, category, tags, piece order, pieces taken
+    /// without a check (format 5; older records have [`ManageRecord::default`]).
+    #[serde(skip)]
+    pub manage: ManageRecord,
+}
+
+/// What a record keeps of how a torrent is managed (format 5).
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct ManageRecord {
+    /// Place in the queue: smaller runs first. `None` for records older than format 5 (the
+    /// loader places those after every placed torrent, in their added order).
+    pub queue_pos: Option<u64>,
+    /// Force started: runs whatever the queue says (qBittorrent's "force start").
+    pub forced: bool,
+    /// Category name (subcategories by `/`, as `tv/hd`); empty = none.
+    pub category: String,
+    /// Free labels, in the order given; no duplicates.
+    pub tags: Vec<String>,
+    /// Automatic management (qBittorrent's "automatic torrent management"): the save path
+    /// follows the category.
+    pub auto_managed: bool,
+    /// Where the data moves once complete (a category's separate download path in use);
+    /// `None` = it stays where it is.
+    pub final_dir: Option<PathBuf>,
+    /// Download pieces in order.
+    pub sequential: bool,
+    /// First and last piece of each file first (previews).
+    pub first_last: bool,
+    /// Pieces taken as complete without a hash check ("skip hash check", for cross-seeding),
+    /// BEP 3 bitfield bytes, verified when first read; empty = none.
+    pub unverified: Vec<u8>,
 }
 
 /// What a record keeps of a torrent's seeding goals.
@@ -179,7 +210,8 @@ impl TorrentRecord {
         let out = postcard::to_extend(&self.magnet, out).unwrap_or_else(|_| vec![RECORD_FORMAT]);
         let out = postcard::to_extend(&(&self.peers, self.added_seq), out)
             .unwrap_or_else(|_| vec![RECORD_FORMAT]);
-        postcard::to_extend(&self.goals, out).unwrap_or_else(|_| vec![RECORD_FORMAT])
+        let out = postcard::to_extend(&self.goals, out).unwrap_or_else(|_| vec![RECORD_FORMAT]);
+        postcard::to_extend(&self.manage, out).unwrap_or_else(|_| vec![RECORD_FORMAT])
     }
 
     /// Decode a stored record.
@@ -205,8 +237,12 @@ impl TorrentRecord {
                 postcard::take_from_bytes(rest).map_err(damaged)?
             };
             (r.peers, r.added_seq) = (peers, added_seq);
-            if format >= 4 {
+            if format == 4 {
                 r.goals = postcard::from_bytes(rest).map_err(damaged)?;
+            } else if format >= 5 {
+                let (goals, rest) = postcard::take_from_bytes(rest).map_err(damaged)?;
+                r.goals = goals;
+                r.manage = postcard::from_bytes(rest).map_err(damaged)?;
             }
         }
         r.validate()?;
@@ -250,6 +286,9 @@ impl TorrentRecord {
         }
         if !self.file_prio.is_empty() && self.file_prio.len() != self.files.len() {
             return bad("file priorities do not match the files");
+        }
+        if !self.manage.unverified.is_empty() && self.manage.unverified.len() != self.have.len() {
+            return bad("unchecked pieces and bitfield disagree");
         }
         Ok(())
     }

@@ -28,6 +28,7 @@ fn record(name: &str, added_at: u64) -> TorrentRecord {
         peers: vec![],
         added_seq: 0,
         goals: Default::default(),
+        manage: Default::default(),
     }
 }
 
@@ -58,6 +59,42 @@ fn magnet_records_and_format_1_records() {
     let mut v1 = vec![1u8];
     v1 = postcard::to_extend(&r, v1).unwrap();
     assert_eq!(TorrentRecord::decode(&v1).unwrap(), r);
+}
+
+#[test]
+fn format_4_records_read_with_default_management_and_format_5_keeps_it() {
+    let mut r = record("g", 5);
+    r.goals.seeded_secs = 99;
+    let mut v4 = vec![4u8];
+    v4 = postcard::to_extend(&r, v4).unwrap();
+    v4 = postcard::to_extend(&r.magnet, v4).unwrap();
+    v4 = postcard::to_extend(&(&r.peers, r.added_seq), v4).unwrap();
+    v4 = postcard::to_extend(&r.goals, v4).unwrap();
+    let back = TorrentRecord::decode(&v4).unwrap();
+    assert_eq!(back, r);
+    assert_eq!(back.manage, ManageRecord::default());
+    assert_eq!(
+        back.manage.queue_pos, None,
+        "older records have no queue place"
+    );
+    r.manage = ManageRecord {
+        queue_pos: Some(12),
+        forced: true,
+        category: "films/4k".into(),
+        tags: vec!["cross-seed".into(), "a b".into()],
+        auto_managed: true,
+        final_dir: Some("/srv/films".into()),
+        sequential: true,
+        first_last: true,
+        unverified: vec![0b0101_0000],
+    };
+    assert_eq!(TorrentRecord::decode(&r.encode()).unwrap(), r);
+    // unchecked pieces of another length than the bitfield: damaged
+    r.manage.unverified = vec![0, 0];
+    assert!(matches!(
+        TorrentRecord::decode(&r.encode()),
+        Err(RecordError::Damaged(_))
+    ));
 }
 
 fn ih(b: u8) -> InfoHash {

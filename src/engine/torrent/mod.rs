@@ -196,6 +196,9 @@ pub struct Torrent {
     dht: dht::DhtLookups,
     /// Seeding goals: limits, the seeding clock, a goal's stop or removal.
     goals: goals::GoalState,
+    /// How it is managed: queue place, category, tags, piece order, unchecked pieces (the
+    /// record's form, kept as read until each part is live).
+    manage: crate::state::ManageRecord,
 }
 
 impl Torrent {
@@ -256,6 +259,7 @@ impl Torrent {
             lost_pieces_logged: false,
             dht: dht::DhtLookups::default(),
             goals: goals::GoalState::default(),
+            manage: Default::default(),
             sum,
         }
     }

@@ -55,6 +55,7 @@ impl Torrent {
         t.goals.seeded_before = r.goals.seeded_secs;
         // a goal's stop holds only a torrent that stays paused (the user's pause)
         t.goals.stopped = r.goals.stopped.clone().filter(|_| r.paused);
+        t.manage = r.manage.clone();
         t.completed_at = r.completed_at;
         t.carried = (r.downloaded, r.uploaded, 0);
         t.limits.download.set_rate(r.down_limit);
@@ -179,6 +180,7 @@ impl Torrent {
                 seeded_secs: self.goals.seeded(std::time::Instant::now()).as_secs(),
                 stopped: self.goals.stopped.clone(),
             },
+            manage: self.manage.clone(),
         }
     }
 
@@ -292,6 +294,17 @@ mod tests {
                 inactive_minutes: -1,
                 seeded_secs: 3_600,
                 stopped: Some("ratio 2.00 reached".into()),
+            },
+            manage: crate::state::ManageRecord {
+                queue_pos: Some(3),
+                forced: true,
+                category: "tv/hd".into(),
+                tags: vec!["x".into(), "y z".into()],
+                auto_managed: true,
+                final_dir: Some("/srv/done".into()),
+                sequential: true,
+                first_last: false,
+                unverified: vec![0b1000_0000],
             },
         }
     }

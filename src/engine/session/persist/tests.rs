@@ -33,6 +33,7 @@ fn record(name: &str, added_at: u64) -> TorrentRecord {
         peers: Vec::new(),
         added_seq: 0,
         goals: Default::default(),
+        manage: Default::default(),
     }
 }
 
