@@ -6,7 +6,8 @@
 //!
 //! A program runs detached from the session: a task spawns it (stdin from `/dev/null`,
 //! stdout discarded, stderr captured, its last [`STDERR_TAIL`] bytes kept), at most
-//! [`MAX_RUNNING_HOOKS`] at once, killed after `hook_timeout` seconds. When it ends, one
+//! [`MAX_RUNNING_HOOKS`] at once, in a process group of its own, which is killed after
+//! `hook_timeout` seconds (what the program started goes too). When it ends, one
 //! [`SessionEvent::HookDone`] carries a line for the torrent's log: its exit code, signal,
 //! "killed after N s" or "could not start: ...", and the tail of its stderr.
 
@@ -238,11 +239,14 @@ pub async fn run(argv: &[String], timeout: Duration) -> Finished {
             stderr_tail: Vec::new(),
         };
     };
+    // a process group of its own: the terminal's Ctrl-C does not reach it, and the
+    // timeout kills what it started too (a script's children)
     let spawned = tokio::process::Command::new(program)
         .args(args)
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
+        .process_group(0)
         .spawn();
     let mut child = match spawned {
         Ok(c) => c,
@@ -278,6 +282,12 @@ pub async fn run(argv: &[String], timeout: Duration) -> Finished {
         Ok(Ok(status)) => exit_outcome(status),
         Ok(Err(e)) => Outcome::NotStarted(format!("waiting for it failed: {e}")),
         Err(_) => {
+            if let Some(pid) = child.id().and_then(|p| libc::pid_t::try_from(p).ok()) {
+                // SAFETY: kill(2) on the group this child leads; no memory is touched
+                unsafe {
+                    libc::kill(-pid, libc::SIGKILL);
+                }
+            }
             let _ = child.start_kill();
             let _ = child.wait().await;
             Outcome::Killed(timeout.as_secs())

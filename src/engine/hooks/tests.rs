@@ -196,6 +196,35 @@ async fn a_program_past_the_timeout_is_killed_and_a_missing_one_is_reported() {
     );
 }
 
+#[tokio::test]
+async fn the_timeout_kills_what_the_program_started_too() {
+    let dir = std::env::temp_dir().join(format!("rat-hook-group-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let pid_file = dir.join("child.pid");
+    let script = format!("sleep 60 & echo $! > '{}'; wait", pid_file.display());
+    let f = run(&s(&["sh", "-c", &script]), Duration::from_secs(1)).await;
+    assert_eq!(f.outcome, Outcome::Killed(1));
+    let pid = std::fs::read_to_string(&pid_file).unwrap();
+    let stat = format!("/proc/{}/stat", pid.trim());
+    // the grandchild is gone, or a zombie waiting for init to reap it
+    let deadline = std::time::Instant::now() + Duration::from_secs(5);
+    loop {
+        let state = std::fs::read_to_string(&stat)
+            .ok()
+            .and_then(|s| s.rsplit(')').next().map(|r| r.trim().chars().next()))
+            .flatten();
+        if matches!(state, None | Some('Z')) {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the program's child still runs: {state:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 #[test]
 fn the_stderr_tail_is_made_safe_for_a_terminal() {
     let f = Finished {
