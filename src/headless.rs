@@ -310,19 +310,33 @@ pub async fn download(mut config: EngineConfig, opts: DownloadOptions) -> anyhow
                 println!("{}", seeding_line(&rows));
                 let _ = std::io::stdout().flush();
             }
-            _ = sigint.recv() => break if all_done { Ok(()) } else { Err(anyhow::anyhow!("interrupted")) },
-            _ = sigterm.recv() => break if all_done { Ok(()) } else { Err(anyhow::anyhow!("terminated")) },
+            _ = sigint.recv() => break if all_done { Ok(()) } else { Err(anyhow::anyhow!("interrupted {}", stopped_at(&rows))) },
+            _ = sigterm.recv() => break if all_done { Ok(()) } else { Err(anyhow::anyhow!("terminated {}", stopped_at(&rows))) },
             _ = tokio::time::sleep_until(sleep_until), if deadline.is_some() && !all_done => {
-                let size: u64 = rows.iter().map(|r| r.size).sum();
-                let done: u64 = rows.iter().map(|r| r.done).sum();
-                let pct = if size == 0 { 0.0 } else { done as f64 * 100.0 / size as f64 };
-                break Err(anyhow::anyhow!("timed out after {} s at {pct:.1}%", opts.timeout.unwrap_or_default().as_secs()));
+                break Err(anyhow::anyhow!("timed out after {} s {}", opts.timeout.unwrap_or_default().as_secs(), stopped_at(&rows)));
             }
         }
     };
     shutdown(client).await;
     let _ = tokio::time::timeout(Duration::from_secs(2), handle.task).await;
     outcome
+}
+
+/// Where a download that did not finish stopped, for its error line: `at 42.1% (1.2 GiB of
+/// 2.9 GiB); running the same command again checks the data on disk and goes on`.
+fn stopped_at(rows: &[&TorrentRow]) -> String {
+    let size: u64 = rows.iter().map(|r| r.size).sum();
+    let done: u64 = rows.iter().map(|r| r.done).sum();
+    let pct = if size == 0 {
+        0.0
+    } else {
+        done as f64 * 100.0 / size as f64
+    };
+    format!(
+        "at {pct:.1}% ({} of {}); running the same command again checks the data on disk and goes on",
+        units::size(done),
+        units::size(size)
+    )
 }
 
 /// Ask the engine to stop (trackers get `stopped`) and wait for it, 8 s at most.

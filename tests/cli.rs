@@ -175,7 +175,14 @@ fn download_failures_exit_non_zero_with_a_reason() {
         "1",
     ]);
     assert_eq!(code, 1);
-    assert!(err.contains("timed out after 1 s at 0.0%"), "{err}");
+    assert!(
+        err.contains("timed out after 1 s at 0.0% (0 B of "),
+        "{err}"
+    );
+    assert!(
+        err.contains("running the same command again checks the data on disk and goes on"),
+        "{err}"
+    );
 }
 
 #[test]

@@ -221,11 +221,18 @@ pub fn facts(
     out.push(fact(
         "Peers",
         format!(
-            "{} connected, {} seeds; swarm {} seeds, {} leechers",
+            "{} connected ({} {}); swarm {} {}, {} {}",
             row.peers,
             row.seeds,
+            plural(u64::from(row.seeds), "seed", "seeds"),
             row.swarm_seeds.map_or("?".into(), |n| n.to_string()),
-            row.swarm_leechers.map_or("?".into(), |n| n.to_string())
+            plural(row.swarm_seeds.map_or(2, u64::from), "seed", "seeds"),
+            row.swarm_leechers.map_or("?".into(), |n| n.to_string()),
+            plural(
+                row.swarm_leechers.map_or(2, u64::from),
+                "leecher",
+                "leechers"
+            ),
         ),
         Plain,
     ));
@@ -413,7 +420,7 @@ mod tests {
         assert!(value(&facts, "Rates").contains("(limit unlimited)"));
         assert_eq!(
             value(&facts, "Peers"),
-            "0 connected, 0 seeds; swarm ? seeds, ? leechers"
+            "0 connected (0 seeds); swarm ? seeds, ? leechers"
         );
         assert_eq!(facts.last().map(|f| f.tone), Some(Tone::Dim));
     }
@@ -651,4 +658,9 @@ mod tests {
         assert_eq!(sources_line(&detail), "none yet; no trackers");
         assert!(given_peers_line(&detail).ends_with("127.0.0.4:1 (by hand), 2 more"));
     }
+}
+
+/// `one` when `n` is 1, else `many`.
+fn plural(n: u64, one: &'static str, many: &'static str) -> &'static str {
+    if n == 1 { one } else { many }
 }
