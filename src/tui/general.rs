@@ -357,6 +357,11 @@ fn asks_for_peers(source: crate::api::PeerSource) -> bool {
     matches!(source, S::Tracker | S::Dht | S::Lsd | S::Magnet | S::Manual)
 }
 
+/// `one` when `n` is 1, else `many`.
+fn plural(n: u64, one: &'static str, many: &'static str) -> &'static str {
+    if n == 1 { one } else { many }
+}
+
 #[cfg(test)]
 mod tests {
     use std::path::PathBuf;
@@ -658,9 +663,4 @@ mod tests {
         assert_eq!(sources_line(&detail), "none yet; no trackers");
         assert!(given_peers_line(&detail).ends_with("127.0.0.4:1 (by hand), 2 more"));
     }
-}
-
-/// `one` when `n` is 1, else `many`.
-fn plural(n: u64, one: &'static str, many: &'static str) -> &'static str {
-    if n == 1 { one } else { many }
 }
