@@ -226,6 +226,42 @@ async fn verified_file_deleted_while_seeding_stops_the_torrent_as_files_missing(
     stop(h).await;
 }
 
+/// A recheck (`c`) of a seeding torrent whose file was deleted warns that the verified
+/// pieces are gone and why, instead of quietly starting a download from 0 %.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_recheck_that_finds_the_files_gone_says_so() {
+    let dir = temp_dir();
+    let (torrent, data) = own_data(dir.path(), "r.bin", 1 << 20, 8);
+    let h = start(0).await;
+    let request = AddRequest::new(torrent.clone()).download_dir(Some(data.clone()));
+    let id = h.client.add(request).await.unwrap();
+    wait(&h, id, "seeding", |r| r.state == TorrentState::Seeding).await;
+    let mut events = h.client.subscribe();
+    std::fs::remove_file(data.join("r.bin")).unwrap();
+    h.client.recheck(id).await.unwrap();
+    let warned = tokio::time::timeout(Duration::from_secs(30), async {
+        loop {
+            match events.recv().await {
+                Ok(ev) if ev.message.contains("pieces verified before are gone") => break ev,
+                Ok(_) => {}
+                Err(e) => panic!("events ended: {e}"),
+            }
+        }
+    })
+    .await
+    .expect("a warning within 30 s");
+    assert_eq!(warned.torrent, Some(id));
+    assert_eq!(warned.level, ratorrent::api::EventLevel::Warn);
+    assert!(
+        warned
+            .message
+            .contains("16 pieces verified before are gone (1 of 1 files missing)"),
+        "{}",
+        warned.message
+    );
+    stop(h).await;
+}
+
 /// Announces of `ih` with `event=started` received after `since`.
 fn started_since(ih: &ratorrent::metainfo::InfoHash, since: std::time::Instant) -> Vec<String> {
     TRACKER.with(|t| {

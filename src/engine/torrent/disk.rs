@@ -168,6 +168,29 @@ impl Torrent {
                 }
                 let have = report.have;
                 let n = have.count();
+                let lost = self.have.count().saturating_sub(n);
+                if lost > 0 {
+                    let files = self.sum.files.spans();
+                    let real = files.iter().filter(|f| !f.pad && f.length > 0).count();
+                    let missing = files
+                        .iter()
+                        .zip(&self.file_stats)
+                        .filter(|(f, st)| !f.pad && f.length > 0 && st.is_none())
+                        .count();
+                    let why = if missing > 0 {
+                        format!(" ({missing} of {real} files missing)")
+                    } else {
+                        String::new()
+                    };
+                    self.log(
+                        env,
+                        EventLevel::Warn,
+                        EventKind::Checked,
+                        format!(
+                            "{lost} pieces verified before are gone{why}; they are downloaded again (if the data was moved, set its new location instead)"
+                        ),
+                    );
+                }
                 self.have = have;
                 self.persist_dirty = true;
                 self.log(
