@@ -92,6 +92,7 @@ struct ConfigFile {
     on_complete: Option<Vec<String>>,
     hook_timeout: Option<u32>,
     seeding: Option<SeedingConfig>,
+    queue: Option<engine::QueueConfig>,
     /// Empty = no filter.
     ip_filter: Option<PathBuf>,
     watch_dir: Option<PathBuf>,
@@ -149,6 +150,7 @@ impl ConfigFile {
             on_complete,
             hook_timeout,
             seeding,
+            queue,
         );
         let lined = |span: std::ops::Range<usize>| {
             1 + text
@@ -202,6 +204,11 @@ fn rate_limit<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<u64>, D::
             .map(Some)
             .map_err(serde::de::Error::custom),
     }
+}
+
+/// serde: [`rate_limit`] for a key that is not optional inside its table.
+fn rate_limit_value<'de, D: serde::Deserializer<'de>>(d: D) -> Result<u64, D::Error> {
+    rate_limit(d).map(Option::unwrap_or_default)
 }
 
 /// serde: a number of bytes, or a text in human units (`"2G"`, `"1 GiB"`).

@@ -99,6 +99,20 @@ impl AddRequest {
     }
 }
 
+/// Where [`Command::QueueMove`] moves torrents in the queue (qBittorrent's
+/// increasePrio / decreasePrio / topPrio / bottomPrio).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum QueueMove {
+    /// One place up (towards the first).
+    Up,
+    /// One place down.
+    Down,
+    /// To the first places.
+    Top,
+    /// To the last places.
+    Bottom,
+}
+
 /// A request to the engine. Commands that can fail carry a oneshot for the answer, so a
 /// front end can show the error (e.g. "already added" and select the existing torrent).
 /// Commands naming a torrent that is gone are ignored.
@@ -214,6 +228,23 @@ pub enum Command {
         /// Why it was refused, without the source, e.g. `magnet link has no
         /// "xt=urn:btih:" (the info hash)`.
         reason: String,
+    },
+    /// Move torrents in the queue (`[queue]`); several keep their order among themselves.
+    /// The order is kept across restarts, and kept while queueing is off.
+    QueueMove {
+        /// The torrents.
+        ids: Vec<TorrentId>,
+        /// Where to.
+        to: QueueMove,
+    },
+    /// Force start torrents (`forced`: they run whatever the queue says and are not
+    /// counted; a stopped one starts) or give them back to the queue. qBittorrent's
+    /// "force start"; kept across restarts.
+    SetForceStart {
+        /// The torrents.
+        ids: Vec<TorrentId>,
+        /// Force started or not.
+        forced: bool,
     },
     /// The most recent engine events (oldest first; at most the history size).
     RecentEvents(oneshot::Sender<Vec<EngineEvent>>),

@@ -14,7 +14,7 @@ mod goals;
 mod snapshot;
 
 pub use client::{Client, ClientError, Reply};
-pub use command::{AddRequest, AddSource, Command, CommandSender};
+pub use command::{AddRequest, AddSource, Command, CommandSender, QueueMove};
 pub use error::{AddError, TorrentError, TorrentErrorKind};
 pub use event::{EngineEvent, EventKind, EventLevel, EventReceiver};
 pub use goals::{GoalView, NO_LIMIT, ShareLimits, USE_GLOBAL};

@@ -73,6 +73,9 @@ pub struct GlobalStats {
     /// Alternative speed limits are on: `down_limit` / `up_limit` are the alternative
     /// pair (by hand or by `[alt_speed_schedule]`).
     pub alt_speed: bool,
+    /// Queueing is on (`[queue] enabled`): rows' [`TorrentRow::queue_pos`] decide who
+    /// runs.
+    pub queueing: bool,
 }
 
 /// Life-cycle state of a torrent as shown to the user.
@@ -81,7 +84,8 @@ pub enum TorrentState {
     /// Hashing existing data on disk before it can start.
     #[default]
     Checking,
-    /// Waiting for its turn (e.g. for a check: only a few torrents hash at a time).
+    /// Waiting for a check slot (only `[queue] max_active_checking` torrents hash at a
+    /// time).
     Queued,
     /// Fetching the info dictionary from peers (a magnet link, BEP 9).
     FetchingMetadata,
@@ -97,6 +101,10 @@ pub enum TorrentState {
     Error,
     /// Its files are being moved to another folder.
     Moving,
+    /// Started, waiting for a download slot of the queue (`[queue]` on): out of the swarm.
+    QueuedDownload,
+    /// Complete and started, waiting for a seeding slot of the queue: out of the swarm.
+    QueuedSeed,
 }
 
 impl TorrentState {
@@ -104,7 +112,7 @@ impl TorrentState {
     pub fn label(self) -> &'static str {
         match self {
             TorrentState::Checking => "Checking",
-            TorrentState::Queued => "Queued",
+            TorrentState::Queued => "Check queued",
             TorrentState::FetchingMetadata => "Fetching metadata",
             TorrentState::Downloading => "Downloading",
             TorrentState::Seeding => "Seeding",
@@ -112,6 +120,8 @@ impl TorrentState {
             TorrentState::Paused => "Paused",
             TorrentState::Error => "Error",
             TorrentState::Moving => "Moving",
+            TorrentState::QueuedDownload => "Queued",
+            TorrentState::QueuedSeed => "Queued seed",
         }
     }
 
@@ -184,6 +194,11 @@ pub struct TorrentRow {
     /// The folder its files are in (the parent of a multi-file torrent's top folder), as
     /// the engine uses it: the Move dialog starts from it.
     pub save_path: PathBuf,
+    /// Place in the queue, 1 = first; 0 while queueing is off (the order is still kept,
+    /// and moves still change it).
+    pub queue_pos: u32,
+    /// Force started: runs whatever the queue says (qBittorrent's "force start").
+    pub forced: bool,
 }
 
 /// Why the engine paused a torrent by itself (see [`TorrentRow::paused_by`]).

@@ -111,6 +111,8 @@ pub struct EngineConfig {
     /// Seeding goals (share limits) for torrents that use the session's, the `[seeding]`
     /// table.
     pub seeding: SeedingConfig,
+    /// The download and seeding queue, the `[queue]` table (off by default).
+    pub queue: QueueConfig,
     /// IP filter file (eMule `.dat` or PeerGuardian `.p2p`, plain or gzip; `~` already
     /// expanded): peers in its ranges are never dialled and their connections are refused.
     /// `None` (the key empty or left out) = no filter. See [`crate::net::ip_filter`].
@@ -150,6 +152,7 @@ impl Default for EngineConfig {
             on_complete: Vec::new(),
             hook_timeout: 600,
             seeding: SeedingConfig::default(),
+            queue: QueueConfig::default(),
             ip_filter: None,
             ip_filter_poll: IP_FILTER_POLL,
         }
@@ -283,7 +286,8 @@ impl EngineConfig {
                 ),
             );
         }
-        self.seeding.check()
+        self.seeding.check()?;
+        self.queue.check()
     }
 
     /// Disk threads to start: the configured number (at most 64, even for a config not
@@ -468,6 +472,102 @@ impl SeedingConfig {
                     problem: format!("must be -1 (no limit) or minutes, 0 or more (got {m})"),
                 });
             }
+        }
+        Ok(())
+    }
+}
+
+/// The `[queue]` table: how many torrents run at once (qBittorrent's "torrent queueing",
+/// libtorrent's auto-managed torrents). Off by default: every started torrent runs. When
+/// on, started torrents take their turn by queue position; the others wait as `Queued`
+/// (download or seed), out of the swarm. A force-started torrent runs regardless and is not
+/// counted; neither is a slow one (see [`QueueConfig::dont_count_slow_torrents`]), so a
+/// dead torrent does not block the queue.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct QueueConfig {
+    /// Queueing on. Default: false (as qBittorrent).
+    pub enabled: bool,
+    /// Most torrents downloading at once (magnet links fetching metadata count here);
+    /// -1 = no limit. Default: 3.
+    pub max_active_downloads: i64,
+    /// Most torrents seeding at once; -1 = no limit. Default: 3.
+    pub max_active_uploads: i64,
+    /// Most torrents running at once, downloads and seeds together (downloads take the
+    /// slots first); -1 = no limit. Default: 5.
+    pub max_active_torrents: i64,
+    /// Torrents hashing their data at once, 1..=64, whether queueing is on or not.
+    /// Default: 1.
+    pub max_active_checking: u32,
+    /// Slow torrents (below both thresholds for `slow_torrent_inactive_timer` seconds) do
+    /// not count against the limits. Default: true.
+    pub dont_count_slow_torrents: bool,
+    /// Download rate under which a torrent is slow, bytes/s or human units ("2K").
+    /// Default: 2 KiB/s.
+    #[serde(deserialize_with = "super::rate_limit_value")]
+    pub slow_download_rate_threshold: u64,
+    /// Upload rate under which a torrent is slow, as `slow_download_rate_threshold`.
+    /// Default: 2 KiB/s.
+    #[serde(deserialize_with = "super::rate_limit_value")]
+    pub slow_upload_rate_threshold: u64,
+    /// Seconds a torrent must stay under both thresholds to be slow, 1..=86400.
+    /// Default: 60.
+    pub slow_torrent_inactive_timer: u32,
+}
+
+impl Default for QueueConfig {
+    fn default() -> Self {
+        QueueConfig {
+            enabled: false,
+            max_active_downloads: 3,
+            max_active_uploads: 3,
+            max_active_torrents: 5,
+            max_active_checking: 1,
+            dont_count_slow_torrents: true,
+            slow_download_rate_threshold: 2048,
+            slow_upload_rate_threshold: 2048,
+            slow_torrent_inactive_timer: 60,
+        }
+    }
+}
+
+impl QueueConfig {
+    /// A limit as a count: `None` for -1 (no limit).
+    pub fn limit(v: i64) -> Option<u64> {
+        u64::try_from(v).ok()
+    }
+
+    /// Check the limits: -1 or a count >= 0; checking 1..=64; the timer 1..=86400.
+    ///
+    /// # Errors
+    /// The first [`BadValue`] (`queue.max_active_downloads`, …).
+    pub fn check(&self) -> Result<(), BadValue> {
+        for (key, v) in [
+            ("queue.max_active_downloads", self.max_active_downloads),
+            ("queue.max_active_uploads", self.max_active_uploads),
+            ("queue.max_active_torrents", self.max_active_torrents),
+        ] {
+            if v < -1 {
+                return Err(BadValue {
+                    key,
+                    problem: format!("must be -1 (no limit) or a count, 0 or more (got {v})"),
+                });
+            }
+        }
+        if !(1..=64).contains(&self.max_active_checking) {
+            return Err(BadValue {
+                key: "queue.max_active_checking",
+                problem: format!("must be 1 to 64 (got {})", self.max_active_checking),
+            });
+        }
+        if !(1..=86_400).contains(&self.slow_torrent_inactive_timer) {
+            return Err(BadValue {
+                key: "queue.slow_torrent_inactive_timer",
+                problem: format!(
+                    "must be 1 to 86400 seconds (got {})",
+                    self.slow_torrent_inactive_timer
+                ),
+            });
         }
         Ok(())
     }

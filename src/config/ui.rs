@@ -24,8 +24,8 @@ pub struct UiConfig {
     /// session is saved either way; scripts driving the TUI want this).
     pub confirm_quit: bool,
     /// The torrent list's columns, by name (`name`, `size`, `progress`, `state`, `down`,
-    /// `up`, `eta`, `ratio`, `seeds`, `peers`, `added`; any order, the screen keeps its own;
-    /// `name` is always shown). The TUI reads the names and refuses unknown ones.
+    /// `up`, `eta`, `ratio`, `seeds`, `peers`, `added`, `queue`; any order, the screen keeps
+    /// its own; `name` is always shown; `queue` only while queueing is on). The TUI reads the names and refuses unknown ones.
     /// Default: all.
     pub columns: Vec<String>,
     /// Key bindings (`[keys]`): action name → its keys in the text form of the help
@@ -78,7 +78,7 @@ impl Default for UiConfig {
             confirm_quit: true,
             columns: [
                 "name", "size", "progress", "state", "down", "up", "eta", "ratio", "seeds",
-                "peers", "added",
+                "peers", "added", "queue",
             ]
             .map(String::from)
             .to_vec(),

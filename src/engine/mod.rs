@@ -9,7 +9,7 @@
 //!   shared torrent state, the metadata fetch, the clock).
 //! - [`ctx`]: the session context and its events; [`event_log`]: the event stream;
 //!   [`ip_filter`]: the IP filter in force and its blocked count;
-//!   [`rate`]: limits and meters.
+//!   [`rate`]: limits and meters; [`queue`]: which started torrents may run (`[queue]`).
 
 pub mod alt_speed;
 pub mod ctx;
@@ -19,6 +19,7 @@ pub mod ip_filter;
 pub mod link;
 pub mod peer_conn;
 pub mod picker;
+pub mod queue;
 pub mod rate;
 pub mod session;
 pub mod timer;

@@ -159,6 +159,16 @@ pub enum Action {
     Goals,
     /// Switch alternative ("turtle") speed limits on or off.
     AltSpeed,
+    /// Move the targets one place up in the queue.
+    QueueUp,
+    /// Move the targets one place down in the queue.
+    QueueDown,
+    /// Move the targets to the top of the queue.
+    QueueTop,
+    /// Move the targets to the bottom of the queue.
+    QueueBottom,
+    /// Force start the targets (they run whatever the queue says), or give them back.
+    ForceStart,
     /// Open the move-storage dialog.
     MoveStorage,
     /// Back to the previous screen.
@@ -343,7 +353,7 @@ pub static ACTIONS: &[ActionSpec] = &[
         "filter",
         &[C::List],
         [K::char('f')],
-        "Filter: all, downloading, seeding, paused, checking, error"
+        "Filter: all, downloading, seeding, paused, queued, checking, error"
     ),
     spec!(
         FilterPrev,
@@ -442,6 +452,41 @@ pub static ACTIONS: &[ActionSpec] = &[
         &[C::Torrents],
         [K::char('t')],
         "Alternative (turtle) speed limits on/off: alt_download/upload_rate_limit"
+    ),
+    spec!(
+        QueueUp,
+        "queue_up",
+        &[C::Torrents],
+        [K::char('[')],
+        "Queue: one place up (runs sooner; [queue] enabled = true)"
+    ),
+    spec!(
+        QueueDown,
+        "queue_down",
+        &[C::Torrents],
+        [K::char(']')],
+        "Queue: one place down"
+    ),
+    spec!(
+        QueueTop,
+        "queue_top",
+        &[C::Torrents],
+        [K::char('{')],
+        "Queue: to the top"
+    ),
+    spec!(
+        QueueBottom,
+        "queue_bottom",
+        &[C::Torrents],
+        [K::char('}')],
+        "Queue: to the bottom"
+    ),
+    spec!(
+        ForceStart,
+        "force_start",
+        &[C::Torrents],
+        [K::char('!')],
+        "Force start on/off: runs whatever the queue says"
     ),
     spec!(
         MoveStorage,

@@ -14,8 +14,8 @@ use std::time::Instant;
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers, MouseButton, MouseEvent, MouseEventKind};
 
 use crate::api::{
-    AddError, Command, EngineEvent, EventLevel, Snapshot, TorrentDetail, TorrentId, TorrentRow,
-    TorrentState,
+    AddError, Command, EngineEvent, EventLevel, QueueMove, Snapshot, TorrentDetail, TorrentId,
+    TorrentRow, TorrentState,
 };
 
 use super::action::{Action, Context};
@@ -87,7 +87,7 @@ pub struct App {
     /// The rows shown and the selected one.
     selection: Selection,
     /// Torrents per state filter in the current snapshot.
-    counts: [usize; 6],
+    counts: [usize; list::FILTERS],
     /// First visible list row and visible rows (set while drawing).
     list_scroll: Scroll,
     /// Screen row of the first list row at the last draw (mouse clicks).
@@ -145,7 +145,7 @@ impl App {
             tab: Tab::General,
             view: View::default(),
             selection: Selection::default(),
-            counts: [0; 6],
+            counts: [0; list::FILTERS],
             list_scroll: Scroll::default(),
             list_top: Cell::new(0),
             list_sorts: Cell::new(0),
@@ -489,7 +489,7 @@ impl App {
     }
 
     /// Counts per state filter (in [`StateFilter::ALL`] order).
-    pub fn counts(&self) -> [usize; 6] {
+    pub fn counts(&self) -> [usize; list::FILTERS] {
         self.counts
     }
 
@@ -665,6 +665,11 @@ impl App {
                 ));
                 self.outbox.push(Command::SetAltSpeed(on));
             }
+            Action::QueueUp => self.queue_move(QueueMove::Up),
+            Action::QueueDown => self.queue_move(QueueMove::Down),
+            Action::QueueTop => self.queue_move(QueueMove::Top),
+            Action::QueueBottom => self.queue_move(QueueMove::Bottom),
+            Action::ForceStart => self.toggle_force_start(),
             Action::MoveStorage => self.open_move(),
             Action::ToggleFold => {
                 self.files.toggle_fold(self.tab_scrolls.files.cursor);
@@ -957,6 +962,7 @@ pub(crate) struct Scrolls<'a> {
 mod dialogs;
 mod messages;
 mod pause;
+mod queue;
 
 pub(crate) use messages::AddBatch;
 

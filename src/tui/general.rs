@@ -192,6 +192,18 @@ pub fn facts(
         ),
         Plain,
     ));
+    if row.queue_pos > 0 || row.forced {
+        let place = match row.queue_pos {
+            0 => String::new(),
+            n => format!("place {n}"),
+        };
+        let forced = match (row.forced, place.is_empty()) {
+            (false, _) => "",
+            (true, true) => "force started: runs whatever the queue says",
+            (true, false) => ", force started: runs whatever the queue says",
+        };
+        out.push(fact("Queue", format!("{place}{forced}"), Plain));
+    }
     if let Some(d) = detail {
         out.push(fact("Goals", goals_line(&d.goals), Plain));
         if d.goals.seeding_secs > 0 {

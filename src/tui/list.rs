@@ -34,11 +34,13 @@ pub enum SortColumn {
     Seeds,
     /// Connected peers.
     Peers,
+    /// Place in the queue (shown while queueing is on).
+    Queue,
 }
 
 impl SortColumn {
     /// Every column in the order `s` cycles through.
-    pub const ALL: [SortColumn; 11] = [
+    pub const ALL: [SortColumn; 12] = [
         SortColumn::Added,
         SortColumn::Name,
         SortColumn::Size,
@@ -50,6 +52,7 @@ impl SortColumn {
         SortColumn::Ratio,
         SortColumn::Seeds,
         SortColumn::Peers,
+        SortColumn::Queue,
     ];
 
     /// The column's name in the config's `columns` (`"down"`, `"eta"`, ...).
@@ -66,6 +69,7 @@ impl SortColumn {
             SortColumn::Ratio => "ratio",
             SortColumn::Seeds => "seeds",
             SortColumn::Peers => "peers",
+            SortColumn::Queue => "queue",
         }
     }
 
@@ -83,6 +87,7 @@ impl SortColumn {
             SortColumn::Ratio => "ratio",
             SortColumn::Seeds => "seeds",
             SortColumn::Peers => "peers",
+            SortColumn::Queue => "queue place",
         }
     }
 
@@ -124,6 +129,9 @@ impl SortColumn {
     }
 }
 
+/// How many state filters there are.
+pub const FILTERS: usize = 7;
+
 /// Which states the list shows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub enum StateFilter {
@@ -136,6 +144,8 @@ pub enum StateFilter {
     Seeding,
     /// Paused.
     Paused,
+    /// Waiting for a slot of the queue (download or seed).
+    Queued,
     /// Checking, waiting to check, or moving its files.
     Checking,
     /// In error.
@@ -144,11 +154,12 @@ pub enum StateFilter {
 
 impl StateFilter {
     /// Every filter in the order `f` cycles through.
-    pub const ALL: [StateFilter; 6] = [
+    pub const ALL: [StateFilter; FILTERS] = [
         StateFilter::All,
         StateFilter::Downloading,
         StateFilter::Seeding,
         StateFilter::Paused,
+        StateFilter::Queued,
         StateFilter::Checking,
         StateFilter::Error,
     ];
@@ -160,6 +171,7 @@ impl StateFilter {
             StateFilter::Downloading => "Downloading",
             StateFilter::Seeding => "Seeding",
             StateFilter::Paused => "Paused",
+            StateFilter::Queued => "Queued",
             StateFilter::Checking => "Checking",
             StateFilter::Error => "Error",
         }
@@ -173,6 +185,7 @@ impl StateFilter {
             StateFilter::Downloading => matches!(state, S::Downloading | S::FetchingMetadata),
             StateFilter::Seeding => matches!(state, S::Seeding | S::Completed),
             StateFilter::Paused => state == S::Paused,
+            StateFilter::Queued => matches!(state, S::QueuedDownload | S::QueuedSeed),
             StateFilter::Checking => matches!(state, S::Checking | S::Queued | S::Moving),
             StateFilter::Error => state == S::Error,
         }
@@ -185,6 +198,7 @@ impl StateFilter {
             S::Downloading | S::FetchingMetadata => StateFilter::Downloading,
             S::Seeding | S::Completed => StateFilter::Seeding,
             S::Paused => StateFilter::Paused,
+            S::QueuedDownload | S::QueuedSeed => StateFilter::Queued,
             S::Checking | S::Queued | S::Moving => StateFilter::Checking,
             S::Error => StateFilter::Error,
         }
@@ -197,8 +211,8 @@ impl StateFilter {
 }
 
 /// How many of `rows` each filter shows, in [`StateFilter::ALL`] order (one pass).
-pub fn counts(rows: &[std::sync::Arc<TorrentRow>]) -> [usize; 6] {
-    let mut counts = [0; 6];
+pub fn counts(rows: &[std::sync::Arc<TorrentRow>]) -> [usize; FILTERS] {
+    let mut counts = [0; FILTERS];
     counts[0] = rows.len();
     for row in rows {
         let filter = StateFilter::of(row.state);
@@ -270,9 +284,11 @@ fn state_rank(s: TorrentState) -> u8 {
         S::Checking => 3,
         S::Moving => 4,
         S::Queued => 5,
-        S::Seeding => 6,
-        S::Completed => 7,
-        S::Paused => 8,
+        S::QueuedDownload => 6,
+        S::Seeding => 7,
+        S::QueuedSeed => 8,
+        S::Completed => 9,
+        S::Paused => 10,
     }
 }
 
@@ -306,6 +322,7 @@ fn compare(a: &TorrentRow, b: &TorrentRow, column: SortColumn) -> Ordering {
             .total_cmp(&b.ratio().unwrap_or(-1.0)),
         SortColumn::Seeds => a.seeds.cmp(&b.seeds),
         SortColumn::Peers => a.peers.cmp(&b.peers),
+        SortColumn::Queue => a.queue_pos.cmp(&b.queue_pos),
     }
 }
 
@@ -510,6 +527,8 @@ mod tests {
             S::Seeding,
             S::Completed,
             S::Paused,
+            S::QueuedDownload,
+            S::QueuedSeed,
             S::Checking,
             S::Queued,
             S::Moving,
@@ -528,8 +547,8 @@ mod tests {
             .enumerate()
             .map(|(i, s)| row(i as u64, "x", *s, 0, 0))
             .collect();
-        assert_eq!(counts(&rows), [9, 2, 2, 1, 3, 1]);
-        assert_eq!(counts(&[]), [0; 6]);
+        assert_eq!(counts(&rows), [11, 2, 2, 1, 2, 3, 1]);
+        assert_eq!(counts(&[]), [0; FILTERS]);
     }
 
     #[test]

@@ -358,7 +358,10 @@ impl Theme {
             TorrentState::Checking | TorrentState::FetchingMetadata | TorrentState::Moving => {
                 self.fg(Role::Busy)
             }
-            TorrentState::Paused | TorrentState::Queued => self.dim(),
+            TorrentState::Paused
+            | TorrentState::Queued
+            | TorrentState::QueuedDownload
+            | TorrentState::QueuedSeed => self.dim(),
         }
     }
 }

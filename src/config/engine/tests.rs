@@ -45,6 +45,16 @@ ratio_limit = 2
 seeding_time_limit = 10080
 inactive_seeding_time_limit = 30
 action = "remove_with_data"
+[queue]
+enabled = true
+max_active_downloads = 1
+max_active_uploads = -1
+max_active_torrents = 9
+max_active_checking = 2
+dont_count_slow_torrents = false
+slow_download_rate_threshold = "10K"
+slow_upload_rate_threshold = 512
+slow_torrent_inactive_timer = 5
 [alt_speed_schedule]
 enabled = true
 from = "01:15"
@@ -100,6 +110,17 @@ days = "weekends"
             inactive_seeding_time_limit: 30,
             action: crate::config::engine::GoalAction::RemoveWithData,
         },
+        queue: QueueConfig {
+            enabled: true,
+            max_active_downloads: 1,
+            max_active_uploads: -1,
+            max_active_torrents: 9,
+            max_active_checking: 2,
+            dont_count_slow_torrents: false,
+            slow_download_rate_threshold: 10 << 10,
+            slow_upload_rate_threshold: 512,
+            slow_torrent_inactive_timer: 5,
+        },
         ip_filter: Some(PathBuf::from("/srv/ipfilter.dat.gz")),
         ip_filter_poll: IP_FILTER_POLL,
     };
@@ -108,6 +129,7 @@ days = "weekends"
     let d = EngineConfig::default();
     assert_ne!(want.listen_port, d.listen_port);
     assert_ne!(want.seed_after_download, d.seed_after_download);
+    assert_ne!(want.queue, d.queue);
     assert_ne!(want.min_free_space, d.min_free_space);
     assert_ne!(want.max_metadata_size, d.max_metadata_size);
     assert_ne!(want.pex, d.pex);
@@ -307,4 +329,26 @@ fn ip_filter_is_off_when_empty_or_left_out_and_tilde_expands() {
         "not a key of the file"
     );
     assert!(Config::from_toml("ip_filter_poll = 1\n", Path::new("x")).is_err());
+}
+
+#[test]
+fn queue_limits_are_minus_one_or_counts_and_the_timer_is_bounded() {
+    let mut c = EngineConfig::default();
+    assert!(c.check().is_ok());
+    c.queue.max_active_uploads = -2;
+    assert_eq!(c.check().unwrap_err().key, "queue.max_active_uploads");
+    c.queue.max_active_uploads = -1;
+    c.queue.max_active_checking = 0;
+    assert_eq!(c.check().unwrap_err().key, "queue.max_active_checking");
+    c.queue.max_active_checking = 1;
+    c.queue.slow_torrent_inactive_timer = 0;
+    assert_eq!(
+        c.check().unwrap_err().key,
+        "queue.slow_torrent_inactive_timer"
+    );
+    let text = "[queue]\nmax_active_downloads = -3\n";
+    let e = Config::from_toml(text, Path::new("c.toml"))
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("queue.max_active_downloads"), "{e}");
 }

@@ -132,6 +132,7 @@ impl Session {
         self.library.list(ih, id);
         self.torrents.insert(id, t);
         self.publisher.insert(id);
+        self.queue_insert(id);
     }
 
     /// Add a .torrent file or a magnet link (an add by URL goes through [`Session::fetch`]
@@ -360,6 +361,7 @@ impl Session {
             .cancel_where(|k| matches!(k, TimerKey::Torrent(tid, _) if *tid == id));
         self.library.unlist(&t.info_hash());
         self.publisher.remove(id);
+        self.queue_remove(id);
         send_stops(self.ctx.clone(), stops);
         let name = t.sum.name.clone();
         if self.persist.removed(t.info_hash()) {

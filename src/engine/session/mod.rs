@@ -24,6 +24,7 @@ macro_rules! env {
             now: $now,
             publish_now: &mut $s.publish_now,
             store: $s.persist.store(),
+            queue: &$s.queue.gate,
         }
     };
 }
@@ -34,6 +35,7 @@ mod library;
 mod listener;
 mod persist;
 mod publish;
+mod queue;
 mod start;
 
 pub use disk_guard::{DISK_GUARD_INTERVAL, RESUME_MARGIN};
@@ -61,9 +63,6 @@ use super::torrent::state::Input;
 use super::torrent::{CheckQueue, Env, STOP_ANNOUNCE_TIMEOUT, TimerKey, Torrent};
 use crate::api::{AddError, AddSource, Command, EventKind, EventLevel, TorrentId, TorrentState};
 
-/// Torrents hashing their data at once.
-pub const MAX_CONCURRENT_CHECKS: usize = 1;
-
 struct Session {
     ctx: Arc<SessionCtx>,
     torrents: BTreeMap<TorrentId, Torrent>,
@@ -83,6 +82,8 @@ struct Session {
     filter: ip_filter::FilterWatch,
     /// Alternative speed limits: the switch, both pairs, the schedule.
     alt: AltSpeeds,
+    /// The download and seeding queue (`[queue]`).
+    queue: queue::Queue,
 }
 
 impl Session {
@@ -154,9 +155,14 @@ impl Session {
         let now = Instant::now();
         let t = self.torrents.get_mut(&id)?;
         let was_publish = self.publish_now;
+        let state_before = t.state();
         let mut env = env!(self, now);
         let r = f(t, &mut env);
         let goal_removal = t.take_goal_removal();
+        if t.state() != state_before {
+            // a slot may be free, or wanted
+            self.queue.dirty = true;
+        }
         // any input may change what its row shows: the row is rebuilt at the next publish
         // (and shared when equal, so an input that changed nothing sends nothing)
         self.publisher.touch(id);
@@ -189,6 +195,7 @@ impl Session {
     /// After any input: publish now if a state changed, else make sure a publish is due
     /// while anything shown changes.
     fn after_input(&mut self) {
+        self.queue_after_input();
         if self.publish_now {
             self.disk_guard_wanted();
         }
@@ -214,6 +221,7 @@ impl Session {
                 TimerKey::Publish => self.publish(),
                 TimerKey::DiskGuard => self.disk_guard(),
                 TimerKey::IpFilter => self.ip_filter_look(),
+                TimerKey::Queue => self.queue_timer(),
                 TimerKey::Checkpoint => {
                     self.checkpoint();
                 }
@@ -329,6 +337,8 @@ impl Session {
                 let to = library::absolute(to);
                 self.with(id, |t, env| t.move_storage(to, move_data, env));
             }
+            Command::QueueMove { ids, to } => self.queue_move(&ids, to),
+            Command::SetForceStart { ids, forced } => self.set_force_start(&ids, forced),
             Command::AddRefused { source, reason } => {
                 let refused = AddError::Invalid(format!("{source}: {reason}"));
                 self.add_answered(Err(refused), None);

@@ -70,6 +70,7 @@ pub(super) fn session_stats(
         ip_filter_ranges: ctx.ip_filter.ranges(),
         blocked: ctx.ip_filter.blocked(),
         alt_speed,
+        queueing: ctx.config.queue.enabled,
         ..GlobalStats::default()
     }
 }

@@ -11,11 +11,11 @@ use anyhow::Context as _;
 use tokio::net::TcpListener;
 use tokio::sync::{mpsc, watch};
 
+use super::Session;
 use super::disk_guard::DiskGuard;
 use super::library::Library;
 use super::persist::Persist;
 use super::publish::{Publisher, session_stats};
-use super::{MAX_CONCURRENT_CHECKS, Session};
 use crate::api::{Client, ClientError, Snapshot};
 use crate::config::engine::EngineConfig;
 use crate::engine::alt_speed::{AltSpeeds, LocalClock, WallClock};
@@ -142,13 +142,16 @@ async fn start_session(
         clock,
     );
     let client = Client::new(cmd_tx, snap_rx, log.sender());
+    let checks = CheckQueue::new(ctx.config.queue.max_active_checking as usize);
+    let queue = super::queue::Queue::new(&ctx.config.queue);
     let session = Session {
         ctx,
         torrents: BTreeMap::new(),
         library: Library::new(),
         timers: Timers::new(),
         log,
-        checks: CheckQueue::new(MAX_CONCURRENT_CHECKS),
+        checks,
+        queue,
         publisher: Publisher::new(snap_tx),
         publish_now: false,
         persist: Persist::new(None),

@@ -12,7 +12,7 @@
 //!   states as [`live`]), [`wanted`] (file →
 //!   piece priorities), [`summary`] (what is kept of the metainfo; progress arithmetic),
 //!   [`view`] (the list row and detail view), [`persist`] (the state-store record),
-//!   [`check_queue`] (check slots), [`announce`] (tracker tiers), [`peer_book`] (known addresses), [`peers`] (connected
+//!   [`check_queue`] (check slots), `queue` (its place in the session's queue, force start), [`announce`] (tracker tiers), [`peer_book`] (known addresses), [`peers`] (connected
 //!   peers), [`choke`] (upload slots);
 //! - `impl Torrent` pages, one per kind of input: `swarm` (dials, admission, peer events,
 //!   the choke round, PEX, bans), `trackers` (announces, scrapes), [`disk`] (files, checks,
@@ -35,6 +35,7 @@ mod magnet;
 pub mod peer_book;
 pub mod peers;
 pub mod persist;
+mod queue;
 mod relocate;
 pub mod sources;
 pub mod state;
@@ -116,6 +117,9 @@ pub enum TimerKey {
     IpFilter,
     /// The alternative speed schedule's next boundary (see [`crate::engine::alt_speed`]).
     AltSpeed,
+    /// Look at the rates of the torrents holding queue slots (slow torrents, see
+    /// [`crate::engine::queue`]).
+    Queue,
 }
 
 /// What a torrent method may touch besides the torrent.
@@ -134,6 +138,8 @@ pub struct Env<'a> {
     pub publish_now: &'a mut bool,
     /// The session's state store (none for headless sessions).
     pub store: Option<&'a Arc<crate::state::StateStore>>,
+    /// The queue's slots: whether this torrent must wait as `Queued` when it would run.
+    pub queue: &'a crate::engine::queue::QueueGate,
 }
 
 /// `left` announced while the size is unknown (magnet links; libtorrent does the same):
@@ -199,6 +205,8 @@ pub struct Torrent {
     /// How it is managed: queue place, category, tags, piece order, unchecked pieces (the
     /// record's form, kept as read until each part is live).
     manage: crate::state::ManageRecord,
+    /// Place in the queue shown to the user, 1 = first (set by the session's queue).
+    queue_rank: u32,
 }
 
 impl Torrent {
@@ -260,6 +268,7 @@ impl Torrent {
             dht: dht::DhtLookups::default(),
             goals: goals::GoalState::default(),
             manage: Default::default(),
+            queue_rank: 0,
             sum,
         }
     }
@@ -377,6 +386,7 @@ impl Torrent {
             complete: self.complete(),
             seed: self.seed,
             fetch: self.new_fetch(env),
+            held: env.queue.holds(self.id, self.manage.forced),
         }
     }
 

@@ -83,6 +83,12 @@ pub enum Lifecycle {
     },
     /// Stopped by an error; the user resumes or rechecks after fixing it.
     Error(TorrentError),
+    /// Started, but waiting for its turn in the queue (`[queue]` on, its slots taken): out
+    /// of the swarm until the session's queue releases it ([`Input::QueueRelease`]).
+    Queued {
+        /// Complete: it waits for a seeding slot (else a download slot).
+        seed: bool,
+    },
     /// Its files are being moved to another folder.
     Moving {
         /// Run again once moved.
@@ -138,6 +144,10 @@ pub enum Input {
     MoveStart(MoveProgress),
     /// Moving its files ended (moved, or left where they were).
     MoveDone,
+    /// The queue takes its slot: a running torrent waits as [`Lifecycle::Queued`].
+    QueueHold,
+    /// The queue gives it a slot: a queued torrent runs (the facts say it is not held).
+    QueueRelease,
 }
 
 /// What the torrent must do for a transition, in order.
@@ -179,6 +189,9 @@ pub struct Facts {
     /// which [`Lifecycle::FetchingMetadata`] keeps if the torrent starts fetching now
     /// (dropped otherwise).
     pub fetch: Option<Fetch>,
+    /// The queue holds it: a torrent that would start running now waits as
+    /// [`Lifecycle::Queued`] instead (queueing on, not force started, no slot given).
+    pub held: bool,
 }
 
 impl Facts {
@@ -202,6 +215,8 @@ impl Lifecycle {
             Lifecycle::Paused { .. } => TorrentState::Paused,
             Lifecycle::Error(_) => TorrentState::Error,
             Lifecycle::Moving { .. } => TorrentState::Moving,
+            Lifecycle::Queued { seed: false } => TorrentState::QueuedDownload,
+            Lifecycle::Queued { seed: true } => TorrentState::QueuedSeed,
         }
     }
 
@@ -314,12 +329,18 @@ impl Lifecycle {
         }
     }
 
-    /// The running state for a torrent that starts now.
+    /// The running state for a torrent that starts now (or [`Lifecycle::Queued`] when the
+    /// queue holds it).
     fn running(facts: Facts, resumed_by_user: bool) -> Lifecycle {
-        if let Some(fetch) = facts.fetch {
+        let serves = facts.seed || resumed_by_user;
+        if facts.held && !(facts.complete && !serves && facts.has_metadata()) {
+            Lifecycle::Queued {
+                seed: facts.complete && facts.has_metadata(),
+            }
+        } else if let Some(fetch) = facts.fetch {
             Lifecycle::FetchingMetadata { fetch }
         } else if facts.complete {
-            if facts.seed || resumed_by_user {
+            if serves {
                 Lifecycle::Seeding { live: None }
             } else {
                 Lifecycle::Completed
@@ -340,6 +361,7 @@ impl Lifecycle {
         use Effect::*;
         use Lifecycle as L;
         let running = self.is_running();
+        let seeding = matches!(self, Lifecycle::Seeding { .. });
         let (next, effects): (Lifecycle, Vec<Effect>) = match (&mut *self, input) {
             // --- moving the files
             (
@@ -359,6 +381,16 @@ impl Lifecycle {
                     resume: false,
                     needs_check: *needs_check,
                     guard: guard.take(),
+                    progress,
+                },
+                vec![],
+            ),
+            // a queued torrent was started: it runs (or waits again) once moved
+            (L::Queued { .. }, Input::MoveStart(progress)) => (
+                L::Moving {
+                    resume: true,
+                    needs_check: false,
+                    guard: None,
                     progress,
                 },
                 vec![],
@@ -451,6 +483,7 @@ impl Lifecycle {
                 };
                 (next, eff)
             }
+            (L::Completed, Input::Resume) if facts.held => (L::Queued { seed: true }, vec![]),
             (L::Completed, Input::Resume) => (L::Seeding { live: None }, vec![Activate]),
             (L::Error(e), Input::Resume) => {
                 if e.kind.needs_recheck() {
@@ -499,7 +532,22 @@ impl Lifecycle {
                 },
                 vec![Deactivate(None)],
             ),
-            (L::Completed, Input::Pause) => (L::paused(false), vec![]),
+            (L::Completed | L::Queued { .. }, Input::Pause) => (L::paused(false), vec![]),
+
+            // --- the queue
+            (
+                L::FetchingMetadata { .. } | L::Downloading { .. } | L::Seeding { .. },
+                Input::QueueHold,
+            ) => (L::Queued { seed: seeding }, vec![Deactivate(None)]),
+            (L::Queued { .. }, Input::QueueRelease) => {
+                let next = Self::running(facts, false);
+                let eff = if next.is_running() {
+                    vec![Activate]
+                } else {
+                    vec![]
+                };
+                (next, eff)
+            }
 
             // --- recheck
             (L::QueuedForCheck { .. }, Input::Recheck) => return Vec::new(),
@@ -523,7 +571,10 @@ impl Lifecycle {
             (L::FetchingMetadata { .. }, Input::Recheck) => return Vec::new(),
             (L::Paused { .. }, Input::Recheck) => (L::queued(true), vec![QueueCheck]),
             (L::Error(_), Input::Recheck) => (L::queued(false), vec![ReopenFiles, QueueCheck]),
-            (L::Downloading { .. } | L::Seeding { .. } | L::Completed, Input::Recheck) => {
+            (
+                L::Downloading { .. } | L::Seeding { .. } | L::Completed | L::Queued { .. },
+                Input::Recheck,
+            ) => {
                 let mut eff = Vec::new();
                 if running {
                     eff.push(Deactivate(None));

@@ -264,6 +264,8 @@ impl Torrent {
                 .map(|g| PauseCause::DiskGuard(g.to_string()))
                 .or_else(|| goal.map(|g| PauseCause::Goal(g.to_string()))),
             save_path: self.save_dir.clone(),
+            queue_pos: self.queue_rank(),
+            forced: self.forced(),
         }
     }
 

@@ -42,6 +42,14 @@ pub(crate) fn top_bar_list(frame: &mut Frame, area: Rect, app: &App, theme: &The
     let short = area.width < 100;
     let mut items = Vec::new();
     for (i, f) in StateFilter::ALL.iter().enumerate() {
+        // the queue's filter only where queueing can matter
+        if *f == StateFilter::Queued
+            && counts[i] == 0
+            && view.filter != StateFilter::Queued
+            && !app.snapshot().global.queueing
+        {
+            continue;
+        }
         // lower case, so the bar never reads like a row's state ("Seeding")
         let label = if short {
             match f {
@@ -49,6 +57,7 @@ pub(crate) fn top_bar_list(frame: &mut Frame, area: Rect, app: &App, theme: &The
                 StateFilter::Downloading => "down",
                 StateFilter::Seeding => "seed",
                 StateFilter::Paused => "paused",
+                StateFilter::Queued => "queued",
                 StateFilter::Checking => "check",
                 StateFilter::Error => "error",
             }
@@ -58,6 +67,7 @@ pub(crate) fn top_bar_list(frame: &mut Frame, area: Rect, app: &App, theme: &The
                 StateFilter::Downloading => "downloading",
                 StateFilter::Seeding => "seeding",
                 StateFilter::Paused => "paused",
+                StateFilter::Queued => "queued",
                 StateFilter::Checking => "checking",
                 StateFilter::Error => "error",
             }

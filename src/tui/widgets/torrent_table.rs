@@ -24,6 +24,7 @@ use super::parts::row_progress_line;
 /// A column of the list.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Column {
+    Queue,
     Name,
     Size,
     Progress,
@@ -39,7 +40,8 @@ pub(crate) enum Column {
 
 /// Every column in display order: header, fixed width in cells (Name takes the rest), the
 /// sort column it stands for.
-const COLUMNS: [(Column, &str, u16, SortColumn); 11] = [
+const COLUMNS: [(Column, &str, u16, SortColumn); 12] = [
+    (Column::Queue, "#", 4, SortColumn::Queue),
     (Column::Name, "Name", 0, SortColumn::Name),
     (Column::Size, "Size", 9, SortColumn::Size),
     (Column::Progress, "Progress", 13, SortColumn::Progress),
@@ -65,12 +67,13 @@ enum Step {
 /// What is given up, first to last, while Name would be narrower than it wants: chosen for
 /// a seeding user as much as a downloading one, so the upload rate, the ratio and the
 /// peers stay at 80 columns (the bar goes first), and at 120 only Seeds and Added go.
-const STEPS: [Step; 11] = [
+const STEPS: [Step; 12] = [
     Step::Drop(Column::Added),
     Step::Drop(Column::Seeds),
     Step::Drop(Column::Size),
     Step::Drop(Column::Eta),
     Step::NarrowProgress,
+    Step::Drop(Column::Queue),
     Step::Drop(Column::Peers),
     Step::Drop(Column::Ratio),
     Step::Drop(Column::Up),
@@ -107,7 +110,12 @@ pub(crate) fn render(frame: &mut Frame, area: Rect, app: &App) {
     scrolls.list.height.set(visible);
     scrolls.list_top.set(area.y + 1);
 
-    let columns = columns(area.width, &app.options().columns);
+    // the queue's places mean something only while queueing is on
+    let queueing = app.snapshot().global.queueing;
+    let picked: Vec<SortColumn> = (app.options().columns.iter().copied())
+        .filter(|c| queueing || *c != SortColumn::Queue)
+        .collect();
+    let columns = columns(area.width, &picked);
     scrolls.list_sorts.set(
         columns
             .iter()
@@ -280,6 +288,7 @@ fn draw_cell(
                 Column::Ratio => format::ratio(row.ratio()),
                 Column::Seeds => swarm(row.seeds, row.swarm_seeds),
                 Column::Peers => swarm_fit(row.peers, swarm_size(row), width),
+                Column::Queue => row.queue_pos.to_string(),
                 _ => format::date(i64::try_from(row.added_at).unwrap_or(0)),
             };
             put(buf, x, y, width, &text, plain, right);
@@ -291,6 +300,7 @@ fn align_right(column: Column) -> bool {
     matches!(
         column,
         Column::Size
+            | Column::Queue
             | Column::Down
             | Column::Up
             | Column::Eta
@@ -314,6 +324,22 @@ fn state_label(row: &TorrentRow, width: u16) -> &'static str {
         }
     }
     let full = state.label();
+    if row.forced {
+        // qBittorrent's "[F] Downloading": runs whatever the queue says
+        let forced = match state {
+            TorrentState::Downloading => Some(("[F] Downloading", "[F] Down")),
+            TorrentState::Seeding => Some(("[F] Seeding", "[F] Seed")),
+            TorrentState::FetchingMetadata => Some(("[F] Metadata", "[F] Meta")),
+            _ => None,
+        };
+        if let Some((long, short)) = forced {
+            return if long.len() <= usize::from(width) {
+                long
+            } else {
+                short
+            };
+        }
+    }
     match state {
         TorrentState::FetchingMetadata if full.len() > usize::from(width) => "Metadata",
         _ => full,
@@ -471,7 +497,7 @@ mod tests {
             }
             assert!(cols.iter().any(|c| c.0 == Column::Name));
         }
-        assert_eq!(ids(200).len(), 11);
+        assert_eq!(ids(200).len(), COLUMNS.len());
         use Column as C;
         // a seeding user keeps the upload rate, the ratio and the peers at 80 and 120
         for width in [80, 120] {
@@ -491,6 +517,7 @@ mod tests {
         assert_eq!(
             ids(120),
             [
+                C::Queue,
                 C::Name,
                 C::Size,
                 C::Progress,
@@ -504,6 +531,10 @@ mod tests {
         );
         let at_80 = columns(80, &SortColumn::ALL);
         assert!(at_80.contains(&(C::Progress, NARROW_PROGRESS)), "{at_80:?}");
+        assert!(
+            !at_80.iter().any(|c| c.0 == C::Queue),
+            "the queue's place goes before the peers at 80 (General shows it)"
+        );
         assert!(at_80.iter().any(|c| c.0 == C::Name && c.1 >= MIN_NAME));
         assert_eq!(ids(40), [C::Name, C::Progress, C::State]);
     }

@@ -10,16 +10,19 @@ const DL: Facts = Facts {
     complete: false,
     seed: true,
     fetch: None,
+    held: false,
 };
 const DONE: Facts = Facts {
     complete: true,
     seed: true,
     fetch: None,
+    held: false,
 };
 const DONE_NO_SEED: Facts = Facts {
     complete: true,
     seed: false,
     fetch: None,
+    held: false,
 };
 
 fn err(kind: TorrentErrorKind) -> TorrentError {
@@ -640,4 +643,99 @@ fn a_check_holds_its_storage_and_drops_it_when_done() {
         vec![ReleaseCheckSlot]
     );
     assert_eq!(s.ui_state(), TorrentState::Error);
+}
+
+const HELD: Facts = Facts {
+    complete: false,
+    seed: true,
+    fetch: None,
+    held: true,
+};
+
+#[test]
+fn a_held_start_waits_queued_and_a_release_runs_it() {
+    let mut s = Lifecycle::paused(false);
+    assert!(
+        s.step(Input::Resume, HELD).is_empty(),
+        "no swarm while queued"
+    );
+    assert_eq!(s, Lifecycle::Queued { seed: false });
+    assert_eq!(s.ui_state(), TorrentState::QueuedDownload);
+    // a resume changes nothing: the queue decides
+    assert!(s.step(Input::Resume, HELD).is_empty());
+    assert_eq!(s.step(Input::QueueRelease, DL), vec![Activate]);
+    assert!(matches!(s, Lifecycle::Downloading { .. }));
+    // the queue takes the slot back: it leaves the swarm
+    assert_eq!(s.step(Input::QueueHold, DL), vec![Deactivate(None)]);
+    assert_eq!(s, Lifecycle::Queued { seed: false });
+    // paused by the user from the queue: paused, no check needed
+    assert!(s.step(Input::Pause, DL).is_empty());
+    assert_eq!(s, Lifecycle::paused(false));
+}
+
+#[test]
+fn a_held_seed_waits_for_a_seeding_slot_and_a_completed_torrent_stays_completed() {
+    let held_done = Facts { held: true, ..DONE };
+    let mut s = Lifecycle::paused(false);
+    s.step(Input::Resume, held_done);
+    assert_eq!(s.ui_state(), TorrentState::QueuedSeed);
+    let mut seeding = Lifecycle::Seeding { live: None };
+    seeding.step(Input::QueueHold, DONE);
+    assert_eq!(seeding, Lifecycle::Queued { seed: true });
+    // a completed (not serving) torrent does not compete for a slot when its check ends
+    let mut c = checking(false);
+    c.step(
+        Input::CheckDone,
+        Facts {
+            held: true,
+            ..DONE_NO_SEED
+        },
+    );
+    assert_eq!(c, Lifecycle::Completed);
+    // resuming it by hand makes it a seed: held, it waits
+    assert!(
+        c.step(
+            Input::Resume,
+            Facts {
+                held: true,
+                ..DONE_NO_SEED
+            }
+        )
+        .is_empty()
+    );
+    assert_eq!(c, Lifecycle::Queued { seed: true });
+}
+
+#[test]
+fn a_check_that_ends_while_held_queues_and_a_queued_torrent_can_be_rechecked_or_moved() {
+    let mut s = checking(false);
+    assert_eq!(s.step(Input::CheckDone, HELD), vec![ReleaseCheckSlot]);
+    assert_eq!(s, Lifecycle::Queued { seed: false });
+    assert_eq!(s.step(Input::Recheck, HELD), vec![QueueCheck]);
+    assert_eq!(s, Lifecycle::queued(false));
+    let mut q = Lifecycle::Queued { seed: false };
+    assert!(q.step(move_start(), HELD).is_empty());
+    assert!(matches!(q, Lifecycle::Moving { resume: true, .. }));
+    assert!(
+        q.step(Input::MoveDone, HELD).is_empty(),
+        "still held: it waits"
+    );
+    assert_eq!(q, Lifecycle::Queued { seed: false });
+    // a magnet link waits as a download; released it fetches its metadata
+    let mut m = Lifecycle::paused(false);
+    m.step(
+        Input::Resume,
+        Facts {
+            held: true,
+            ..no_meta()
+        },
+    );
+    assert_eq!(m, Lifecycle::Queued { seed: false });
+    assert_eq!(m.step(Input::QueueRelease, no_meta()), vec![Activate]);
+    assert!(matches!(m, Lifecycle::FetchingMetadata { .. }));
+    // a hold or a release where it makes no sense does nothing
+    let mut p = Lifecycle::paused(false);
+    assert!(p.step(Input::QueueHold, DL).is_empty());
+    assert!(p.step(Input::QueueRelease, DL).is_empty());
+    assert_eq!(p, Lifecycle::paused(false));
 }
