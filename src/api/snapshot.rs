@@ -73,6 +73,11 @@ pub struct GlobalStats {
     /// Alternative speed limits are on: `down_limit` / `up_limit` are the alternative
     /// pair (by hand or by `[alt_speed_schedule]`).
     pub alt_speed: bool,
+    /// The session's categories by name (`tv` before `tv/hd`), with the paths they
+    /// resolve to (see [`Category`](super::Category)).
+    pub categories: Arc<[super::CategoryInfo]>,
+    /// The session's tags, sorted: those created and those on any torrent.
+    pub tags: Arc<[String]>,
 }
 
 /// Life-cycle state of a torrent as shown to the user.
@@ -184,6 +189,13 @@ pub struct TorrentRow {
     /// The folder its files are in (the parent of a multi-file torrent's top folder), as
     /// the engine uses it: the Move dialog starts from it.
     pub save_path: PathBuf,
+    /// Its category (`tv/hd`); empty: none.
+    pub category: String,
+    /// Its tags, in the order they were given.
+    pub tags: Vec<String>,
+    /// Automatic management: its data lives where its category says (qBittorrent's
+    /// `auto_tmm`).
+    pub auto_managed: bool,
 }
 
 /// Why the engine paused a torrent by itself (see [`TorrentRow::paused_by`]).

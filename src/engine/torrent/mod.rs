@@ -18,9 +18,12 @@
 //!   the choke round, PEX, bans), `trackers` (announces, scrapes), [`disk`] (files, checks,
 //!   disk results), `magnet` (a magnet link's metadata), `relocate` (moving the files),
 //!   `dht` and `lsd` (those peer sources), [`sources`] (the peers the user gave, the
-//!   sources in effect), [`goals`] (seeding goals: share limits, the seeding clock).
+//!   sources in effect), [`goals`] (seeding goals: share limits, the seeding clock),
+//!   `category` (its category, tags and automatic management; the move to the save path
+//!   on completion).
 
 pub mod announce;
+mod category;
 pub mod check_queue;
 pub mod choke;
 mod dht;
@@ -199,6 +202,9 @@ pub struct Torrent {
     /// How it is managed: queue place, category, tags, piece order, unchecked pieces (the
     /// record's form, kept as read until each part is live).
     manage: crate::state::ManageRecord,
+    /// It completed with a final folder to go to (a category's download path in use): the
+    /// session starts the move after the input (see `torrent/category.rs`).
+    final_move_due: bool,
 }
 
 impl Torrent {
@@ -260,6 +266,7 @@ impl Torrent {
             dht: dht::DhtLookups::default(),
             goals: goals::GoalState::default(),
             manage: Default::default(),
+            final_move_due: false,
             sum,
         }
     }
@@ -444,6 +451,7 @@ impl Torrent {
             };
             self.log(env, level, kind, msg);
             self.goal_state_changed(before, after, env);
+            self.category_state_changed(before, after);
         }
         for e in effects {
             self.apply(e, env);

@@ -264,6 +264,9 @@ impl Torrent {
                 .map(|g| PauseCause::DiskGuard(g.to_string()))
                 .or_else(|| goal.map(|g| PauseCause::Goal(g.to_string()))),
             save_path: self.save_dir.clone(),
+            category: self.manage.category.clone(),
+            tags: self.manage.tags.clone(),
+            auto_managed: self.manage.auto_managed,
         }
     }
 

@@ -89,12 +89,10 @@ pub fn submit(form: &Form, seed: bool) -> Submitted {
             .into_iter()
             .map(|source| {
                 Command::Add(
-                    AddRequest {
-                        source,
-                        download_dir: download_dir.clone(),
-                        paused,
-                        seed,
-                    },
+                    AddRequest::new(source)
+                        .download_dir(download_dir.clone())
+                        .paused(paused)
+                        .seed(seed),
                     None,
                 )
             })
