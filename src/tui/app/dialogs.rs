@@ -49,6 +49,28 @@ impl App {
         self.dialog = Some(Dialog::Form(form));
     }
 
+    pub(super) fn open_category(&mut self) {
+        let torrents = self.targets();
+        if torrents.is_empty() {
+            return;
+        }
+        let what = self.describe(&torrents);
+        let ascii = self.opts.theme.sym.ascii;
+        let form = popups::category::open(&self.snapshot, torrents, &what, ascii);
+        self.dialog = Some(Dialog::Form(form));
+    }
+
+    pub(super) fn open_tags(&mut self) {
+        let torrents = self.targets();
+        if torrents.is_empty() {
+            return;
+        }
+        let what = self.describe(&torrents);
+        let ascii = self.opts.theme.sym.ascii;
+        let form = popups::tags::open(&self.snapshot, torrents, &what, ascii);
+        self.dialog = Some(Dialog::Form(form));
+    }
+
     pub(super) fn open_add_peer(&mut self) {
         let Some(id) = self.focused else {
             return;
@@ -103,6 +125,10 @@ impl App {
             FormKind::Move { torrents } => popups::move_storage::submit(form, torrents),
             FormKind::Goals { torrents } => popups::goals::submit(form, torrents),
             FormKind::AddPeer { torrent } => popups::add_peer::submit(form, *torrent),
+            FormKind::Category { torrents } => {
+                popups::category::submit(form, torrents, &self.snapshot)
+            }
+            FormKind::Tags { torrents } => popups::tags::submit(form, torrents),
         };
         // "moving to …" is said while the data moves, then the outcome
         let moving = match (&form.kind, &result) {
