@@ -7,7 +7,10 @@ use super::*;
 
 impl App {
     pub(super) fn open_add(&mut self) {
-        let form = popups::add::open(&self.opts.keymap);
+        let categories = (self.snapshot.global.categories.iter())
+            .map(|c| c.category.name.clone())
+            .collect();
+        let form = popups::add::open(&self.opts.keymap, categories);
         self.dialog = Some(Dialog::Form(form));
     }
 

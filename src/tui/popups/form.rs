@@ -147,11 +147,13 @@ pub struct Form {
     pub error: Option<String>,
     /// Matches of the last path completion that was not unique.
     pub candidates: Vec<String>,
-    /// Names Tab offers in the first field when it is a text field (categories, tags),
+    /// Names Tab offers in field [`Form::choice_field`], a text field (categories, tags),
     /// see [`complete_choice`]; empty: none.
     pub choices: Vec<String>,
-    /// The first field holds a comma-separated list: Tab completes its last item.
+    /// The choices' field holds a comma-separated list: Tab completes its last item.
     pub choice_list: bool,
+    /// The field the choices are for (0 unless set).
+    pub choice_field: usize,
 }
 
 impl Form {
@@ -167,6 +169,7 @@ impl Form {
             candidates: Vec::new(),
             choices: Vec::new(),
             choice_list: false,
+            choice_field: 0,
         }
     }
 
@@ -188,7 +191,7 @@ impl Form {
             return;
         };
         if let FieldKind::Text(text) = &mut field.kind
-            && self.focus == 0
+            && self.focus == self.choice_field
             && !self.choices.is_empty()
         {
             let before = text.text().to_owned();
