@@ -252,3 +252,99 @@ async fn a_category_download_path_holds_the_data_until_complete_then_its_save_pa
     assert_eq!(iso.download_path, Some(incoming.join("iso")));
     h.shutdown().await.unwrap();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_category_goal_stops_its_torrents_and_an_edited_path_moves_them() {
+    let tracker = TestTracker::start();
+    let dir = temp_dir();
+    let first = dir.path().join("first");
+    payload::write_tree(&first, &[FileSpec::new("f.bin", 1 << 20)], 9).unwrap();
+    let pristine = dir.path().join("pristine");
+    payload::write_tree(&pristine, &[FileSpec::new("f.bin", 1 << 20)], 9).unwrap();
+    let torrent = dir.path().join("f.torrent");
+    make_torrent(
+        &first.join("f.bin"),
+        &torrent,
+        &tracker.url(),
+        Some(64 * 1024),
+    );
+    let h = session::start(config(&dir.path().join("default")))
+        .await
+        .unwrap();
+    // ratio 0: reached as soon as it seeds (the session's [seeding] has no goal)
+    h.client
+        .send(Command::CreateCategory(Category {
+            limits: ShareLimits {
+                ratio: 0.0,
+                ..ShareLimits::default()
+            },
+            ..category("done", &first)
+        }))
+        .await
+        .unwrap();
+    let id = h
+        .client
+        .add(AddRequest::new(torrent.clone()).category("done"))
+        .await
+        .unwrap();
+    let row = wait(
+        &h,
+        id,
+        "checked, then stopped by its category's goal",
+        |r| r.state == TorrentState::Paused && r.paused_by.is_some(),
+    )
+    .await;
+    assert_eq!(row.pieces_have, row.pieces_total, "its data was there");
+    // the category gets another path and no goal: the data moves, it may seed again
+    let second = dir.path().join("second");
+    h.client
+        .send(Command::EditCategory(Category {
+            limits: ShareLimits {
+                ratio: -1.0,
+                ..ShareLimits::default()
+            },
+            ..category("done", &second)
+        }))
+        .await
+        .unwrap();
+    wait(&h, id, "moved with its category", |r| {
+        r.save_path == second && r.state == TorrentState::Paused
+    })
+    .await;
+    common::compare_trees(&pristine, &second).unwrap();
+    assert!(!first.join("f.bin").exists());
+    h.client.resume(id).await.unwrap();
+    wait(&h, id, "seeding: the goal no longer holds", |r| {
+        r.state == TorrentState::Seeding
+    })
+    .await;
+    // automatic management off: a new category's path is not followed
+    h.client
+        .send(Command::SetAutoManaged {
+            ids: vec![id],
+            on: false,
+        })
+        .await
+        .unwrap();
+    h.client
+        .send(Command::EditCategory(category("done", &first)))
+        .await
+        .unwrap();
+    h.client
+        .send(Command::AddTags {
+            ids: vec![id],
+            tags: tags(&["bad,tag"]),
+        })
+        .await
+        .unwrap();
+    let events = h.client.recent_events().await.unwrap();
+    assert!(
+        events.iter().any(|e| e.message.contains("no \",\"")),
+        "an invalid tag is refused in the log"
+    );
+    let row = wait(&h, id, "automatic management off", |r| !r.auto_managed).await;
+    assert!(row.tags.is_empty());
+    assert_eq!(row.save_path, second, "stays where it is");
+    assert_eq!(row.state, TorrentState::Seeding);
+    h.shutdown().await.unwrap();
+}
