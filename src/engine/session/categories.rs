@@ -150,12 +150,14 @@ impl Session {
         for t in &req.tags {
             check_tag(t).map_err(AddError::Invalid)?;
         }
+        let mut changed = false;
         if !category.is_empty() && !self.categories.list.contains(&category) {
             let created = self.categories.list.create(Category {
                 name: category.clone(),
                 ..Category::default()
             });
             if let Ok(names) = created {
+                changed = true;
                 self.log.push(
                     None,
                     EventLevel::Info,
@@ -164,7 +166,8 @@ impl Session {
                 );
             }
         }
-        if self.categories.list.add_tags(&req.tags) || !category.is_empty() {
+        // the file is written only when something is new (not once per add)
+        if self.categories.list.add_tags(&req.tags) || changed {
             self.categories_changed();
         }
         let auto_managed = req.auto_managed_in_effect();
