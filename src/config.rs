@@ -93,6 +93,7 @@ struct ConfigFile {
     hook_timeout: Option<u32>,
     seeding: Option<SeedingConfig>,
     queue: Option<engine::QueueConfig>,
+    categories: Option<BTreeMap<String, engine::CategoryConfig>>,
     /// Empty = no filter.
     ip_filter: Option<PathBuf>,
     watch_dir: Option<PathBuf>,
@@ -151,6 +152,7 @@ impl ConfigFile {
             hook_timeout,
             seeding,
             queue,
+            categories,
         );
         let lined = |span: std::ops::Range<usize>| {
             1 + text
@@ -338,6 +340,10 @@ impl Config {
         c.engine.download_dir = expand_tilde(&c.engine.download_dir);
         c.watch_dir = c.watch_dir.as_deref().map(expand_tilde);
         c.engine.ip_filter = c.engine.ip_filter.as_deref().map(expand_tilde);
+        for cat in c.engine.categories.values_mut() {
+            cat.save_path = expand_tilde(&cat.save_path);
+            cat.download_path = cat.download_path.as_deref().map(expand_tilde);
+        }
         let bad = |key, problem: &str| ConfigError::Value {
             path: path.to_path_buf(),
             key,

@@ -61,6 +61,7 @@
 //! | the DHT node (BEP 5/32), Local Service Discovery (BEP 14) | [`dht`], [`lsd`] |
 //! | sizes, rates, durations: format and parse | [`units`] |
 //! | address scope, tracker URLs fit to show, IP filter lists (parse, look up) | [`net`] |
+//! | categories and tags: their paths (subcategories), goals and file; the commands; a torrent's category, tags, automatic management and final move | `engine/categories.rs` (the rules), `engine/session/categories.rs`, `engine/torrent/category.rs`; the names' rules in `api/categories.rs` |
 //! | the IP filter in force, its file read and re-read, the blocked count | `engine/ip_filter.rs`, `engine/session/ip_filter.rs`; held back in `engine/torrent/peer_book.rs` |
 //! | untrusted text on a terminal | [`untrusted`] |
 //! | the TUI: model, event loop, dialogs, widgets, keys, theme | [`tui`] (`app.rs` the model, `event_loop.rs`, `popups/`, `widgets/`, `action`/`keymap`/`key`, `theme`) |

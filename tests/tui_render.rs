@@ -1975,3 +1975,143 @@ fn alt_speed_key_sends_the_switch_and_the_status_bar_shows_the_turtle() {
     }
     assert!(found, "help lists alt_speed");
 }
+
+/// The four rows with categories and tags, and the session's categories and tags.
+fn labelled_snapshot(seq: u64) -> Arc<Snapshot> {
+    use ratorrent::api::{Category, CategoryInfo};
+    let mut rows = four();
+    rows[0].category = "linux/iso".to_owned();
+    rows[0].tags = vec!["hd".to_owned(), "new".to_owned()];
+    rows[0].auto_managed = true;
+    rows[1].category = "films".to_owned();
+    rows[1].tags = vec!["keep".to_owned()];
+    rows[2].tags = vec!["new".to_owned()];
+    let info = |name: &str, path: &str| CategoryInfo {
+        category: Category {
+            name: name.to_owned(),
+            save_path: PathBuf::from(path),
+            ..Category::default()
+        },
+        save_path: PathBuf::from(path),
+        download_path: None,
+    };
+    let mut global = global(&rows);
+    global.categories = vec![
+        info("films", "/media/films"),
+        info("linux", "/srv/linux"),
+        info("linux/iso", "/srv/linux/iso"),
+    ]
+    .into();
+    global.tags = vec!["hd".to_owned(), "keep".to_owned(), "new".to_owned()].into();
+    Arc::new(Snapshot {
+        seq,
+        global,
+        rows: rows.into_iter().map(Arc::new).collect(),
+        detail: None,
+    })
+}
+
+fn visible_ids(app: &App) -> Vec<u64> {
+    app.visible_rows().map(|r| r.id.0).collect()
+}
+
+#[test]
+fn category_and_tags_columns_show_at_120x40_and_give_way_at_80x24() {
+    let mut app = App::with_options(labelled_snapshot(1), options(false, false));
+    let wide = render(&mut app, 120, 40);
+    insta::assert_snapshot!("list_categories_120x40", screen(&wide));
+    let header = line(wide.backend().buffer(), 1);
+    assert!(
+        header.contains("Category") && header.contains("Tags"),
+        "{header}"
+    );
+    let narrow = render(&mut app, 80, 24);
+    let header = line(narrow.backend().buffer(), 1);
+    assert!(
+        !header.contains("Category") && header.contains("Name"),
+        "at 80 the names keep their room: {header}"
+    );
+    // no torrent with a category or a tag: no such column, even at 120
+    let mut plain = App::with_options(snapshot(1, four()), options(false, false));
+    let header = line(render(&mut plain, 120, 40).backend().buffer(), 1);
+    assert!(!header.contains("Category") && !header.contains("Tags"));
+}
+
+#[test]
+fn v_and_capital_v_filter_by_category_and_tag_alongside_f() {
+    let mut app = App::with_options(labelled_snapshot(1), options(false, false));
+    assert_eq!(visible_ids(&app), [1, 2, 3, 4]);
+    app.handle_key(key('v'));
+    assert_eq!(visible_ids(&app), [2], "films");
+    app.handle_key(key('v'));
+    assert_eq!(visible_ids(&app), [1], "linux, with linux/iso");
+    let top = line(render(&mut app, 120, 40).backend().buffer(), 0);
+    assert!(top.contains("category: linux"), "{top}");
+    app.handle_key(key('v'));
+    assert_eq!(visible_ids(&app), [1], "linux/iso");
+    app.handle_key(key('v'));
+    assert_eq!(visible_ids(&app), [3, 4], "without a category");
+    app.handle_key(key('v'));
+    assert_eq!(visible_ids(&app), [1, 2, 3, 4], "all again");
+    app.handle_key(key('V'));
+    assert_eq!(visible_ids(&app), [1], "tag hd");
+    app.handle_key(key('V'));
+    app.handle_key(key('V'));
+    assert_eq!(visible_ids(&app), [1, 3], "tag new");
+    // the state filter on top: only the downloading one
+    app.handle_key(key('f'));
+    assert_eq!(visible_ids(&app), [1]);
+    app.handle_key(code(KeyCode::Esc));
+    assert_eq!(visible_ids(&app), [1, 2, 3, 4], "Esc clears every filter");
+}
+
+#[test]
+fn category_dialog_at_80x24_picks_creates_and_sends() {
+    let mut app = App::with_options(labelled_snapshot(1), options(false, false));
+    // torrent 2 (films) selected, then torrent 4 marked too
+    app.handle_key(key('j'));
+    app.handle_key(key('C'));
+    let terminal = render(&mut app, 80, 24);
+    insta::assert_snapshot!("category_dialog_80x24", screen(&terminal));
+    // Tab offers the categories: "films" is there; the next is "linux"
+    app.handle_key(code(KeyCode::Tab));
+    // its automatic management stays as it was (off)
+    let cmds = app.handle_key(code(KeyCode::Enter));
+    assert!(
+        matches!(
+            cmds.as_slice(),
+            [Command::SetCategory { ids, category }, Command::SetAutoManaged { on: false, .. }]
+                if category == "linux" && ids == &[TorrentId(2)]
+        ),
+        "{cmds:?}"
+    );
+    // a new one, with its save path
+    app.handle_key(key('C'));
+    type_text(&mut app, "docs");
+    app.handle_key(code(KeyCode::Down));
+    type_text(&mut app, "/srv/docs");
+    let cmds = app.handle_key(code(KeyCode::Enter));
+    match cmds.as_slice() {
+        [
+            Command::CreateCategory(c),
+            Command::SetCategory { category, .. },
+            _,
+        ] => {
+            assert_eq!((c.name.as_str(), category.as_str()), ("docs", "docs"));
+            assert_eq!(c.save_path, PathBuf::from("/srv/docs"));
+        }
+        other => panic!("{other:?}"),
+    }
+    // tags: add one, take one off
+    app.handle_key(key('T'));
+    type_text(&mut app, "hd, -keep");
+    let cmds = app.handle_key(code(KeyCode::Enter));
+    assert!(
+        matches!(
+            cmds.as_slice(),
+            [Command::AddTags { tags: a, .. }, Command::RemoveTags { tags: r, .. }]
+                if a == &["hd"] && r == &["keep"]
+        ),
+        "{cmds:?}"
+    );
+}

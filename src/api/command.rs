@@ -66,6 +66,16 @@ pub struct AddRequest {
     pub paused: bool,
     /// Keep seeding once complete (`false`: stop at completion, state `Completed`).
     pub seed: bool,
+    /// Its category (`tv/hd`); empty: none. A category the session does not have is
+    /// created, with the implicit save path (qBittorrent does the same); an invalid name
+    /// refuses the add ([`check_category_name`](super::check_category_name)).
+    pub category: String,
+    /// Its tags (each checked with [`check_tag`](super::check_tag); duplicates dropped).
+    pub tags: Vec<String>,
+    /// Automatic management (the data goes where the category says: its download path
+    /// while downloading, its save path once complete). `None`: on when a category is
+    /// given and no `download_dir`, else off.
+    pub auto_managed: Option<bool>,
 }
 
 impl AddRequest {
@@ -77,6 +87,9 @@ impl AddRequest {
             download_dir: None,
             paused: false,
             seed: true,
+            category: String::new(),
+            tags: Vec::new(),
+            auto_managed: None,
         }
     }
 
@@ -96,6 +109,32 @@ impl AddRequest {
     pub fn seed(mut self, seed: bool) -> AddRequest {
         self.seed = seed;
         self
+    }
+
+    /// Put it in `category` (`""`: none).
+    pub fn category(mut self, category: impl Into<String>) -> AddRequest {
+        self.category = category.into();
+        self
+    }
+
+    /// Give it `tags`.
+    pub fn tags(mut self, tags: Vec<String>) -> AddRequest {
+        self.tags = tags;
+        self
+    }
+
+    /// Automatic management on or off (`None`: the default, see
+    /// [`AddRequest::auto_managed`](AddRequest#structfield.auto_managed)).
+    pub fn auto_managed(mut self, on: Option<bool>) -> AddRequest {
+        self.auto_managed = on;
+        self
+    }
+
+    /// Whether automatic management is on for this add: as asked, else on when a
+    /// category is given and no save folder.
+    pub fn auto_managed_in_effect(&self) -> bool {
+        self.auto_managed
+            .unwrap_or(!self.category.is_empty() && self.download_dir.is_none())
     }
 }
 
@@ -250,6 +289,58 @@ pub enum Command {
     RecentEvents(oneshot::Sender<Vec<EngineEvent>>),
     /// Stop every torrent, send `stopped` to trackers, then reply and end the engine.
     Shutdown(oneshot::Sender<()>),
+    /// Put torrents `ids` in `category` (qBittorrent's `torrents/setCategory`; `""`: no
+    /// category). A category the session does not have is refused (the event log says
+    /// so). Those with automatic management on move their data where the new category
+    /// says (the session's download folder for none), as [`Command::MoveStorage`] does.
+    SetCategory {
+        /// The torrents.
+        ids: Vec<TorrentId>,
+        /// The category's name, or `""`.
+        category: String,
+    },
+    /// Create a category (`torrents/createCategory`); its missing parents are created
+    /// too (with implicit paths). Refused, in the event log, when the name is invalid or
+    /// taken.
+    CreateCategory(super::Category),
+    /// Change an existing category's paths and goals (`torrents/editCategory`); the
+    /// auto-managed torrents in it move to its new path. Refused when it does not exist.
+    EditCategory(super::Category),
+    /// Remove categories and their subcategories (`torrents/removeCategories`): their
+    /// torrents are left without a category and with automatic management off; their
+    /// data stays where it is.
+    RemoveCategories(Vec<String>),
+    /// Add `tags` to torrents `ids` (`torrents/addTags`): each tag once per torrent, after
+    /// those it has; new tags join the session's list. An invalid tag refuses the whole
+    /// command (in the event log).
+    AddTags {
+        /// The torrents.
+        ids: Vec<TorrentId>,
+        /// The tags.
+        tags: Vec<String>,
+    },
+    /// Take `tags` off torrents `ids` (`torrents/removeTags`; an empty list: every tag).
+    /// The tags stay in the session's list.
+    RemoveTags {
+        /// The torrents.
+        ids: Vec<TorrentId>,
+        /// The tags.
+        tags: Vec<String>,
+    },
+    /// Add tags to the session's list without giving them to a torrent
+    /// (`torrents/createTags`).
+    CreateTags(Vec<String>),
+    /// Delete tags from the session's list and from every torrent (`torrents/deleteTags`).
+    DeleteTags(Vec<String>),
+    /// Automatic management on or off for torrents `ids` (`torrents/setAutoManagement`).
+    /// Switched on, the data moves where the torrent's category says; switched off, it
+    /// stays where it is.
+    SetAutoManaged {
+        /// The torrents.
+        ids: Vec<TorrentId>,
+        /// On or off.
+        on: bool,
+    },
 }
 
 #[cfg(test)]

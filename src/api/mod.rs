@@ -6,6 +6,7 @@
 //! [`Command`]s back over a bounded `tokio::sync::mpsc`. Front ends do not touch those
 //! channels: they hold a [`Client`], the one handle over them.
 
+mod categories;
 mod client;
 mod command;
 mod error;
@@ -13,6 +14,10 @@ mod event;
 mod goals;
 mod snapshot;
 
+pub use categories::{
+    Category, CategoryInfo, MAX_LABEL_LEN, add_tags, check_category_name, check_tag, in_category,
+    parent_category, remove_tags,
+};
 pub use client::{Client, ClientError, Reply};
 pub use command::{AddRequest, AddSource, Command, CommandSender, QueueMove};
 pub use error::{AddError, TorrentError, TorrentErrorKind};

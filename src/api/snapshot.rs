@@ -76,6 +76,11 @@ pub struct GlobalStats {
     /// Queueing is on (`[queue] enabled`): rows' [`TorrentRow::queue_pos`] decide who
     /// runs.
     pub queueing: bool,
+    /// The session's categories by name (`tv` before `tv/hd`), with the paths they
+    /// resolve to (see [`Category`](super::Category)).
+    pub categories: Arc<[super::CategoryInfo]>,
+    /// The session's tags, sorted: those created and those on any torrent.
+    pub tags: Arc<[String]>,
 }
 
 /// Life-cycle state of a torrent as shown to the user.
@@ -199,6 +204,13 @@ pub struct TorrentRow {
     pub queue_pos: u32,
     /// Force started: runs whatever the queue says (qBittorrent's "force start").
     pub forced: bool,
+    /// Its category (`tv/hd`); empty: none.
+    pub category: String,
+    /// Its tags, in the order they were given.
+    pub tags: Vec<String>,
+    /// Automatic management: its data lives where its category says (qBittorrent's
+    /// `auto_tmm`).
+    pub auto_managed: bool,
 }
 
 /// Why the engine paused a torrent by itself (see [`TorrentRow::paused_by`]).

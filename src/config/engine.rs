@@ -120,6 +120,10 @@ pub struct EngineConfig {
     /// How often the filter file is looked at for changes (its modification time and
     /// size). Not a config key: [`IP_FILTER_POLL`]; tests set it shorter.
     pub ip_filter_poll: std::time::Duration,
+    /// Categories the config defines, by name (the `[categories."NAME"]` tables): set at
+    /// each start over those kept in the session state (see
+    /// [`crate::engine::categories`]). Empty by default.
+    pub categories: std::collections::BTreeMap<String, CategoryConfig>,
 }
 
 impl Default for EngineConfig {
@@ -155,6 +159,7 @@ impl Default for EngineConfig {
             queue: QueueConfig::default(),
             ip_filter: None,
             ip_filter_poll: IP_FILTER_POLL,
+            categories: Default::default(),
         }
     }
 }
@@ -287,7 +292,11 @@ impl EngineConfig {
             );
         }
         self.seeding.check()?;
-        self.queue.check()
+        self.queue.check()?;
+        for (name, c) in &self.categories {
+            c.check(name)?;
+        }
+        Ok(())
     }
 
     /// Disk threads to start: the configured number (at most 64, even for a config not
@@ -568,6 +577,86 @@ impl QueueConfig {
                     self.slow_torrent_inactive_timer
                 ),
             });
+        }
+        Ok(())
+    }
+}
+
+/// One `[categories."NAME"]` table: a category (qBittorrent's) the config defines.
+#[derive(Debug, Clone, PartialEq, Default, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct CategoryConfig {
+    /// Where its torrents' data goes (`~` expanded; relative: under `download_dir`);
+    /// empty or left out: the parent's save path joined with the last part of the name,
+    /// or `download_dir` joined with the name.
+    pub save_path: PathBuf,
+    /// Where the data is while downloading, moved to `save_path` on completion; left
+    /// out: the parent's download path joined with the last part of the name, if the
+    /// parent has one, else none.
+    pub download_path: Option<PathBuf>,
+    /// Its seeding goals for torrents that use the default: -2 (the default) the
+    /// session's `[seeding]`, -1 none, else the ratio.
+    pub ratio_limit: Option<f64>,
+    /// Minutes: -2 the session's, -1 none, else the limit.
+    pub seeding_time_limit: Option<i64>,
+    /// Minutes: -2 the session's, -1 none, else the limit.
+    pub inactive_seeding_time_limit: Option<i64>,
+}
+
+/// Config values are finite ([`CategoryConfig::check`] refuses NaN).
+impl Eq for CategoryConfig {}
+
+impl CategoryConfig {
+    /// The category named `name` it defines.
+    pub fn category(&self, name: &str) -> crate::api::Category {
+        let m = |v: Option<i64>| v.unwrap_or(crate::api::USE_GLOBAL);
+        crate::api::Category {
+            name: name.to_owned(),
+            save_path: self.save_path.clone(),
+            download_path: self.download_path.clone(),
+            limits: crate::api::ShareLimits {
+                ratio: self.ratio_limit.unwrap_or(crate::api::USE_GLOBAL as f64),
+                seeding_minutes: m(self.seeding_time_limit),
+                inactive_minutes: m(self.inactive_seeding_time_limit),
+            },
+        }
+    }
+
+    /// Check the name and the goals.
+    ///
+    /// # Errors
+    /// A [`BadValue`] for `categories` naming the category.
+    pub fn check(&self, name: &str) -> Result<(), BadValue> {
+        let bad = |problem: String| {
+            Err(BadValue {
+                key: "categories",
+                problem,
+            })
+        };
+        if let Err(e) = crate::api::check_category_name(name) {
+            return bad(e);
+        }
+        if let Some(r) = self.ratio_limit
+            && !(r == -2.0 || r == -1.0 || (r.is_finite() && r >= 0.0))
+        {
+            return bad(format!(
+                "{name:?}: ratio_limit must be -2 (the session's), -1 (none) or 0 or more (got {r})"
+            ));
+        }
+        for (key, m) in [
+            ("seeding_time_limit", self.seeding_time_limit),
+            (
+                "inactive_seeding_time_limit",
+                self.inactive_seeding_time_limit,
+            ),
+        ] {
+            if let Some(m) = m
+                && m < -2
+            {
+                return bad(format!(
+                    "{name:?}: {key} must be -2 (the session's), -1 (none) or minutes (got {m})"
+                ));
+            }
         }
         Ok(())
     }

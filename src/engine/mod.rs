@@ -7,11 +7,13 @@
 //! - [`timer`]: the session's one deadline queue.
 //! - [`link`]: what a torrent and its connections share (below both: orders, events, the
 //!   shared torrent state, the metadata fetch, the clock).
+//! - [`categories`]: the session's categories and tags, their paths and their file.
 //! - [`ctx`]: the session context and its events; [`event_log`]: the event stream;
 //!   [`ip_filter`]: the IP filter in force and its blocked count;
 //!   [`rate`]: limits and meters; [`queue`]: which started torrents may run (`[queue]`).
 
 pub mod alt_speed;
+pub mod categories;
 pub mod ctx;
 pub mod event_log;
 pub mod hooks;

@@ -207,6 +207,14 @@ pub enum Action {
     PrevField,
     /// Next field without completing.
     FieldDown,
+    /// Show the next category filter (all, each category, none).
+    CategoryFilter,
+    /// Show the next tag filter (all, each tag, none).
+    TagFilter,
+    /// Open the category dialog for the marked (or selected) torrents.
+    Category,
+    /// Open the tags dialog for the marked (or selected) torrents.
+    Tags,
 }
 
 /// One registry entry.
@@ -332,7 +340,7 @@ pub static ACTIONS: &[ActionSpec] = &[
         "clear",
         &[C::List],
         [K::key(KeyCode::Esc)],
-        "Clear the marks, the search and the state filter"
+        "Clear the marks, the search and the filters"
     ),
     spec!(
         SortNext,
@@ -629,6 +637,34 @@ pub static ACTIONS: &[ActionSpec] = &[
         &[C::Form],
         [K::key(KeyCode::BackTab), K::key(KeyCode::Up)],
         "Previous field"
+    ),
+    spec!(
+        CategoryFilter,
+        "category_filter",
+        &[C::List],
+        [K::char('v')],
+        "Category filter: all, each category (with its subcategories), none"
+    ),
+    spec!(
+        TagFilter,
+        "tag_filter",
+        &[C::List],
+        [K::char('V')],
+        "Tag filter: all, each tag, none"
+    ),
+    spec!(
+        Category,
+        "category",
+        &[C::Torrents],
+        [K::char('C')],
+        "Category: pick one (Tab), type a new one (+ save path), or none"
+    ),
+    spec!(
+        Tags,
+        "tags",
+        &[C::Torrents],
+        [K::char('T')],
+        "Tags: \"a, b\" adds, \"-a\" removes (Tab completes)"
     ),
 ];
 

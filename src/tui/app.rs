@@ -170,15 +170,17 @@ impl App {
             outbox: Vec::new(),
         };
         // the sort and filter of the last run
-        if let Some((sort, reverse, filter)) = app
+        if let Some(saved) = app
             .opts
             .view_file
             .as_deref()
             .and_then(super::view_file::load)
         {
-            app.view.sort = sort;
-            app.view.reverse = reverse;
-            app.view.filter = filter;
+            app.view.sort = saved.sort;
+            app.view.reverse = saved.reverse;
+            app.view.filter = saved.filter;
+            app.view.category = saved.category;
+            app.view.tag = saved.tag;
         }
         app.set_snapshot_at(snapshot, 0);
         app
@@ -229,7 +231,7 @@ impl App {
             self.pending_select = None;
             if !self.selection.shows(id, &self.snapshot) {
                 // the new torrent is hidden by the filter or search: show everything
-                self.view.filter = StateFilter::All;
+                self.clear_filters();
                 self.view.query.clear();
                 self.search = TextField::default();
                 self.refresh_index();
@@ -608,8 +610,9 @@ impl App {
             Action::ClearMarks => {
                 self.marks.clear();
                 self.clear_search();
-                if self.view.filter != StateFilter::All {
-                    self.view.filter = StateFilter::All;
+                let before = self.view.clone();
+                self.clear_filters();
+                if self.view != before {
                     self.refresh_index();
                 }
             }
@@ -692,7 +695,28 @@ impl App {
                     form.move_focus(action == Action::FieldDown);
                 }
             }
+            Action::CategoryFilter => {
+                let names: Vec<String> = (self.snapshot.global.categories.iter())
+                    .map(|c| c.category.name.clone())
+                    .collect();
+                self.view.category = self.view.category.next(&names);
+                self.refresh_index();
+            }
+            Action::TagFilter => {
+                let names: Vec<String> = self.snapshot.global.tags.to_vec();
+                self.view.tag = self.view.tag.next(&names);
+                self.refresh_index();
+            }
+            Action::Category => self.open_category(),
+            Action::Tags => self.open_tags(),
         }
+    }
+
+    /// Show every torrent: no state, category or tag filter.
+    fn clear_filters(&mut self) {
+        self.view.filter = StateFilter::All;
+        self.view.category = list::LabelFilter::All;
+        self.view.tag = list::LabelFilter::All;
     }
 
     /// Pauses (`pause`) or resumes every torrent, saying how many it concerns.
@@ -931,7 +955,7 @@ impl App {
             && let Some(row) = self.snapshot.row(id)
         {
             let name = format::clean(&row.name, self.opts.theme.sym.ascii);
-            self.view.filter = StateFilter::All;
+            self.clear_filters();
             self.view.query.clear();
             self.search = TextField::default();
             self.selection.refresh(&self.snapshot, &self.view);

@@ -144,6 +144,22 @@ pub fn facts(
             Plain,
         ));
     }
+    if !row.category.is_empty() || row.auto_managed {
+        let category = if row.category.is_empty() {
+            "none"
+        } else {
+            &row.category
+        };
+        let auto = if row.auto_managed {
+            " (automatic management: the data follows it)"
+        } else {
+            ""
+        };
+        out.push(fact("Category", clean(&format!("{category}{auto}")), Plain));
+    }
+    if !row.tags.is_empty() {
+        out.push(fact("Tags", clean(&row.tags.join(", ")), Plain));
+    }
     let piece_len = detail.map_or(String::new(), |d| {
         format!(" of {}", units::size(u64::from(d.piece_length)))
     });
@@ -600,6 +616,19 @@ mod tests {
             "the torrent's own name"
         );
         assert_eq!(value(&facts, "Save path"), "/srv/linux");
+        assert!(!labels(&facts).contains(&"Category") && !labels(&facts).contains(&"Tags"));
+        let labelled = TorrentRow {
+            category: "tv/hd".to_owned(),
+            tags: vec!["a".to_owned(), "b".to_owned()],
+            auto_managed: true,
+            ..row()
+        };
+        let more = super::facts(&labelled, Some(&detail), &Keymap::default(), &sym);
+        assert_eq!(
+            value(&more, "Category"),
+            "tv/hd (automatic management: the data follows it)"
+        );
+        assert_eq!(value(&more, "Tags"), "a, b");
         assert_eq!(value(&facts, "Size"), "2.00 KiB (2 pieces of 1.00 KiB)");
         // a skipped file: what will be downloaded comes first
         let file = |size, priority| crate::api::FileRow {

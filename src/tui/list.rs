@@ -36,11 +36,15 @@ pub enum SortColumn {
     Peers,
     /// Place in the queue (shown while queueing is on).
     Queue,
+    /// Category, by name (none last).
+    Category,
+    /// Tags, as shown (none last).
+    Tags,
 }
 
 impl SortColumn {
     /// Every column in the order `s` cycles through.
-    pub const ALL: [SortColumn; 12] = [
+    pub const ALL: [SortColumn; 14] = [
         SortColumn::Added,
         SortColumn::Name,
         SortColumn::Size,
@@ -53,6 +57,8 @@ impl SortColumn {
         SortColumn::Seeds,
         SortColumn::Peers,
         SortColumn::Queue,
+        SortColumn::Category,
+        SortColumn::Tags,
     ];
 
     /// The column's name in the config's `columns` (`"down"`, `"eta"`, ...).
@@ -70,6 +76,8 @@ impl SortColumn {
             SortColumn::Seeds => "seeds",
             SortColumn::Peers => "peers",
             SortColumn::Queue => "queue",
+            SortColumn::Category => "category",
+            SortColumn::Tags => "tags",
         }
     }
 
@@ -88,6 +96,8 @@ impl SortColumn {
             SortColumn::Seeds => "seeds",
             SortColumn::Peers => "peers",
             SortColumn::Queue => "queue place",
+            SortColumn::Category => "category",
+            SortColumn::Tags => "tags",
         }
     }
 
@@ -234,6 +244,76 @@ pub struct View {
     pub filter: StateFilter,
     /// Search text (matched case-insensitively anywhere in the name); empty: no search.
     pub query: String,
+    /// Category filter (key `v`): a category shows its subcategories' torrents too.
+    pub category: LabelFilter,
+    /// Tag filter (key `V`).
+    pub tag: LabelFilter,
+}
+
+/// A category or tag filter of the list.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
+pub enum LabelFilter {
+    /// Every torrent.
+    #[default]
+    All,
+    /// Torrents with this category (or one of its subcategories) or tag.
+    Is(String),
+    /// Torrents without a category (without any tag).
+    None,
+}
+
+impl LabelFilter {
+    /// The next filter after this one in the cycle all, each of `names` in order, none;
+    /// a filter for a name no longer in `names` starts the cycle over.
+    pub fn next(&self, names: &[String]) -> LabelFilter {
+        match self {
+            LabelFilter::All => names
+                .first()
+                .map_or(LabelFilter::None, |n| LabelFilter::Is(n.clone())),
+            LabelFilter::Is(n) => match names.iter().position(|x| x == n) {
+                Some(i) if i + 1 < names.len() => LabelFilter::Is(names[i + 1].clone()),
+                Some(_) => LabelFilter::None,
+                None => LabelFilter::All.next(names),
+            },
+            LabelFilter::None => LabelFilter::All,
+        }
+    }
+
+    /// Whether a row with category `category` passes (a category filter).
+    pub fn accepts_category(&self, category: &str) -> bool {
+        match self {
+            LabelFilter::All => true,
+            LabelFilter::Is(c) => crate::api::in_category(category, c),
+            LabelFilter::None => category.is_empty(),
+        }
+    }
+
+    /// Whether a row with `tags` passes (a tag filter).
+    pub fn accepts_tags(&self, tags: &[String]) -> bool {
+        match self {
+            LabelFilter::All => true,
+            LabelFilter::Is(t) => tags.contains(t),
+            LabelFilter::None => tags.is_empty(),
+        }
+    }
+
+    /// For the top bar and the view file: `None` for all, `"-"` for none, else the name.
+    pub fn label(&self) -> Option<&str> {
+        match self {
+            LabelFilter::All => None,
+            LabelFilter::Is(n) => Some(n),
+            LabelFilter::None => Some("-"),
+        }
+    }
+
+    /// [`LabelFilter::label`] read back.
+    pub fn from_label(label: Option<&str>) -> LabelFilter {
+        match label {
+            None | Some("") => LabelFilter::All,
+            Some("-") => LabelFilter::None,
+            Some(n) => LabelFilter::Is(n.to_owned()),
+        }
+    }
 }
 
 /// The list's columns the config's `columns` names (any order, case-insensitive; the
@@ -323,6 +403,11 @@ fn compare(a: &TorrentRow, b: &TorrentRow, column: SortColumn) -> Ordering {
         SortColumn::Seeds => a.seeds.cmp(&b.seeds),
         SortColumn::Peers => a.peers.cmp(&b.peers),
         SortColumn::Queue => a.queue_pos.cmp(&b.queue_pos),
+        // none last
+        SortColumn::Category => {
+            (a.category.is_empty(), &a.category).cmp(&(b.category.is_empty(), &b.category))
+        }
+        SortColumn::Tags => (a.tags.is_empty(), &a.tags).cmp(&(b.tags.is_empty(), &b.tags)),
     }
 }
 
@@ -333,7 +418,12 @@ pub fn build(rows: &[std::sync::Arc<TorrentRow>], view: &View) -> Vec<usize> {
     let mut index: Vec<usize> = rows
         .iter()
         .enumerate()
-        .filter(|(_, r)| view.filter.accepts(r.state) && matches(&r.name, &query))
+        .filter(|(_, r)| {
+            view.filter.accepts(r.state)
+                && view.category.accepts_category(&r.category)
+                && view.tag.accepts_tags(&r.tags)
+                && matches(&r.name, &query)
+        })
         .map(|(i, _)| i)
         .collect();
     let descending = view.descending();
@@ -631,5 +721,74 @@ mod tests {
             ..View::default()
         };
         assert_eq!(cache.get(&newer, &v2).len(), 1);
+    }
+
+    #[test]
+    fn category_and_tag_filters_cycle_and_filter_alongside_the_state_filter() {
+        let labelled = |id: u64, state, cat: &str, tags: &[&str]| {
+            Arc::new(TorrentRow {
+                id: TorrentId(id),
+                state,
+                category: cat.to_owned(),
+                tags: tags.iter().map(|t| (*t).to_owned()).collect(),
+                ..TorrentRow::default()
+            })
+        };
+        let r = vec![
+            labelled(1, TorrentState::Seeding, "tv", &["hd"]),
+            labelled(2, TorrentState::Downloading, "tv/hd", &[]),
+            labelled(3, TorrentState::Seeding, "", &["hd", "old"]),
+            labelled(4, TorrentState::Seeding, "tvx", &["old"]),
+        ];
+        let names = ["tv".to_owned(), "tv/hd".to_owned(), "tvx".to_owned()];
+        let mut v = View::default();
+        let mut seen = Vec::new();
+        for _ in 0..5 {
+            v.category = v.category.next(&names);
+            seen.push((
+                v.category.label().map(str::to_owned),
+                ids(&r, &build(&r, &v)),
+            ));
+        }
+        let s = |t: &str| Some(t.to_owned());
+        assert_eq!(
+            seen,
+            [
+                (s("tv"), vec![1, 2]),
+                (s("tv/hd"), vec![2]),
+                (s("tvx"), vec![4]),
+                (s("-"), vec![3]),
+                (None, vec![1, 2, 3, 4]),
+            ],
+            "a category shows its subcategories, none the uncategorized"
+        );
+        v.tag = LabelFilter::Is("old".to_owned());
+        assert_eq!(ids(&r, &build(&r, &v)), [3, 4]);
+        v.filter = StateFilter::Seeding;
+        v.category = LabelFilter::None;
+        assert_eq!(ids(&r, &build(&r, &v)), [3], "all three filters at once");
+        v = View {
+            tag: LabelFilter::None,
+            ..View::default()
+        };
+        assert_eq!(ids(&r, &build(&r, &v)), [2]);
+        // a name gone from the list starts the cycle over
+        assert_eq!(
+            LabelFilter::Is("gone".to_owned()).next(&names),
+            LabelFilter::Is("tv".to_owned())
+        );
+        assert_eq!(LabelFilter::All.next(&[]), LabelFilter::None);
+        for f in [
+            LabelFilter::All,
+            LabelFilter::None,
+            LabelFilter::Is("a/b".into()),
+        ] {
+            assert_eq!(LabelFilter::from_label(f.label()), f);
+        }
+        v = View {
+            sort: SortColumn::Category,
+            ..View::default()
+        };
+        assert_eq!(ids(&r, &build(&r, &v)), [1, 2, 4, 3], "none last");
     }
 }

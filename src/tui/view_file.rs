@@ -6,6 +6,8 @@
 //! sort = "ratio"
 //! reverse = false
 //! filter = "seeding"
+//! category = "tv"    # "-": without a category; absent: all
+//! tag = "hd"
 //! ```
 //!
 //! A missing, unreadable or damaged file is the default view (added order, all torrents):
@@ -15,18 +17,39 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
-use super::list::{SortColumn, StateFilter, View};
+use super::list::{LabelFilter, SortColumn, StateFilter, View};
 
 #[derive(Debug, Serialize, Deserialize)]
 struct Saved {
     sort: String,
     reverse: bool,
     filter: String,
+    /// The category filter: a name, `-` for none; absent: all.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    category: Option<String>,
+    /// The tag filter, as `category`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    tag: Option<String>,
 }
 
-/// The sort column, its direction and the state filter saved in `path`; `None` when the
+/// What the file keeps of the view.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct SavedView {
+    /// The sort column.
+    pub sort: SortColumn,
+    /// Its direction turned round.
+    pub reverse: bool,
+    /// The state filter.
+    pub filter: StateFilter,
+    /// The category filter.
+    pub category: LabelFilter,
+    /// The tag filter.
+    pub tag: LabelFilter,
+}
+
+/// The sort column, its direction and the filters saved in `path`; `None` when the
 /// file is missing or not one this module wrote (an unknown name in it is ignored).
-pub fn load(path: &Path) -> Option<(SortColumn, bool, StateFilter)> {
+pub fn load(path: &Path) -> Option<SavedView> {
     let text = std::fs::read_to_string(path).ok()?;
     let saved: Saved = toml::from_str(&text).ok()?;
     let sort = SortColumn::ALL
@@ -37,7 +60,13 @@ pub fn load(path: &Path) -> Option<(SortColumn, bool, StateFilter)> {
         .into_iter()
         .find(|f| f.label().eq_ignore_ascii_case(&saved.filter))
         .unwrap_or_default();
-    Some((sort, saved.reverse, filter))
+    Some(SavedView {
+        sort,
+        reverse: saved.reverse,
+        filter,
+        category: LabelFilter::from_label(saved.category.as_deref()),
+        tag: LabelFilter::from_label(saved.tag.as_deref()),
+    })
 }
 
 /// Write `view`'s sort and filter (not its search) to `path`, replacing it atomically.
@@ -49,6 +78,8 @@ pub fn save(path: &Path, view: &View) -> std::io::Result<()> {
         sort: view.sort.column_name().to_owned(),
         reverse: view.reverse,
         filter: view.filter.label().to_lowercase(),
+        category: view.category.label().map(str::to_owned),
+        tag: view.tag.label().map(str::to_owned),
     };
     let text = toml::to_string(&saved).map_err(std::io::Error::other)?;
     crate::atomic_write::write(
@@ -72,16 +103,24 @@ mod tests {
             reverse: true,
             filter: StateFilter::Seeding,
             query: "not kept".to_owned(),
+            category: LabelFilter::Is("tv/hd".to_owned()),
+            tag: LabelFilter::None,
         };
         save(&path, &view).unwrap();
         assert_eq!(
             load(&path),
-            Some((SortColumn::Ratio, true, StateFilter::Seeding))
+            Some(SavedView {
+                sort: SortColumn::Ratio,
+                reverse: true,
+                filter: StateFilter::Seeding,
+                category: LabelFilter::Is("tv/hd".to_owned()),
+                tag: LabelFilter::None,
+            })
         );
         std::fs::write(&path, "sort = \"nope\"\nreverse = false\nfilter = \"??\"\n").unwrap();
         assert_eq!(
             load(&path),
-            Some((SortColumn::Added, false, StateFilter::All)),
+            Some(SavedView::default()),
             "unknown names: the default"
         );
         std::fs::write(&path, "\u{0}garbage [[").unwrap();

@@ -55,6 +55,12 @@ dont_count_slow_torrents = false
 slow_download_rate_threshold = "10K"
 slow_upload_rate_threshold = 512
 slow_torrent_inactive_timer = 5
+[categories."tv"]
+save_path = "/media/tv"
+download_path = "/incoming/tv"
+ratio_limit = 1.5
+[categories."tv/hd"]
+seeding_time_limit = 60
 [alt_speed_schedule]
 enabled = true
 from = "01:15"
@@ -123,6 +129,25 @@ days = "weekends"
         },
         ip_filter: Some(PathBuf::from("/srv/ipfilter.dat.gz")),
         ip_filter_poll: IP_FILTER_POLL,
+        categories: [
+            (
+                "tv".to_owned(),
+                crate::config::engine::CategoryConfig {
+                    save_path: PathBuf::from("/media/tv"),
+                    download_path: Some(PathBuf::from("/incoming/tv")),
+                    ratio_limit: Some(1.5),
+                    ..Default::default()
+                },
+            ),
+            (
+                "tv/hd".to_owned(),
+                crate::config::engine::CategoryConfig {
+                    seeding_time_limit: Some(60),
+                    ..Default::default()
+                },
+            ),
+        ]
+        .into(),
     };
     assert_eq!(c.engine, want);
     // every value differs from the default, so none was left at it by accident
@@ -351,4 +376,34 @@ fn queue_limits_are_minus_one_or_counts_and_the_timer_is_bounded() {
         .unwrap_err()
         .to_string();
     assert!(e.contains("queue.max_active_downloads"), "{e}");
+}
+
+#[test]
+fn a_category_with_a_bad_name_or_goal_is_refused() {
+    for (text, needle) in [
+        ("[categories.\"tv/\"]\n", "no \"/\" at the start or the end"),
+        ("[categories.\"..\"]\n", "\".\" or \"..\""),
+        ("[categories.\"tv\"]\nratio_limit = -5\n", "ratio_limit"),
+        (
+            "[categories.\"tv\"]\ninactive_seeding_time_limit = -3\n",
+            "inactive_seeding_time_limit",
+        ),
+    ] {
+        let e = Config::from_toml(text, Path::new("x")).unwrap_err();
+        let e = e.to_string();
+        assert!(
+            e.contains("categories") && e.contains(needle),
+            "{text}: {e}"
+        );
+    }
+    let e = Config::from_toml("[categories.\"tv\"]\nsave = \"/x\"\n", Path::new("x"));
+    assert!(e.is_err(), "an unknown key");
+    let c = Config::from_toml(
+        "[categories.\"tv\"]\nsave_path = \"~/tv\"\n",
+        Path::new("x"),
+    )
+    .unwrap();
+    let tv = &c.engine.categories["tv"];
+    assert!(!tv.save_path.starts_with("~"), "~ expanded: {tv:?}");
+    assert_eq!(tv.category("tv").limits, crate::api::ShareLimits::default());
 }

@@ -245,11 +245,8 @@ impl Session {
                 merged: None,
             });
         }
+        let plan = self.add_plan(&req)?;
         let id = self.library.new_id();
-        let save_dir = absolute(
-            req.download_dir
-                .unwrap_or_else(|| self.ctx.config.download_dir.clone()),
-        );
         let info_hash = meta.info_hash;
         let name = meta.saved_name().to_owned();
         if let Some(store) = self.persist.store() {
@@ -260,14 +257,15 @@ impl Session {
                 ))
             })?;
         }
-        let t = Torrent::new(
+        let mut t = Torrent::new(
             id,
             Arc::new(meta),
-            save_dir,
+            plan.save_dir.clone(),
             req.seed,
             self.ctx.config.upload_slots as usize,
             !self.persist.is_on(),
         );
+        plan.apply(&mut t);
         self.insert(id, info_hash, t);
         self.log.push(
             Some(id),
@@ -307,22 +305,20 @@ impl Session {
                 merged: merged.map(|m| m.describe()),
             });
         }
+        let plan = self.add_plan(&req)?;
         let id = self.library.new_id();
-        let save_dir = absolute(
-            req.download_dir
-                .unwrap_or_else(|| self.ctx.config.download_dir.clone()),
-        );
         let info_hash = m.info_hash;
         let name = m.display_name();
         let notes = m.notes.clone();
-        let t = Torrent::new_magnet(
+        let mut t = Torrent::new_magnet(
             id,
             m,
-            save_dir,
+            plan.save_dir.clone(),
             req.seed,
             self.ctx.config.upload_slots as usize,
             !self.persist.is_on(),
         );
+        plan.apply(&mut t);
         self.insert(id, info_hash, t);
         self.log.push(
             Some(id),

@@ -10,8 +10,9 @@
 //! Rooms beside this actor loop and its dispatch: `start` (the handle and start-up),
 //! `library` (the torrents by id and info hash; add and remove), `listener`
 //! (incoming connections), `publish` (snapshots), `persist` (the state store: restore
-//! and checkpoints), `disk_guard` (pause downloads when their volume runs full) and
-//! `ip_filter` (read the IP filter file, and again when it changes).
+//! and checkpoints), `disk_guard` (pause downloads when their volume runs full),
+//! `ip_filter` (read the IP filter file, and again when it changes) and `categories`
+//! (categories and tags: their commands, an add's folder, their file).
 
 /// Borrow the session's parts as an [`Env`] next to one torrent.
 macro_rules! env {
@@ -29,6 +30,7 @@ macro_rules! env {
     };
 }
 
+mod categories;
 mod disk_guard;
 mod ip_filter;
 mod library;
@@ -84,6 +86,8 @@ struct Session {
     alt: AltSpeeds,
     /// The download and seeding queue (`[queue]`).
     queue: queue::Queue,
+    /// Categories and tags.
+    categories: categories::CategoryState,
 }
 
 impl Session {
@@ -163,6 +167,7 @@ impl Session {
             // a slot may be free, or wanted
             self.queue.dirty = true;
         }
+        let final_move = t.take_final_move();
         // any input may change what its row shows: the row is rebuilt at the next publish
         // (and shared when equal, so an input that changed nothing sends nothing)
         self.publisher.touch(id);
@@ -180,8 +185,17 @@ impl Session {
         if let Some(delete_data) = goal_removal {
             // a seeding goal's action: the remove path the user's key takes (it logs)
             self.remove(id, delete_data);
+        } else if final_move {
+            // complete: from the category's download path to its save path
+            self.final_move(id);
         }
         Some(r)
+    }
+
+    /// Move a complete torrent's data to its final folder (not generic: [`Session::with`]
+    /// calls it).
+    fn final_move(&mut self, id: TorrentId) {
+        self.with(id, |t, env| t.move_to_final(env));
     }
 
     fn grant_checks(&mut self) {
@@ -347,6 +361,15 @@ impl Session {
                 let _ = reply.send(self.log.recent());
             }
             Command::Shutdown(_) => {}
+            c @ (Command::SetCategory { .. }
+            | Command::CreateCategory(_)
+            | Command::EditCategory(_)
+            | Command::RemoveCategories(_)
+            | Command::AddTags { .. }
+            | Command::RemoveTags { .. }
+            | Command::CreateTags(_)
+            | Command::DeleteTags(_)
+            | Command::SetAutoManaged { .. }) => self.category_command(c),
         }
     }
 
@@ -518,7 +541,10 @@ impl Session {
     fn publish(&mut self) {
         self.timers.cancel(TimerKey::Publish);
         let now = Instant::now();
-        let global = publish::session_stats(&self.ctx, self.guard.free_space(), self.alt.is_on());
+        let mut global =
+            publish::session_stats(&self.ctx, self.guard.free_space(), self.alt.is_on());
+        global.categories = self.categories.shown.clone();
+        global.tags = self.categories.tags_shown.clone();
         let next = self
             .publisher
             .publish(now, &mut self.torrents, global, |t| {

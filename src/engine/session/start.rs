@@ -158,8 +158,10 @@ async fn start_session(
         guard: DiskGuard::new(min_free_space),
         filter: Default::default(),
         alt,
+        categories: Default::default(),
     };
     let mut session = session;
+    session.categories_start(state.as_ref().map(|(store, _)| store.dir()));
     // read on a blocking thread; installed when ready (peers learnt before are held
     // back at their dial, see PeerBook)
     session.ip_filter_look();
@@ -168,6 +170,7 @@ async fn start_session(
     if let Some((store, loaded)) = state {
         session.persist = Persist::new(Some(Arc::new(store)));
         session.restore(loaded);
+        session.categories_restored();
         // the list of the last session is in the first snapshot, before anything is
         // hashed or connected
         session.grant_checks();

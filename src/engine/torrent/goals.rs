@@ -145,6 +145,8 @@ pub struct GoalState {
     pub stopped: Option<String>,
     /// A goal asked for its torrent's removal (with its data: `true`); the session does it.
     pub remove: Option<bool>,
+    /// Its category's goals (-2: the session's), used where its own say -2.
+    pub category: ShareLimits,
 }
 
 impl Default for GoalState {
@@ -156,11 +158,17 @@ impl Default for GoalState {
             last_upload: (0, Instant::now()),
             stopped: None,
             remove: None,
+            category: ShareLimits::default(),
         }
     }
 }
 
 impl GoalState {
+    /// Its limits with the -2 fields taken from its category (still -2: the session's).
+    pub fn in_effect(&self) -> ShareLimits {
+        crate::engine::categories::inherit(self.limits, self.category)
+    }
+
     /// Time seeded, all spells together, at `now`.
     pub fn seeded(&self, now: Instant) -> Duration {
         Duration::from_secs(self.seeded_before)
@@ -235,7 +243,7 @@ impl Torrent {
         if uploaded != self.goals.last_upload.0 {
             self.goals.last_upload = (uploaded, env.now);
         }
-        let e = effective(self.goals.limits, &env.ctx.config.seeding);
+        let e = effective(self.goals.in_effect(), &env.ctx.config.seeding);
         let s = self.standing(env.now);
         let key = TimerKey::Torrent(self.id, TorrentTimer::Goal);
         match reached(&e, &s) {
@@ -317,11 +325,23 @@ impl Torrent {
         self.check_goals(env);
     }
 
+    /// Its category's goals changed (it moved to another category, or the category was
+    /// edited): look at its goals again.
+    pub fn set_category_goals(&mut self, limits: ShareLimits, env: &mut Env<'_>) {
+        let limits = limits.sanitized();
+        if limits == self.goals.category {
+            return;
+        }
+        self.goals.category = limits;
+        *env.publish_now = true;
+        self.check_goals(env);
+    }
+
     /// The goal that still holds a goal-stopped torrent (ratio or seeding time; inactivity
     /// starts over when it resumes); `None` when it may seed.
     fn goal_blocking(&self, env: &Env<'_>) -> Option<Reached> {
         self.goals.stopped.as_ref()?;
-        let e = effective(self.goals.limits, &env.ctx.config.seeding);
+        let e = effective(self.goals.in_effect(), &env.ctx.config.seeding);
         let s = Standing {
             inactive: Duration::ZERO,
             ..self.standing(env.now)
@@ -349,7 +369,7 @@ impl Torrent {
 
     /// The goals for the detail view.
     pub fn goal_view(&self, global: &SeedingConfig, now: Instant) -> GoalView {
-        let e = effective(self.goals.limits, global);
+        let e = effective(self.goals.in_effect(), global);
         GoalView {
             limits: self.goals.limits,
             ratio: e.ratio,

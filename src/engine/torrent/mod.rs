@@ -18,9 +18,12 @@
 //!   the choke round, PEX, bans), `trackers` (announces, scrapes), [`disk`] (files, checks,
 //!   disk results), `magnet` (a magnet link's metadata), `relocate` (moving the files),
 //!   `dht` and `lsd` (those peer sources), [`sources`] (the peers the user gave, the
-//!   sources in effect), [`goals`] (seeding goals: share limits, the seeding clock).
+//!   sources in effect), [`goals`] (seeding goals: share limits, the seeding clock),
+//!   `category` (its category, tags and automatic management; the move to the save path
+//!   on completion).
 
 pub mod announce;
+mod category;
 pub mod check_queue;
 pub mod choke;
 mod dht;
@@ -207,6 +210,9 @@ pub struct Torrent {
     manage: crate::state::ManageRecord,
     /// Place in the queue shown to the user, 1 = first (set by the session's queue).
     queue_rank: u32,
+    /// It completed with a final folder to go to (a category's download path in use): the
+    /// session starts the move after the input (see `torrent/category.rs`).
+    final_move_due: bool,
 }
 
 impl Torrent {
@@ -269,6 +275,7 @@ impl Torrent {
             goals: goals::GoalState::default(),
             manage: Default::default(),
             queue_rank: 0,
+            final_move_due: false,
             sum,
         }
     }
@@ -454,6 +461,7 @@ impl Torrent {
             };
             self.log(env, level, kind, msg);
             self.goal_state_changed(before, after, env);
+            self.category_state_changed(before, after);
         }
         for e in effects {
             self.apply(e, env);

@@ -266,6 +266,9 @@ impl Torrent {
             save_path: self.save_dir.clone(),
             queue_pos: self.queue_rank(),
             forced: self.forced(),
+            category: self.manage.category.clone(),
+            tags: self.manage.tags.clone(),
+            auto_managed: self.manage.auto_managed,
         }
     }
 

@@ -7,7 +7,10 @@ use super::*;
 
 impl App {
     pub(super) fn open_add(&mut self) {
-        let form = popups::add::open(&self.opts.keymap);
+        let categories = (self.snapshot.global.categories.iter())
+            .map(|c| c.category.name.clone())
+            .collect();
+        let form = popups::add::open(&self.opts.keymap, categories);
         self.dialog = Some(Dialog::Form(form));
     }
 
@@ -46,6 +49,28 @@ impl App {
         }
         let what = self.describe(&torrents);
         let form = popups::move_storage::open(&self.snapshot, torrents, &what);
+        self.dialog = Some(Dialog::Form(form));
+    }
+
+    pub(super) fn open_category(&mut self) {
+        let torrents = self.targets();
+        if torrents.is_empty() {
+            return;
+        }
+        let what = self.describe(&torrents);
+        let ascii = self.opts.theme.sym.ascii;
+        let form = popups::category::open(&self.snapshot, torrents, &what, ascii);
+        self.dialog = Some(Dialog::Form(form));
+    }
+
+    pub(super) fn open_tags(&mut self) {
+        let torrents = self.targets();
+        if torrents.is_empty() {
+            return;
+        }
+        let what = self.describe(&torrents);
+        let ascii = self.opts.theme.sym.ascii;
+        let form = popups::tags::open(&self.snapshot, torrents, &what, ascii);
         self.dialog = Some(Dialog::Form(form));
     }
 
@@ -103,6 +128,10 @@ impl App {
             FormKind::Move { torrents } => popups::move_storage::submit(form, torrents),
             FormKind::Goals { torrents } => popups::goals::submit(form, torrents),
             FormKind::AddPeer { torrent } => popups::add_peer::submit(form, *torrent),
+            FormKind::Category { torrents } => {
+                popups::category::submit(form, torrents, &self.snapshot)
+            }
+            FormKind::Tags { torrents } => popups::tags::submit(form, torrents),
         };
         // "moving to …" is said while the data moves, then the outcome
         let moving = match (&form.kind, &result) {

@@ -1,5 +1,6 @@
 //! The add dialog: a .torrent file's path (Tab completes it, `*` and `?` match several), a
-//! magnet link or the http(s) URL of a .torrent file, typed or pasted; the folder to save in (empty: the default); start paused. A typo is refused in
+//! magnet link or the http(s) URL of a .torrent file, typed or pasted; the folder to save in (empty: the default); start paused; a category (Tab offers the session's; with one
+//! and no folder its data goes where the category says). A typo is refused in
 //! the dialog (a missing file, a folder, a malformed magnet link), not reported later as a
 //! failed add.
 
@@ -12,8 +13,9 @@ use crate::tui::keymap::Keymap;
 
 use super::form::{Field, Form, FormKind, Outcome, Submitted};
 
-/// The empty dialog; its intro names the key that completes a path.
-pub fn open(keymap: &Keymap) -> Form {
+/// The empty dialog; its intro names the key that completes a path; Tab offers
+/// `categories` in the category field.
+pub fn open(keymap: &Keymap, categories: Vec<String>) -> Form {
     let mut form = Form::new(
         FormKind::Add,
         "Add a torrent",
@@ -21,8 +23,11 @@ pub fn open(keymap: &Keymap) -> Form {
             Field::path("Torrent file, magnet link or http(s) URL", "", false),
             Field::path("Save in (empty: the default folder)", "", true),
             Field::check("Start paused", false),
+            Field::text("Category (empty: none)", ""),
         ],
     );
+    form.choices = categories;
+    form.choice_field = 3;
     let tab = keymap.hint(Action::NextField);
     form.intro = vec![format!(
         "{tab} completes a path or moves to the next field."
@@ -39,6 +44,10 @@ pub fn submit(form: &Form, seed: bool) -> Submitted {
     let text = form.fields.first().map_or("", |f| f.value()).trim();
     let save = form.fields.get(1).map_or("", |f| f.value()).trim();
     let paused = form.fields.get(2).is_some_and(Field::checked);
+    let category = form.fields.get(3).map_or("", |f| f.value()).trim();
+    if !category.is_empty() {
+        crate::api::check_category_name(category)?;
+    }
     if text.is_empty() {
         return Err(
             "type the path of a .torrent file (Tab completes), a magnet link or a URL".to_owned(),
@@ -89,12 +98,11 @@ pub fn submit(form: &Form, seed: bool) -> Submitted {
             .into_iter()
             .map(|source| {
                 Command::Add(
-                    AddRequest {
-                        source,
-                        download_dir: download_dir.clone(),
-                        paused,
-                        seed,
-                    },
+                    AddRequest::new(source)
+                        .download_dir(download_dir.clone())
+                        .paused(paused)
+                        .seed(seed)
+                        .category(category),
                     None,
                 )
             })
@@ -157,7 +165,7 @@ mod tests {
 
     /// The dialog with the torrent field, the save field and the checkbox filled in.
     fn filled(torrent: &str, save: &str, paused: bool) -> Form {
-        let mut form = open(&Keymap::default());
+        let mut form = open(&Keymap::default(), Vec::new());
         for (field, text) in form.fields.iter_mut().zip([torrent, save]) {
             if let FieldKind::Path { field, .. } = &mut field.kind {
                 field.set(text);
@@ -177,9 +185,9 @@ mod tests {
 
     #[test]
     fn opens_empty_with_the_completion_key_named() {
-        let form = open(&Keymap::default());
+        let form = open(&Keymap::default(), Vec::new());
         assert_eq!(form.kind, FormKind::Add);
-        assert_eq!(form.fields.len(), 3);
+        assert_eq!(form.fields.len(), 4);
         assert!(
             form.fields
                 .iter()
@@ -314,5 +322,27 @@ mod tests {
                 home.join("surely-not-here.torrent").display()
             )
         );
+    }
+
+    #[test]
+    fn a_category_goes_with_the_add_and_tab_offers_the_categories() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("a.torrent");
+        std::fs::write(&file, b"d4:infod4:name1:aee").unwrap();
+        let mut form = filled(&file.display().to_string(), "", false);
+        form.choices = vec!["films".to_owned(), "tv".to_owned()];
+        form.focus = 3;
+        if let FieldKind::Text(t) = &mut form.fields[3].kind {
+            t.set("t");
+        }
+        form.tab();
+        assert_eq!(form.fields[3].value(), "tv");
+        let r = request(submit(&form, true).unwrap());
+        assert_eq!(r.category, "tv");
+        assert!(r.auto_managed_in_effect(), "a category and no folder");
+        if let FieldKind::Text(t) = &mut form.fields[3].kind {
+            t.set("tv/");
+        }
+        assert!(submit(&form, true).is_err(), "an invalid name");
     }
 }

@@ -118,6 +118,16 @@ pub enum FormKind {
         /// The torrent the peer is for.
         torrent: TorrentId,
     },
+    /// Category: fields category, save path (a new one), automatic management.
+    Category {
+        /// The torrents it sets.
+        torrents: Vec<TorrentId>,
+    },
+    /// Tags: field tags (`a, b, -c`).
+    Tags {
+        /// The torrents it sets.
+        torrents: Vec<TorrentId>,
+    },
 }
 
 /// A dialog with fields.
@@ -137,6 +147,13 @@ pub struct Form {
     pub error: Option<String>,
     /// Matches of the last path completion that was not unique.
     pub candidates: Vec<String>,
+    /// Names Tab offers in field [`Form::choice_field`], a text field (categories, tags),
+    /// see [`complete_choice`]; empty: none.
+    pub choices: Vec<String>,
+    /// The choices' field holds a comma-separated list: Tab completes its last item.
+    pub choice_list: bool,
+    /// The field the choices are for (0 unless set).
+    pub choice_field: usize,
 }
 
 impl Form {
@@ -150,6 +167,9 @@ impl Form {
             focus: 0,
             error: None,
             candidates: Vec::new(),
+            choices: Vec::new(),
+            choice_list: false,
+            choice_field: 0,
         }
     }
 
@@ -170,6 +190,16 @@ impl Form {
         let Some(field) = self.fields.get_mut(self.focus) else {
             return;
         };
+        if let FieldKind::Text(text) = &mut field.kind
+            && self.focus == self.choice_field
+            && !self.choices.is_empty()
+        {
+            let before = text.text().to_owned();
+            if let Some(done) = complete_choice(&before, &self.choices, self.choice_list) {
+                text.set(done);
+                return;
+            }
+        }
         if let FieldKind::Path { field, dirs_only } = &mut field.kind {
             let dirs_only = *dirs_only;
             let before = field.text().to_owned();
@@ -231,6 +261,36 @@ impl Form {
     }
 }
 
+/// Tab in a field with `choices`: the first choice that starts with the text (for a
+/// `list`, its last comma-separated item, a leading `-` kept), or when the text is a
+/// choice, the next one (wrapping); `None` when no choice fits (Tab then moves on).
+pub fn complete_choice(text: &str, choices: &[String], list: bool) -> Option<String> {
+    let (head, item) = if list {
+        match text.rfind(',') {
+            Some(i) => (&text[..=i], &text[i + 1..]),
+            None => ("", text),
+        }
+    } else {
+        ("", text)
+    };
+    let lead = item.len() - item.trim_start().len();
+    let (space, item) = item.split_at(lead);
+    let (minus, item) = match item.strip_prefix('-') {
+        Some(rest) if list => ("-", rest),
+        _ => ("", item),
+    };
+    let next = match choices.iter().position(|c| c == item) {
+        Some(i) => &choices[(i + 1) % choices.len()],
+        None => choices.iter().find(|c| c.starts_with(item))?,
+    };
+    let space = if head.is_empty() || !space.is_empty() {
+        space
+    } else {
+        " "
+    };
+    Some(format!("{head}{space}{minus}{next}"))
+}
+
 /// What a submitted form asks for.
 #[derive(Debug)]
 pub struct Outcome {
@@ -256,6 +316,36 @@ mod tests {
 
     fn form(fields: Vec<Field>) -> Form {
         Form::new(FormKind::Add, "t", fields)
+    }
+
+    #[test]
+    fn tab_offers_the_choices_then_moves_on() {
+        let choices = vec!["films".to_owned(), "tv".to_owned(), "tv/hd".to_owned()];
+        assert_eq!(complete_choice("t", &choices, false).as_deref(), Some("tv"));
+        assert_eq!(
+            complete_choice("tv", &choices, false).as_deref(),
+            Some("tv/hd")
+        );
+        assert_eq!(
+            complete_choice("tv/hd", &choices, false).as_deref(),
+            Some("films")
+        );
+        assert_eq!(complete_choice("x", &choices, false), None);
+        assert_eq!(
+            complete_choice("hd, -f", &choices, true).as_deref(),
+            Some("hd, -films")
+        );
+        assert_eq!(
+            complete_choice("a,t", &choices, true).as_deref(),
+            Some("a, tv")
+        );
+        let mut f = form(vec![Field::text("c", "f"), Field::text("d", "")]);
+        f.choices = choices;
+        f.tab();
+        assert_eq!((f.focus, f.fields[0].value()), (0, "films"));
+        f.fields[0].kind = FieldKind::Text(TextField::new("zzz"));
+        f.tab();
+        assert_eq!(f.focus, 1, "nothing to offer: next field");
     }
 
     #[test]

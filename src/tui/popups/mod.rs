@@ -10,9 +10,12 @@
 //! - [`add_peer`]: give the torrent of the detail view a peer address to dial.
 //! - [`remove`]: remove torrents, keeping or deleting their data.
 //! - [`quit`]: quit while torrents are active.
+//! - [`category`], [`tags`]: the selected torrents' category (and automatic management)
+//!   and tags.
 
 pub mod add;
 pub mod add_peer;
+pub mod category;
 pub mod confirm;
 pub mod form;
 pub mod goals;
@@ -20,6 +23,7 @@ pub mod limits;
 pub mod move_storage;
 pub mod quit;
 pub mod remove;
+pub mod tags;
 
 use self::confirm::Confirm;
 use self::form::Form;

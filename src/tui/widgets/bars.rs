@@ -1,5 +1,5 @@
 //! The bars around every screen's body: the top bar (the list's filters with their counts,
-//! the sort and the search; or the detail view's tabs), the message line (the search line
+//! the category and tag filters, the sort and the search; or the detail view's tabs), the message line (the search line
 //! being edited, a notice, the selected torrent's error or message, or its figures) and the
 //! status bar (session rates and limits, peers, attempts the IP filter blocked, free space,
 //! torrents, port, DHT, and the help and quit keys).
@@ -82,6 +82,16 @@ pub(crate) fn top_bar_list(frame: &mut Frame, area: Rect, app: &App, theme: &The
             Style::new()
         };
         items.push((format!(" {label} {} ", counts[i]), style));
+    }
+    let bold = theme
+        .selected()
+        .add_modifier(ratatui::style::Modifier::BOLD);
+    for (what, f) in [("category", &view.category), ("tag", &view.tag)] {
+        if let Some(label) = f.label() {
+            let label = if label == "-" { "none" } else { label };
+            let label = format::fit_with(label, 16, theme.sym.ascii, theme.sym.ellipsis);
+            items.push((format!(" {what}: {label} "), bold));
+        }
     }
     let (asc, desc) = theme.sym.sort;
     let dir = if view.descending() { desc } else { asc };

@@ -36,11 +36,13 @@ pub(crate) enum Column {
     Seeds,
     Peers,
     Added,
+    Category,
+    Tags,
 }
 
 /// Every column in display order: header, fixed width in cells (Name takes the rest), the
 /// sort column it stands for.
-const COLUMNS: [(Column, &str, u16, SortColumn); 12] = [
+const COLUMNS: [(Column, &str, u16, SortColumn); 14] = [
     (Column::Queue, "#", 4, SortColumn::Queue),
     (Column::Name, "Name", 0, SortColumn::Name),
     (Column::Size, "Size", 9, SortColumn::Size),
@@ -53,6 +55,8 @@ const COLUMNS: [(Column, &str, u16, SortColumn); 12] = [
     (Column::Seeds, "Seeds", 10, SortColumn::Seeds),
     (Column::Peers, "Peers", 8, SortColumn::Peers),
     (Column::Added, "Added", 10, SortColumn::Added),
+    (Column::Category, "Category", 10, SortColumn::Category),
+    (Column::Tags, "Tags", 11, SortColumn::Tags),
 ];
 
 /// One way to give Name more room.
@@ -67,11 +71,16 @@ enum Step {
 /// What is given up, first to last, while Name would be narrower than it wants: chosen for
 /// a seeding user as much as a downloading one, so the upload rate, the ratio and the
 /// peers stay at 80 columns (the bar goes first), and at 120 only Seeds and Added go.
-const STEPS: [Step; 12] = [
+///
+/// Category and Tags are offered only while some torrent has one (see [`render`]); at 120
+/// columns they take the place of Size and ETA, at 80 they go before the bar narrows.
+const STEPS: [Step; 14] = [
     Step::Drop(Column::Added),
     Step::Drop(Column::Seeds),
     Step::Drop(Column::Size),
     Step::Drop(Column::Eta),
+    Step::Drop(Column::Tags),
+    Step::Drop(Column::Category),
     Step::NarrowProgress,
     Step::Drop(Column::Queue),
     Step::Drop(Column::Peers),
@@ -112,7 +121,7 @@ pub(crate) fn render(frame: &mut Frame, area: Rect, app: &App) {
 
     // the queue's places mean something only while queueing is on
     let queueing = app.snapshot().global.queueing;
-    let picked: Vec<SortColumn> = (app.options().columns.iter().copied())
+    let picked: Vec<SortColumn> = (labelled_columns(app).into_iter())
         .filter(|c| queueing || *c != SortColumn::Queue)
         .collect();
     let columns = columns(area.width, &picked);
@@ -289,6 +298,15 @@ fn draw_cell(
                 Column::Seeds => swarm(row.seeds, row.swarm_seeds),
                 Column::Peers => swarm_fit(row.peers, swarm_size(row), width),
                 Column::Queue => row.queue_pos.to_string(),
+                Column::Category => {
+                    format::fit_with(&row.category, usize::from(width), sym.ascii, sym.ellipsis)
+                }
+                Column::Tags => format::fit_with(
+                    &row.tags.join(","),
+                    usize::from(width),
+                    sym.ascii,
+                    sym.ellipsis,
+                ),
                 _ => format::date(i64::try_from(row.added_at).unwrap_or(0)),
             };
             put(buf, x, y, width, &text, plain, right);
@@ -344,6 +362,24 @@ fn state_label(row: &TorrentRow, width: u16) -> &'static str {
         TorrentState::FetchingMetadata if full.len() > usize::from(width) => "Metadata",
         _ => full,
     }
+}
+
+/// The config's columns, less Category and Tags while no torrent has a category (a tag):
+/// an empty column would only take room from the names.
+fn labelled_columns(app: &App) -> Vec<SortColumn> {
+    let rows = &app.snapshot().rows;
+    let any_category = rows.iter().any(|r| !r.category.is_empty());
+    let any_tag = rows.iter().any(|r| !r.tags.is_empty());
+    app.options()
+        .columns
+        .iter()
+        .copied()
+        .filter(|c| match c {
+            SortColumn::Category => any_category,
+            SortColumn::Tags => any_tag,
+            _ => true,
+        })
+        .collect()
 }
 
 /// The columns shown at `width` cells out of those `picked` (the config's; Name always),
@@ -478,17 +514,45 @@ fn render_empty(frame: &mut Frame, area: Rect, app: &App) {
 mod tests {
     use super::*;
 
-    fn ids(width: u16) -> Vec<Column> {
-        columns(width, &SortColumn::ALL)
-            .iter()
-            .map(|c| c.0)
+    /// Every column but Category and Tags (no torrent has one).
+    fn unlabelled() -> Vec<SortColumn> {
+        SortColumn::ALL
+            .into_iter()
+            .filter(|c| !matches!(c, SortColumn::Category | SortColumn::Tags))
             .collect()
+    }
+
+    fn ids(width: u16) -> Vec<Column> {
+        columns(width, &unlabelled()).iter().map(|c| c.0).collect()
+    }
+
+    #[test]
+    fn category_and_tags_show_at_120_and_go_at_80() {
+        let at = |w| -> Vec<Column> { columns(w, &SortColumn::ALL).iter().map(|c| c.0).collect() };
+        use Column as C;
+        assert_eq!(
+            at(120),
+            [
+                C::Queue,
+                C::Name,
+                C::Progress,
+                C::State,
+                C::Down,
+                C::Up,
+                C::Ratio,
+                C::Peers,
+                C::Category,
+                C::Tags
+            ]
+        );
+        assert_eq!(at(80), ids(80), "at 80 they give way");
+        assert_eq!(at(200).len(), COLUMNS.len());
     }
 
     #[test]
     fn columns_fill_the_width_and_drop_by_priority() {
         for width in [0u16, 1, 10, 20, 40, 60, 80, 100, 120, 200, 500] {
-            let cols = columns(width, &SortColumn::ALL);
+            let cols = columns(width, &unlabelled());
             let used: u16 = cols.iter().map(|(_, w)| *w).sum::<u16>()
                 + SPACING * (cols.len() as u16 - 1)
                 + GUTTER;
@@ -529,7 +593,7 @@ mod tests {
                 C::Peers
             ]
         );
-        let at_80 = columns(80, &SortColumn::ALL);
+        let at_80 = columns(80, &unlabelled());
         assert!(at_80.contains(&(C::Progress, NARROW_PROGRESS)), "{at_80:?}");
         assert!(
             !at_80.iter().any(|c| c.0 == C::Queue),
