@@ -2115,3 +2115,98 @@ fn category_dialog_at_80x24_picks_creates_and_sends() {
         "{cmds:?}"
     );
 }
+
+/// The labelled rows with queueing on: places 1-4, the seed force started, the paused one
+/// waiting for a download slot instead.
+fn queued_snapshot(seq: u64) -> Arc<Snapshot> {
+    let mut s = (*labelled_snapshot(seq)).clone();
+    let mut rows: Vec<TorrentRow> = s.rows.iter().map(|r| (**r).clone()).collect();
+    for (i, r) in rows.iter_mut().enumerate() {
+        r.queue_pos = i as u32 + 1;
+    }
+    rows[1].forced = true;
+    rows[2].state = TorrentState::QueuedDownload;
+    rows[2].message = None;
+    s.global.queueing = true;
+    s.rows = rows.into_iter().map(Arc::new).collect();
+    Arc::new(s)
+}
+
+#[test]
+fn queue_column_states_and_filter_with_categories_and_tags_at_120x40() {
+    let mut app = App::with_options(queued_snapshot(1), options(false, false));
+    let wide = render(&mut app, 120, 40);
+    insta::assert_snapshot!("list_queue_categories_120x40", screen(&wide));
+    let header = line(wide.backend().buffer(), 1);
+    for col in ["#", "Category", "Tags", "Ratio", "Peers"] {
+        assert!(header.contains(col), "{col} at 120: {header}");
+    }
+    let body = screen(&wide);
+    assert!(body.contains("[F] Seeding"), "{body}");
+    assert!(body.contains("Queued"), "{body}");
+    // the queued filter is in the bar, and `f` reaches it after paused
+    let top = line(wide.backend().buffer(), 0);
+    assert!(top.contains("queued 1"), "{top}");
+    for _ in 0..4 {
+        app.handle_key(key('f'));
+    }
+    assert_eq!(visible_ids(&app), [3], "only the queued one");
+    app.handle_key(code(KeyCode::Esc));
+    // at 80 the place gives way to the peers; General says it
+    let narrow = render(&mut app, 80, 24);
+    insta::assert_snapshot!("list_queue_80x24", screen(&narrow));
+    assert!(!line(narrow.backend().buffer(), 1).contains(" # "));
+    // queueing off: no # column, no queued filter
+    let mut off = App::with_options(labelled_snapshot(1), options(false, false));
+    let wide = render(&mut off, 120, 40);
+    assert!(
+        !line(wide.backend().buffer(), 1)
+            .trim_start()
+            .starts_with('#')
+    );
+    assert!(!line(wide.backend().buffer(), 0).contains("queued"));
+}
+
+#[test]
+fn queue_keys_move_and_force_start_the_marked_or_selected_torrents() {
+    use ratorrent::api::QueueMove;
+    let mut app = App::with_options(queued_snapshot(1), options(false, false));
+    // the first one is first already: the message says so, nothing is sent
+    let cmds = app.handle_key(key('['));
+    assert!(cmds.is_empty(), "{cmds:?}");
+    let cmds = app.handle_key(key('}'));
+    assert!(
+        matches!(&cmds[..], [Command::QueueMove { ids, to: QueueMove::Bottom }] if ids == &[TorrentId(1)]),
+        "{cmds:?}"
+    );
+    // two marked: both move, and force start goes to both
+    app.handle_key(key('j'));
+    app.handle_key(key(' '));
+    app.handle_key(key(' '));
+    for (k, want) in [
+        (']', QueueMove::Down),
+        ('[', QueueMove::Up),
+        ('{', QueueMove::Top),
+    ] {
+        let cmds = app.handle_key(key(k));
+        assert!(
+            matches!(&cmds[..], [Command::QueueMove { ids, to }] if *to == want && ids == &[TorrentId(2), TorrentId(3)]),
+            "{k}: {cmds:?}"
+        );
+    }
+    // torrent 2 is forced, 3 is not: `!` force starts both
+    let cmds = app.handle_key(key('!'));
+    assert!(
+        matches!(&cmds[..], [Command::SetForceStart { ids, forced: true }] if ids.len() == 2),
+        "{cmds:?}"
+    );
+    // the General tab gives the place and the force start
+    let mut one = App::with_options(queued_snapshot(1), options(false, false));
+    one.handle_key(key('j'));
+    one.handle_key(code(KeyCode::Enter));
+    let screen_text = screen(&render(&mut one, 80, 24));
+    assert!(
+        screen_text.contains("place 2, force started"),
+        "{screen_text}"
+    );
+}
