@@ -271,3 +271,124 @@ fn download_seed_ends_once_the_seeding_goal_is_reached() {
         seeder.output()
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_alt_upload_action_keeps_seeding_at_the_alternative_rate_across_a_restart() {
+    let tracker = TestTracker::start();
+    let dir = temp_dir();
+    let state = dir.path().join("state");
+    let data = dir.path().join("data");
+    let size: u64 = 2 << 20;
+    payload::write_tree(&data, &[FileSpec::new("a.bin", size)], 13).unwrap();
+    let torrent = dir.path().join("a.torrent");
+    make_torrent(
+        &data.join("a.bin"),
+        &torrent,
+        &tracker.url(),
+        Some(32 * 1024),
+    );
+    let alt: u64 = 96 * 1024;
+    let cfg = || EngineConfig {
+        alt_upload_rate_limit: alt,
+        ..config(
+            &data,
+            SeedingConfig {
+                ratio_limit: 1.0,
+                action: GoalAction::AltUpload,
+                ..SeedingConfig::default()
+            },
+        )
+    };
+    let h = session::start_with_state(cfg(), &state).await.unwrap();
+    let id = h
+        .client
+        .add(AddRequest::new(torrent.clone()))
+        .await
+        .unwrap();
+    wait_rows(&h.client, "seeding", Duration::from_secs(15), |rows| {
+        rows.iter()
+            .any(|r| r.id == id && r.state == TorrentState::Seeding)
+    })
+    .await;
+    // leecher 1 takes one full copy at full speed
+    let ip = Ipv4Addr::new(127, 0, 0, 9);
+    let (t1, dst1) = (torrent.clone(), dir.path().join("leech1"));
+    tokio::task::spawn_blocking(move || {
+        let mut l = LtPeer::leech(&LeechArgs::new(&t1, &dst1, ip, free_port_on(ip)));
+        l.wait_done(Duration::from_secs(30)).unwrap();
+    })
+    .await
+    .unwrap();
+    let throttled = |r: &TorrentRow| {
+        r.state == TorrentState::Seeding
+            && r.message.as_deref() == Some("ratio 1.00 reached: seeding at the alternative rate")
+    };
+    wait_rows(
+        &h.client,
+        "at the alt rate",
+        Duration::from_secs(15),
+        |rows| rows.iter().any(|r| r.id == id && throttled(r)),
+    )
+    .await;
+    assert!(
+        event_said(&h, "ratio 1.00 reached: seeding at the alternative rate").await,
+        "logged"
+    );
+    // leecher 2: still served, but under the alternative limit
+    let ip2 = Ipv4Addr::new(127, 0, 0, 10);
+    let args2 = LeechArgs::new(&torrent, &dir.path().join("leech2"), ip2, free_port_on(ip2));
+    let mut l2 = tokio::task::spawn_blocking(move || LtPeer::leech(&args2))
+        .await
+        .unwrap();
+    let start = Instant::now();
+    loop {
+        let r = row(&h, id).await;
+        if r.uploaded > size + 64 * 1024 {
+            break;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(20),
+            "leecher 2 got nothing: {r:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    // past the bucket's burst: measure a few seconds
+    let (u0, t0) = (row(&h, id).await.uploaded, Instant::now());
+    tokio::time::sleep(Duration::from_secs(4)).await;
+    let r = row(&h, id).await;
+    let rate = (r.uploaded - u0) as f64 / t0.elapsed().as_secs_f64();
+    println!("upload to leecher 2: {rate:.0} B/s (limit {alt})");
+    assert!(throttled(&r), "{r:?}");
+    assert!(rate > 0.0, "still seeding");
+    assert!(
+        rate < alt as f64 * 1.3,
+        "{rate:.0} B/s over the limit {alt}"
+    );
+    assert_eq!(r.up_limit, 0, "its own upload limit stays none");
+    h.shutdown().await.unwrap();
+    l2.stop();
+
+    // run 2: still over its goal, it seeds at the alternative rate again at once
+    let h = session::start_with_state(cfg(), &state).await.unwrap();
+    wait_rows(
+        &h.client,
+        "at the alt rate again",
+        Duration::from_secs(15),
+        |rows| rows.iter().any(|r| throttled(r)),
+    )
+    .await;
+    // a raised goal gives it its own rate back
+    let id = h.client.snapshot().rows[0].id;
+    let three = ShareLimits {
+        ratio: 3.0,
+        ..ShareLimits::default()
+    };
+    h.client.set_share_limits(vec![id], three).await.unwrap();
+    wait_rows(&h.client, "own rate", Duration::from_secs(5), |rows| {
+        rows.iter()
+            .any(|r| r.state == TorrentState::Seeding && r.message.is_none())
+    })
+    .await;
+    assert!(event_said(&h, "goal raised: seeding at its own upload rate again").await);
+    h.shutdown().await.unwrap();
+}

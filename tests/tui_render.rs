@@ -2210,3 +2210,62 @@ fn queue_keys_move_and_force_start_the_marked_or_selected_torrents() {
         "{screen_text}"
     );
 }
+
+#[test]
+fn tracker_find_replace_dialog_counts_then_replaces() {
+    use ratorrent::api::{Command, TrackerEdit, TrackerEditOutcome};
+    let mut app = full_app(UiOptions::default());
+    let _ = app.take_commands();
+    app.handle_key(key('E'));
+    assert!(app.dialog().is_some(), "E opens the dialog");
+    type_text(&mut app, "pk=P1");
+    app.handle_key(code(KeyCode::Tab));
+    type_text(&mut app, "pk=P2");
+    // the first Enter asks the engine to count; the dialog stays open
+    let sent = app.handle_key(code(KeyCode::Enter));
+    let [
+        Command::EditTrackers {
+            dry_run: true,
+            edit,
+            ids,
+            ..
+        },
+    ] = &sent[..]
+    else {
+        panic!("{sent:?}");
+    };
+    assert_eq!(
+        edit,
+        &TrackerEdit::Replace {
+            find: "pk=P1".into(),
+            replace: "pk=P2".into()
+        }
+    );
+    assert_eq!(ids.len(), 1, "the selected torrent");
+    assert!(app.dialog().is_some());
+    let outcome = TrackerEditOutcome {
+        urls: 2,
+        torrents: 1,
+    };
+    app.trackers_edited(true, ("pk=P1".into(), "pk=P2".into()), Ok(outcome));
+    let terminal = render(&mut app, 80, 24);
+    insta::assert_snapshot!("dialog_trackers_80x24", screen(&terminal));
+    let small = screen(&terminal);
+    assert!(
+        small.contains("2 tracker URLs in 1 torrent would change."),
+        "{small}"
+    );
+    // Enter again replaces and closes the dialog; the answer goes to the message line
+    let sent = app.handle_key(code(KeyCode::Enter));
+    assert!(
+        matches!(&sent[..], [Command::EditTrackers { dry_run: false, .. }]),
+        "{sent:?}"
+    );
+    assert!(app.dialog().is_none());
+    app.trackers_edited(false, Default::default(), Ok(outcome));
+    let small = screen(&render(&mut app, 80, 24));
+    assert!(
+        small.contains("tracker URLs replaced: 2 tracker URLs in 1 torrent"),
+        "{small}"
+    );
+}

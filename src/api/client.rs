@@ -322,6 +322,45 @@ impl Client {
         self.try_request(Command::RecentEvents)
     }
 
+    /// Edit the tracker URLs of torrents `ids` ([`Command::EditTrackers`]); with `dry_run`
+    /// only count what would change. The inner result is the engine's answer.
+    ///
+    /// # Errors
+    /// [`ClientError::EngineGone`].
+    pub async fn edit_trackers(
+        &self,
+        ids: Vec<TorrentId>,
+        edit: super::TrackerEdit,
+        dry_run: bool,
+    ) -> Result<Result<super::TrackerEditOutcome, super::TrackerEditError>, ClientError> {
+        self.request(|tx| Command::EditTrackers {
+            ids,
+            edit,
+            dry_run,
+            reply: Some(tx),
+        })
+        .await
+    }
+
+    /// [`Client::edit_trackers`] without waiting for room in the queue.
+    ///
+    /// # Errors
+    /// [`ClientError::Busy`], [`ClientError::EngineGone`] (nothing was sent).
+    pub fn try_edit_trackers(
+        &self,
+        ids: Vec<TorrentId>,
+        edit: super::TrackerEdit,
+        dry_run: bool,
+    ) -> Result<Reply<Result<super::TrackerEditOutcome, super::TrackerEditError>>, ClientError>
+    {
+        self.try_request(|tx| Command::EditTrackers {
+            ids,
+            edit,
+            dry_run,
+            reply: Some(tx),
+        })
+    }
+
     /// Stop every torrent, tell the trackers, save the session state, and end the engine;
     /// returns when the engine confirms (callers bound the wait with a timeout).
     ///

@@ -341,6 +341,23 @@ pub enum Command {
         /// On or off.
         on: bool,
     },
+    /// Edit the tracker URLs of torrents `ids` (see [`TrackerEdit`](super::TrackerEdit)):
+    /// a find/replace across many torrents (a new passkey or host), or add, remove or
+    /// change URLs. New URLs must be `http`, `https` or `udp`; the whole edit is refused
+    /// when one is not, and nothing changes. The edited list is kept across restarts; a
+    /// changed or removed tracker gets a `stopped` (when it had us in its swarm) and no
+    /// further announces; a new one gets `started` at once while the torrent runs. Replies
+    /// how many URLs in how many torrents changed; with `dry_run`, only counts.
+    EditTrackers {
+        /// The torrents (gone ones are skipped).
+        ids: Vec<TorrentId>,
+        /// What to change.
+        edit: super::TrackerEdit,
+        /// Count only: change nothing.
+        dry_run: bool,
+        /// Where the answer goes (`None`: nobody waits for it).
+        reply: Option<super::TrackerEditReply>,
+    },
 }
 
 #[cfg(test)]

@@ -55,6 +55,9 @@ pub enum EventKind {
     /// Alternative speed limits went on or off (by hand or by the schedule): the message
     /// says which, why, and the limits now in effect.
     AltSpeed,
+    /// A torrent's tracker URLs were edited (changed, added, removed): the message lists
+    /// them, passkeys masked.
+    TrackersEdited,
 }
 
 /// One event.

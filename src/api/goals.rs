@@ -2,6 +2,11 @@
 //! time and an inactive seeding time after which the torrent stops seeding (or is removed,
 //! per the `[seeding]` config table's `action`).
 
+/// What a torrent's row message ends with while a seeding goal holds its upload at the
+/// alternative rate (`[seeding] action = "alt_upload"`), e.g. `ratio 2.00 reached: seeding
+/// at the alternative rate`.
+pub const GOAL_ALT_RATE: &str = "seeding at the alternative rate";
+
 /// A per-torrent limit's value "use the session's (`[seeding]`) value" (qBittorrent's -2).
 pub const USE_GLOBAL: i64 = -2;
 /// A limit's value "no limit" (qBittorrent's -1).

@@ -13,6 +13,7 @@ mod error;
 mod event;
 mod goals;
 mod snapshot;
+mod tracker_edit;
 
 pub use categories::{
     Category, CategoryInfo, MAX_LABEL_LEN, add_tags, check_category_name, check_tag, in_category,
@@ -22,12 +23,13 @@ pub use client::{Client, ClientError, Reply};
 pub use command::{AddRequest, AddSource, Command, CommandSender, QueueMove};
 pub use error::{AddError, TorrentError, TorrentErrorKind};
 pub use event::{EngineEvent, EventKind, EventLevel, EventReceiver};
-pub use goals::{GoalView, NO_LIMIT, ShareLimits, USE_GLOBAL};
+pub use goals::{GOAL_ALT_RATE, GoalView, NO_LIMIT, ShareLimits, USE_GLOBAL};
 pub use snapshot::{
     FilePriority, FileRow, GlobalStats, PauseCause, PeerFlags, PeerRow, PeerSource, PieceState,
     Snapshot, SnapshotReceiver, SourceCount, TorrentDetail, TorrentRow, TorrentState, TrackerRow,
     TrackerStatus, share_ratio,
 };
+pub use tracker_edit::{TrackerEdit, TrackerEditError, TrackerEditOutcome, TrackerEditReply};
 
 /// Identifies one torrent inside a session; assigned by the engine, never reused.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]

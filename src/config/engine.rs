@@ -673,6 +673,10 @@ pub enum GoalAction {
     Remove,
     /// Remove it and delete its files.
     RemoveWithData,
+    /// Keep seeding, its upload limited to `alt_upload_rate_limit` (the session's
+    /// alternative upload limit; its own limit applies when lower). Config value
+    /// `"alt_upload"`. Raising the goal gives it its own limit back.
+    AltUpload,
 }
 
 /// Check a `HOST:PORT` entry (DHT bootstrap nodes): a host name of letters, digits, `-`,

@@ -559,3 +559,13 @@ fn alternative_speeds_and_their_schedule() {
         "{e}"
     );
 }
+
+#[test]
+fn the_alt_upload_goal_action_reads() {
+    let text = "[seeding]\nratio_limit = 1.0\naction = \"alt_upload\"\n";
+    let c = Config::from_toml(text, Path::new("x")).unwrap();
+    assert_eq!(
+        c.engine.seeding.action,
+        crate::config::engine::GoalAction::AltUpload
+    );
+}

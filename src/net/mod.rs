@@ -11,4 +11,7 @@ pub mod scope;
 pub mod url;
 
 pub use scope::{Scope, is_local, scope_of};
-pub use url::{host_of, is_fetchable_scheme, is_url, mask_passkey, unfetchable_scheme, url_scheme};
+pub use url::{
+    check_tracker_url, host_of, is_fetchable_scheme, is_url, mask_passkey, unfetchable_scheme,
+    url_scheme,
+};

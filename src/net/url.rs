@@ -59,6 +59,32 @@ pub fn check_http_url(text: &str) -> Result<(), HttpUrlError> {
     Ok(())
 }
 
+/// Accept a tracker announce URL given by the user (a tracker edit): absolute, `http`,
+/// `https` or `udp` (BEP 3, BEP 15), with a host, no whitespace; `udp` needs a port.
+///
+/// # Errors
+/// Why not, in a few words that never repeat the URL (it may carry a passkey), e.g.
+/// `only http://, https:// and udp:// trackers are supported, not ftp://`.
+pub fn check_tracker_url(text: &str) -> Result<(), String> {
+    if text.is_empty() || text.chars().any(char::is_whitespace) {
+        return Err("a tracker URL is one word without spaces".to_owned());
+    }
+    let url = reqwest::Url::parse(text).map_err(|e| format!("not a URL ({e})"))?;
+    let scheme = url.scheme();
+    if !matches!(scheme, "http" | "https" | "udp") {
+        return Err(format!(
+            "only http://, https:// and udp:// trackers are supported, not {scheme}://"
+        ));
+    }
+    if url.host_str().is_none_or(str::is_empty) {
+        return Err("the URL has no host".to_owned());
+    }
+    if scheme == "udp" && url.port().is_none() {
+        return Err("a udp:// tracker needs a port".to_owned());
+    }
+    Ok(())
+}
+
 /// `scheme://host:port` of a URL, without path or query (which may hold a passkey).
 pub fn host_of(url: &str) -> String {
     let (scheme, rest) = url.split_once("://").unwrap_or(("", url));
@@ -111,6 +137,29 @@ pub fn mask_passkey(url: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn tracker_urls_are_http_https_or_udp_with_a_host() {
+        assert_eq!(
+            check_tracker_url("http://127.0.0.1:6969/announce?pk=x"),
+            Ok(())
+        );
+        assert_eq!(check_tracker_url("HTTPS://t.example/a/announce"), Ok(()));
+        assert_eq!(check_tracker_url("udp://t.example:1337/announce"), Ok(()));
+        let e = check_tracker_url("ftp://t.example/announce?pk=s3cr3tkey").unwrap_err();
+        assert!(e.contains("not ftp://"), "{e}");
+        assert!(
+            !e.contains("s3cr3t"),
+            "the reason never repeats the URL: {e}"
+        );
+        assert!(
+            check_tracker_url("udp://t.example/announce").is_err(),
+            "no port"
+        );
+        assert!(check_tracker_url("t.example/announce").is_err());
+        assert!(check_tracker_url("http://t.example/a b").is_err());
+        assert!(check_tracker_url("").is_err());
+    }
 
     #[test]
     fn only_absolute_http_urls_with_a_host_pass() {

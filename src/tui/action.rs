@@ -215,6 +215,9 @@ pub enum Action {
     Category,
     /// Open the tags dialog for the marked (or selected) torrents.
     Tags,
+    /// Open the find/replace dialog for the tracker URLs of the marked or selected
+    /// torrents.
+    EditTrackers,
 }
 
 /// One registry entry.
@@ -502,6 +505,13 @@ pub static ACTIONS: &[ActionSpec] = &[
         &[C::Torrents],
         [K::char('m')],
         "Move the data to another folder"
+    ),
+    spec!(
+        EditTrackers,
+        "edit_trackers",
+        &[C::Torrents],
+        [K::char('E')],
+        "Find/replace in tracker URLs of the marked torrents (passkey, host)"
     ),
     spec!(
         Back,

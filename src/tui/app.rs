@@ -674,6 +674,7 @@ impl App {
             Action::QueueBottom => self.queue_move(QueueMove::Bottom),
             Action::ForceStart => self.toggle_force_start(),
             Action::MoveStorage => self.open_move(),
+            Action::EditTrackers => self.open_trackers(),
             Action::ToggleFold => {
                 self.files.toggle_fold(self.tab_scrolls.files.cursor);
             }

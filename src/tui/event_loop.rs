@@ -59,6 +59,12 @@ pub struct RunOptions {
 enum Reply {
     Added(Result<TorrentId, AddError>),
     History(Vec<EngineEvent>),
+    /// A tracker edit's answer: dry run, (find, replace), the result.
+    Trackers(
+        bool,
+        (String, String),
+        Result<crate::api::TrackerEditOutcome, crate::api::TrackerEditError>,
+    ),
 }
 
 /// Runs the terminal UI until the user quits, a termination signal arrives or the engine
@@ -263,6 +269,9 @@ impl Ui {
                         Reply::History(history) => {
                             self.app.push_events(history);
                         }
+                        Reply::Trackers(dry_run, texts, result) => {
+                            self.app.trackers_edited(dry_run, texts, result);
+                        }
                     }
                 },
                 signal = self.signals.recv() => {
@@ -295,6 +304,29 @@ impl Ui {
                     }
                 });
             }),
+            Command::EditTrackers {
+                ids,
+                edit,
+                dry_run,
+                reply: None,
+            } => {
+                let texts = match &edit {
+                    crate::api::TrackerEdit::Replace { find, replace } => {
+                        (find.clone(), replace.clone())
+                    }
+                    _ => Default::default(),
+                };
+                self.client
+                    .try_edit_trackers(ids, edit, dry_run)
+                    .map(|answer| {
+                        let replies = self.replies_tx.clone();
+                        tokio::spawn(async move {
+                            if let Ok(result) = answer.await {
+                                let _ = replies.send(Reply::Trackers(dry_run, texts, result));
+                            }
+                        });
+                    })
+            }
             other => self.client.try_send(other),
         };
         match sent {

@@ -87,7 +87,9 @@ pub fn facts(
     if let Some(m) = &row.message {
         // say what the line is: the disk guard's or the metadata fetch's status, a
         // tracker's word, or a note about where peers come from
-        let label = if row.paused_by.is_some() || row.state == TorrentState::FetchingMetadata {
+        let label = if m.ends_with(crate::api::GOAL_ALT_RATE) {
+            "Goal"
+        } else if row.paused_by.is_some() || row.state == TorrentState::FetchingMetadata {
             "Status"
         } else if row.has_trackers {
             "Tracker"

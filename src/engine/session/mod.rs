@@ -39,6 +39,7 @@ mod persist;
 mod publish;
 mod queue;
 mod start;
+mod tracker_edit;
 
 pub use disk_guard::{DISK_GUARD_INTERVAL, RESUME_MARGIN};
 pub use persist::{CHECKPOINT_INTERVAL, CHECKPOINT_SOON};
@@ -370,6 +371,17 @@ impl Session {
             | Command::CreateTags(_)
             | Command::DeleteTags(_)
             | Command::SetAutoManaged { .. }) => self.category_command(c),
+            Command::EditTrackers {
+                ids,
+                edit,
+                dry_run,
+                reply,
+            } => {
+                let r = self.edit_trackers(&ids, &edit, dry_run);
+                if let Some(reply) = reply {
+                    let _ = reply.send(r);
+                }
+            }
         }
     }
 

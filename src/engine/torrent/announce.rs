@@ -51,7 +51,8 @@ pub fn coalesce(at: Instant, now: Instant) -> Instant {
 /// One announce to send: to `url` of tier `tier`, with `event`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct AnnounceJob {
-    /// Tier index.
+    /// The tier's id: its index when the set was made (tiers added later get the next
+    /// numbers), kept while tiers are edited away.
     pub tier: usize,
     /// Announce URL.
     pub url: String,
@@ -83,6 +84,8 @@ struct Tracker {
 
 #[derive(Debug, Clone, Default)]
 struct Tier {
+    /// Stable id ([`AnnounceJob::tier`]).
+    id: usize,
     trackers: Vec<Tracker>,
     /// Index of the tracker the current (or next) attempt goes to.
     attempt: usize,
@@ -116,6 +119,8 @@ pub struct TrackerSet {
     tiers: Vec<Tier>,
     /// `stopped` announces handed out and not yet finished.
     stopping: usize,
+    /// The id the next tier added gets.
+    next_id: usize,
 }
 
 impl TrackerSet {
@@ -170,11 +175,13 @@ impl TrackerSet {
             // supported ones first, so an attempt starts with one we can reach
             trackers.sort_by_key(|t| !t.supported);
             out.push(Tier {
+                id: out.len(),
                 trackers,
                 ..Tier::default()
             });
         }
         TrackerSet {
+            next_id: out.len(),
             tiers: out,
             stopping: 0,
         }
@@ -210,8 +217,140 @@ impl TrackerSet {
             tier.event = Some(AnnounceEvent::Started);
             tier.next_at = Some(now);
         }
+        tier.id = self.next_id;
+        self.next_id += 1;
         self.tiers.push(tier);
         true
+    }
+
+    /// Whether a tier has the tracker `url`.
+    pub fn contains(&self, url: &str) -> bool {
+        self.tiers
+            .iter()
+            .any(|t| t.trackers.iter().any(|tr| tr.url == url))
+    }
+
+    /// The tracker `old` becomes `new` in its tier (a tracker edit): it starts afresh (no
+    /// status, counts or tracker id). When its tier was in that tracker's swarm, the
+    /// `stopped` owed to `old` is returned (unless an announce to it is out: its answer is
+    /// then dropped) and nothing more goes to `old`; the tier announces `started` to `new`
+    /// (at `running`, the torrent being in the swarm, once that `stopped` returned, so a
+    /// tracker that sees both in one swarm sees them in order). A `new` that a tier has
+    /// already removes `old` instead ([`TrackerSet::remove_tracker`]). `None` when `old`
+    /// is not there.
+    pub fn rename_tracker(
+        &mut self,
+        old: &str,
+        new: &str,
+        supported: impl Fn(&str) -> bool,
+        running: Option<Instant>,
+    ) -> Option<Option<AnnounceJob>> {
+        if self.contains(new) {
+            return self.remove_tracker(old, running);
+        }
+        let (ti, idx) = self.find(old)?;
+        let tier = &mut self.tiers[ti];
+        let current = idx == tier.attempt.min(tier.trackers.len() - 1);
+        let stop = if current && tier.joined {
+            tier.joined = false;
+            tier.completed_owed = false;
+            (!tier.in_flight).then(|| {
+                tier.stop_in_flight = true;
+                AnnounceJob {
+                    tier: tier.id,
+                    url: old.to_owned(),
+                    event: Some(AnnounceEvent::Stopped),
+                    tracker_id: tier.trackers[idx].tracker_id.clone(),
+                }
+            })
+        } else {
+            None
+        };
+        if stop.is_some() {
+            self.stopping += 1;
+        }
+        let tier = &mut self.tiers[ti];
+        let fresh = TrackerSet::new(&[vec![new.to_owned()]], &supported)
+            .tiers
+            .pop()
+            .and_then(|mut t| t.trackers.pop());
+        if let Some(fresh) = fresh {
+            tier.trackers[idx] = fresh;
+        }
+        if let Some(now) = running
+            && !tier.joined
+            && tier.trackers[idx].supported
+        {
+            // announce to the new URL now (a tier backing off from a dead host included)
+            tier.attempt = idx;
+            tier.fails = 0;
+            tier.event = Some(AnnounceEvent::Started);
+            tier.next_at = Some(now);
+        }
+        Some(stop)
+    }
+
+    /// Remove the tracker `url` (a tracker edit), and its tier when it was the last. When
+    /// its tier was in that tracker's swarm, the `stopped` owed to it is returned (unless
+    /// an announce to it is out: its answer is then dropped), and the tier's next tracker
+    /// announces `started` (at `running`). `None` when `url` is not there.
+    pub fn remove_tracker(
+        &mut self,
+        url: &str,
+        running: Option<Instant>,
+    ) -> Option<Option<AnnounceJob>> {
+        let (ti, idx) = self.find(url)?;
+        let tier = &mut self.tiers[ti];
+        let current = idx == tier.attempt.min(tier.trackers.len() - 1);
+        let mut stop = None;
+        if current && tier.joined {
+            tier.joined = false;
+            tier.completed_owed = false;
+            if !tier.in_flight {
+                stop = Some(AnnounceJob {
+                    tier: tier.id,
+                    url: url.to_owned(),
+                    event: Some(AnnounceEvent::Stopped),
+                    tracker_id: tier.trackers[idx].tracker_id.clone(),
+                });
+                tier.stop_in_flight = true;
+            }
+        }
+        tier.trackers.remove(idx);
+        if tier.trackers.is_empty() {
+            self.tiers.remove(ti);
+        } else {
+            if idx < tier.attempt || tier.attempt >= tier.trackers.len() {
+                tier.attempt = tier.attempt.saturating_sub(1);
+            }
+            if current {
+                tier.attempt = tier
+                    .first_supported_from(tier.attempt)
+                    .or_else(|| tier.first_supported_from(0))
+                    .unwrap_or(0);
+                if let Some(now) = running
+                    && tier.first_supported_from(0).is_some()
+                {
+                    tier.fails = 0;
+                    tier.event = Some(AnnounceEvent::Started);
+                    tier.next_at = Some(now);
+                }
+            }
+        }
+        if stop.is_some() {
+            self.stopping += 1;
+        }
+        Some(stop)
+    }
+
+    /// Where the tracker `url` is: (tier index, index in the tier).
+    fn find(&self, url: &str) -> Option<(usize, usize)> {
+        self.tiers.iter().enumerate().find_map(|(ti, t)| {
+            t.trackers
+                .iter()
+                .position(|tr| tr.url == url)
+                .map(|i| (ti, i))
+        })
     }
 
     /// No trackers at all.
@@ -249,7 +388,7 @@ impl TrackerSet {
     /// returns. No regular announces follow.
     pub fn stop(&mut self) -> Vec<AnnounceJob> {
         let mut jobs = Vec::new();
-        for (i, tier) in self.tiers.iter_mut().enumerate() {
+        for tier in &mut self.tiers {
             tier.next_at = None;
             if tier.in_flight {
                 tier.stop_owed = true;
@@ -262,7 +401,7 @@ impl TrackerSet {
                 tier.event = None;
                 let t = &tier.trackers[tier.attempt.min(tier.trackers.len() - 1)];
                 jobs.push(AnnounceJob {
-                    tier: i,
+                    tier: tier.id,
                     url: t.url.clone(),
                     event: Some(AnnounceEvent::Completed),
                     tracker_id: t.tracker_id.clone(),
@@ -277,7 +416,7 @@ impl TrackerSet {
                 self.stopping += 1;
                 let t = &tier.trackers[tier.attempt.min(tier.trackers.len() - 1)];
                 jobs.push(AnnounceJob {
-                    tier: i,
+                    tier: tier.id,
                     url: t.url.clone(),
                     event: Some(AnnounceEvent::Stopped),
                     tracker_id: t.tracker_id.clone(),
@@ -319,7 +458,7 @@ impl TrackerSet {
     /// [`TrackerSet::finished`]).
     pub fn due(&mut self, now: Instant) -> Vec<AnnounceJob> {
         let mut jobs = Vec::new();
-        for (i, tier) in self.tiers.iter_mut().enumerate() {
+        for tier in &mut self.tiers {
             if tier.in_flight || tier.stop_in_flight || tier.next_at.is_none_or(|at| at > now) {
                 continue;
             }
@@ -333,7 +472,7 @@ impl TrackerSet {
             let t = &mut tier.trackers[a];
             t.status = TrackerStatus::Announcing;
             jobs.push(AnnounceJob {
-                tier: i,
+                tier: tier.id,
                 url: t.url.clone(),
                 event: tier.event,
                 tracker_id: t.tracker_id.clone(),
@@ -374,12 +513,24 @@ impl TrackerSet {
     ) -> Option<AnnounceJob> {
         if job.event == Some(AnnounceEvent::Stopped) {
             self.stopping = self.stopping.saturating_sub(1);
-            if let Some(tier) = self.tiers.get_mut(job.tier) {
+            if let Some(tier) = self.tiers.iter_mut().find(|t| t.id == job.tier) {
                 tier.stop_in_flight = false;
             }
         }
-        let tier = self.tiers.get_mut(job.tier)?;
-        let idx = tier.trackers.iter().position(|t| t.url == job.url)?;
+        let tier = self.tiers.iter_mut().find(|t| t.id == job.tier)?;
+        let Some(idx) = tier.trackers.iter().position(|t| t.url == job.url) else {
+            // its tracker was edited away while the announce was out: the tier is free
+            // again (what the old URL said is not ours to keep)
+            if job.event != Some(AnnounceEvent::Stopped) {
+                tier.in_flight = false;
+                if tier.stop_owed {
+                    tier.stop_owed = false;
+                    tier.next_at = None;
+                    tier.event = None;
+                }
+            }
+            return None;
+        };
         if job.event == Some(AnnounceEvent::Stopped) {
             // fire and forget: record what the tracker said, nothing else follows
             let t = &mut tier.trackers[idx];
@@ -639,6 +790,102 @@ mod tests {
         assert_eq!(jobs[0].url, "http://c/announce");
         assert_eq!(jobs[0].event, Some(AnnounceEvent::Started));
         assert_eq!(s.rows(t0, SystemTime::now()).len(), 3);
+    }
+
+    #[test]
+    fn a_renamed_tracker_gets_stopped_then_the_new_url_started() {
+        let t0 = Instant::now();
+        let http = |u: &str| u.starts_with("http");
+        let mut s = set(&[&["http://a/announce?pk=P1"], &["http://b/announce"]]);
+        s.start(t0);
+        let jobs = s.due(t0);
+        for j in &jobs {
+            s.finished(j, &ok(1800), t0);
+        }
+        // tier 0 is in a's swarm: a gets `stopped`, then the new URL `started`
+        let stop = s
+            .rename_tracker(
+                "http://a/announce?pk=P1",
+                "http://a/announce?pk=P2",
+                http,
+                Some(t0),
+            )
+            .expect("found")
+            .expect("a stopped is owed");
+        assert_eq!(stop.url, "http://a/announce?pk=P1");
+        assert_eq!(stop.event, Some(AnnounceEvent::Stopped));
+        assert!(s.due(t0).is_empty(), "nothing before the stopped returns");
+        assert!(s.finished(&stop, &ok(1800), t0).is_none());
+        let jobs = s.due(t0);
+        assert_eq!(jobs.len(), 1);
+        assert_eq!(jobs[0].url, "http://a/announce?pk=P2");
+        assert_eq!(jobs[0].event, Some(AnnounceEvent::Started));
+        s.finished(&jobs[0], &ok(1800), t0);
+        assert!(!s.contains("http://a/announce?pk=P1"));
+        // much later every announce goes to the new URL, none to the old
+        let later = t0 + Duration::from_secs(4000);
+        let urls: Vec<String> = s.due(later).into_iter().map(|j| j.url).collect();
+        assert_eq!(urls.len(), 2);
+        assert!(
+            urls.contains(&"http://a/announce?pk=P2".to_owned()),
+            "{urls:?}"
+        );
+        assert!(
+            s.rename_tracker("http://zz/", "http://yy/", http, None)
+                .is_none()
+        );
+    }
+
+    #[test]
+    fn an_edit_while_an_announce_is_out_drops_its_answer_and_frees_the_tier() {
+        let t0 = Instant::now();
+        let http = |u: &str| u.starts_with("http");
+        let mut s = set(&[&["http://a/announce"]]);
+        s.start(t0);
+        let out = s.due(t0);
+        assert_eq!(out.len(), 1);
+        // renamed while the `started` to a is out: no stopped now (nothing joined yet)
+        let stop = s.rename_tracker("http://a/announce", "http://b/announce", http, Some(t0));
+        assert_eq!(stop, Some(None));
+        assert!(s.due(t0).is_empty(), "the tier is still busy");
+        assert!(s.finished(&out[0], &ok(1800), t0).is_none());
+        assert!(!s.busy());
+        let jobs = s.due(t0);
+        assert_eq!(jobs.len(), 1);
+        assert_eq!(jobs[0].url, "http://b/announce");
+        assert_eq!(jobs[0].event, Some(AnnounceEvent::Started));
+    }
+
+    #[test]
+    fn removing_trackers_stops_them_and_the_next_of_the_tier_starts() {
+        let t0 = Instant::now();
+        let mut s = set(&[&["http://a/x"], &["http://b/y"]]);
+        s.start(t0);
+        for j in s.due(t0) {
+            s.finished(&j, &ok(1800), t0);
+        }
+        let stop = s.remove_tracker("http://a/x", Some(t0)).unwrap().unwrap();
+        assert_eq!(stop.event, Some(AnnounceEvent::Stopped));
+        assert!(s.busy(), "the stopped is owed");
+        s.finished(&stop, &ok(1800), t0);
+        assert!(!s.busy());
+        assert_eq!(
+            s.rows(t0, SystemTime::now()).len(),
+            1,
+            "its tier went with it"
+        );
+        // an added tier after a removal gets an id of its own: answers find their tier
+        assert!(s.add_tracker("http://c/z", |u| u.starts_with("http"), Some(t0)));
+        let jobs = s.due(t0);
+        assert_eq!(jobs.len(), 1);
+        assert_eq!(jobs[0].url, "http://c/z");
+        s.finished(&jobs[0], &ok(1800), t0);
+        assert!(!s.busy());
+        assert!(s.remove_tracker("http://nope/", None).is_none());
+        // removed while not running: no stopped (nothing joined)
+        let mut s = set(&[&["http://a/x", "http://a2/x"]]);
+        assert_eq!(s.remove_tracker("http://a/x", None), Some(None));
+        assert!(s.contains("http://a2/x"));
     }
 
     #[test]

@@ -1,6 +1,6 @@
 //! Seeding goals (qBittorrent's share limits): a seeding torrent that reaches its ratio,
 //! seeding time or inactive seeding time limit gets the `[seeding]` action (stop, remove,
-//! remove with data).
+//! remove with data, or seeding on at the alternative upload rate).
 //!
 //! Cheap for many torrents: nothing scans them all. The ratio is looked at where the
 //! torrent already accounts uploaded bytes (its choke round every 10 s while it has peers,
@@ -147,6 +147,32 @@ pub struct GoalState {
     pub remove: Option<bool>,
     /// Its category's goals (-2: the session's), used where its own say -2.
     pub category: ShareLimits,
+    /// A goal holds its upload at the alternative rate (`alt_upload`); not stored: a
+    /// restored torrent that seeds finds its goal reached again at once.
+    pub throttled: Option<Throttle>,
+}
+
+/// A torrent seeding on at the alternative upload rate because a goal was reached.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Throttle {
+    /// What was reached (`ratio 2.00 reached`).
+    pub reached: String,
+    /// Its own upload limit, bytes/s (0 = none): given back when the goal is raised, and
+    /// what its record keeps.
+    pub own_upload: u64,
+    /// The alternative upload limit, bytes/s (0 = none).
+    pub alt_upload: u64,
+}
+
+impl Throttle {
+    /// The upload limit in force: the lower of the two (0 = none).
+    pub fn rate(&self) -> u64 {
+        match (self.own_upload, self.alt_upload) {
+            (0, a) => a,
+            (o, 0) => o,
+            (o, a) => o.min(a),
+        }
+    }
 }
 
 impl Default for GoalState {
@@ -159,6 +185,7 @@ impl Default for GoalState {
             stopped: None,
             remove: None,
             category: ShareLimits::default(),
+            throttled: None,
         }
     }
 }
@@ -288,8 +315,64 @@ impl Torrent {
                 );
                 self.goals.remove = Some(data);
             }
+            GoalAction::AltUpload => {
+                if self.goals.throttled.is_some() {
+                    // looked at again while it holds: nothing new
+                    return;
+                }
+                let t = Throttle {
+                    reached: what.clone(),
+                    own_upload: self.limits.upload.rate(),
+                    alt_upload: env.ctx.config.alt_upload_rate_limit,
+                };
+                let rate = t.rate();
+                self.limits.upload.set_rate(rate);
+                self.goals.throttled = Some(t);
+                self.persist_dirty = true;
+                let rate = if rate == 0 {
+                    "no limit".to_owned()
+                } else {
+                    crate::units::rate(rate)
+                };
+                self.log(
+                    env,
+                    EventLevel::Info,
+                    EventKind::StateChanged,
+                    format!("{what}: {} ({rate})", crate::api::GOAL_ALT_RATE),
+                );
+            }
         }
         *env.publish_now = true;
+    }
+
+    /// Its own upload limit, bytes/s (0 = none): what it is set to, whatever a goal's
+    /// alternative rate holds it at now.
+    pub(super) fn own_upload_limit(&self) -> u64 {
+        self.goals
+            .throttled
+            .as_ref()
+            .map_or_else(|| self.limits.upload.rate(), |t| t.own_upload)
+    }
+
+    /// The user set its upload limit to `upload` (bytes/s, 0 = none): while a goal holds
+    /// it at the alternative rate, the lower of the two applies.
+    pub(super) fn set_own_upload_limit(&mut self, upload: u64) {
+        match &mut self.goals.throttled {
+            Some(t) => {
+                t.own_upload = upload;
+                let rate = t.rate();
+                self.limits.upload.set_rate(rate);
+            }
+            None => self.limits.upload.set_rate(upload),
+        }
+    }
+
+    /// What the row says while a goal holds it at the alternative upload rate.
+    pub(super) fn goal_throttle_message(&self) -> Option<String> {
+        self.goals
+            .throttled
+            .as_ref()
+            .map(|t| format!("{}: {}", t.reached, crate::api::GOAL_ALT_RATE))
     }
 
     /// What stopped it, while a goal holds it stopped (`ratio 2.00 reached`).
@@ -313,6 +396,24 @@ impl Torrent {
         self.goals.limits = limits.sanitized();
         self.persist_dirty = true;
         *env.publish_now = true;
+        if self.goals.throttled.is_some() {
+            let e = effective(self.goals.limits, &env.ctx.config.seeding);
+            let s = Standing {
+                inactive: Duration::ZERO,
+                ..self.standing(env.now)
+            };
+            if reached(&e, &s).is_none()
+                && let Some(t) = self.goals.throttled.take()
+            {
+                self.limits.upload.set_rate(t.own_upload);
+                self.log(
+                    env,
+                    EventLevel::Info,
+                    EventKind::StateChanged,
+                    "goal raised: seeding at its own upload rate again".into(),
+                );
+            }
+        }
         if self.goals.stopped.is_some() && self.goal_blocking(env).is_none() {
             self.goals.stopped = None;
             self.log(

@@ -44,6 +44,7 @@ pub mod sources;
 pub mod state;
 pub mod summary;
 mod swarm;
+pub mod tracker_edit;
 mod trackers;
 pub mod view;
 pub mod wanted;
@@ -736,7 +737,7 @@ impl Torrent {
     /// Set this torrent's own limits, bytes/s (0 = unlimited); the session's still apply.
     pub fn set_limits(&mut self, download: u64, upload: u64) {
         self.limits.download.set_rate(download);
-        self.limits.upload.set_rate(upload);
+        self.set_own_upload_limit(upload);
         self.persist_dirty = true;
     }
 }

@@ -29,8 +29,11 @@ impl Torrent {
     ) -> Torrent {
         let mut sum = summary_of(info_hash, r);
         let link = r.magnet.as_deref().and_then(|l| Magnet::parse(l).ok());
-        if let Some(link) = &link {
-            // BEP 12: each tracker of a magnet link is a tier of its own
+        if let Some(link) = &link
+            && sum.trackers.is_empty()
+        {
+            // BEP 12: each tracker of a magnet link is a tier of its own (a record keeps
+            // them so, edited or not; one without any falls back on the link's)
             sum.trackers = link.trackers.iter().map(|u| vec![u.clone()]).collect();
         }
         let mut t = Torrent::blank(id, sum, r.save_dir.clone(), r.seed, upload_slots);
@@ -169,7 +172,8 @@ impl Torrent {
             downloaded,
             uploaded,
             down_limit: self.limits.download.rate(),
-            up_limit: self.limits.upload.rate(),
+            // its own: a goal's alternative rate is found again when it seeds
+            up_limit: self.own_upload_limit(),
             magnet: self.info.magnet().map(Magnet::to_link),
             peers: self.kept_peers.clone(),
             added_seq: self.added_seq,
@@ -372,11 +376,19 @@ mod tests {
             file_stats: Vec::new(),
             file_prio: Vec::new(),
             magnet: Some(canonical.clone()),
+            trackers: Vec::new(),
             ..record()
         };
         let t = restore(&r);
         assert!(t.awaiting_metadata());
         assert_eq!(t.sum.trackers.len(), 2, "one tier per tracker of the link");
+        // a record's own list (edited trackers) wins over the link's
+        let edited = vec![vec!["udp://127.0.0.1:3/x".to_owned()]];
+        let t = restore(&TorrentRecord {
+            trackers: edited.clone(),
+            ..r.clone()
+        });
+        assert_eq!(t.sum.trackers, edited);
         assert_eq!(t.record().magnet, Some(canonical));
     }
 

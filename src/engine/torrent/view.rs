@@ -228,6 +228,11 @@ impl Torrent {
                 f.total.load(Ordering::Relaxed),
                 self.peers.len(),
             ))
+        } else if let Some(m) = self
+            .goal_throttle_message()
+            .filter(|_| state == TorrentState::Seeding)
+        {
+            Some(m)
         } else if self.life.is_running() {
             self.sources_headline()
         } else {
@@ -255,7 +260,7 @@ impl Torrent {
             uploaded,
             added_at: self.added_at,
             down_limit: self.limits.download.rate(),
-            up_limit: self.limits.upload.rate(),
+            up_limit: self.own_upload_limit(),
             message,
             has_trackers: self.trackers.any_supported(),
             paused_by: self

@@ -74,6 +74,40 @@ impl App {
         self.dialog = Some(Dialog::Form(form));
     }
 
+    pub(super) fn open_trackers(&mut self) {
+        let torrents = self.targets();
+        if torrents.is_empty() {
+            return;
+        }
+        let what = self.describe(&torrents);
+        let form = popups::trackers::open(torrents, &what, &self.opts.theme.sym);
+        self.dialog = Some(Dialog::Form(form));
+    }
+
+    /// The engine answered a tracker edit: a count goes into the open dialog, a
+    /// replacement's result to the message line.
+    pub fn trackers_edited(
+        &mut self,
+        dry_run: bool,
+        edit: (String, String),
+        result: Result<crate::api::TrackerEditOutcome, crate::api::TrackerEditError>,
+    ) {
+        if dry_run {
+            if let Some(Dialog::Form(form)) = &mut self.dialog
+                && matches!(form.kind, FormKind::Trackers { .. })
+            {
+                popups::trackers::counted(form, edit.0, edit.1, result);
+            }
+            return;
+        }
+        let text = popups::trackers::done_text(&result);
+        if result.is_ok() {
+            self.set_info(text);
+        } else {
+            self.set_error(text);
+        }
+    }
+
     pub(super) fn open_add_peer(&mut self) {
         let Some(id) = self.focused else {
             return;
@@ -122,6 +156,19 @@ impl App {
         let Some(Dialog::Form(form)) = &mut self.dialog else {
             return;
         };
+        if let FormKind::Trackers { torrents, counted } = &form.kind
+            && !popups::trackers::closes(form, counted.as_ref())
+        {
+            // a count: the dialog stays open for the engine's answer
+            match popups::trackers::submit(form, torrents, counted.as_ref()) {
+                Ok(outcome) => {
+                    form.error = None;
+                    self.outbox.extend(outcome.commands);
+                }
+                Err(e) => form.error = Some(e),
+            }
+            return;
+        }
         let result = match &form.kind {
             FormKind::Add => popups::add::submit(form, self.opts.seed_after_download),
             FormKind::Limits { torrents } => popups::limits::submit(form, torrents, &self.snapshot),
@@ -132,6 +179,9 @@ impl App {
                 popups::category::submit(form, torrents, &self.snapshot)
             }
             FormKind::Tags { torrents } => popups::tags::submit(form, torrents),
+            FormKind::Trackers { torrents, counted } => {
+                popups::trackers::submit(form, torrents, counted.as_ref())
+            }
         };
         // "moving to …" is said while the data moves, then the outcome
         let moving = match (&form.kind, &result) {

@@ -128,6 +128,13 @@ pub enum FormKind {
         /// The torrents it sets.
         torrents: Vec<TorrentId>,
     },
+    /// Find/replace in tracker URLs: fields find, replace.
+    Trackers {
+        /// The torrents whose trackers it edits.
+        torrents: Vec<TorrentId>,
+        /// The engine's count for the texts last counted.
+        counted: Option<super::trackers::Counted>,
+    },
 }
 
 /// A dialog with fields.

@@ -12,6 +12,7 @@
 //! - [`quit`]: quit while torrents are active.
 //! - [`category`], [`tags`]: the selected torrents' category (and automatic management)
 //!   and tags.
+//! - [`trackers`]: find/replace in the tracker URLs of torrents.
 
 pub mod add;
 pub mod add_peer;
@@ -24,6 +25,7 @@ pub mod move_storage;
 pub mod quit;
 pub mod remove;
 pub mod tags;
+pub mod trackers;
 
 use self::confirm::Confirm;
 use self::form::Form;

@@ -27,6 +27,7 @@ pub fn kind_label(kind: EventKind) -> &'static str {
         EventKind::Hook => "program",
         EventKind::IpFilter => "ip filter",
         EventKind::AltSpeed => "speed",
+        EventKind::TrackersEdited => "tracker",
     }
 }
 
