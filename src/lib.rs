@@ -113,6 +113,7 @@ pub mod atomic_write;
 pub mod bencode;
 pub mod cli;
 pub mod config;
+pub mod control;
 pub mod dht;
 pub mod engine;
 pub mod fetch;
