@@ -114,6 +114,7 @@ pub mod bencode;
 pub mod cli;
 pub mod config;
 pub mod control;
+pub mod daemon;
 pub mod dht;
 pub mod engine;
 pub mod fetch;

@@ -101,8 +101,11 @@ impl Context {
 pub enum Action {
     /// Open or close the help window.
     Help,
-    /// Quit (asks first while torrents are active).
+    /// Quit (asks first while torrents are active); attached to a daemon, leave it
+    /// running.
     Quit,
+    /// Quit and stop the daemon this TUI is attached to (asks first); in-process, quit.
+    QuitDaemon,
     /// Next row / scroll down.
     Down,
     /// Previous row / scroll up.
@@ -266,7 +269,14 @@ pub static ACTIONS: &[ActionSpec] = &[
         "quit",
         &[C::Global],
         [K::char('q'), K::ctrl('c')],
-        "Quit (asks first while torrents are active; trackers are told)"
+        "Quit (asks first while torrents are active; trackers are told; a daemon runs on)"
+    ),
+    spec!(
+        QuitDaemon,
+        "quit_daemon",
+        &[C::Global],
+        [K::char('Q')],
+        "Quit and stop the daemon too (asks first); without a daemon, quit"
     ),
     spec!(
         Down,
