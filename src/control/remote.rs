@@ -102,10 +102,11 @@ async fn handshake(stream: UnixStream) -> Result<Remote, AttachError> {
     let hs = |e: &dyn std::fmt::Display| AttachError::Handshake(e.to_string());
     let (rd, mut wr) = stream.into_split();
     let mut rd = BufReader::new(rd);
-    wr.write_all(wire::client_hello().as_bytes())
-        .await
-        .map_err(|e| hs(&e))?;
+    // a daemon that refuses at once (another user) may close before the hello is
+    // written: its refusal is still there to read
+    let sent = wr.write_all(wire::client_hello().as_bytes()).await;
     let line = wire::read_hello_line(&mut rd).await.map_err(|e| {
+        let e = sent.err().unwrap_or(e);
         hs(&format_args!(
             "the daemon closed the connection without a hello ({e})"
         ))

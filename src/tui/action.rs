@@ -269,14 +269,14 @@ pub static ACTIONS: &[ActionSpec] = &[
         "quit",
         &[C::Global],
         [K::char('q'), K::ctrl('c')],
-        "Quit (asks first while torrents are active; trackers are told; a daemon runs on)"
+        "Quit (asks first while torrents are active; trackers are told)"
     ),
     spec!(
         QuitDaemon,
         "quit_daemon",
         &[C::Global],
         [K::char('Q')],
-        "Quit and stop the daemon too (asks first); without a daemon, quit"
+        "Attached to a daemon: quit and stop the daemon too (asks first)"
     ),
     spec!(
         Down,
