@@ -63,7 +63,7 @@ pub enum DetailFrame {
     /// snapshot's detail (of the same torrent).
     Changed {
         /// The detail.
-        detail: TorrentDetail,
+        detail: Box<TorrentDetail>,
         /// [`KEEP_PEERS`], [`KEEP_FILES`], ... or-ed.
         kept: u8,
     },
@@ -197,7 +197,7 @@ fn detail_frame(
     };
     let Some(last) = last.filter(|l| l.id == now.id) else {
         return DetailFrame::Changed {
-            detail: (**now).clone(),
+            detail: Box::new((**now).clone()),
             kept: 0,
         };
     };
@@ -240,7 +240,10 @@ fn detail_frame(
         detail.peer_sources = now.peer_sources.clone();
         detail.given_peers = now.given_peers.clone();
     }
-    DetailFrame::Changed { detail, kept }
+    DetailFrame::Changed {
+        detail: Box::new(detail),
+        kept,
+    }
 }
 
 /// A frame that does not fit the decoder's copy (the client then asks for a whole one).
@@ -310,7 +313,7 @@ impl Decoder {
             DetailFrame::None => None,
             DetailFrame::Changed { detail, kept } => Some(Arc::new(rebuild_detail(
                 cur.detail.as_deref(),
-                detail,
+                *detail,
                 kept,
             )?)),
         };

@@ -130,7 +130,7 @@ async fn handshake(stream: UnixStream) -> Result<Remote, AttachError> {
     let mut buf = Vec::new();
     let mut decoder = Decoder::new();
     let first = match wire::read_frame::<_, ServerMsg>(&mut rd, &mut buf, MAX_SERVER_FRAME).await {
-        Ok(ServerMsg::Snapshot(frame)) => decoder.apply(frame).map_err(|e| hs(&e))?,
+        Ok(ServerMsg::Snapshot(frame)) => decoder.apply(*frame).map_err(|e| hs(&e))?,
         Ok(ServerMsg::Closing(reason)) => return Err(AttachError::Refused(reason)),
         Ok(other) => {
             return Err(hs(&format_args!(
@@ -179,7 +179,7 @@ async fn read_loop(mut rd: BufReader<OwnedReadHalf>, mut decoder: Decoder, bridg
     let mut resync_asked = false;
     loop {
         match wire::read_frame::<_, ServerMsg>(&mut rd, &mut buf, MAX_SERVER_FRAME).await {
-            Ok(ServerMsg::Snapshot(frame)) => match decoder.apply(frame) {
+            Ok(ServerMsg::Snapshot(frame)) => match decoder.apply(*frame) {
                 Ok(snap) => {
                     resync_asked = false;
                     bridge.snapshots.send_replace(snap);

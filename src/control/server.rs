@@ -294,7 +294,7 @@ async fn write_loop(
     let mut snapshots_open = true;
     let mut events_open = true;
     let first = snapshots.borrow_and_update().clone();
-    let frame = ServerMsg::Snapshot(encoder.frame(&first));
+    let frame = ServerMsg::Snapshot(Box::new(encoder.frame(&first)));
     if let Err(e) = wire::write_frame(&mut wr, &frame, &mut buf, MAX_SERVER_FRAME).await {
         return e.to_string();
     }
@@ -311,7 +311,7 @@ async fn write_loop(
                 Some(FromReader::Resync) => {
                     encoder.reset();
                     let snap = snapshots.borrow_and_update().clone();
-                    ServerMsg::Snapshot(encoder.frame(&snap))
+                    ServerMsg::Snapshot(Box::new(encoder.frame(&snap)))
                 }
                 Some(FromReader::Closing(reason)) => {
                     let _ = wire::write_frame(&mut wr, &ServerMsg::Closing(reason.clone()), &mut buf, MAX_SERVER_FRAME).await;
@@ -334,7 +334,7 @@ async fn write_loop(
             changed = snapshots.changed(), if snapshots_open => match changed {
                 Ok(()) => {
                     let snap = snapshots.borrow_and_update().clone();
-                    ServerMsg::Snapshot(encoder.frame(&snap))
+                    ServerMsg::Snapshot(Box::new(encoder.frame(&snap)))
                 }
                 Err(_) => {
                     snapshots_open = false;

@@ -69,7 +69,7 @@ pub enum ClientMsg {
 #[derive(Debug, Serialize, Deserialize)]
 pub enum ServerMsg {
     /// The latest snapshot, as a difference from the last one sent on this connection.
-    Snapshot(SnapshotFrame),
+    Snapshot(Box<SnapshotFrame>),
     /// One engine event (the session log), as the broadcast channel gives it.
     Event(EngineEvent),
     /// The engine's answer to request `id`.

@@ -241,7 +241,7 @@ fn a_difference_that_does_not_fit_is_refused_and_a_whole_snapshot_mends_it() {
     let bad = SnapshotFrame {
         seq: 9,
         detail: DetailFrame::Changed {
-            detail: (*detail(1, 1, 1)).clone(),
+            detail: Box::new((*detail(1, 1, 1)).clone()),
             kept: KEEP_PEERS,
         },
         ..SnapshotFrame::default()

@@ -455,7 +455,7 @@ fn every_server_msg() -> Vec<ServerMsg> {
         message: "m".into(),
     };
     vec![
-        ServerMsg::Snapshot(Encoder::new().frame(&Arc::new(snapshot))),
+        ServerMsg::Snapshot(Box::new(Encoder::new().frame(&Arc::new(snapshot)))),
         ServerMsg::Event(event.clone()),
         ServerMsg::Reply {
             id: 1,
