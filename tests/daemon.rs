@@ -2,7 +2,8 @@
 //! real libtorrent seeder (resumed after `kill -9`), a TUI attached over the control socket
 //! under tmux (no engine, no listening port), quitting it versus stopping the daemon, one
 //! engine per state folder, the socket refusing another user and what is not its protocol,
-//! SIGTERM and SIGHUP.
+//! SIGTERM, SIGINT and SIGHUP, the socket in the state folder without `XDG_RUNTIME_DIR`, the
+//! user unit.
 
 mod common;
 
@@ -270,8 +271,10 @@ fn one_engine_per_state_folder_a_second_is_refused_naming_the_first() {
         "{err}"
     );
     assert!(first.alive());
-    first.signal(libc::SIGTERM);
+    // SIGINT stops it as SIGTERM does
+    first.signal(libc::SIGINT);
     assert!(first.wait(Duration::from_secs(30)).unwrap().success());
+    assert!(home.log().contains("SIGINT: stopping"), "{}", home.log());
     // a TUI with its own engine holds the folder: a daemon names it
     let port = free_port();
     let pane = TmuxPane::start(
@@ -555,4 +558,41 @@ fn the_user_unit_restarts_on_failure_and_reloads_with_sighup() {
         ),
         Err(e) => println!("systemd-analyze not run ({e}): the unit's lines were checked"),
     }
+}
+
+#[test]
+fn without_xdg_runtime_dir_the_socket_is_in_the_state_folder() {
+    let home = Home::new("");
+    let mut child = home
+        .command(&["daemon", "--port", &free_port().to_string()])
+        .env_remove("XDG_RUNTIME_DIR")
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let start = Instant::now();
+    let socket = loop {
+        if let Some(s) = home.socket()
+            && std::os::unix::net::UnixStream::connect(&s).is_ok()
+        {
+            break s;
+        }
+        assert!(start.elapsed() < Duration::from_secs(30), "{}", home.log());
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let run = home.state_dir().join("run");
+    assert_eq!(socket.parent(), Some(run.as_path()));
+    let mode = std::fs::metadata(&run).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o700);
+    let rt = runtime();
+    let r = attach(&rt, &home);
+    assert_eq!(r.daemon.pid, child.id());
+    assert_eq!(r.daemon.state_dir, home.state_dir());
+    drop(r);
+    // SAFETY: kill(2) on our own child
+    unsafe {
+        libc::kill(child.id() as i32, libc::SIGTERM);
+    }
+    assert!(child.wait().unwrap().success());
 }
