@@ -211,6 +211,8 @@ pub struct TorrentRow {
     /// Automatic management: its data lives where its category says (qBittorrent's
     /// `auto_tmm`).
     pub auto_managed: bool,
+    /// Its own seeding goals (share limits; -2 fields: the category's or session's).
+    pub share_limits: super::ShareLimits,
 }
 
 /// Why the engine paused a torrent by itself (see [`TorrentRow::paused_by`]).

@@ -392,6 +392,80 @@ fn plural(n: u64, one: &'static str, many: &'static str) -> &'static str {
     if n == 1 { one } else { many }
 }
 
+/// What a torrent without trackers gets its peers from: the sources in effect for it as
+/// the engine lists them (the magnet link's peers, peers added by hand, DHT, LSD, PEX,
+/// incoming, with how many are connected), else what the session runs (`on`: DHT, LSD).
+pub fn no_trackers_line(d: &TorrentDetail, on: (bool, bool)) -> String {
+    use crate::api::PeerSource as S;
+    // the peers the user gave first, incoming connections last
+    let rank = |s: S| {
+        [
+            S::Magnet,
+            S::Manual,
+            S::Dht,
+            S::Lsd,
+            S::Pex,
+            S::Incoming,
+            S::Tracker,
+        ]
+        .iter()
+        .position(|x| *x == s)
+    };
+    let mut sources: Vec<_> = d
+        .peer_sources
+        .iter()
+        .filter(|c| c.source != S::Tracker)
+        .collect();
+    sources.sort_by_key(|c| rank(c.source));
+    let from: Vec<String> = sources
+        .into_iter()
+        .map(|c| {
+            let what = match c.source {
+                S::Magnet => "the magnet link's peers",
+                S::Manual => "peers added by hand",
+                S::Dht => "the DHT",
+                S::Lsd => "LSD",
+                S::Pex => "PEX",
+                S::Incoming => "incoming connections",
+                S::Tracker => "trackers",
+            };
+            if c.connected > 0 {
+                format!("{what} ({} connected)", c.connected)
+            } else {
+                what.to_owned()
+            }
+        })
+        .collect();
+    match from.split_last() {
+        None => session_sources_line(d.private, on).to_owned(),
+        Some((last, [])) => format!(" no trackers: peers come from {last}"),
+        Some((last, rest)) => format!(
+            " no trackers: peers come from {} and {last}",
+            rest.join(", ")
+        ),
+    }
+}
+
+/// What a torrent without trackers gets its peers from, given whether the DHT and LSD
+/// run (before the engine lists its sources).
+pub fn session_sources_line(private: bool, (dht_on, lsd_on): (bool, bool)) -> &'static str {
+    match (private, dht_on, lsd_on) {
+        (true, _, _) => " no trackers: a private torrent (BEP 27) only takes incoming peers",
+        (false, true, false) => {
+            " no trackers: peers come from the DHT, PEX and incoming connections"
+        }
+        (false, true, true) => {
+            " no trackers: peers come from the DHT, LSD, PEX and incoming connections"
+        }
+        (false, false, false) => {
+            " no trackers: peers come from PEX and incoming connections (DHT off)"
+        }
+        (false, false, true) => {
+            " no trackers: peers come from LSD, PEX and incoming connections (DHT off)"
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use std::path::PathBuf;

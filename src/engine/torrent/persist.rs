@@ -56,6 +56,7 @@ impl Torrent {
         }
         .sanitized();
         t.goals.seeded_before = r.goals.seeded_secs;
+        t.goals.inactive_before = r.activity.inactive_secs;
         // a goal's stop holds only a torrent that stays paused (the user's pause)
         t.goals.stopped = r.goals.stopped.clone().filter(|_| r.paused);
         t.manage = r.manage.clone();
@@ -185,6 +186,9 @@ impl Torrent {
                 stopped: self.goals.stopped.clone(),
             },
             manage: self.manage.clone(),
+            activity: crate::state::ActivityRecord {
+                inactive_secs: self.goals.inactive(std::time::Instant::now()).as_secs(),
+            },
         }
     }
 
@@ -310,6 +314,7 @@ mod tests {
                 first_last: false,
                 unverified: vec![0b1000_0000],
             },
+            activity: crate::state::ActivityRecord { inactive_secs: 600 },
         }
     }
 

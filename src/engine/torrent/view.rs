@@ -274,6 +274,7 @@ impl Torrent {
             category: self.manage.category.clone(),
             tags: self.manage.tags.clone(),
             auto_managed: self.manage.auto_managed,
+            share_limits: self.share_limits(),
         }
     }
 
