@@ -58,6 +58,9 @@ pub enum EventKind {
     /// A torrent's tracker URLs were edited (changed, added, removed): the message lists
     /// them, passkeys masked.
     TrackersEdited,
+    /// A torrent's piece order changed: sequential download or first and last pieces
+    /// first went on or off.
+    PieceOrder,
 }
 
 /// One event.

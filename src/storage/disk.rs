@@ -15,6 +15,13 @@
 //! piece whose files were deleted or replaced while open is never reported verified
 //! ([`DiskEvent::Error`] with [`StorageErrorKind::FileDeleted`]). Upload reads
 //! ([`DiskPool::read_for_upload`]) report the pieces they could not read and serve the rest.
+//!
+//! A piece taken as had without a hash check (an add with "skip hash check",
+//! [`TorrentDisk::unchecked`]) is hashed whole by the upload read that first meets it,
+//! before any of its blocks is read for the peer: a match clears its mark
+//! ([`DiskEvent::UncheckedVerified`]); a mismatch serves none of its blocks, now or later
+//! ([`UploadRead::corrupt`], [`DiskEvent::UncheckedFailed`]), until the piece is downloaded
+//! again and verified.
 
 use std::collections::{BTreeSet, HashMap};
 use std::fmt;
@@ -30,7 +37,7 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use super::StorageErrorKind;
 use super::{Storage, StorageError};
 use crate::lock::MutexExt;
-use crate::piece::{BLOCK_SIZE, BlockRef, Geometry};
+use crate::piece::{BLOCK_SIZE, BlockRef, Geometry, HaveBits};
 
 /// Most disk threads a pool starts, whatever it is asked for.
 pub const MAX_DISK_THREADS: usize = 64;
@@ -50,6 +57,13 @@ pub enum DiskEvent {
     /// A storage failure on one piece: a block could not be written or read back, or the
     /// piece's files were deleted or replaced while open. See [`DiskError`].
     Error(DiskError),
+    /// A piece taken without a hash check ([`TorrentDisk::unchecked`]) was hashed before
+    /// its first upload and matches: it is verified now.
+    UncheckedVerified(u32),
+    /// A piece taken without a hash check was hashed before its first upload and does not
+    /// match the metainfo: none of its blocks was sent, and none will be until it is
+    /// downloaded again and verified (its mark stays until then).
+    UncheckedFailed(u32),
 }
 
 /// A storage failure on one piece, as reported by a disk worker.
@@ -94,6 +108,11 @@ pub struct TorrentDisk {
     pub geometry: Geometry,
     /// Expected SHA-1 per piece.
     pub hashes: Vec<[u8; 20]>,
+    /// Pieces the torrent has without a hash check ("skip hash check"): an upload read
+    /// hashes such a piece whole before it serves any block of it, and clears the mark
+    /// when it matches; a piece downloaded and verified clears it too. Empty for most
+    /// torrents (then it costs one atomic load per upload batch).
+    pub unchecked: HaveBits,
     /// Where verification results go.
     pub sink: DiskSink,
 }
@@ -141,6 +160,9 @@ pub struct UploadRead {
     /// Blocks not read because they are not inside their piece (a piece index past the end,
     /// or `begin + length` past the piece's size): the request was wrong, the data is fine.
     pub refused: Vec<BlockRef>,
+    /// Pieces taken without a hash check ([`TorrentDisk::unchecked`]) that did not match
+    /// when hashed for this read: none of their blocks was read (they must never be sent).
+    pub corrupt: Vec<u32>,
 }
 
 impl UploadRead {
@@ -367,7 +389,7 @@ impl Worker {
                 blocks,
                 buf,
                 reply,
-            } => reply(read_blocks(&torrent, blocks, buf)),
+            } => reply(read_blocks(&torrent, blocks, buf, &mut self.scratch)),
             Job::Forget { key } => self.pieces.retain(|(k, _), _| *k != key),
         }
     }
@@ -440,7 +462,11 @@ impl Worker {
             // the data hashed is what we wrote; make sure it is still in the files at
             // their paths (a deleted folder leaves handles writing into unlinked files)
             None => match t.storage.verify_range_present(offset, size as usize) {
-                Ok(()) => DiskEvent::PieceVerified(piece),
+                Ok(()) => {
+                    // downloaded again after it failed its first check: its data is good now
+                    t.unchecked.clear(piece);
+                    DiskEvent::PieceVerified(piece)
+                }
                 Err(error) => DiskEvent::Error(DiskError {
                     piece,
                     error,
@@ -452,11 +478,62 @@ impl Worker {
     }
 }
 
+/// Most bytes read at a time to hash a piece taken without a check.
+const CHECK_CHUNK: usize = 256 * 1024;
+
+/// What hashing a piece taken without a check found.
+enum Unchecked {
+    /// It matches (its mark is cleared).
+    Good,
+    /// It does not match the metainfo.
+    Corrupt,
+    /// It could not be read whole.
+    Unreadable(StorageError),
+}
+
+/// Hash piece `p` of `t` from disk in chunks of at most [`CHECK_CHUNK`] bytes (`scratch`
+/// reused) and compare it with the metainfo; a match clears its unchecked mark.
+fn check_unchecked(t: &TorrentDisk, p: u32, scratch: &mut Vec<u8>) -> Unchecked {
+    let size = t.piece_size(p) as usize;
+    let offset = t.piece_offset(p);
+    let mut hasher = Sha1::new();
+    let mut at = 0usize;
+    while at < size {
+        let n = (size - at).min(CHECK_CHUNK);
+        if scratch.len() < n {
+            scratch.resize(n, 0);
+        }
+        if let Err(e) = t.storage.read_at(offset + at as u64, &mut scratch[..n]) {
+            return Unchecked::Unreadable(e);
+        }
+        hasher.update(&scratch[..n]);
+        at += n;
+    }
+    if t.hashes
+        .get(p as usize)
+        .is_some_and(|h| hasher.finalize().as_slice() == h)
+    {
+        t.unchecked.clear(p);
+        Unchecked::Good
+    } else {
+        Unchecked::Corrupt
+    }
+}
+
 /// Read `blocks` back to back into `buf` (grown, never shrunk, so a reused buffer needs no
 /// zeroing or page faults). A block whose read fails fails its piece: the piece's other
 /// blocks in the batch are not read (or are dropped, if read before). Blocks outside their
-/// piece are refused and take no room.
-fn read_blocks(t: &TorrentDisk, blocks: Vec<BlockRef>, mut buf: Vec<u8>) -> UploadRead {
+/// piece are refused and take no room. A piece taken without a hash check is hashed first
+/// (`scratch` is the buffer for that): a mismatch makes it `corrupt`, none of its blocks
+/// read; the outcome goes to the torrent's sink.
+fn read_blocks(
+    t: &TorrentDisk,
+    blocks: Vec<BlockRef>,
+    mut buf: Vec<u8>,
+    scratch: &mut Vec<u8>,
+) -> UploadRead {
+    let any_unchecked = t.unchecked.count() > 0;
+    let mut corrupt: Vec<u32> = Vec::new();
     let in_piece = |b: &BlockRef| t.geometry.in_piece(b.piece, b.begin, b.length);
     let total: usize = blocks
         .iter()
@@ -478,9 +555,26 @@ fn read_blocks(t: &TorrentDisk, blocks: Vec<BlockRef>, mut buf: Vec<u8>) -> Uplo
         }
         let range = at..at + b.length as usize;
         at = range.end;
-        if failed.iter().any(|(p, _)| *p == b.piece) {
+        if failed.iter().any(|(p, _)| *p == b.piece) || corrupt.contains(&b.piece) {
             ranges.push(None);
             continue;
+        }
+        if any_unchecked && t.unchecked.get(b.piece) {
+            // never send a byte of a piece nobody checked: hash it whole first
+            match check_unchecked(t, b.piece, scratch) {
+                Unchecked::Good => (t.sink)(DiskEvent::UncheckedVerified(b.piece)),
+                Unchecked::Corrupt => {
+                    (t.sink)(DiskEvent::UncheckedFailed(b.piece));
+                    corrupt.push(b.piece);
+                    ranges.push(None);
+                    continue;
+                }
+                Unchecked::Unreadable(e) => {
+                    failed.push((b.piece, e));
+                    ranges.push(None);
+                    continue;
+                }
+            }
         }
         let offset = t.piece_offset(b.piece) + u64::from(b.begin);
         match t.storage.read_at(offset, &mut buf[range.clone()]) {
@@ -503,6 +597,7 @@ fn read_blocks(t: &TorrentDisk, blocks: Vec<BlockRef>, mut buf: Vec<u8>) -> Uplo
         ranges,
         failed,
         refused,
+        corrupt,
     }
 }
 
@@ -544,6 +639,7 @@ mod tests {
             Arc::new(TorrentDisk {
                 key: 1,
                 storage,
+                unchecked: HaveBits::new(geometry.piece_count()),
                 geometry,
                 hashes,
                 sink: Arc::new(move |e| {
@@ -829,6 +925,86 @@ mod tests {
         for (_, e) in &r.failed[..3] {
             assert_eq!(e.path(), Some(dir.path().join("b").as_path()), "{e}");
         }
+    }
+
+    /// Skip hash check: an upload read hashes a piece taken without a check before it
+    /// serves a block of it; a good piece is served and unmarked, a corrupt one is never
+    /// served (also not by a later read) until it is written again and verified.
+    #[tokio::test]
+    async fn unchecked_pieces_are_hashed_before_their_first_upload() {
+        let dir = tempfile::tempdir().unwrap();
+        let payload = payload();
+        let plen = 2 * BLOCK_SIZE; // 5 pieces
+        let (t, mut rx) = torrent(StorageMode::File, dir.path(), &payload, plen);
+        let mut bad = payload.clone();
+        bad[70_000] ^= 0xff; // piece 2 (65536..98304)
+        std::fs::write(dir.path().join("a"), &bad[..40_000]).unwrap();
+        std::fs::write(dir.path().join("b"), &bad[40_000..]).unwrap();
+        for p in 0..5 {
+            t.unchecked.set(p);
+        }
+        let pool = DiskPool::new(1, 1 << 20);
+        let read = |blocks: Vec<BlockRef>| {
+            let (tx, rx) = std::sync::mpsc::channel();
+            pool.read_for_upload(
+                &t,
+                blocks,
+                Vec::new(),
+                Box::new(move |r| tx.send(r).unwrap()),
+            );
+            rx.recv_timeout(std::time::Duration::from_secs(20)).unwrap()
+        };
+        // one block of piece 1, both of piece 2
+        let mut ask = vec![blocks_of(&t, 1)[1]];
+        ask.extend(blocks_of(&t, 2));
+        let r = read(ask.clone());
+        assert_eq!(r.corrupt, vec![2]);
+        assert!(r.failed.is_empty());
+        let served: Vec<BlockRef> = r.read().map(|(b, _)| b).collect();
+        assert_eq!(served, vec![ask[0]], "nothing of the corrupt piece");
+        for (b, data) in r.read() {
+            assert_eq!(data, &block_data(&t, &payload, b)[..]);
+        }
+        assert!(matches!(
+            next(&mut rx).await,
+            DiskEvent::UncheckedVerified(1)
+        ));
+        assert!(matches!(next(&mut rx).await, DiskEvent::UncheckedFailed(2)));
+        assert!(!t.unchecked.get(1), "verified: unmarked");
+        assert!(
+            t.unchecked.get(2),
+            "still unchecked: a later read must not send it"
+        );
+        assert_eq!(t.unchecked.count(), 4);
+        // a later read of the corrupt piece: still nothing sent
+        let r = read(blocks_of(&t, 2));
+        assert_eq!((r.corrupt.clone(), r.read().count()), (vec![2], 0));
+        assert!(matches!(next(&mut rx).await, DiskEvent::UncheckedFailed(2)));
+        // downloaded again: verified, unmarked, served
+        for b in blocks_of(&t, 2) {
+            pool.write(&t, 2, b.begin, block_data(&t, &payload, b))
+                .await;
+        }
+        assert!(matches!(next(&mut rx).await, DiskEvent::PieceVerified(2)));
+        assert!(!t.unchecked.get(2));
+        let r = read(blocks_of(&t, 2));
+        assert!(r.corrupt.is_empty());
+        assert_eq!(r.read().count(), 2);
+        for (b, data) in r.read() {
+            assert_eq!(data, &block_data(&t, &payload, b)[..]);
+        }
+        // an unchecked piece cut short on disk cannot be hashed: unreadable, not corrupt
+        std::fs::OpenOptions::new()
+            .write(true)
+            .open(dir.path().join("b"))
+            .unwrap()
+            .set_len(100_000)
+            .unwrap();
+        let r = read(blocks_of(&t, 4));
+        assert!(r.corrupt.is_empty());
+        assert_eq!(r.failed.len(), 1);
+        assert_eq!(r.failed[0].0, 4);
+        assert_eq!(r.read().count(), 0);
     }
 
     #[test]

@@ -106,6 +106,7 @@ impl Torrent {
         }
         if !trusted {
             self.have = Bitfield::new(self.sum.piece_count());
+            self.forget_unchecked();
         }
         self.input(Input::ResumeData { trusted }, env);
     }
@@ -184,7 +185,10 @@ impl Torrent {
                 seeded_secs: self.goals.seeded(std::time::Instant::now()).as_secs(),
                 stopped: self.goals.stopped.clone(),
             },
-            manage: self.manage.clone(),
+            manage: crate::state::ManageRecord {
+                unverified: self.unchecked_record(),
+                ..self.manage.clone()
+            },
         }
     }
 
