@@ -20,6 +20,7 @@ use ratorrent::api::{
 };
 use ratorrent::config::engine::{DhtConfig, EngineConfig};
 use ratorrent::engine::session::{self, SessionHandle};
+use ratorrent::metainfo::InfoHash;
 
 const PIECE: u64 = 32 * 1024;
 
@@ -32,16 +33,22 @@ fn config(download_dir: PathBuf) -> EngineConfig {
     }
 }
 
-/// A two-file payload (`pack/a.bin`, `pack/b.bin`) under `root` and its torrent.
-fn pack(dir: &Path, root: &Path, tracker: &str) -> PathBuf {
+/// A two-file payload (`pack/a.bin`, `pack/b.bin`) under `root` and its torrent, with its
+/// info hash.
+fn pack_with_hash(dir: &Path, root: &Path, tracker: &str) -> (PathBuf, InfoHash) {
     let files = [
         FileSpec::new("pack/a.bin", 45 * PIECE + 1000),
         FileSpec::new("pack/b.bin", 20 * PIECE - 300),
     ];
     payload::write_tree(root, &files, 41).unwrap();
     let torrent = dir.join("pack.torrent");
-    make_torrent(&root.join("pack"), &torrent, tracker, Some(PIECE as u32));
-    torrent
+    let ih = make_torrent(&root.join("pack"), &torrent, tracker, Some(PIECE as u32));
+    (torrent, ih)
+}
+
+/// [`pack_with_hash`] without the hash.
+fn pack(dir: &Path, root: &Path, tracker: &str) -> PathBuf {
+    pack_with_hash(dir, root, tracker).0
 }
 
 async fn events_of(client: &Client, id: TorrentId) -> Vec<EngineEvent> {
@@ -303,4 +310,43 @@ async fn a_corrupt_piece_added_without_a_check_is_never_sent_and_is_downloaded_a
     // our copy is whole now: the piece was written again
     payload::assert_trees_equal(&good, &ours);
     h.shutdown().await.unwrap();
+}
+
+/// `ratorrent download --skip-check --seed` on complete data: it announces itself as a seed
+/// without hashing first, and a libtorrent leecher gets every byte.
+#[test]
+fn download_skip_check_seed_serves_a_libtorrent_leecher() {
+    let tracker = TestTracker::start();
+    let dir = temp_dir();
+    let data = dir.path().join("data");
+    let (torrent, ih) = pack_with_hash(dir.path(), &data, &tracker.url());
+    let (mut rat, port) = common::scenario::spawn_rat_on_free_port(|port| {
+        common::rat::Rat::spawn(
+            &[
+                "download",
+                torrent.to_str().unwrap(),
+                "-o",
+                data.to_str().unwrap(),
+                "--seed",
+                "--skip-check",
+                "--port",
+                &port.to_string(),
+            ],
+            "",
+        )
+    });
+    tracker
+        .wait_for_announce(Duration::from_secs(30), |a| {
+            a.info_hash == ih && a.addr.port() == port && a.left == Some(0)
+        })
+        .unwrap_or_else(|e| panic!("{e}\n{}", rat.output()));
+    let ip = Ipv4Addr::new(127, 0, 0, 44);
+    let dst = dir.path().join("leech");
+    let mut l = LtPeer::leech(&LeechArgs::new(&torrent, &dst, ip, free_port_on(ip)));
+    l.wait_done(Duration::from_secs(60)).unwrap();
+    payload::assert_trees_equal(&data, &dst);
+    assert!(!l.stderr().contains("hash for piece"));
+    rat.terminate();
+    let out = rat.output();
+    assert!(!out.contains("checked:"), "{out}");
 }
