@@ -49,7 +49,9 @@ impl Torrent {
         match self.shared() {
             Some(s) if s.disk.unchecked.count() == 0 => 0,
             Some(s) => both(&s.disk.unchecked, &s.have).count(),
-            None => self.manage.unverified.iter().map(|b| b.count_ones()).sum(),
+            None if self.manage.unverified.is_empty() => 0,
+            None => Bitfield::from_payload(&self.manage.unverified, self.sum.piece_count())
+                .map_or(0, |b| b.count()),
         }
     }
 
@@ -88,10 +90,13 @@ impl Torrent {
         }
     }
 
-    /// A piece taken without a check matched when it was first read for upload.
+    /// A piece taken without a check matched when it was first read for upload; the last
+    /// one is said in the event log (when none failed before it).
     pub(super) fn on_unchecked_verified(&mut self, env: &mut Env<'_>) {
         self.persist_dirty = true;
-        if self.unchecked_count() == 0 {
+        // O(1): the marks left (a piece that did not match keeps its mark until it is
+        // downloaded again, so then this says nothing)
+        if self.shared().is_some_and(|s| s.disk.unchecked.count() == 0) {
             self.log(
                 env,
                 EventLevel::Info,
@@ -147,6 +152,24 @@ fn both(a: &HaveBits, b: &HaveBits) -> Bitfield {
         out.unset(p);
     }
     out
+}
+
+/// The pieces of record bytes `unverified` that are also in `have`, as record bytes
+/// (nothing when none, or when the bytes are not a bitfield of `have`'s length).
+pub(super) fn within(unverified: &[u8], have: &Bitfield) -> Vec<u8> {
+    if unverified.is_empty() {
+        return Vec::new();
+    }
+    match Bitfield::from_payload(unverified, have.len()) {
+        Ok(mut b) => {
+            let gone: Vec<u32> = b.ones().filter(|&p| !have.get(p)).collect();
+            for p in gone {
+                b.unset(p);
+            }
+            bytes_or_none(&b)
+        }
+        Err(_) => Vec::new(),
+    }
 }
 
 /// `b`'s bytes, or nothing when no bit is set.
