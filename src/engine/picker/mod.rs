@@ -106,9 +106,11 @@ pub struct Picker {
     prio: Vec<u8>,
     /// New pieces are started in index order (sequential download), not rarest first.
     sequential: bool,
-    /// Sequential picking starts its scan here: no piece below is both wanted and
-    /// `Missing` (lowered whenever a piece becomes missing again or wanted).
-    seq_from: u32,
+    /// Per priority level, where sequential picking starts its scan: no piece below is
+    /// `Missing` at that level (lowered when a piece becomes missing again; back to 0 when
+    /// the priorities change). Each level's start only moves forward while pieces are
+    /// started, so a whole download scans each level once, plus the pieces a peer lacks.
+    seq_from: [u32; LEVELS],
     /// Wanted pieces not verified yet.
     wanted_left: u32,
     /// Bytes of the pieces not yet verified (kept as a counter: the snapshot publisher
@@ -156,7 +158,7 @@ impl Picker {
             missing: [0, 0, n, 0, 0],
             prio: vec![PRIO_NORMAL; piece_count as usize],
             sequential: false,
-            seq_from: 0,
+            seq_from: [0; LEVELS],
             wanted_left: n,
             left,
         }
@@ -186,7 +188,7 @@ impl Picker {
             return;
         }
         self.prio = prio.iter().map(|&x| x.min(PRIO_FIRST_LAST)).collect();
-        self.seq_from = 0;
+        self.seq_from = [0; LEVELS];
         self.missing = [0; LEVELS];
         self.wanted_left = 0;
         self.left = 0;
@@ -217,7 +219,7 @@ impl Picker {
     /// end game are the same either way.
     pub fn set_sequential(&mut self, on: bool) {
         self.sequential = on;
-        self.seq_from = 0;
+        self.seq_from = [0; LEVELS];
     }
 
     /// Whether new pieces are started in index order ([`Picker::set_sequential`]).
@@ -515,33 +517,26 @@ impl Picker {
 
     /// The lowest-index piece `has` offers that nobody started, among those of the highest
     /// priority level with missing pieces; a lower level only when the peer has none of the
-    /// higher one (then its lowest index of the best level it has). Moves the scan's start
-    /// past the pieces that are no longer missing.
+    /// higher one (then its lowest index of the best level it has). Moves each level's scan
+    /// start past the pieces no longer missing at that level.
     fn first_missing(&mut self, has: &Bitfield) -> Option<u32> {
-        let top = (1..=PRIO_FIRST_LAST)
-            .rev()
-            .find(|&l| self.missing[l as usize] > 0)?;
         let n = self.geo.piece_count();
-        let missing = |pk: &Picker, p: u32| {
-            pk.state[p as usize] == PieceState::Missing && pk.prio[p as usize] != PRIO_SKIP
-        };
-        while self.seq_from < n && !missing(self, self.seq_from) {
-            self.seq_from += 1;
-        }
-        let mut fallback: Option<u32> = None;
-        for p in self.seq_from..n {
-            if !missing(self, p) || !has.get(p) {
+        for level in (1..=PRIO_FIRST_LAST).rev() {
+            let l = level as usize;
+            if self.missing[l] == 0 {
                 continue;
             }
-            let level = self.prio[p as usize];
-            if level == top {
+            let missing_here = |pk: &Picker, p: u32| {
+                pk.state[p as usize] == PieceState::Missing && pk.prio[p as usize] == level
+            };
+            while self.seq_from[l] < n && !missing_here(self, self.seq_from[l]) {
+                self.seq_from[l] += 1;
+            }
+            if let Some(p) = (self.seq_from[l]..n).find(|&p| missing_here(self, p) && has.get(p)) {
                 return Some(p);
             }
-            if fallback.is_none_or(|f| self.prio[f as usize] < level) {
-                fallback = Some(p);
-            }
         }
-        fallback
+        None
     }
 
     fn start_piece(&mut self, p: u32, owner: Option<PeerKey>) {
@@ -669,8 +664,8 @@ impl Picker {
         }
         self.state[p as usize] = PieceState::Missing;
         self.have.unset(p);
-        self.seq_from = self.seq_from.min(p);
         let level = self.prio[p as usize];
+        self.seq_from[level as usize] = self.seq_from[level as usize].min(p);
         if level != PRIO_SKIP {
             self.missing[level as usize] += 1;
             self.wanted_left += 1;
@@ -706,8 +701,8 @@ impl Picker {
         if self.state.get(p as usize) == Some(&PieceState::Pending) {
             self.pending -= 1;
             self.state[p as usize] = PieceState::Missing;
-            self.seq_from = self.seq_from.min(p);
             let level = self.prio[p as usize] as usize;
+            self.seq_from[level] = self.seq_from[level].min(p);
             if level != PRIO_SKIP as usize {
                 self.missing[level] += 1;
             }
@@ -752,12 +747,14 @@ impl Picker {
             })
             .count() as u32;
         assert_eq!(self.missing_count(), missing, "missing counter");
-        for p in 0..self.seq_from.min(self.geo.piece_count()) {
-            assert!(
-                self.state[p as usize] != PieceState::Missing || self.prio[p as usize] == PRIO_SKIP,
-                "missing piece {p} below the sequential scan's start {}",
-                self.seq_from
-            );
+        for (level, &from) in self.seq_from.iter().enumerate() {
+            for p in 0..from.min(self.geo.piece_count()) {
+                assert!(
+                    self.state[p as usize] != PieceState::Missing
+                        || usize::from(self.prio[p as usize]) != level,
+                    "missing piece {p} of level {level} below its sequential scan's start {from}"
+                );
+            }
         }
     }
 }
