@@ -350,3 +350,44 @@ fn download_skip_check_seed_serves_a_libtorrent_leecher() {
     let out = rat.output();
     assert!(!out.contains("checked:"), "{out}");
 }
+
+/// Skip hash check on data that is not there (a wrong folder): the torrent claims nothing,
+/// it stops with "files missing" before it announces a piece, and resuming checks the data.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn skip_check_on_missing_data_fails_as_files_missing_and_announces_nothing() {
+    let tracker = TestTracker::start();
+    let dir = temp_dir();
+    let (torrent, ih) = pack_with_hash(dir.path(), &dir.path().join("data"), &tracker.url());
+    let empty = dir.path().join("elsewhere");
+    std::fs::create_dir_all(&empty).unwrap();
+    let h = session::start(config(empty.clone())).await.unwrap();
+    let id = h
+        .client
+        .add(AddRequest::new(torrent).skip_check(true))
+        .await
+        .unwrap();
+    let row = wait_row(&h.client, id, "failed", Duration::from_secs(10), |r| {
+        r.state == TorrentState::Error
+    })
+    .await;
+    let e = row.error.expect("an error");
+    assert_eq!(
+        e.kind,
+        ratorrent::api::TorrentErrorKind::FilesMissing,
+        "{e:?}"
+    );
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert!(
+        tracker.announces_for(&ih).is_empty(),
+        "nothing announced: {}",
+        tracker.describe()
+    );
+    // resuming checks what is there (nothing) and downloads
+    h.client.resume(id).await.unwrap();
+    let row = wait_row(&h.client, id, "downloading", Duration::from_secs(10), |r| {
+        r.state == TorrentState::Downloading
+    })
+    .await;
+    assert_eq!((row.pieces_have, row.unchecked), (0, 0), "{row:?}");
+    h.shutdown().await.unwrap();
+}
