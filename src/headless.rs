@@ -33,6 +33,10 @@ pub struct DownloadOptions {
     /// When the disk guard pauses a download (less free space than `min_free_space`), wait
     /// for space to come back instead of failing.
     pub wait_for_space: bool,
+    /// Add without a hash check (see [`AddRequest::skip_check`]).
+    pub skip_check: bool,
+    /// Sequential download (see [`AddRequest::sequential`]).
+    pub sequential: bool,
 }
 
 /// The disk guard's reason when it paused `r` (the volume has less free space than
@@ -165,7 +169,10 @@ pub async fn download(mut config: EngineConfig, opts: DownloadOptions) -> anyhow
     let client = &handle.client;
     let mut ids = Vec::new();
     for t in &opts.torrents {
-        let request = AddRequest::new(crate::cli::add_source(t)).seed(opts.seed);
+        let request = AddRequest::new(crate::cli::add_source(t))
+            .seed(opts.seed)
+            .skip_check(opts.skip_check)
+            .sequential(opts.sequential);
         if request.source.is_fetched() && !opts.quiet {
             // the add answers once the file is fetched
             println!("fetching {}…", request.source);

@@ -2356,3 +2356,112 @@ fn errors_are_read_whole_at_80_columns() {
     assert!(text.contains("download the new one"), "{text}");
     insta::assert_snapshot!("error_whole_trackers_80x24", text);
 }
+
+/// Issue 17: sequential download and first and last pieces first are keys for the selected
+/// or marked torrents (`z`, `Z`: on unless all have it on already), shown in the General
+/// tab with the pieces added without a check (how many are still unchecked, how many did
+/// not match); the add dialog offers skip hash check, sequential and first/last.
+#[test]
+fn piece_order_and_unchecked_pieces_show_in_general_and_their_keys_send_commands() {
+    let mut row = seeding();
+    row.state = TorrentState::Downloading;
+    row.pieces_have = 2251;
+    row.done -= 512 * 1024;
+    row.up_rate = 0;
+    row.sequential = true;
+    row.first_last = true;
+    row.unchecked = 1840;
+    row.unchecked_failed = 1;
+    let d = TorrentDetail {
+        id: TorrentId(2),
+        files: Vec::new(),
+        ..detail()
+    };
+    let mut app = App::new(snapshot_with(1, vec![row.clone()], Some(d)));
+    // on for all of them already: off
+    let commands = app.handle_key(key('z'));
+    assert!(
+        matches!(&commands[..], [Command::SetSequential { ids, on: false }] if ids == &[TorrentId(2)]),
+        "{commands:?}"
+    );
+    assert!(
+        app.notice()
+            .unwrap_or_default()
+            .contains("sequential download off"),
+        "{:?}",
+        app.notice()
+    );
+    let commands = app.handle_key(key('Z'));
+    assert!(
+        matches!(&commands[..], [Command::SetFirstLastPiecePrio { ids, on: false }] if ids == &[TorrentId(2)]),
+        "{commands:?}"
+    );
+    app.handle_key(code(KeyCode::Enter));
+    snap_both(&mut app, "detail_general_piece_order");
+    let text = screen(&render(&mut app, 80, 24));
+    for part in [
+        "Piece order  sequential, first and last pieces of each file first",
+        "Unchecked    1840 pieces, each hashed before it is first sent (c: check all)",
+        "Hash failed  1 unchecked piece did not match: not sent, fetched again",
+    ] {
+        assert!(text.contains(part), "{part}\n{text}");
+    }
+    // a torrent with neither: the keys switch them on, General says nothing of them
+    let mut plain = App::new(snapshot_with(1, vec![seeding()], Some(detail())));
+    let commands = plain.handle_key(key('z'));
+    assert!(
+        matches!(&commands[..], [Command::SetSequential { on: true, .. }]),
+        "{commands:?}"
+    );
+    let commands = plain.handle_key(key('Z'));
+    assert!(
+        matches!(
+            &commands[..],
+            [Command::SetFirstLastPiecePrio { on: true, .. }]
+        ),
+        "{commands:?}"
+    );
+    plain.handle_key(code(KeyCode::Enter));
+    let text = screen(&render(&mut plain, 80, 24));
+    assert!(
+        !text.contains("Piece order") && !text.contains("Unchecked"),
+        "{text}"
+    );
+}
+
+/// The add dialog's three checkboxes go with the add: space ticks the focused one.
+#[test]
+fn the_add_dialog_sends_skip_check_sequential_and_first_last() {
+    let mut app = full_app(UiOptions::default());
+    app.handle_key(key('a'));
+    type_text(
+        &mut app,
+        "magnet:?xt=urn:btih:cccccccccccccccccccccccccccccccccccccccc",
+    );
+    // down to "Skip hash check" (field 5 of 7) and tick it, then "First and last"
+    for _ in 0..4 {
+        app.handle_key(code(KeyCode::Down));
+    }
+    app.handle_key(key(' '));
+    app.handle_key(code(KeyCode::Down));
+    app.handle_key(code(KeyCode::Down));
+    app.handle_key(key(' '));
+    let text = screen(&render(&mut app, 80, 24));
+    for part in [
+        "[x] Skip hash check (the data is complete: cross-seeding)",
+        "[ ] Sequential download (pieces in order)",
+        "[x] First and last pieces of each file first",
+    ] {
+        assert!(text.contains(part), "{part}\n{text}");
+    }
+    let commands = app.handle_key(code(KeyCode::Enter));
+    match &commands[..] {
+        [Command::Add(req, _)] => {
+            assert!(
+                req.skip_check && !req.sequential && req.first_last,
+                "{req:?}"
+            )
+        }
+        other => panic!("{other:?}"),
+    }
+}

@@ -61,6 +61,9 @@ pub enum EventKind {
     /// A peer given by hand was not added: the message names it and says why (no port, or
     /// the IP filter blocks it).
     PeerRefused,
+    /// A torrent's piece order changed: sequential download or first and last pieces
+    /// first went on or off.
+    PieceOrder,
 }
 
 /// One event.

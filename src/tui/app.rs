@@ -673,6 +673,9 @@ impl App {
             Action::QueueTop => self.queue_move(QueueMove::Top),
             Action::QueueBottom => self.queue_move(QueueMove::Bottom),
             Action::ForceStart => self.toggle_force_start(),
+            Action::Sequential | Action::FirstLast => {
+                self.toggle_piece_order(action == Action::Sequential)
+            }
             Action::MoveStorage => self.open_move(),
             Action::EditTrackers => self.open_trackers(),
             Action::ToggleFold => {
@@ -986,6 +989,7 @@ pub(crate) struct Scrolls<'a> {
 mod dialogs;
 mod messages;
 mod pause;
+mod piece_order;
 mod queue;
 
 pub(crate) use messages::AddBatch;

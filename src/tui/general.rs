@@ -194,6 +194,7 @@ pub fn facts(
             Plain,
         ));
         out.push(progress(row));
+        unchecked(row, keymap, &mut out);
     }
     let wasted = detail.map_or(String::new(), |d| {
         format!(", wasted {}", units::size(d.wasted))
@@ -221,6 +222,15 @@ pub fn facts(
             (true, false) => ", force started: runs whatever the queue says",
         };
         out.push(fact("Queue", format!("{place}{forced}"), Plain));
+    }
+    let order = match (row.sequential, row.first_last) {
+        (false, false) => None,
+        (true, false) => Some("sequential (pieces in order)"),
+        (false, true) => Some("first and last pieces of each file first"),
+        (true, true) => Some("sequential, first and last pieces of each file first"),
+    };
+    if let Some(order) = order {
+        out.push(fact("Piece order", order, Plain));
     }
     if let Some(d) = detail {
         out.push(fact("Goals", goals_line(&d.goals), Plain));
@@ -307,6 +317,34 @@ pub fn facts(
         ));
     }
     out
+}
+
+/// Pieces added without a hash check: how many are still not hashed (each is, before it is
+/// first sent; the recheck key checks them all), and those that did not match.
+fn unchecked(row: &TorrentRow, keymap: &Keymap, out: &mut Vec<Fact>) {
+    if row.unchecked > 0 {
+        let key = keymap.hint(Action::Recheck);
+        out.push(fact(
+            "Unchecked",
+            format!(
+                "{} {}, each hashed before it is first sent ({key}: check all)",
+                row.unchecked,
+                plural(u64::from(row.unchecked), "piece", "pieces")
+            ),
+            Tone::Plain,
+        ));
+    }
+    if row.unchecked_failed > 0 {
+        let n = row.unchecked_failed;
+        out.push(fact(
+            "Hash failed",
+            format!(
+                "{n} unchecked {} did not match: not sent, fetched again",
+                plural(u64::from(n), "piece", "pieces")
+            ),
+            Tone::Warning,
+        ));
+    }
 }
 
 /// The seeding goals in effect, fit for 80 columns: `ratio 2.00, seeding 7d 0h*, inactive

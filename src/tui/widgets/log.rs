@@ -29,6 +29,7 @@ pub fn kind_label(kind: EventKind) -> &'static str {
         EventKind::AltSpeed => "speed",
         EventKind::TrackersEdited => "tracker",
         EventKind::PeerRefused => "peer",
+        EventKind::PieceOrder => "order",
     }
 }
 
