@@ -335,3 +335,99 @@ async fn seeding_slots_moves_and_force_start_survive_a_restart() {
     assert_eq!(rc.state, Q);
     h.shutdown().await.unwrap();
 }
+
+/// Queue places stay dense and in order through adds (which take the last place without a
+/// sort of the whole queue), a removal (the places after it move up), a move, a restart
+/// (records with their keys), and an add after the restart (after every kept key).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn places_follow_adds_removals_moves_and_a_restart_without_gaps() {
+    let dir = temp_dir();
+    let data = dir.path().join("data");
+    let state = dir.path().join("state");
+    let mut torrents = Vec::new();
+    for i in 0..6u8 {
+        let name = format!("p{i}.bin");
+        torrents.push(payload(
+            dir.path(),
+            &dir.path().join("src"),
+            &name,
+            64 << 10,
+            60 + u64::from(i),
+            "http://127.0.0.1:1/announce",
+        ));
+    }
+    let queue = QueueConfig {
+        enabled: true,
+        ..QueueConfig::default()
+    };
+    let places = |snap: &ratorrent::api::Snapshot, names: &[&str]| -> Vec<u32> {
+        names
+            .iter()
+            .map(|n| {
+                snap.rows
+                    .iter()
+                    .find(|r| r.name == *n)
+                    .map_or(0, |r| r.queue_pos)
+            })
+            .collect()
+    };
+    let h = session::start_with_state(config(data.clone(), queue.clone()), &state)
+        .await
+        .unwrap();
+    let mut ids = Vec::new();
+    for t in &torrents[..5] {
+        let mut req = AddRequest::new(t.clone());
+        req.paused = true;
+        ids.push(h.client.add(req).await.unwrap());
+    }
+    let names = ["p0.bin", "p1.bin", "p2.bin", "p3.bin", "p4.bin"];
+    let snap = wait_rows(&h.client, "five placed", Duration::from_secs(10), |rows| {
+        rows.len() == 5 && rows.iter().all(|r| r.queue_pos > 0)
+    })
+    .await;
+    assert_eq!(places(&snap, &names), [1, 2, 3, 4, 5]);
+    // p1 leaves: the places after it move up
+    h.client.remove(ids[1], false).await.unwrap();
+    let rest = ["p0.bin", "p2.bin", "p3.bin", "p4.bin"];
+    let snap = wait_rows(&h.client, "four left", Duration::from_secs(10), |rows| {
+        rows.len() == 4 && rows.iter().all(|r| r.queue_pos <= 4)
+    })
+    .await;
+    assert_eq!(places(&snap, &rest), [1, 2, 3, 4]);
+    // p4 to the top
+    h.client
+        .send(Command::QueueMove {
+            ids: vec![ids[4]],
+            to: QueueMove::Top,
+        })
+        .await
+        .unwrap();
+    let snap = wait_rows(&h.client, "p4 first", Duration::from_secs(10), |rows| {
+        rows.iter().any(|r| r.name == "p4.bin" && r.queue_pos == 1)
+    })
+    .await;
+    assert_eq!(places(&snap, &rest), [2, 3, 4, 1]);
+    h.shutdown().await.unwrap();
+
+    // restored in the same order; a new add goes last
+    let h = session::start_with_state(config(data.clone(), queue), &state)
+        .await
+        .unwrap();
+    let snap = wait_rows(&h.client, "restored", Duration::from_secs(20), |rows| {
+        rows.len() == 4 && rows.iter().all(|r| r.queue_pos > 0)
+    })
+    .await;
+    assert_eq!(places(&snap, &rest), [2, 3, 4, 1]);
+    let mut req = AddRequest::new(torrents[5].clone());
+    req.paused = true;
+    h.client.add(req).await.unwrap();
+    let snap = wait_rows(&h.client, "p5 added", Duration::from_secs(10), |rows| {
+        rows.len() == 5 && rows.iter().all(|r| r.queue_pos > 0)
+    })
+    .await;
+    assert_eq!(
+        places(&snap, &["p0.bin", "p2.bin", "p3.bin", "p4.bin", "p5.bin"]),
+        [2, 3, 4, 1, 5]
+    );
+    h.shutdown().await.unwrap();
+}

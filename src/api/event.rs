@@ -60,6 +60,12 @@ pub enum EventKind {
     /// A torrent's tracker URLs were edited (changed, added, removed): the message lists
     /// them, passkeys masked.
     TrackersEdited,
+    /// A peer given by hand was not added: the message names it and says why (no port, or
+    /// the IP filter blocks it).
+    PeerRefused,
+    /// A torrent's piece order changed: sequential download or first and last pieces
+    /// first went on or off.
+    PieceOrder,
 }
 
 /// One event.

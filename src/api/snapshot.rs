@@ -214,6 +214,19 @@ pub struct TorrentRow {
     /// Automatic management: its data lives where its category says (qBittorrent's
     /// `auto_tmm`).
     pub auto_managed: bool,
+    /// Its own seeding goals (share limits; -2 fields: the category's or session's).
+    pub share_limits: super::ShareLimits,
+    /// Sequential download: new pieces in index order (qBittorrent's `seq_dl`).
+    pub sequential: bool,
+    /// The first and last pieces of each file first (qBittorrent's `f_l_piece_prio`).
+    pub first_last: bool,
+    /// Pieces taken as had without a hash check (added with
+    /// [`AddRequest::skip_check`](super::AddRequest#structfield.skip_check)) and not
+    /// verified yet: each is hashed before it is first sent, or by a recheck.
+    pub unchecked: u32,
+    /// Pieces taken without a check that did not match when they were hashed (this run):
+    /// never sent, downloaded again.
+    pub unchecked_failed: u32,
 }
 
 /// Why the engine paused a torrent by itself (see [`TorrentRow::paused_by`]).

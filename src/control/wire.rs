@@ -209,7 +209,9 @@ pub fn take_reply(command: &mut Command) -> Option<PendingReply> {
         | Command::CreateTags(_)
         | Command::DeleteTags(_)
         | Command::SetAutoManaged { .. }
-        | Command::ConfigLimits { .. } => None,
+        | Command::ConfigLimits { .. }
+        | Command::SetSequential { .. }
+        | Command::SetFirstLastPiecePrio { .. } => None,
     }
 }
 

@@ -23,8 +23,8 @@ mod record;
 
 pub use owner::{Claim, OWNER_FILE, Owner, OwnerInfo, OwnerKind};
 pub use record::{
-    FileStat, GoalRecord, KeptPeer, ManageRecord, PeerOrigin, RECORD_FORMAT, RecordError,
-    TorrentRecord, next_added_seq,
+    ActivityRecord, FileStat, GoalRecord, KeptPeer, ManageRecord, PeerOrigin, RECORD_FORMAT,
+    RecordError, TorrentRecord, next_added_seq,
 };
 
 use std::path::{Path, PathBuf};

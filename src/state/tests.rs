@@ -29,6 +29,7 @@ fn record(name: &str, added_at: u64) -> TorrentRecord {
         added_seq: 0,
         goals: Default::default(),
         manage: Default::default(),
+        activity: Default::default(),
     }
 }
 
@@ -89,6 +90,18 @@ fn format_4_records_read_with_default_management_and_format_5_keeps_it() {
         unverified: vec![0b0101_0000],
     };
     assert_eq!(TorrentRecord::decode(&r.encode()).unwrap(), r);
+    // format 5 (no activity) still reads, with none counted
+    let mut v5 = vec![5u8];
+    v5 = postcard::to_extend(&r, v5).unwrap();
+    v5 = postcard::to_extend(&r.magnet, v5).unwrap();
+    v5 = postcard::to_extend(&(&r.peers, r.added_seq), v5).unwrap();
+    v5 = postcard::to_extend(&r.goals, v5).unwrap();
+    v5 = postcard::to_extend(&r.manage, v5).unwrap();
+    assert_eq!(TorrentRecord::decode(&v5).unwrap(), r);
+    // format 6 keeps the inactive seeding time
+    r.activity.inactive_secs = 4_321;
+    assert_eq!(TorrentRecord::decode(&r.encode()).unwrap(), r);
+    r.activity = ActivityRecord::default();
     // unchecked pieces of another length than the bitfield: damaged
     r.manage.unverified = vec![0, 0];
     assert!(matches!(

@@ -52,9 +52,7 @@ pub struct UiOptions {
     pub mouse: bool,
     /// `q` asks first while torrents are active (config `confirm_quit`).
     pub confirm_quit: bool,
-    /// Attached to a daemon (its pid): quitting leaves it running, and
-    /// [`Action::QuitDaemon`] stops it after a question; `None`: the engine is this
-    /// process's own.
+    /// Attached to a daemon (its pid; `None`: the engine is this process's own).
     pub attached: Option<u32>,
     /// The list's columns (config `columns`, read by [`list::parse_columns`]; the name
     /// column is always among them): all by default.
@@ -116,8 +114,7 @@ pub struct App {
     /// Help window open, and its scroll.
     help: Option<Scroll>,
     dialog: Option<Dialog>,
-    /// The user quit: `Some(true)` stopping the engine (always in-process; attached,
-    /// only by [`Action::QuitDaemon`]), `Some(false)` leaving the daemon running.
+    /// Quit: `Some(true)` stopping the engine, `Some(false)` leaving the daemon running.
     quit: Option<bool>,
     notice: Notice,
     /// Engine events for the log views.
@@ -682,6 +679,9 @@ impl App {
             Action::QueueTop => self.queue_move(QueueMove::Top),
             Action::QueueBottom => self.queue_move(QueueMove::Bottom),
             Action::ForceStart => self.toggle_force_start(),
+            Action::Sequential | Action::FirstLast => {
+                self.toggle_piece_order(action == Action::Sequential)
+            }
             Action::MoveStorage => self.open_move(),
             Action::EditTrackers => self.open_trackers(),
             Action::ToggleFold => {
@@ -770,18 +770,17 @@ impl App {
         } else if !trackerless.is_empty() {
             // what matters first: a long name is cut at the end of the line
             let what = self.describe(&trackerless);
-            // only the sources in effect (as the Trackers tab says)
+            // only the sources in effect, as the Trackers tab says them: the torrent's own
+            // when its detail is here (peers added by hand, a magnet's), else the session's
             let g = &self.snapshot.global;
-            let on = [
-                (g.dht_nodes.is_some(), "DHT"),
-                (g.lsd, "LSD"),
-                (true, "PEX"),
-            ];
-            let from: Vec<&str> = on.iter().filter(|s| s.0).map(|s| s.1).collect();
-            self.set_info(format!(
-                "no tracker to re-announce to (peers come from {}): {what}",
-                from.join(", ")
-            ));
+            let on = (g.dht_nodes.is_some(), g.lsd);
+            let from = match (trackerless.as_slice(), &self.snapshot.detail) {
+                ([id], Some(d)) if d.id == *id => general::no_trackers_line(d, on),
+                _ => general::session_sources_line(false, on).to_owned(),
+            };
+            let from = from.trim_start();
+            let from = from.strip_prefix("no trackers: ").unwrap_or(from);
+            self.set_info(format!("no tracker to re-announce to; {from} — {what}"));
         }
         for id in tracked {
             self.outbox.push(Command::Reannounce(id));
@@ -996,6 +995,7 @@ pub(crate) struct Scrolls<'a> {
 mod dialogs;
 mod messages;
 mod pause;
+mod piece_order;
 mod queue;
 
 pub(crate) use messages::AddBatch;

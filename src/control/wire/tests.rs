@@ -216,6 +216,9 @@ fn every_command() -> Vec<Command> {
         .tags(vec!["a".into()])
         .auto_managed(Some(false));
     add.source = AddSource::Url("https://t.example/1.torrent".into());
+    add.sequential = true;
+    add.first_last = true;
+    add.skip_check = true;
     vec![
         Command::Add(add, None),
         Command::Add(AddRequest::new(PathBuf::from("/x.torrent")), None),
@@ -295,6 +298,14 @@ fn every_command() -> Vec<Command> {
             ids: ids.clone(),
             on: true,
         },
+        Command::SetSequential {
+            ids: ids.clone(),
+            on: true,
+        },
+        Command::SetFirstLastPiecePrio {
+            ids: ids.clone(),
+            on: false,
+        },
         Command::ConfigLimits {
             download: 5,
             upload: 6,
@@ -351,6 +362,15 @@ fn every_server_msg() -> Vec<ServerMsg> {
         category: "tv".into(),
         tags: vec!["hd".into()],
         auto_managed: true,
+        share_limits: ShareLimits {
+            ratio: 1.5,
+            seeding_minutes: 2,
+            inactive_minutes: 3,
+        },
+        sequential: true,
+        first_last: true,
+        unchecked: 13,
+        unchecked_failed: 14,
     };
     let detail = TorrentDetail {
         id: TorrentId(3),
@@ -526,4 +546,4 @@ fn the_wire_form_is_pinned_to_the_protocol_version() {
     );
 }
 
-const PINNED_DIGEST: &str = "535b8b690d7d8c5f";
+const PINNED_DIGEST: &str = "54186b89e4455722";

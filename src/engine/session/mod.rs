@@ -91,6 +91,10 @@ struct Session {
     categories: categories::CategoryState,
 }
 
+/// Most commands taken in one go before the work that follows an input (see
+/// [`Session::after_input`]).
+const COMMAND_BATCH: usize = 256;
+
 impl Session {
     async fn run(
         mut self,
@@ -104,14 +108,31 @@ impl Session {
         loop {
             let deadline = self.timers.next_deadline();
             tokio::select! {
-                c = commands.recv() => match c {
-                    None => { self.shutdown(&mut events).await; return; }
-                    Some(Command::Shutdown(reply)) => {
-                        self.shutdown(&mut events).await;
-                        let _ = reply.send(());
-                        return;
+                c = commands.recv() => {
+                    // the commands already queued go in one batch before the work after
+                    // an input (the queue's look, a publish): 10,000 adds from the
+                    // command line are not 10,000 looks at the whole queue
+                    let mut next = c;
+                    let mut batch = 0;
+                    loop {
+                        match next {
+                            None => { self.shutdown(&mut events).await; return; }
+                            Some(Command::Shutdown(reply)) => {
+                                self.shutdown(&mut events).await;
+                                let _ = reply.send(());
+                                return;
+                            }
+                            Some(c) => self.command(c),
+                        }
+                        batch += 1;
+                        if batch == COMMAND_BATCH {
+                            break;
+                        }
+                        match commands.try_recv() {
+                            Ok(c) => next = Some(c),
+                            Err(_) => break,
+                        }
                     }
-                    Some(c) => self.command(c),
                 },
                 Some(ev) = events.recv() => {
                     self.event(ev);
@@ -357,6 +378,16 @@ impl Session {
                 priority,
             } => {
                 self.with(id, |t, env| t.set_file_priority(&files, priority, env));
+            }
+            Command::SetSequential { ids, on } => {
+                for id in ids {
+                    self.with(id, |t, env| t.set_sequential(on, env));
+                }
+            }
+            Command::SetFirstLastPiecePrio { ids, on } => {
+                for id in ids {
+                    self.with(id, |t, env| t.set_first_last(on, env));
+                }
             }
             Command::MoveStorage { id, to, move_data } => {
                 let to = library::absolute(to);

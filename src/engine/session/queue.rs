@@ -30,6 +30,11 @@ pub(super) struct Queue {
     /// Every torrent, first place first (sorted by key when `sorted` is false).
     order: Vec<TorrentId>,
     sorted: bool,
+    /// The largest key in `order` (0: none): a new torrent takes the next one and goes
+    /// last without a sort, so adding 10,000 torrents costs no sort per add.
+    max_key: u64,
+    /// Places from this one on may show a stale rank (a torrent before them left).
+    ranks_from: Option<usize>,
     /// A state changed, or the order or the slots: look again after this input.
     pub dirty: bool,
     slow: SlowWatch,
@@ -52,6 +57,8 @@ impl Queue {
             count_slow: cfg.dont_count_slow_torrents,
             order: Vec::new(),
             sorted: true,
+            max_key: 0,
+            ranks_from: None,
             dirty: true,
             slow: SlowWatch::new(cfg),
             look_every: (window / 4).clamp(Duration::from_millis(250), Duration::from_secs(5)),
@@ -61,28 +68,67 @@ impl Queue {
 }
 
 impl Session {
-    /// A torrent joined the session: it goes last unless its record has a place.
+    /// A torrent joined the session: it goes last unless its record has a place. Last
+    /// (a new torrent, or a record whose key is past every other) costs no sort.
     pub(super) fn queue_insert(&mut self, id: TorrentId) {
-        self.queue.order.push(id);
-        self.queue.sorted = false;
         self.queue.dirty = true;
+        let Some(t) = self.torrents.get_mut(&id) else {
+            return;
+        };
+        let key = match t.queue_key() {
+            Some(k) if k <= self.queue.max_key || !self.queue.sorted => {
+                // a place among the others: sorted at the end of this input
+                self.queue.order.push(id);
+                self.queue.sorted = false;
+                self.queue.max_key = self.queue.max_key.max(k);
+                return;
+            }
+            Some(k) => k,
+            None => {
+                let k = self.queue.max_key + 1;
+                t.set_queue_key(k);
+                if self.persist.is_on() {
+                    self.checkpoint_soon();
+                }
+                k
+            }
+        };
+        self.queue.max_key = key;
+        self.queue.order.push(id);
+        let rank = if self.queue.gate.enabled {
+            u32::try_from(self.queue.order.len()).unwrap_or(u32::MAX)
+        } else {
+            0
+        };
+        if let Some(t) = self.torrents.get_mut(&id)
+            && t.set_queue_rank(rank)
+        {
+            self.publisher.touch(id);
+        }
     }
 
-    /// A torrent left the session: the places after it move up (no key changes).
+    /// A torrent left the session: the places after it move up (no key changes, no sort).
     pub(super) fn queue_remove(&mut self, id: TorrentId) {
-        self.queue.order.retain(|x| *x != id);
+        if let Some(i) = self.queue.order.iter().position(|x| *x == id) {
+            self.queue.order.remove(i);
+            self.queue.ranks_from = Some(self.queue.ranks_from.map_or(i, |f| f.min(i)));
+        }
         self.queue.gate.granted.remove(&id);
-        self.queue.sorted = false;
         self.queue.dirty = true;
     }
 
     /// Sort the order by key (then by when added), give keys to torrents without one
-    /// (after every key), and set each torrent's rank.
+    /// (after every key), and set each torrent's rank; without a sort pending, only the
+    /// ranks a removal made stale are set again.
     fn queue_sort(&mut self) {
         if self.queue.sorted {
+            if let Some(from) = self.queue.ranks_from.take() {
+                self.queue_ranks(from);
+            }
             return;
         }
         self.queue.sorted = true;
+        self.queue.ranks_from = None;
         let torrents = &self.torrents;
         self.queue.order.retain(|id| torrents.contains_key(id));
         let sort_key = |id: &TorrentId| {
@@ -99,8 +145,7 @@ impl Session {
             .max()
             .map_or(1, |k| k + 1);
         let mut keyed = false;
-        let enabled = self.queue.gate.enabled;
-        for (i, id) in self.queue.order.iter().enumerate() {
+        for id in &self.queue.order {
             let Some(t) = self.torrents.get_mut(id) else {
                 continue;
             };
@@ -109,6 +154,21 @@ impl Session {
                 next += 1;
                 keyed = true;
             }
+        }
+        self.queue.max_key = next - 1;
+        self.queue_ranks(0);
+        if keyed && self.persist.is_on() {
+            self.checkpoint_soon();
+        }
+    }
+
+    /// Set the rank shown of every torrent from place `from` on.
+    fn queue_ranks(&mut self, from: usize) {
+        let enabled = self.queue.gate.enabled;
+        for (i, id) in self.queue.order.iter().enumerate().skip(from) {
+            let Some(t) = self.torrents.get_mut(id) else {
+                continue;
+            };
             // the place is shown only while it means something (qBittorrent shows `*`)
             let rank = if enabled {
                 u32::try_from(i + 1).unwrap_or(u32::MAX)
@@ -118,9 +178,6 @@ impl Session {
             if t.set_queue_rank(rank) {
                 self.publisher.touch(*id);
             }
-        }
-        if keyed && self.persist.is_on() {
-            self.checkpoint_soon();
         }
     }
 
@@ -251,6 +308,8 @@ impl Session {
             }
         }
         let mut changed = false;
+        self.queue.ranks_from = None;
+        self.queue.max_key = self.queue.max_key.max(self.queue.order.len() as u64);
         for (i, id) in self.queue.order.iter().enumerate() {
             let Some(t) = self.torrents.get_mut(id) else {
                 continue;

@@ -274,6 +274,11 @@ impl Torrent {
             category: self.manage.category.clone(),
             tags: self.manage.tags.clone(),
             auto_managed: self.manage.auto_managed,
+            share_limits: self.share_limits(),
+            sequential: self.manage.sequential,
+            first_last: self.manage.first_last,
+            unchecked: self.unchecked_count(),
+            unchecked_failed: self.unchecked_failed,
         }
     }
 
