@@ -389,6 +389,8 @@ fn run_tui(cli: &Cli, args: &TuiArgs<'_>) -> anyhow::Result<ExitCode> {
             let opts = watch::WatchOptions { dir, seed };
             tokio::spawn(watch::run(opts, client.clone()));
         }
+        // ── MERGE POINT (branch `webapi`): the TUI with its own engine serves the Web API
+        //    too, as the daemon does (src/daemon.rs): webui::serve(&config, client.clone()) ──
         tui::run(tui::RunOptions {
             client: client.clone(),
             events: Some(client.subscribe()),
