@@ -10,7 +10,7 @@ use crate::metainfo::magnet::is_magnet;
 /// ratorrent — a fast, light BitTorrent client with a terminal UI.
 ///
 /// With no subcommand, opens the TUI with the given .torrent files or magnet links added.
-#[derive(Debug, Parser)]
+#[derive(Debug, Clone, Parser)]
 #[command(version, about, long_about = None)]
 pub struct Cli {
     /// Config file (default: ~/.config/ratorrent/config.toml).
@@ -80,7 +80,7 @@ fn parse_host_port(s: &str) -> Result<String, String> {
 }
 
 /// Headless subcommands.
-#[derive(Debug, Subcommand)]
+#[derive(Debug, Clone, Subcommand)]
 pub enum Cmd {
     /// Download torrents without the TUI, printing progress; exits 0 once every piece of
     /// every torrent is verified (or keeps seeding with --seed until SIGINT/SIGTERM).
@@ -113,6 +113,29 @@ pub enum Cmd {
         /// Download the pieces in order (sequential download).
         #[arg(long)]
         sequential: bool,
+    },
+    /// Run the engine without a terminal, for a service (systemd: `config/ratorrent.service`):
+    /// the same session state and watch folder as the TUI, a control socket a TUI attaches
+    /// to (`ratorrent` or `ratorrent attach`), logs in the state folder's log file.
+    /// SIGTERM/SIGINT stop it (state saved, exit 0); SIGHUP reads the config file again.
+    Daemon {
+        /// Where downloads go (overrides `download_dir`).
+        #[arg(short = 'o', long = "output", value_name = "DIR")]
+        output: Option<PathBuf>,
+    },
+    /// Open the TUI on the daemon that runs with this state folder (plain `ratorrent`
+    /// does so too when a daemon runs); fails when none runs. Quitting leaves the daemon
+    /// running; the quit-daemon key (Q) stops it.
+    Attach {
+        /// .torrent files, magnet links or http(s) URLs to add through the daemon.
+        #[arg(value_name = "TORRENT|MAGNET|URL")]
+        torrents: Vec<PathBuf>,
+        /// Where the torrents given here go (default: the daemon's `download_dir`).
+        #[arg(short = 'o', long = "output", value_name = "DIR")]
+        output: Option<PathBuf>,
+        /// Draw with ASCII only (as `ratorrent --ascii`).
+        #[arg(long)]
+        ascii: bool,
     },
     /// Print a .torrent file's name, info hash, pieces, trackers and files, or what a
     /// magnet link names (info hash, name, trackers, peers).

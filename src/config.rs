@@ -12,6 +12,7 @@
 //! the TUI.
 
 pub mod engine;
+pub mod reload;
 pub mod schedule;
 pub mod ui;
 

@@ -11,16 +11,19 @@
 //!
 //! | layer | modules | what it is |
 //! |---|---|---|
-//! | front ends | `main.rs` (the binary), [`tui`], [`headless`], [`watch`], [`cli`] | start-up, the terminal UI, `download`/`info`/`check`, the watch folder, the arguments |
-//! | the contract | [`api`] | plain data both sides share ([`api::Snapshot`], [`api::Command`], [`api::EngineEvent`], typed errors) and [`api::Client`], the one way into a running engine |
+//! | front ends | `main.rs` (the binary), [`tui`], [`headless`], [`daemon`], [`watch`], [`cli`] | start-up, the terminal UI, `download`/`info`/`check`, `ratorrent daemon`, the watch folder, the arguments |
+//! | the contract | [`api`], [`control`] | plain data both sides share ([`api::Snapshot`], [`api::Command`], [`api::EngineEvent`], typed errors) and [`api::Client`], the one way into a running engine; the same contract over the daemon's Unix socket |
 //! | the engine | [`engine`], configured by [`config::engine`] | the session actor that owns every torrent, the torrent state machines, peer connections, the picker, the deadline queue |
 //! | services | [`storage`], [`state`], [`tracker`], [`fetch`], [`peer`], [`dht`], [`lsd`] | payload files and disk threads, the state store, announces and scrapes, a .torrent fetched by URL, the peer wire protocol, peer sources |
 //! | domain | [`metainfo`], [`piece`], [`bencode`], [`units`], [`net`], [`untrusted`], [`lock`], [`atomic_write`] | .torrent files and magnet links, piece geometry and file layout, sizes and rates, address scope, text fit for a terminal |
 //!
 //! What may import what, besides "downwards only":
 //! - A front end reaches a running engine only through [`api::Client`] (commands, replies,
-//!   snapshots, events). `main.rs` and [`headless`] start it with
-//!   [`engine::session::start`], which hands back the client.
+//!   snapshots, events). `main.rs`, [`headless`] and [`daemon`] start it with
+//!   [`engine::session::start`], which hands back the client; an attached TUI gets its
+//!   client from [`control::remote::connect`] instead, and cannot tell the difference.
+//! - [`control`] imports [`api`] and the domain, never [`engine`]: the daemon's side serves an
+//!   [`api::Client`] it is given.
 //! - [`tui`] imports [`api`] and the domain, never [`engine`], [`storage`] or a service: it
 //!   draws snapshots and sends commands.
 //! - [`api`] is pure data: it imports nothing above the domain ([`net`] for masking a
@@ -42,6 +45,9 @@
 //! | incoming connections routed by info hash (BEP 3) | `engine/session/listener.rs` |
 //! | snapshots: rows, the focused torrent's detail, pacing | `engine/session/publish.rs` |
 //! | the state store's side: restore, checkpoints | `engine/session/persist.rs` over [`state`] |
+//! | one engine per state folder: who runs it (pid, daemon or TUI, socket) | `state/owner.rs` ([`state::Owner`]) |
+//! | the daemon: start-up, signals, SIGHUP reload | [`daemon`] over `config/reload.rs` (what a reload changes) |
+//! | the control socket: hello and frames, snapshots as differences, the daemon's side, the TUI's side (an [`api::Client`] bridged to the socket) | [`control`] (`wire.rs`, `delta.rs`, `server.rs`, `remote.rs`) |
 //! | pausing downloads on a full volume | `engine/session/disk_guard.rs` |
 //! | one torrent: life cycle, inputs, timers | `engine/torrent/` (`state.rs` the pure machine whose `Checking` and `Moving` states own their `jobs`, `mod.rs` the `Torrent`, one file per kind of input: `swarm`, `trackers`, `disk`, `magnet`, `relocate`, `dht`, `lsd`; `wanted`, `summary`, `view`, `persist`, `goals` the seeding goals (share limits), `piece_order` sequential download and first/last pieces first, `unchecked` pieces added without a hash check (skip hash check)) |
 //! | what a torrent and its connections share | `engine/link/` |
@@ -81,7 +87,11 @@
 //!   while something changes, at once when a state changes, not at all when nothing does;
 //!   rows that did not change are shared, not rebuilt; only the focused torrent
 //!   ([`api::Command::Focus`]) gets a detail (peers, files, trackers, pieces);
-//! - log lines come as [`api::EngineEvent`]s on a broadcast channel.
+//! - log lines come as [`api::EngineEvent`]s on a broadcast channel;
+//! - over the daemon's control socket ([`control`]) the same three travel as postcard frames:
+//!   commands with a request id standing in for a reply sender, snapshots as differences from
+//!   the last one sent on that connection (rebuilt whole on the TUI's side, unchanged rows
+//!   shared), events as they come.
 //!
 //! # How a block travels
 //!
@@ -113,6 +123,8 @@ pub mod atomic_write;
 pub mod bencode;
 pub mod cli;
 pub mod config;
+pub mod control;
+pub mod daemon;
 pub mod dht;
 pub mod engine;
 pub mod fetch;

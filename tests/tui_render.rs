@@ -972,6 +972,46 @@ fn quit_asks_only_while_torrents_are_active() {
 }
 
 #[test]
+fn attached_to_a_daemon_q_leaves_it_running_and_shift_q_asks_before_stopping_it() {
+    let attached = || UiOptions {
+        attached: Some(4321),
+        ..UiOptions::default()
+    };
+    // torrents are active, yet nothing stops: no question
+    let mut app = full_app(attached());
+    app.handle_key(key('q'));
+    assert!(app.dialog().is_none() && app.should_quit() && !app.stops_engine());
+    // the daemon stops only after a yes, whatever confirm_quit says
+    let mut app = full_app(UiOptions {
+        confirm_quit: false,
+        ..attached()
+    });
+    app.handle_key(key('Q'));
+    snap_both(&mut app, "dialog_quit_daemon");
+    let small = screen(&render(&mut app, 80, 24));
+    assert!(
+        small.contains("Stop the daemon?")
+            && small.contains("pid 4321")
+            && small.contains("y: stop the daemon"),
+        "{small}"
+    );
+    app.handle_key(code(KeyCode::Enter));
+    assert!(
+        app.dialog().is_none() && !app.should_quit(),
+        "Enter keeps it"
+    );
+    app.handle_key(key('Q'));
+    app.handle_key(key('y'));
+    assert!(app.should_quit() && app.stops_engine());
+    // without a daemon, Q is quit (the engine is this process's)
+    let mut app = full_app(UiOptions::default());
+    app.handle_key(key('Q'));
+    assert!(matches!(app.dialog(), Some(Dialog::Confirm(_))));
+    app.handle_key(key('y'));
+    assert!(app.should_quit() && app.stops_engine());
+}
+
+#[test]
 fn add_dialog_validates_sends_and_selects() {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("new.torrent");

@@ -1,5 +1,7 @@
 //! Commands: what a front end asks of the engine.
 
+use serde::{Deserialize, Serialize};
+
 use std::path::PathBuf;
 
 use tokio::sync::oneshot;
@@ -13,10 +15,10 @@ use super::snapshot::FilePriority;
 pub type CommandSender = tokio::sync::mpsc::Sender<Command>;
 
 /// What to add: a .torrent file, a magnet link or the URL of a .torrent file.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub enum AddSource {
     /// Path of a .torrent file to read.
-    File(PathBuf),
+    File(#[serde(with = "super::serde_forms::path")] PathBuf),
     /// A magnet link (BEP 9): the torrent fetches its info dictionary from peers.
     Magnet(String),
     /// The `http://` or `https://` URL of a .torrent file (a tracker's download link): the
@@ -56,11 +58,12 @@ impl std::fmt::Display for AddSource {
 }
 
 /// Add a torrent from a .torrent file or a magnet link.
-#[derive(Debug)]
+#[derive(Debug, Serialize, Deserialize)]
 pub struct AddRequest {
     /// The .torrent file or magnet link.
     pub source: AddSource,
     /// Where to store the payload; the session default when `None`.
+    #[serde(with = "super::serde_forms::opt_path")]
     pub download_dir: Option<PathBuf>,
     /// Add in the paused state.
     pub paused: bool,
@@ -176,7 +179,7 @@ impl AddRequest {
 
 /// Where [`Command::QueueMove`] moves torrents in the queue (qBittorrent's
 /// increasePrio / decreasePrio / topPrio / bottomPrio).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum QueueMove {
     /// One place up (towards the first).
     Up,
@@ -191,12 +194,17 @@ pub enum QueueMove {
 /// A request to the engine. Commands that can fail carry a oneshot for the answer, so a
 /// front end can show the error (e.g. "already added" and select the existing torrent).
 /// Commands naming a torrent that is gone are ignored.
-#[derive(Debug)]
+///
+/// Commands are serialisable (the daemon's control socket carries them, see
+/// [`crate::control`]); a reply sender is `#[serde(skip)]` and does not travel: the
+/// control protocol gives the request an id and carries the answer back
+/// (`control/wire.rs` lists the commands that answer: a new one goes there too).
+#[derive(Debug, Serialize, Deserialize)]
 pub enum Command {
     /// Add a torrent; replies with its id or why it was refused.
     Add(
         AddRequest,
-        Option<oneshot::Sender<Result<TorrentId, AddError>>>,
+        #[serde(skip)] Option<oneshot::Sender<Result<TorrentId, AddError>>>,
     ),
     /// Stop a torrent's peers and announce `stopped`; data stays.
     Pause(TorrentId),
@@ -309,6 +317,7 @@ pub enum Command {
         /// The torrent.
         id: TorrentId,
         /// The new save folder.
+        #[serde(with = "super::serde_forms::path")]
         to: PathBuf,
         /// Move the data (true) or only set the location (false).
         move_data: bool,
@@ -342,9 +351,9 @@ pub enum Command {
         forced: bool,
     },
     /// The most recent engine events (oldest first; at most the history size).
-    RecentEvents(oneshot::Sender<Vec<EngineEvent>>),
+    RecentEvents(#[serde(skip, default = "unanswered")] oneshot::Sender<Vec<EngineEvent>>),
     /// Stop every torrent, send `stopped` to trackers, then reply and end the engine.
-    Shutdown(oneshot::Sender<()>),
+    Shutdown(#[serde(skip, default = "unanswered")] oneshot::Sender<()>),
     /// Put torrents `ids` in `category` (qBittorrent's `torrents/setCategory`; `""`: no
     /// category). A category the session does not have is refused (the event log says
     /// so). Those with automatic management on move their data where the new category
@@ -397,6 +406,22 @@ pub enum Command {
         /// On or off.
         on: bool,
     },
+    /// The config file was read again (the daemon's SIGHUP) and its session rate limits
+    /// changed, bytes/s (0 = unlimited): the normal pair (`download_rate_limit`,
+    /// `upload_rate_limit`) replaces the one in force, also one set live, and is kept as
+    /// the config's values across restarts; the alternative pair
+    /// (`alt_download_rate_limit`, `alt_upload_rate_limit`) replaces the alternative one.
+    /// The pair in effect (normal or alternative) applies at once.
+    ConfigLimits {
+        /// `download_rate_limit`, bytes/s.
+        download: u64,
+        /// `upload_rate_limit`, bytes/s.
+        upload: u64,
+        /// `alt_download_rate_limit`, bytes/s.
+        alt_download: u64,
+        /// `alt_upload_rate_limit`, bytes/s.
+        alt_upload: u64,
+    },
     /// Edit the tracker URLs of torrents `ids` (see [`TrackerEdit`](super::TrackerEdit)):
     /// a find/replace across many torrents (a new passkey or host), or add, remove or
     /// change URLs. New URLs must be `http`, `https` or `udp`; the whole edit is refused
@@ -412,8 +437,15 @@ pub enum Command {
         /// Count only: change nothing.
         dry_run: bool,
         /// Where the answer goes (`None`: nobody waits for it).
+        #[serde(skip)]
         reply: Option<super::TrackerEditReply>,
     },
+}
+
+/// A reply sender whose receiver is gone: what a command read from the wire holds until
+/// the control server gives it one of its own.
+fn unanswered<T>() -> oneshot::Sender<T> {
+    oneshot::channel().0
 }
 
 #[cfg(test)]

@@ -3,6 +3,8 @@
 //! never blocks the engine) and kept in a bounded history
 //! ([`Command::RecentEvents`](super::Command::RecentEvents)).
 
+use serde::{Deserialize, Serialize};
+
 use std::time::SystemTime;
 
 use super::TorrentId;
@@ -11,7 +13,7 @@ use super::TorrentId;
 pub type EventReceiver = tokio::sync::broadcast::Receiver<EngineEvent>;
 
 /// How much an event matters.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub enum EventLevel {
     /// Normal operation (added, completed, state changes).
     Info,
@@ -22,7 +24,7 @@ pub enum EventLevel {
 }
 
 /// What happened.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum EventKind {
     /// A torrent was added.
     Added,
@@ -67,7 +69,7 @@ pub enum EventKind {
 }
 
 /// One event.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct EngineEvent {
     /// Increases by one per event (gaps show events a slow reader lost).
     pub seq: u64,

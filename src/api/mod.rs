@@ -6,12 +6,15 @@
 //! [`Command`]s back over a bounded `tokio::sync::mpsc`. Front ends do not touch those
 //! channels: they hold a [`Client`], the one handle over them.
 
+use serde::{Deserialize, Serialize};
+
 mod categories;
 mod client;
 mod command;
 mod error;
 mod event;
 mod goals;
+mod serde_forms;
 mod snapshot;
 mod tracker_edit;
 
@@ -32,7 +35,9 @@ pub use snapshot::{
 pub use tracker_edit::{TrackerEdit, TrackerEditError, TrackerEditOutcome, TrackerEditReply};
 
 /// Identifies one torrent inside a session; assigned by the engine, never reused.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize,
+)]
 pub struct TorrentId(pub u64);
 
 impl std::fmt::Display for TorrentId {

@@ -7,6 +7,8 @@
 //! whenever anything in the row changes; the engine rebuilds only the rows that changed
 //! and shares the others (`Arc`) with the previous snapshot.
 
+use serde::{Deserialize, Serialize};
+
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -19,7 +21,7 @@ use super::error::TorrentError;
 pub type SnapshotReceiver = tokio::sync::watch::Receiver<Arc<Snapshot>>;
 
 /// Everything a front end needs to draw one frame.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Snapshot {
     /// Increases with every published snapshot; lets the UI skip redraws.
     pub seq: u64,
@@ -39,7 +41,7 @@ impl Snapshot {
 }
 
 /// Session-wide figures.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct GlobalStats {
     /// Payload download rate over all torrents, bytes/s.
     pub down_rate: u64,
@@ -84,7 +86,7 @@ pub struct GlobalStats {
 }
 
 /// Life-cycle state of a torrent as shown to the user.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Hash, Serialize, Deserialize)]
 pub enum TorrentState {
     /// Hashing existing data on disk before it can start.
     #[default]
@@ -140,7 +142,7 @@ impl TorrentState {
 }
 
 /// One torrent as the list panel shows it.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct TorrentRow {
     /// Session-local identity.
     pub id: TorrentId,
@@ -198,6 +200,7 @@ pub struct TorrentRow {
     pub paused_by: Option<PauseCause>,
     /// The folder its files are in (the parent of a multi-file torrent's top folder), as
     /// the engine uses it: the Move dialog starts from it.
+    #[serde(with = "super::serde_forms::path")]
     pub save_path: PathBuf,
     /// Place in the queue, 1 = first; 0 while queueing is off (the order is still kept,
     /// and moves still change it).
@@ -227,7 +230,7 @@ pub struct TorrentRow {
 }
 
 /// Why the engine paused a torrent by itself (see [`TorrentRow::paused_by`]).
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub enum PauseCause {
     /// The disk guard: its download volume has less free space than `min_free_space`; the
     /// text says how much is free and where, e.g. `only 1 MiB free on the volume of /d`.
@@ -330,13 +333,14 @@ mod ratio_tests {
 }
 
 /// What the detail view of one torrent shows: built only for the focused torrent.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct TorrentDetail {
     /// The torrent.
     pub id: TorrentId,
     /// v1 info hash, 40 lowercase hex digits.
     pub info_hash: String,
     /// The folder the payload is stored in.
+    #[serde(with = "super::serde_forms::path")]
     pub save_path: PathBuf,
     /// What sanitising changed in the torrent's name to give the one used on disk (and
     /// shown as the row's name), for people; `None` when it is used as given.
@@ -360,6 +364,7 @@ pub struct TorrentDetail {
     /// Trackers, tier by tier.
     pub trackers: Vec<TrackerRow>,
     /// One entry per piece.
+    #[serde(with = "super::serde_forms::piece_runs")]
     pub pieces: Arc<[PieceState]>,
     /// Where the torrent's peers come from: one entry per source that gave any or is in
     /// effect for it (trackers when it has some, the DHT, PEX and LSD when they run for
@@ -373,7 +378,7 @@ pub struct TorrentDetail {
 }
 
 /// How many peers one source gave a torrent (detail view).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SourceCount {
     /// The source.
     pub source: PeerSource,
@@ -384,7 +389,7 @@ pub struct SourceCount {
 }
 
 /// One connected peer (Peers panel).
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PeerRow {
     /// Remote address.
     pub addr: SocketAddr,
@@ -407,7 +412,7 @@ pub struct PeerRow {
 }
 
 /// Choke and interest state of a peer connection (BEP 3) and how it is carried.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PeerFlags {
     /// We choke it (refuse its requests).
     pub am_choking: bool,
@@ -430,7 +435,7 @@ pub struct PeerFlags {
 }
 
 /// Where a peer address came from.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum PeerSource {
     /// A tracker's announce response.
     #[default]
@@ -465,7 +470,7 @@ impl PeerSource {
 }
 
 /// One file of the torrent (Files panel).
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct FileRow {
     /// Path inside the torrent's folder as used on disk (sanitised and renamed, never the
     /// torrent's raw path), `/`-separated; for a single-file torrent, the file's name.
@@ -482,7 +487,9 @@ pub struct FileRow {
 }
 
 /// Download priority of a file.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize,
+)]
 pub enum FilePriority {
     /// Do not download.
     Skip,
@@ -496,7 +503,7 @@ pub enum FilePriority {
 }
 
 /// One tracker of the torrent (Trackers panel).
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TrackerRow {
     /// Announce URL with any passkey in its path or query masked.
     pub url: String,
@@ -521,7 +528,7 @@ pub struct TrackerRow {
 }
 
 /// State of one tracker.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub enum TrackerStatus {
     /// Not contacted yet (or another tracker of its tier answered).
     #[default]
@@ -550,7 +557,7 @@ impl TrackerStatus {
 }
 
 /// State of one piece (Pieces panel).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub enum PieceState {
     /// Not verified, nothing requested.
     #[default]

@@ -101,8 +101,11 @@ impl Context {
 pub enum Action {
     /// Open or close the help window.
     Help,
-    /// Quit (asks first while torrents are active).
+    /// Quit (asks first while torrents are active); attached to a daemon, leave it
+    /// running.
     Quit,
+    /// Quit and stop the daemon this TUI is attached to (asks first); in-process, quit.
+    QuitDaemon,
     /// Next row / scroll down.
     Down,
     /// Previous row / scroll up.
@@ -271,6 +274,13 @@ pub static ACTIONS: &[ActionSpec] = &[
         &[C::Global],
         [K::char('q'), K::ctrl('c')],
         "Quit (asks first while torrents are active; trackers are told)"
+    ),
+    spec!(
+        QuitDaemon,
+        "quit_daemon",
+        &[C::Global],
+        [K::char('Q')],
+        "Attached to a daemon: quit and stop the daemon too (asks first)"
     ),
     spec!(
         Down,

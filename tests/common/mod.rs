@@ -1,6 +1,7 @@
 //! Shared integration-test infrastructure (`mod common;` in a test crate).
 //!
 //! - [`client`]: waits on an in-process session's snapshots, with deadlines.
+//! - [`daemon`]: `ratorrent daemon` as a test process, the folders it shares with a TUI.
 //! - [`tracker`]: [`TestTracker`], an in-process HTTP tracker (BEP 3/23/48) on 127.0.0.1.
 //! - [`payload`]: deterministic payload files/trees and byte-for-byte comparison.
 //! - [`lt`]: [`LtPeer`], real libtorrent seeders/leechers (`tests/support/lt_peer.py`).
@@ -13,6 +14,7 @@
 #![allow(dead_code, unused_imports)]
 
 pub mod client;
+pub mod daemon;
 pub mod hostile;
 pub mod lt;
 pub mod mounts;

@@ -340,6 +340,16 @@ impl Session {
                     self.checkpoint_soon();
                 }
             }
+            Command::ConfigLimits {
+                download,
+                upload,
+                alt_download,
+                alt_upload,
+            } => {
+                self.alt
+                    .reconfigure((download, upload), (alt_download, alt_upload));
+                self.config_limits_changed();
+            }
             Command::SetAltSpeed(on) => {
                 if self.alt.set_on(on) {
                     self.alt_speed_changed("by hand");
@@ -611,28 +621,46 @@ impl Session {
     /// Apply the switch of alternative speeds to the session limiters, log it, publish it
     /// and keep it for the next start.
     pub(super) fn alt_speed_changed(&mut self, why: &str) {
+        let (down, up) = self.apply_limits();
+        let msg = format!(
+            "alternative speed limits {} {why}: down {}, up {}",
+            if self.alt.is_on() { "on" } else { "off" },
+            shown_limit(down),
+            shown_limit(up)
+        );
+        self.log
+            .push(None, EventLevel::Info, EventKind::AltSpeed, msg);
+    }
+
+    /// The config file's rate limits were read again ([`Command::ConfigLimits`]): apply
+    /// the pair in effect, log both pairs, keep them for the next start.
+    fn config_limits_changed(&mut self) {
+        let (down, up) = self.apply_limits();
+        let msg = format!(
+            "rate limits read again from the config file: down {}, up {} now{}",
+            shown_limit(down),
+            shown_limit(up),
+            if self.alt.is_on() {
+                " (alternative speed limits on)"
+            } else {
+                ""
+            }
+        );
+        self.log
+            .push(None, EventLevel::Info, EventKind::AltSpeed, msg);
+    }
+
+    /// Set the session limiters to the pair in effect, publish it and keep it for the next
+    /// start; returns the pair (download, upload, bytes/s).
+    fn apply_limits(&mut self) -> (u64, u64) {
         let (down, up) = self.alt.in_effect();
         self.ctx.limits.download.set_rate(down);
         self.ctx.limits.upload.set_rate(up);
         self.publish_now = true;
-        let shown = |r: u64| {
-            if r == 0 {
-                "unlimited".to_owned()
-            } else {
-                crate::units::rate(r)
-            }
-        };
-        let msg = format!(
-            "alternative speed limits {} {why}: down {}, up {}",
-            if self.alt.is_on() { "on" } else { "off" },
-            shown(down),
-            shown(up)
-        );
-        self.log
-            .push(None, EventLevel::Info, EventKind::AltSpeed, msg);
         if self.persist.limits_set() {
             self.checkpoint_soon();
         }
+        (down, up)
     }
 
     /// Set the schedule's one timer for its next boundary (none without a schedule).
@@ -649,5 +677,14 @@ impl Session {
 async fn sleep_until(at: Option<Instant>) {
     if let Some(at) = at {
         tokio::time::sleep_until(tokio::time::Instant::from_std(at)).await;
+    }
+}
+
+/// A session limit for the log: `unlimited` for 0, else a rate (`1.0 MiB/s`).
+fn shown_limit(rate: u64) -> String {
+    if rate == 0 {
+        "unlimited".to_owned()
+    } else {
+        crate::units::rate(rate)
     }
 }

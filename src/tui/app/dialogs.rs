@@ -122,9 +122,14 @@ impl App {
     }
 
     pub(super) fn request_quit(&mut self) {
+        if self.opts.attached.is_some() {
+            // the daemon runs on: nothing stops, nothing to ask
+            self.quit = Some(false);
+            return;
+        }
         let running = popups::quit::running(&self.snapshot);
         if running == 0 || !self.opts.confirm_quit {
-            self.quit = true;
+            self.quit = Some(true);
             return;
         }
         let trackers = popups::quit::tells_trackers(&self.snapshot);
@@ -135,12 +140,36 @@ impl App {
         )));
     }
 
+    /// Quit and stop the daemon too (attached: after a question, whatever
+    /// `confirm_quit` says: a daemon stopped by mistake stops seeding); in-process the
+    /// same as quitting.
+    pub(super) fn request_quit_daemon(&mut self) {
+        let Some(pid) = self.opts.attached else {
+            self.request_quit();
+            return;
+        };
+        let running = popups::quit::running(&self.snapshot);
+        let trackers = popups::quit::tells_trackers(&self.snapshot);
+        self.dialog = Some(Dialog::Confirm(popups::quit::open_daemon(
+            pid,
+            running,
+            trackers,
+            &self.opts.keymap,
+        )));
+    }
+
+    /// Whether quitting stops the engine: in-process always; attached to a daemon only
+    /// after [`Action::QuitDaemon`](crate::tui::action::Action::QuitDaemon) was confirmed.
+    pub fn stops_engine(&self) -> bool {
+        self.quit == Some(true)
+    }
+
     pub(super) fn confirm(&mut self) {
         let Some(Dialog::Confirm(confirm)) = self.dialog.take() else {
             return;
         };
         match confirm.kind {
-            ConfirmKind::Quit => self.quit = true,
+            ConfirmKind::Quit | ConfirmKind::QuitDaemon => self.quit = Some(true),
             ConfirmKind::Remove { ids, delete_data } => {
                 let what = self.describe(&ids);
                 for id in &ids {
