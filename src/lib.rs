@@ -142,3 +142,4 @@ pub mod tui;
 pub mod units;
 pub mod untrusted;
 pub mod watch;
+pub mod webseed;
