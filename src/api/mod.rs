@@ -30,7 +30,7 @@ pub use goals::{GOAL_ALT_RATE, GoalView, NO_LIMIT, ShareLimits, USE_GLOBAL};
 pub use snapshot::{
     FilePriority, FileRow, GlobalStats, PauseCause, PeerFlags, PeerRow, PeerSource, PieceState,
     Snapshot, SnapshotReceiver, SourceCount, TorrentDetail, TorrentRow, TorrentState, TrackerRow,
-    TrackerStatus, share_ratio,
+    TrackerStatus, WebSeedRow, WebSeedState, share_ratio,
 };
 pub use tracker_edit::{TrackerEdit, TrackerEditError, TrackerEditOutcome, TrackerEditReply};
 

@@ -30,6 +30,7 @@ fn record(name: &str, added_at: u64) -> TorrentRecord {
         goals: Default::default(),
         manage: Default::default(),
         activity: Default::default(),
+        web_seeds: None,
     }
 }
 
@@ -98,9 +99,20 @@ fn format_4_records_read_with_default_management_and_format_5_keeps_it() {
     v5 = postcard::to_extend(&r.goals, v5).unwrap();
     v5 = postcard::to_extend(&r.manage, v5).unwrap();
     assert_eq!(TorrentRecord::decode(&v5).unwrap(), r);
-    // format 6 keeps the inactive seeding time
+    // format 6 keeps the inactive seeding time, and reads with no web seeds known
     r.activity.inactive_secs = 4_321;
     assert_eq!(TorrentRecord::decode(&r.encode()).unwrap(), r);
+    let mut v6 = v5.clone();
+    v6[0] = 6;
+    v6 = postcard::to_extend(&r.activity, v6).unwrap();
+    assert_eq!(TorrentRecord::decode(&v6).unwrap(), r);
+    assert_eq!(TorrentRecord::decode(&v6).unwrap().web_seeds, None);
+    // format 7 keeps the web seeds (and that none is known)
+    r.web_seeds = Some(vec!["http://127.0.0.1:8/a b/".into(), "https://h/f".into()]);
+    assert_eq!(TorrentRecord::decode(&r.encode()).unwrap(), r);
+    r.web_seeds = Some(Vec::new());
+    assert_eq!(TorrentRecord::decode(&r.encode()).unwrap(), r);
+    r.web_seeds = None;
     r.activity = ActivityRecord::default();
     // unchecked pieces of another length than the bitfield: damaged
     r.manage.unverified = vec![0, 0];

@@ -40,6 +40,8 @@ impl Torrent {
             private: false,
             multi_file: false,
             files: crate::piece::FileLayout::default(),
+            // the info dictionary carries no `url-list`
+            web_seeds: Some(Vec::new()),
         };
         let mut t = Torrent::blank(id, sum, save_dir, seed, upload_slots);
         t.keep_meta = keep_meta;

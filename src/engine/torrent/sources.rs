@@ -148,6 +148,7 @@ impl Torrent {
             PeerSource::Pex => self.discovery.pex && !self.sum.private,
             PeerSource::Magnet => given(PeerOrigin::Magnet),
             PeerSource::Manual => given(PeerOrigin::Manual),
+            PeerSource::WebSeed => self.web_seeds.in_effect(),
         }
     }
 

@@ -30,6 +30,7 @@ pub fn kind_label(kind: EventKind) -> &'static str {
         EventKind::TrackersEdited => "tracker",
         EventKind::PeerRefused => "peer",
         EventKind::PieceOrder => "order",
+        EventKind::WebSeed => "web seed",
     }
 }
 
