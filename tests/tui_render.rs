@@ -168,6 +168,7 @@ fn detail() -> TorrentDetail {
         piece_length: 256 * 1024,
         wasted: 512 * 1024,
         given_peers: Vec::new(),
+        web_seeds: Vec::new(),
         peer_sources: vec![
             SourceCount {
                 source: PeerSource::Tracker,

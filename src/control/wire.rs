@@ -33,7 +33,7 @@ use crate::api::{
 use super::delta::SnapshotFrame;
 
 /// The version of the control protocol this build speaks: the hello lines' second word.
-pub const PROTOCOL_VERSION: u32 = 1;
+pub const PROTOCOL_VERSION: u32 = 2;
 
 /// The first word of both hello lines.
 pub const HELLO_WORD: &str = "ratorrent-control";

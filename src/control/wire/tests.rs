@@ -9,7 +9,7 @@ use crate::api::{
     AddRequest, AddSource, Category, CategoryInfo, EventKind, EventLevel, FilePriority, FileRow,
     GlobalStats, GoalView, PauseCause, PeerFlags, PeerRow, PeerSource, PieceState, QueueMove,
     ShareLimits, Snapshot, SourceCount, TorrentDetail, TorrentError, TorrentErrorKind, TorrentRow,
-    TorrentState, TrackerEdit, TrackerRow, TrackerStatus,
+    TorrentState, TrackerEdit, TrackerRow, TrackerStatus, WebSeedRow, WebSeedState,
 };
 use crate::control::DaemonInfo;
 use crate::control::delta::Encoder;
@@ -429,6 +429,20 @@ fn every_server_msg() -> Vec<ServerMsg> {
             connected: 1,
         }],
         given_peers: vec![("[::1]:2".parse().unwrap(), PeerSource::Manual)],
+        web_seeds: vec![WebSeedRow {
+            url: "http://w/p/".into(),
+            state: WebSeedState::BackedOff,
+            down_rate: 1,
+            downloaded: 2,
+            requests: 3,
+            failures: 4,
+            hash_fails: 5,
+            max_hash_fails: 6,
+            bad_bytes: 7,
+            missing_files: 8,
+            message: Some("HTTP 503".into()),
+            retry_at: Some(at),
+        }],
         goals: GoalView {
             ratio: Some(1.5),
             seeding_minutes: Some(2),
