@@ -27,7 +27,7 @@ pub enum Fault {
     IgnoreRange,
     /// `206` with a `Content-Length` of 2^40.
     HugeLength,
-    /// `206` in chunked encoding that never ends.
+    /// `206` in chunked encoding: the range asked for, then more without end.
     Endless,
 }
 
@@ -272,6 +272,12 @@ fn serve(
                     "HTTP/1.1 206 Partial Content\r\nContent-Range: bytes {a}-{b}/{len}\r\nTransfer-Encoding: chunked\r\n\r\n"
                 );
                 let mut r = wr.write_all(head.as_bytes());
+                // the range asked for, then more, without end
+                let body = read_at(a, n);
+                let mut out = format!("{:x}\r\n", body.len()).into_bytes();
+                out.extend_from_slice(&body);
+                out.extend_from_slice(b"\r\n");
+                r = r.and_then(|()| wr.write_all(&out));
                 let chunk = vec![0x5au8; 65536];
                 while r.is_ok() && !stop.load(Ordering::Relaxed) {
                     let mut out = format!("{:x}\r\n", chunk.len()).into_bytes();

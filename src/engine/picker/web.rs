@@ -32,7 +32,7 @@ impl Picker {
         let owned = self
             .partial
             .iter()
-            .find(|(_, part)| part.owner == Some(seed) && part.unrequested > 0)
+            .find(|(p, part)| part.owner == Some(seed) && part.unrequested > 0 && has.get(**p))
             .map(|(&p, _)| p);
         if let Some(p) = owned {
             self.take_run(p, max_bytes, |b| !b.received && b.requests == 0, out);

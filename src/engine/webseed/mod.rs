@@ -169,6 +169,7 @@ pub async fn run(s: Seed) {
     let mut stop = s.stop.clone();
     let n = s.t.piece_count();
     let mut has = Bitfield::full(n);
+    let mut missing: Vec<usize> = Vec::new();
     let mut blocks: Vec<BlockRef> = Vec::new();
     let mut next_id = 0u64;
     s.info.set_state(WebSeedState::Active);
@@ -230,7 +231,10 @@ pub async fn run(s: Seed) {
                 Ok(()) => s.info.failures.store(0, Ordering::Relaxed),
                 Err(range::JobError::Stopped) => {}
                 Err(range::JobError::Fetch { file, error }) if error.is_file_missing() => {
-                    file_missing(&s, &mut has, file, &error);
+                    if !missing.contains(&file) {
+                        missing.push(file);
+                        file_missing(&s, &mut has, file, &error);
+                    }
                 }
                 Err(e) => break e,
             }
