@@ -151,7 +151,13 @@ pub(crate) fn render(
         cells
     });
     let seed_rows = d.web_seeds.iter().map(|w| {
-        let state = web_seed_client(w);
+        // at 80 columns the Client column holds a word: the state is in Flags, the error in
+        // the Trackers tab and General
+        let state = if wide {
+            web_seed_client(w)
+        } else {
+            "web seed".to_owned()
+        };
         let style = match w.state {
             WebSeedState::BackedOff | WebSeedState::Dropped => theme.warning(),
             _ => theme.fg(Role::Good),
@@ -163,7 +169,10 @@ pub(crate) fn render(
                 sym.ascii,
                 sym.ellipsis,
             )),
-            Line::styled(format::fit_with(&state, 60, sym.ascii, sym.ellipsis), style),
+            Line::styled(
+                format::fit_with(&state, 100, sym.ascii, sym.ellipsis),
+                style,
+            ),
             Line::styled(w.state.label(), style),
             Line::from("100%").right_aligned(),
             Line::styled(units::rate_or_dash(w.down_rate), theme.fg(Role::Down)).right_aligned(),
