@@ -55,6 +55,9 @@ fn every_key_is_documented_in_the_default_file() {
         "hook_timeout",
         "ip_filter",
         "watch_dir",
+        "max_connections_per_server",
+        "min_rate",
+        "min_rate_window",
     ] {
         assert!(
             DEFAULT_TOML.contains(&format!("# {key} ="))
