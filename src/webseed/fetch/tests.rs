@@ -36,8 +36,6 @@ async fn serve(
             log.lock()
                 .unwrap()
                 .push(String::from_utf8_lossy(&request).into_owned());
-            let log = ();
-            let _ = log;
             tokio::spawn(async move {
                 match answer {
                     Answer::Whole(a) => {
