@@ -378,3 +378,67 @@ async fn the_session_download_limit_applies_to_web_seeds() {
     assert!(took >= Duration::from_millis(3_300), "took {took:?}");
     h.shutdown().await.unwrap();
 }
+
+/// The web seeds are kept in the session state (record format 7): a torrent added paused
+/// comes back after a restart with its web seed listed before its .torrent is read, and
+/// downloads from it when resumed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn web_seeds_are_kept_across_a_restart() {
+    let dir = temp_dir();
+    let made = make(dir.path(), "kept.bin", &[FileSpec::new("x", 1_000_003)]);
+    let server = WebSeedServer::start(&made.served);
+    let torrent = dir.path().join("k.torrent");
+    common::lt::make_web_seed_torrent(
+        &made.data,
+        &torrent,
+        "",
+        Some(32 * 1024),
+        false,
+        &[server.url()],
+    );
+    let state = dir.path().join("state");
+    let config = || EngineConfig {
+        listen_port: 0,
+        dht: DhtConfig::off(),
+        ..EngineConfig::default()
+    };
+    let dst = dir.path().join("dst");
+    let h = session::start_with_state(config(), &state).await.unwrap();
+    let id = h
+        .client
+        .add(
+            AddRequest::new(torrent)
+                .download_dir(Some(dst.clone()))
+                .paused(true),
+        )
+        .await
+        .unwrap();
+    wait_row(&h.client, id, "paused", Duration::from_secs(20), |r| {
+        r.state == TorrentState::Paused
+    })
+    .await;
+    assert!(server.requests().is_empty(), "a paused torrent asks nothing");
+    h.shutdown().await.unwrap();
+
+    let h = session::start_with_state(config(), &state).await.unwrap();
+    let id = h.client.snapshot().rows[0].id;
+    h.client.focus(Some(id)).await.unwrap();
+    let d = wait_detail(&h, "the web seed listed", Duration::from_secs(20), |d| {
+        d.web_seeds.len() == 1
+    })
+    .await;
+    assert_eq!(d.web_seeds[0].url, server.url());
+    assert_eq!(d.web_seeds[0].state, WebSeedState::Idle);
+    h.client.resume(id).await.unwrap();
+    wait_row(&h.client, id, "complete", Duration::from_secs(60), |r| {
+        r.state == TorrentState::Seeding
+    })
+    .await;
+    same(&made, &dst);
+    let d = wait_detail(&h, "idle once complete", Duration::from_secs(10), |d| {
+        d.web_seeds[0].state == WebSeedState::Idle && d.web_seeds[0].downloaded >= 1_000_003
+    })
+    .await;
+    assert_eq!(d.web_seeds[0].requests, 0);
+    h.shutdown().await.unwrap();
+}
