@@ -45,9 +45,12 @@ use crate::webseed::fetch::MinRate;
 /// one piece at least.
 pub const RUN_BYTES: u64 = 4 << 20;
 
-/// How often a web seed with nothing to ask for looks again at the picker (the pieces
-/// peers are fetching may fail, a peer may leave).
+/// How soon a web seed with nothing to ask for looks again at the picker (the pieces peers
+/// are fetching may fail, a peer may leave); doubled each time it finds nothing, up to
+/// [`IDLE_POLL_MAX`], back to this once it picks something.
 pub const IDLE_POLL: Duration = Duration::from_millis(250);
+/// The longest wait of a web seed with nothing to ask for.
+pub const IDLE_POLL_MAX: Duration = Duration::from_secs(4);
 
 /// A web seed as its torrent sees it while the task runs: counters and state the task
 /// updates (atomics; the message under a short lock) and the torrent reads for its
@@ -172,6 +175,7 @@ pub async fn run(s: Seed) {
     let mut missing: Vec<usize> = Vec::new();
     let mut blocks: Vec<BlockRef> = Vec::new();
     let mut next_id = 0u64;
+    let mut idle = IDLE_POLL;
     s.info.set_state(WebSeedState::Active);
     'rounds: loop {
         // one round: requests until the server fails (then all of them stop) or the torrent
@@ -198,15 +202,22 @@ pub async fn run(s: Seed) {
             }
             s.info.requests.store(jobs.len() as u32, Ordering::Relaxed);
             let room = jobs.len() < s.connections;
+            let wait = if room { idle } else { IDLE_POLL };
+            // nothing picked while there was room: look again later and later
+            idle = if room {
+                (idle * 2).min(IDLE_POLL_MAX)
+            } else {
+                IDLE_POLL
+            };
             let done = or_stop(&mut stop, async {
                 if jobs.is_empty() {
-                    tokio::time::sleep(IDLE_POLL).await;
+                    tokio::time::sleep(wait).await;
                     return None;
                 }
                 tokio::select! {
                     done = jobs.join_next() => done,
                     // room for more: the picker may have some now
-                    _ = tokio::time::sleep(IDLE_POLL), if room => None,
+                    _ = tokio::time::sleep(wait), if room => None,
                 }
             })
             .await;
