@@ -174,6 +174,8 @@ pub struct TorrentRow {
     pub seeds: u32,
     /// Connected peers in total (seeders included).
     pub peers: u32,
+    /// Its web seeds (BEP 19) in use now (not backed off nor dropped); they are not peers.
+    pub web_seeds: u32,
     /// Seeders in the swarm as a tracker last reported (`complete`), if one did.
     pub swarm_seeds: Option<u32>,
     /// Leechers in the swarm as a tracker last reported (`incomplete`), if one did.

@@ -346,6 +346,7 @@ fn every_server_msg() -> Vec<ServerMsg> {
         eta_secs: Some(3),
         seeds: 4,
         peers: 5,
+        web_seeds: 1,
         swarm_seeds: Some(6),
         swarm_leechers: Some(7),
         downloaded: 8,
@@ -560,4 +561,4 @@ fn the_wire_form_is_pinned_to_the_protocol_version() {
     );
 }
 
-const PINNED_DIGEST: &str = "4c4b1e6d87e69bad";
+const PINNED_DIGEST: &str = "780110f9b92ac0da";

@@ -255,6 +255,7 @@ impl Torrent {
             eta_secs,
             seeds,
             peers: self.peers.len() as u32,
+            web_seeds: self.web_seeds.active(),
             swarm_seeds,
             swarm_leechers,
             downloaded,
