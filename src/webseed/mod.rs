@@ -162,6 +162,52 @@ mod tests {
         );
     }
 
+    fn meta(info: &str) -> Metainfo {
+        let bytes = format!("d4:info{info}e");
+        Metainfo::from_bytes(bytes.as_bytes()).unwrap()
+    }
+
+    #[test]
+    fn file_urls_use_the_torrents_own_names_and_skip_pads_and_empty_files() {
+        let pieces = "x".repeat(20);
+        let m = meta(&format!(
+            "d5:filesld6:lengthi3e4:pathl3:sub5:a b.ceed6:lengthi0e4:pathl5:emptyeed4:attr1:p6:lengthi2e4:pathl4:.pad1:2eed6:lengthi4e4:pathl2:..1:zeee4:name4:top/12:piece lengthi16384e6:pieces20:{pieces}e"
+        ));
+        let u = FileUrls::new("https://m.example/d", &m).unwrap();
+        assert_eq!(
+            u.url(0).unwrap().as_str(),
+            "https://m.example/d/top%2F/sub/a%20b.c"
+        );
+        assert!(u.url(1).is_none(), "an empty file needs no request");
+        assert!(u.url(2).is_none(), "a padding file is made locally");
+        // `..` stays a name on the server (the files on disk are sanitised apart)
+        assert!(u.url(3).is_some());
+        assert!(u.url(9).is_none());
+    }
+
+    #[test]
+    fn only_http_and_https_web_seeds_are_used() {
+        let pieces = "x".repeat(20);
+        let m = meta(&format!(
+            "d6:lengthi5e4:name1:a12:piece lengthi16384e6:pieces20:{pieces}e"
+        ));
+        for bad in [
+            "file:///etc/passwd",
+            "ftp://h/a",
+            "javascript:alert(1)",
+            "",
+            "http://",
+        ] {
+            assert!(FileUrls::new(bad, &m).is_err(), "{bad}");
+        }
+        assert_eq!(
+            FileUrls::new("file:///etc/passwd", &m).unwrap_err(),
+            "only http:// and https:// URLs can be fetched, not file://"
+        );
+        let u = FileUrls::new("http://127.0.0.1:8/a.iso", &m).unwrap();
+        assert_eq!(u.url(0).unwrap().as_str(), "http://127.0.0.1:8/a.iso");
+    }
+
     #[test]
     fn back_off_doubles_from_5_s_to_5_min() {
         let secs: Vec<u64> = (1..=9).map(|f| backoff(f).as_secs()).collect();
