@@ -447,3 +447,42 @@ async fn web_seeds_are_kept_across_a_restart() {
     assert_eq!(d.web_seeds[0].requests, 0);
     h.shutdown().await.unwrap();
 }
+
+/// `[webseeds] enabled = false`: the server is never asked, its row stays idle.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn web_seeds_switched_off_are_never_asked() {
+    let dir = temp_dir();
+    let made = make(dir.path(), "off.bin", &[FileSpec::new("x", 100_000)]);
+    let server = WebSeedServer::start(&made.served);
+    let torrent = dir.path().join("o.torrent");
+    common::lt::make_web_seed_torrent(
+        &made.data,
+        &torrent,
+        "",
+        Some(16 * 1024),
+        false,
+        &[server.url()],
+    );
+    let off = WebSeedConfig {
+        enabled: false,
+        ..WebSeedConfig::default()
+    };
+    let h = start(off, 0).await;
+    let id = h
+        .client
+        .add(AddRequest::new(torrent).download_dir(Some(dir.path().join("dst"))))
+        .await
+        .unwrap();
+    h.client.focus(Some(id)).await.unwrap();
+    let d = wait_detail(&h, "listed", Duration::from_secs(20), |d| {
+        d.web_seeds.len() == 1
+    })
+    .await;
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let row = h.client.snapshot().row(id).cloned().unwrap();
+    assert_eq!(row.state, TorrentState::Downloading);
+    assert_eq!(row.web_seeds, 0);
+    assert_eq!(d.web_seeds[0].state, WebSeedState::Idle);
+    assert!(server.requests().is_empty(), "{:?}", server.requests());
+    h.shutdown().await.unwrap();
+}
