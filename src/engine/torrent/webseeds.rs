@@ -76,11 +76,12 @@ impl WebSeeds {
         for s in &mut self.servers {
             if let Some((_, stop)) = s.running.take() {
                 let _ = stop.send(true);
+                // the task ends on its own time: it no longer says what the server does
+                s.info.begin();
             }
-            if !s.dropped {
-                s.info.set_state(WebSeedState::Idle);
-            }
+            s.info.set_state(WebSeedState::Idle);
             s.info.requests.store(0, Ordering::Relaxed);
+            s.info.retry_at.store(0, Ordering::Relaxed);
         }
     }
 
@@ -198,6 +199,7 @@ impl Torrent {
             let key = env.ctx.key();
             let (stop, rx) = watch::channel(false);
             s.running = Some((key, stop));
+            let generation = s.info.begin();
             s.info.set_state(WebSeedState::Active);
             tokio::spawn(webseed::run(Seed {
                 t: shared.clone(),
@@ -210,6 +212,7 @@ impl Torrent {
                 connections: cfg.max_connections_per_server as usize,
                 rate: cfg.min_rate(),
                 stop: rx,
+                generation,
             }));
         }
         for n in notes {
@@ -238,7 +241,10 @@ impl Torrent {
             if n >= MAX_HASH_FAILS {
                 if let Some((_, stop)) = s.running.take() {
                     let _ = stop.send(true);
+                    s.info.begin();
                 }
+                s.info.requests.store(0, Ordering::Relaxed);
+                s.info.retry_at.store(0, Ordering::Relaxed);
                 s.dropped = true;
                 s.info.set_state(WebSeedState::Dropped);
                 let why =

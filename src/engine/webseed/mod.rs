@@ -76,6 +76,9 @@ pub struct WebSeedInfo {
     pub retry_at: AtomicU64,
     /// Its last error.
     pub message: std::sync::Mutex<Option<String>>,
+    /// Which task may say what it does ([`WebSeedInfo::begin`]): one that was stopped and
+    /// has not ended yet must not overwrite its successor's state.
+    generation: AtomicU64,
 }
 
 impl WebSeedInfo {
@@ -92,7 +95,19 @@ impl WebSeedInfo {
             missing_files: AtomicU32::new(0),
             retry_at: AtomicU64::new(0),
             message: std::sync::Mutex::new(None),
+            generation: AtomicU64::new(0),
         }
+    }
+
+    /// A new task takes the web seed up (or, from the torrent, the last one is stopped):
+    /// the tasks before it no longer say what it does. Returns the new generation.
+    pub fn begin(&self) -> u64 {
+        self.generation.fetch_add(1, Ordering::Relaxed) + 1
+    }
+
+    /// Whether the task of `generation` is the current one.
+    pub fn is_current(&self, generation: u64) -> bool {
+        self.generation.load(Ordering::Relaxed) == generation
     }
 
     /// What it does now.
@@ -105,7 +120,7 @@ impl WebSeedInfo {
         }
     }
 
-    /// Say what it does now.
+    /// Say what it does now. Dropped is for the rest of the run: it is never changed.
     pub fn set_state(&self, s: WebSeedState) {
         let v = match s {
             WebSeedState::Idle => 0,
@@ -113,7 +128,11 @@ impl WebSeedInfo {
             WebSeedState::BackedOff => 2,
             WebSeedState::Dropped => 3,
         };
-        self.state.store(v, Ordering::Relaxed);
+        let _ = self
+            .state
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |old| {
+                (old != 3).then_some(v)
+            });
     }
 
     /// Keep `m` as its last error.
@@ -149,6 +168,33 @@ pub struct Seed {
     pub rate: MinRate,
     /// Becomes true (or its sender is dropped) when the torrent stops the web seed.
     pub stop: watch::Receiver<bool>,
+    /// Its generation ([`WebSeedInfo::begin`]): its state and counts of requests are shown
+    /// only while it is the current task.
+    pub generation: u64,
+}
+
+impl Seed {
+    /// Say what the web seed does, unless a later task took it up.
+    fn set_state(&self, st: WebSeedState) {
+        if self.info.is_current(self.generation) {
+            self.info.set_state(st);
+        }
+    }
+
+    /// Say how many requests are in flight, unless a later task took it up.
+    fn set_requests(&self, n: usize) {
+        if self.info.is_current(self.generation) {
+            self.info.requests.store(n as u32, Ordering::Relaxed);
+        }
+    }
+
+    /// Say when it is tried again (Unix ms, 0 = not backed off), unless a later task took
+    /// it up.
+    fn set_retry_at(&self, ms: u64) {
+        if self.info.is_current(self.generation) {
+            self.info.retry_at.store(ms, Ordering::Relaxed);
+        }
+    }
 }
 
 /// Wait for `f`, unless `stop` says stop first (then `None`). A dropped sender is a stop.
@@ -176,7 +222,9 @@ pub async fn run(s: Seed) {
     let mut blocks: Vec<BlockRef> = Vec::new();
     let mut next_id = 0u64;
     let mut idle = IDLE_POLL;
-    s.info.set_state(WebSeedState::Active);
+    // files found missing are looked for again each time the server is taken up
+    s.info.missing_files.store(0, Ordering::Relaxed);
+    s.set_state(WebSeedState::Active);
     'rounds: loop {
         // one round: requests until the server fails (then all of them stop) or the torrent
         // says stop
@@ -200,7 +248,7 @@ pub async fn run(s: Seed) {
                 let (id, seed, rx) = (next_id, s.clone(), jobs_rx.clone());
                 jobs.spawn(async move { (id, range::run(&seed, claim, rx).await) });
             }
-            s.info.requests.store(jobs.len() as u32, Ordering::Relaxed);
+            s.set_requests(jobs.len());
             let room = jobs.len() < s.connections;
             let wait = if room { idle } else { IDLE_POLL };
             // nothing picked while there was room: look again later and later
@@ -254,15 +302,15 @@ pub async fn run(s: Seed) {
         // the peers) and wait
         let _ = jobs_stop.send(true);
         while jobs.join_next().await.is_some() {}
-        s.info.requests.store(0, Ordering::Relaxed);
+        s.set_requests(0);
         let failures = s.info.failures.fetch_add(1, Ordering::Relaxed) + 1;
         let wait = crate::webseed::backoff(failures);
         let at = std::time::SystemTime::now() + wait;
         let at_ms = at
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_millis() as u64);
-        s.info.retry_at.store(at_ms, Ordering::Relaxed);
-        s.info.set_state(WebSeedState::BackedOff);
+        s.set_retry_at(at_ms);
+        s.set_state(WebSeedState::BackedOff);
         let what = failed.describe(&s.names);
         s.info.set_message(what.clone());
         s.t.peer_event(
@@ -275,11 +323,12 @@ pub async fn run(s: Seed) {
         if or_stop(&mut stop, tokio::time::sleep(wait)).await.is_none() {
             break;
         }
-        s.info.retry_at.store(0, Ordering::Relaxed);
-        s.info.set_state(WebSeedState::Active);
+        s.set_retry_at(0);
+        s.set_state(WebSeedState::Active);
     }
-    s.info.requests.store(0, Ordering::Relaxed);
-    s.info.retry_at.store(0, Ordering::Relaxed);
+    s.set_requests(0);
+    s.set_retry_at(0);
+    s.set_state(WebSeedState::Idle);
 }
 
 /// The server has no file `file` (404, 410): its pieces are left to peers.
@@ -295,4 +344,36 @@ fn file_missing(s: &Seed, has: &mut Bitfield, file: usize, error: &crate::websee
     let what = format!("{name}: {error}: its pieces come from peers");
     s.info.set_message(what.clone());
     s.t.peer_event(s.key, PeerEvent::WebSeedNote(what));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_dropped_web_seed_stays_dropped_and_its_url_is_masked() {
+        let i = WebSeedInfo::new("http://h/pub/0123456789abcdef0123/?passkey=s3cr3t");
+        assert_eq!(i.state(), WebSeedState::Idle);
+        assert!(!i.url.contains("s3cr3t"), "{}", i.url);
+        for s in [
+            WebSeedState::Active,
+            WebSeedState::BackedOff,
+            WebSeedState::Idle,
+        ] {
+            i.set_state(s);
+            assert_eq!(i.state(), s);
+        }
+        i.set_state(WebSeedState::Dropped);
+        for s in [
+            WebSeedState::Active,
+            WebSeedState::BackedOff,
+            WebSeedState::Idle,
+        ] {
+            i.set_state(s);
+            assert_eq!(i.state(), WebSeedState::Dropped, "dropped for the run");
+        }
+        assert_eq!(i.message(), None);
+        i.set_message("HTTP 503".into());
+        assert_eq!(i.message().as_deref(), Some("HTTP 503"));
+    }
 }
