@@ -212,22 +212,43 @@ pub async fn get_range(
 
 /// Whether `resp` is the range `at..at+len` of a file of `file_len` bytes (see the module).
 fn check(resp: &reqwest::Response, at: u64, len: u64, file_len: u64) -> Result<(), WebSeedError> {
-    let status = resp.status();
-    let length = resp
-        .headers()
-        .get(CONTENT_LENGTH)
-        .and_then(|v| v.to_str().ok())
+    let h = resp.headers();
+    check_answer(
+        resp.status().as_u16(),
+        h.get(CONTENT_RANGE).map(|v| v.as_bytes()),
+        h.get(CONTENT_LENGTH).map(|v| v.as_bytes()),
+        at,
+        len,
+        file_len,
+    )
+}
+
+/// Whether an answer of `status` with these `Content-Range` and `Content-Length` header
+/// values (raw bytes, as sent) is the range `at..at+len` (`len` > 0) of a file of
+/// `file_len` bytes: a `206` naming exactly that range (its total, when given, the file's
+/// length) with a `Content-Length`, when given, of `len`; or a `200` whose body is the
+/// whole file and that file the range. Pure: the one place an answer's head is judged.
+///
+/// # Errors
+/// [`WebSeedError::Status`], [`WebSeedError::NotPartial`], [`WebSeedError::WrongRange`]
+/// (the header cut to 80 characters), [`WebSeedError::WrongLength`].
+pub fn check_answer(
+    status: u16,
+    content_range: Option<&[u8]>,
+    content_length: Option<&[u8]>,
+    at: u64,
+    len: u64,
+    file_len: u64,
+) -> Result<(), WebSeedError> {
+    let length = content_length
+        .and_then(|v| std::str::from_utf8(v).ok())
         .and_then(|v| v.trim().parse::<u64>().ok());
     match status {
-        StatusCode::PARTIAL_CONTENT => {
-            let header = resp
-                .headers()
-                .get(CONTENT_RANGE)
-                .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned());
-            let end = at + len - 1;
-            if header.as_deref().and_then(parse_content_range) != Some((at, end, Some(file_len)))
-                && header.as_deref().and_then(parse_content_range) != Some((at, end, None))
-            {
+        206 => {
+            let header = content_range.map(|v| String::from_utf8_lossy(v).into_owned());
+            let end = at.saturating_add(len.max(1) - 1);
+            let got = header.as_deref().and_then(parse_content_range);
+            if got != Some((at, end, Some(file_len))) && got != Some((at, end, None)) {
                 return Err(WebSeedError::WrongRange {
                     at,
                     end,
@@ -240,7 +261,7 @@ fn check(resp: &reqwest::Response, at: u64, len: u64, file_len: u64) -> Result<(
                 _ => Ok(()),
             }
         }
-        StatusCode::OK => {
+        200 => {
             if at == 0 && len == file_len && length == Some(len) {
                 Ok(())
             } else {
@@ -251,10 +272,13 @@ fn check(resp: &reqwest::Response, at: u64, len: u64, file_len: u64) -> Result<(
                 })
             }
         }
-        s => Err(WebSeedError::Status {
-            status: s.as_u16(),
-            reason: s.canonical_reason().map(str::to_owned),
-        }),
+        s => {
+            let code = StatusCode::from_u16(s).ok();
+            Err(WebSeedError::Status {
+                status: s,
+                reason: code.and_then(|c| c.canonical_reason()).map(str::to_owned),
+            })
+        }
     }
 }
 
