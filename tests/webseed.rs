@@ -486,3 +486,68 @@ async fn web_seeds_switched_off_are_never_asked() {
     assert!(server.requests().is_empty(), "{:?}", server.requests());
     h.shutdown().await.unwrap();
 }
+
+/// A magnet link's `ws=` web seeds are used once its metadata has come from a peer (here a
+/// libtorrent seeder given by `x.pe`, slowed down so that the server does its share).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_magnet_links_web_seeds_are_used_once_the_metadata_has_come() {
+    let dir = temp_dir();
+    let made = make(
+        dir.path(),
+        "via magnet",
+        &[
+            FileSpec::new("a.bin", 1_200_000),
+            FileSpec::new("b.bin", 900_001),
+        ],
+    );
+    let server = WebSeedServer::start(&made.served);
+    let torrent = dir.path().join("m.torrent");
+    // the seeder says it is ready once a tracker heard it; the link names no tracker
+    let tracker = TestTracker::start();
+    let ih = common::lt::make_web_seed_torrent(
+        &made.data,
+        &torrent,
+        &tracker.url(),
+        Some(32 * 1024),
+        false,
+        &[],
+    );
+    let mut args = SeedArgs::new(&torrent, &made.served, SEEDER_IP, free_port_on(SEEDER_IP));
+    args.upload_limit = Some(64 << 10);
+    let _seeder = LtPeer::seed(&args);
+    let link = format!(
+        "magnet:?xt=urn:btih:{}&dn=via+magnet&x.pe={SEEDER_IP}:{}&ws={}",
+        ih.to_hex(),
+        args.port,
+        server.url()
+    );
+    let h = start(WebSeedConfig::default(), 0).await;
+    let dst = dir.path().join("dst");
+    let id = h
+        .client
+        .add(
+            AddRequest::new(ratorrent::api::AddSource::Magnet(link))
+                .download_dir(Some(dst.clone())),
+        )
+        .await
+        .unwrap();
+    h.client.focus(Some(id)).await.unwrap();
+    let row = wait_row(&h.client, id, "complete", Duration::from_secs(90), |r| {
+        r.state == TorrentState::Seeding || r.error.is_some()
+    })
+    .await;
+    assert_eq!(row.state, TorrentState::Seeding, "{row:#?}");
+    same(&made, &dst);
+    let d = wait_detail(&h, "the web seed listed", Duration::from_secs(10), |d| {
+        d.web_seeds.len() == 1
+    })
+    .await;
+    assert_eq!(d.web_seeds[0].url, server.url());
+    assert!(
+        d.web_seeds[0].downloaded > 1 << 20,
+        "the server sent most of it: {:?}",
+        d.web_seeds[0]
+    );
+    assert!(!server.requests().is_empty());
+    h.shutdown().await.unwrap();
+}
