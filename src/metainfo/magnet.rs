@@ -189,11 +189,10 @@ impl Magnet {
                         m.trackers.push(value.to_string());
                     }
                 }
-                "ws" => {
-                    if m.web_seeds.len() < MAX_WEB_SEEDS && !m.web_seeds.iter().any(|w| w == value)
-                    {
-                        m.web_seeds.push(value.to_string());
-                    }
+                "ws" if m.web_seeds.len() < MAX_WEB_SEEDS
+                    && !m.web_seeds.iter().any(|w| w == value) =>
+                {
+                    m.web_seeds.push(value.to_string());
                 }
                 "x.pe" => {
                     // normalised before the checks: `[::ffff:0.0.0.0]:1` is unspecified and
