@@ -146,6 +146,7 @@ fn detail() -> TorrentDetail {
         size,
         done,
         priority,
+        piece_range: (0, 0),
     };
     let now = SystemTime::now();
     let pieces: Vec<PieceState> = (0..2800)
@@ -235,6 +236,7 @@ fn detail() -> TorrentDetail {
         trackers: vec![
             TrackerRow {
                 url: "http://tracker.example.org:6969/announce?passkey=***".to_owned(),
+                announce_url: "http://tracker.example.org:6969/announce?passkey=s3cr3t".to_owned(),
                 tier: 0,
                 status: TrackerStatus::Working,
                 message: None,
@@ -247,6 +249,7 @@ fn detail() -> TorrentDetail {
             },
             TrackerRow {
                 url: "wss://backup.example.net/announce".to_owned(),
+                announce_url: "wss://backup.example.net/announce".to_owned(),
                 tier: 1,
                 status: TrackerStatus::Unsupported,
                 message: Some("WebSocket trackers are not supported".to_owned()),

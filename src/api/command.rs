@@ -25,6 +25,25 @@ pub enum AddSource {
     /// (`file://`, `ftp://`) is refused with the reason. Until the fetch ends the torrent
     /// does not exist, and the add's reply waits.
     Url(String),
+    /// The bytes of a .torrent file a front end received (an upload to the Web API), with
+    /// the name to give it in messages (the file name the client sent).
+    Data {
+        /// The name for messages, e.g. `show.s01e01.torrent`.
+        name: String,
+        /// The file's bytes.
+        bytes: TorrentBytes,
+    },
+}
+
+/// The bytes of a .torrent file ([`AddSource::Data`]): shared, and shown by their length
+/// only in debug output.
+#[derive(Clone, PartialEq, Eq)]
+pub struct TorrentBytes(pub std::sync::Arc<[u8]>);
+
+impl std::fmt::Debug for TorrentBytes {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "TorrentBytes({} bytes)", self.0.len())
+    }
 }
 
 impl From<PathBuf> for AddSource {
@@ -51,6 +70,7 @@ impl std::fmt::Display for AddSource {
             AddSource::Magnet(m) | AddSource::Url(m) => {
                 write!(f, "{}", crate::net::mask_passkey(m))
             }
+            AddSource::Data { name, .. } => f.write_str(name),
         }
     }
 }
@@ -287,6 +307,19 @@ pub enum Command {
     },
     /// The most recent engine events (oldest first; at most the history size).
     RecentEvents(oneshot::Sender<Vec<EngineEvent>>),
+    /// Build the detail (peers, files, trackers, pieces, goals) of torrent `id` once and
+    /// reply with it (`None`: no such torrent), without touching the focus the snapshots
+    /// follow ([`Command::Focus`]): a Web API asks for any torrent while the TUI shows
+    /// another.
+    Detail(
+        TorrentId,
+        oneshot::Sender<Option<Box<super::snapshot::TorrentDetail>>>,
+    ),
+    /// Change session settings while the session runs (default folder, seeding goals,
+    /// queue limits, DHT: qBittorrent's `app/setPreferences`); for this run, the config
+    /// file is not rewritten. Replies with the settings in effect, or why the change was
+    /// refused (nothing changed).
+    ChangeSettings(super::SettingsChange, Option<super::SettingsReply>),
     /// Stop every torrent, send `stopped` to trackers, then reply and end the engine.
     Shutdown(oneshot::Sender<()>),
     /// Put torrents `ids` in `category` (qBittorrent's `torrents/setCategory`; `""`: no

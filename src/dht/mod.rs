@@ -74,9 +74,11 @@ use crate::lock::{MutexExt, RwLockExt};
 use crate::metainfo::InfoHash;
 
 mod policy;
+mod slot;
 mod state_file;
 
 pub use policy::bootstrap_scope;
+pub use slot::DhtSlot;
 use policy::{Hints, Policy, unmap};
 use state_file::{STATE_VERSION, Saved, empty_table_json, hex, load_state, table_nodes, unhex20};
 

@@ -144,6 +144,8 @@ pub struct Env<'a> {
     pub store: Option<&'a Arc<crate::state::StateStore>>,
     /// The queue's slots: whether this torrent must wait as `Queued` when it would run.
     pub queue: &'a crate::engine::queue::QueueGate,
+    /// The session's seeding goals in effect (`[seeding]`, changeable while it runs).
+    pub seeding: &'a crate::config::engine::SeedingConfig,
 }
 
 /// `left` announced while the size is unknown (magnet links; libtorrent does the same):
@@ -214,6 +216,9 @@ pub struct Torrent {
     /// It completed with a final folder to go to (a category's download path in use): the
     /// session starts the move after the input (see `torrent/category.rs`).
     final_move_due: bool,
+    /// Payload bytes moved either way at the last row, and when they last changed (Unix
+    /// seconds): the row's `last_activity`. `None` until the first row.
+    activity: Option<(u64, u64)>,
 }
 
 impl Torrent {
@@ -277,6 +282,7 @@ impl Torrent {
             manage: Default::default(),
             queue_rank: 0,
             final_move_due: false,
+            activity: None,
             sum,
         }
     }
@@ -301,6 +307,8 @@ impl Torrent {
             .ok_or_else(|| err("the torrent's metainfo is not available".into()))?;
         let m = Arc::new(store.load_metainfo(&self.sum.info_hash).map_err(err)?);
         *resident = Some(m.clone());
+        // a restored hybrid learns its v2 info hash here (its record does not keep it)
+        self.sum.info_hash_v2 = m.info_hash_v2;
         Ok(m)
     }
 

@@ -219,6 +219,7 @@ impl Torrent {
 pub fn summary_of(info_hash: InfoHash, r: &TorrentRecord) -> Summary {
     Summary {
         info_hash,
+        info_hash_v2: None,
         name: r.name.clone(),
         geometry: r.geometry().unwrap_or_default(),
         payload_size: r.payload_size,
