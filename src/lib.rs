@@ -130,3 +130,4 @@ pub mod tui;
 pub mod units;
 pub mod untrusted;
 pub mod watch;
+pub mod webui;

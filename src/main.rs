@@ -6,7 +6,7 @@ use clap::Parser;
 use ratorrent::api::{AddRequest, ClientError};
 use ratorrent::cli::{self, Cli, Cmd};
 use ratorrent::config::{self, Config};
-use ratorrent::{engine, headless, tui, watch};
+use ratorrent::{engine, headless, tui, watch, webui};
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
@@ -43,6 +43,28 @@ fn limit_malloc_arenas() {
 
 /// glibc malloc arenas of the TUI session (see [`limit_malloc_arenas`]).
 const MALLOC_ARENAS: i32 = 2;
+
+/// A new Web API password: asked twice without echo on a terminal, else one line of
+/// standard input (scripts: `echo pw | ratorrent passwd`).
+fn read_new_password() -> anyhow::Result<String> {
+    use std::io::IsTerminal;
+    let password = if std::io::stdin().is_terminal() {
+        let first = rpassword::prompt_password("Web API password: ")?;
+        let again = rpassword::prompt_password("Again: ")?;
+        if first != again {
+            anyhow::bail!("the two passwords differ; nothing written");
+        }
+        first
+    } else {
+        let mut line = String::new();
+        std::io::stdin().read_line(&mut line)?;
+        line.trim_end_matches(['\r', '\n']).to_owned()
+    };
+    if password.is_empty() {
+        anyhow::bail!("the password is empty; nothing written");
+    }
+    Ok(password)
+}
 
 fn load_config(cli: &Cli) -> anyhow::Result<Config> {
     let mut config = Config::load(cli.config.as_deref())?;
@@ -187,6 +209,13 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 ExitCode::FAILURE
             })
         }
+        Some(Cmd::Passwd) => {
+            // no config needed (it may be the one that lacks a password)
+            let password = read_new_password()?;
+            println!("password = \"{}\"", webui::password::hash(&password));
+            eprintln!("put this line into the [webui] table of the config file");
+            Ok(ExitCode::SUCCESS)
+        }
         Some(Cmd::Download {
             torrents,
             output,
@@ -225,6 +254,11 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 config.engine.download_dir = dir.clone();
             }
             let ui = ui_options(&cli, &config)?;
+            // the Web API's password is checked before the terminal is taken
+            let web_config = config.webui.clone();
+            if web_config.enabled {
+                webui::check(&web_config)?;
+            }
             let log_path = init_file_logging();
             // the list's sort and filter come back next time (the TUI's own file)
             let view_file = Some(ratorrent::state::StateStore::default_dir().join("tui-view.toml"));
@@ -241,6 +275,12 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 let state_dir = ratorrent::state::StateStore::default_dir();
                 let handle = engine::session::start_with_state(config.engine, &state_dir).await?;
                 let client = &handle.client;
+                // the qBittorrent-compatible Web API beside the TUI (the daemon calls the same)
+                let web = if web_config.enabled {
+                    Some(webui::serve(web_config, client.clone()).await?)
+                } else {
+                    None
+                };
                 // a bad torrent on the command line does not keep the others from running:
                 // the engine logs why in the session log, the TUI counts them
                 let mut failed_adds = Vec::new();
@@ -269,14 +309,18 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                     let opts = watch::WatchOptions { dir, seed };
                     tokio::spawn(watch::run(opts, client.clone()));
                 }
-                tui::run(tui::RunOptions {
+                let r = tui::run(tui::RunOptions {
                     client: client.clone(),
                     events: Some(client.subscribe()),
                     notice,
                     failed_adds,
                     ui,
                 })
-                .await
+                .await;
+                if let Some(web) = web {
+                    web.stop().await;
+                }
+                r
             })?;
             // disk threads and any stragglers end with the process
             rt.shutdown_timeout(std::time::Duration::from_secs(1));

@@ -361,6 +361,15 @@ impl Client {
         })
     }
 
+    /// Wait until a snapshot showing the effect of every command this client sent before
+    /// is published ([`Command::Flush`]).
+    ///
+    /// # Errors
+    /// [`ClientError::EngineGone`].
+    pub async fn flush(&self) -> Result<(), ClientError> {
+        self.request(Command::Flush).await
+    }
+
     /// The detail (peers, files, trackers, pieces, goals) of torrent `id`, built once for
     /// this request (the focus of the snapshots stays); `None` when there is no such
     /// torrent.

@@ -307,6 +307,10 @@ pub enum Command {
     },
     /// The most recent engine events (oldest first; at most the history size).
     RecentEvents(oneshot::Sender<Vec<EngineEvent>>),
+    /// Reply once a snapshot that shows the effect of every command sent before this one
+    /// is published (at once when nothing changed): a front end that answers its own
+    /// client after a change (the Web API) answers with the change visible.
+    Flush(oneshot::Sender<()>),
     /// Build the detail (peers, files, trackers, pieces, goals) of torrent `id` once and
     /// reply with it (`None`: no such torrent), without touching the focus the snapshots
     /// follow ([`Command::Focus`]): a Web API asks for any torrent while the TUI shows

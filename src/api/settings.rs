@@ -116,11 +116,16 @@ impl SettingsChange {
         if let Some(r) = self.ratio_limit
             && !(r == -1.0 || (r.is_finite() && r >= 0.0))
         {
-            return Err(format!("max_ratio must be -1 (none) or 0 or more (got {r})"));
+            return Err(format!(
+                "max_ratio must be -1 (none) or 0 or more (got {r})"
+            ));
         }
         for (name, v) in [
             ("max_seeding_time", self.seeding_time_limit),
-            ("max_inactive_seeding_time", self.inactive_seeding_time_limit),
+            (
+                "max_inactive_seeding_time",
+                self.inactive_seeding_time_limit,
+            ),
             ("max_active_downloads", self.max_active_downloads),
             ("max_active_uploads", self.max_active_uploads),
             ("max_active_torrents", self.max_active_torrents),

@@ -377,6 +377,9 @@ pub struct TorrentDetail {
     pub creation_date: Option<i64>,
     /// BEP 27 private torrent (no DHT, no PEX).
     pub private: bool,
+    /// Its files are in a top folder named after it (a multi-file torrent); a single-file
+    /// torrent's file is the content itself.
+    pub multi_file: bool,
     /// Bytes per piece.
     pub piece_length: u32,
     /// Wasted payload bytes (duplicates, pieces that failed their hash check).

@@ -93,6 +93,8 @@ struct Session {
     categories: categories::CategoryState,
     /// The settings a front end may change while the session runs (see `settings`).
     settings: settings::Settings,
+    /// [`Command::Flush`] replies owed at the next publish.
+    flushes: Vec<tokio::sync::oneshot::Sender<()>>,
 }
 
 impl Session {
@@ -372,6 +374,10 @@ impl Session {
             Command::RecentEvents(reply) => {
                 let _ = reply.send(self.log.recent());
             }
+            Command::Flush(reply) => {
+                self.flushes.push(reply);
+                self.publish_now = true;
+            }
             Command::Detail(id, reply) => {
                 let d = self.detail_of(id);
                 let _ = reply.send(d.map(Box::new));
@@ -610,6 +616,10 @@ impl Session {
             });
         if let Some(at) = next {
             self.timers.schedule_no_later(TimerKey::Publish, at);
+        }
+        // the snapshot now shows every command handled before these
+        for reply in self.flushes.drain(..) {
+            let _ = reply.send(());
         }
     }
 }

@@ -7,9 +7,9 @@
 use std::path::PathBuf;
 
 use super::Session;
-use crate::engine::ctx::SessionEvent;
 use crate::api::{EventKind, EventLevel, SessionSettings, SettingsChange, TorrentId};
 use crate::config::engine::{EngineConfig, SeedingConfig};
+use crate::engine::ctx::SessionEvent;
 
 /// The changeable settings the session holds (the queue's live in `queue`, the DHT node
 /// in the context's slot).
@@ -173,12 +173,8 @@ impl Session {
             Some(node) if self.settings.dht_wanted && !self.ctx.dht.is_on() => {
                 self.ctx.dht.set(node);
                 self.dht_switched();
-                self.log.push(
-                    None,
-                    EventLevel::Info,
-                    EventKind::Settings,
-                    "DHT on".into(),
-                );
+                self.log
+                    .push(None, EventLevel::Info, EventKind::Settings, "DHT on".into());
             }
             Some(node) => {
                 tokio::spawn(async move {

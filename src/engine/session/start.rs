@@ -162,6 +162,7 @@ async fn start_session(
         alt,
         categories: Default::default(),
         settings,
+        flushes: Vec::new(),
     };
     let mut session = session;
     session.categories_start(state.as_ref().map(|(store, _)| store.dir()));

@@ -153,8 +153,8 @@ pub fn peer_row(
 pub fn piece_range(span: &crate::piece::FileSpan, geo: &crate::piece::Geometry) -> (u32, u32) {
     let r = span.pieces(geo);
     if r.is_empty() {
-        let p = u32::try_from(span.offset / u64::from(geo.piece_length().max(1)))
-            .unwrap_or(u32::MAX);
+        let p =
+            u32::try_from(span.offset / u64::from(geo.piece_length().max(1))).unwrap_or(u32::MAX);
         (p, p)
     } else {
         (r.start, r.end - 1)
@@ -370,6 +370,7 @@ impl Torrent {
             created_by: meta.as_ref().and_then(|m| m.created_by.clone()),
             creation_date: meta.as_ref().and_then(|m| m.creation_date),
             private: self.sum.private,
+            multi_file: self.sum.multi_file,
             piece_length: self.sum.geometry.piece_length(),
             wasted,
             peers,
