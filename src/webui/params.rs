@@ -145,6 +145,18 @@ pub async fn read(req: Request<Body>) -> Result<Params, ApiError> {
                 .to_ascii_lowercase()
                 .starts_with("multipart/form-data")
         });
+    let limit = if multipart { MAX_BODY } else { MAX_FORM };
+    let declared = req
+        .headers()
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.trim().parse::<u64>().ok());
+    if declared.is_some_and(|n| n > limit as u64) {
+        // refused before reading; the body is read and dropped (up to DRAIN_MAX) so that
+        // the client, still sending, gets the 413 rather than a reset connection
+        let _ = tokio::time::timeout(BODY_TIMEOUT, drain(req.into_body())).await;
+        return Err(ApiError::TooLarge);
+    }
     let body = async {
         if multipart {
             read_multipart(req, &mut params).await
@@ -162,6 +174,22 @@ pub async fn read(req: Request<Body>) -> Result<Params, ApiError> {
             StatusCode::REQUEST_TIMEOUT,
             "the request body did not arrive in time".into(),
         )),
+    }
+}
+
+/// Most bytes of a refused body read and dropped.
+pub const DRAIN_MAX: u64 = 256 << 20;
+
+/// Read `body` to its end (at most [`DRAIN_MAX`] bytes), keeping nothing.
+async fn drain(body: Body) {
+    use futures::StreamExt;
+    let mut stream = body.into_data_stream();
+    let mut seen = 0u64;
+    while let Some(Ok(chunk)) = stream.next().await {
+        seen += chunk.len() as u64;
+        if seen > DRAIN_MAX {
+            return;
+        }
     }
 }
 
