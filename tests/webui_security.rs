@@ -474,3 +474,57 @@ async fn a_100_mib_upload_is_refused_cleanly_and_garbage_gets_errors() {
     assert!(rat.pane.alive(), "ratorrent died:\n{}", rat.pane.capture());
     assert_eq!(web.get("app/version", &[]).await.body, "v4.6.7");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn passwd_writes_a_hash_that_logs_in_and_no_password_is_a_start_up_error() {
+    // `ratorrent passwd` reading the password from standard input
+    let dir = common::temp_dir();
+    let mut child = common::rat::command(dir.path())
+        .arg("passwd")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(b"hunter2 with spaces\n")
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success());
+    let line = String::from_utf8_lossy(&out.stdout).trim().to_owned();
+    let hash = line
+        .strip_prefix("password = \"")
+        .and_then(|l| l.strip_suffix('"'))
+        .unwrap_or_else(|| panic!("{line}"));
+    assert!(hash.starts_with("pbkdf2-sha256$600000$"), "{hash}");
+    assert!(!line.contains("hunter2"));
+    let rat = RatWeb::start("passwd", "admin", hash, "");
+    let web = Web::new(&rat.base);
+    let r = web
+        .post(
+            "auth/login",
+            &[("username", "admin"), ("password", "hunter2 with spaces")],
+        )
+        .await;
+    assert_eq!(r.body, "Ok.");
+    assert!(
+        !rat.log().contains("plain text"),
+        "a hash is not warned about"
+    );
+    drop(rat);
+
+    // enabled without a password: the TUI does not start and says what to do
+    let config = dir.path().join("config.toml");
+    std::fs::write(&config, "[dht]\nenabled = false\n[webui]\nenabled = true\n").unwrap();
+    let cmd = format!(
+        "{} --config {}; sleep 30",
+        common::rat::bin(),
+        config.display()
+    );
+    let pane = common::tmux::TmuxPane::start("nopass", &cmd, &[], 250, 20);
+    let screen = pane.wait_for("needs a password", Duration::from_secs(10));
+    assert!(screen.contains("run `ratorrent passwd`"), "{screen}");
+}

@@ -215,7 +215,7 @@ impl RatWeb {
         let port = super::free_port();
         let config = dir.path().join("config.toml");
         let text = format!(
-            "download_dir = \"{}\"\nlisten_port = 0\nconfirm_quit = false\nmin_free_space = 0\n{extra}\n[dht]\nenabled = false\n\n[webui]\nenabled = true\nlisten = \"127.0.0.1:{port}\"\nusername = \"{username}\"\npassword = \"{password}\"\n",
+            "download_dir = \"{}\"\nlisten_port = 0\nconfirm_quit = false\nmin_free_space = 0\n{extra}\n[dht]\nenabled = false\nbootstrap = []\n\n[webui]\nenabled = true\nlisten = \"127.0.0.1:{port}\"\nusername = \"{username}\"\npassword = \"{password}\"\n",
             dl.display()
         );
         std::fs::write(&config, text).unwrap();
