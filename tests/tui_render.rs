@@ -166,6 +166,7 @@ fn detail() -> TorrentDetail {
         created_by: Some("mktorrent 1.1".to_owned()),
         creation_date: None,
         private: false,
+        multi_file: true,
         piece_length: 256 * 1024,
         wasted: 512 * 1024,
         given_peers: Vec::new(),

@@ -204,4 +204,53 @@ async fn preferences_change_the_running_session() {
         Duration::from_secs(10),
     )
     .await;
+
+    // the smaller endpoints: piece states, web seeds (none), peers by hand, save path
+    let pieces = web
+        .get("torrents/pieceStates", &[("hash", &hash)])
+        .await
+        .json();
+    let pieces = pieces.as_array().unwrap();
+    assert_eq!(pieces.len(), 300_000usize.div_ceil(16 << 10));
+    assert!(pieces.iter().all(|p| p == 2), "{pieces:?}");
+    assert_eq!(
+        web.get("torrents/webseeds", &[("hash", &hash)])
+            .await
+            .json(),
+        serde_json::json!([])
+    );
+    let peers = web
+        .post(
+            "torrents/addPeers",
+            &[
+                ("hashes", &hash),
+                ("peers", "127.0.0.9:6881|[::1]:6881|bad"),
+            ],
+        )
+        .await;
+    assert_eq!(peers.json()[&hash]["added"], 2, "{}", peers.body);
+    let moved = rat.dl.join("moved");
+    let r = web
+        .post(
+            "torrents/setSavePath",
+            &[("id", &hash), ("path", &moved.display().to_string())],
+        )
+        .await;
+    assert_eq!(r.status, 200);
+    let start = Instant::now();
+    while !moved.join("Doc.pdf").exists() || data.exists() {
+        assert!(start.elapsed() < Duration::from_secs(10), "not moved");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let t = wait_state(
+        &web,
+        &hash,
+        &["stalledUP", "uploading"],
+        Duration::from_secs(10),
+    )
+    .await;
+    assert_eq!(
+        PathBuf::from(t["content_path"].as_str().unwrap()),
+        moved.join("Doc.pdf")
+    );
 }

@@ -164,6 +164,51 @@ pub async fn run(api: &Api, action: &str, p: &Params) -> Result<Reply, ApiError>
                 c.move_storage(id, to.clone(), true).await?;
             }
         }
+        "setSavePath" => {
+            // qBittorrent's setSavePath: `id` (hashes) and `path`; torrents with automatic
+            // management keep theirs; the data moves
+            let path = p.require("path")?.trim().to_owned();
+            p.require("id")?;
+            let to = std::path::PathBuf::from(&path);
+            if path.is_empty() || !to.is_absolute() {
+                return Err(ApiError::BadParams(
+                    "Save path must be an absolute folder".into(),
+                ));
+            }
+            if tokio::fs::create_dir_all(&to).await.is_err() {
+                return Err(ApiError::Conflict("Cannot create target directory".into()));
+            }
+            let snap = c.snapshot();
+            for r in select(&snap, &p.list("id", '|')) {
+                if !r.auto_managed {
+                    c.move_storage(r.id, to.clone(), true).await?;
+                }
+            }
+        }
+        "addPeers" => {
+            // `hashes`, `peers` (`|`-separated `IP:PORT`, IPv6 as `[::1]:6881`)
+            p.require("peers")?;
+            let peers: Vec<std::net::SocketAddr> = p
+                .list("peers", '|')
+                .iter()
+                .filter_map(|a| a.parse().ok())
+                .collect();
+            if peers.is_empty() {
+                return Err(ApiError::BadParams("No valid peers were specified".into()));
+            }
+            let mut results = Map::new();
+            for r in targets(api, p)? {
+                for addr in &peers {
+                    c.add_peer(r.id, *addr).await?;
+                }
+                results.insert(
+                    r.info_hash.clone(),
+                    serde_json::json!({"added": peers.len(), "failed": 0}),
+                );
+            }
+            settle(api).await;
+            return Ok(Reply::Json(Value::Object(results)));
+        }
         "setAutoManagement" => {
             p.require("enable")?;
             let on = p.bool("enable").unwrap_or(false);

@@ -153,6 +153,31 @@ pub async fn files(api: &Api, p: &Params) -> Result<Reply, ApiError> {
     Ok(Reply::Json(Value::Array(list)))
 }
 
+/// `torrents/webseeds`: ratorrent does not use web seeds (BEP 19): always an empty list
+/// for a torrent it has.
+pub fn webseeds(api: &Api, p: &Params) -> Result<Reply, ApiError> {
+    let hash = p.require("hash")?;
+    find(&api.client.snapshot(), hash).ok_or_else(|| ApiError::NotFound(String::new()))?;
+    Ok(Reply::Json(Value::Array(Vec::new())))
+}
+
+/// `torrents/pieceStates`: one number per piece, 0 missing, 1 downloading, 2 verified.
+pub async fn piece_states(api: &Api, p: &Params) -> Result<Reply, ApiError> {
+    let (_, d) = row_and_detail(api, p).await?;
+    let list: Vec<Value> = d
+        .pieces
+        .iter()
+        .map(|s| {
+            Value::from(match s {
+                crate::api::PieceState::Missing => 0,
+                crate::api::PieceState::Downloading => 1,
+                crate::api::PieceState::Have => 2,
+            })
+        })
+        .collect();
+    Ok(Reply::Json(Value::Array(list)))
+}
+
 /// qBittorrent's tracker status of `s`: 0 disabled, 1 not contacted, 2 working, 3
 /// updating, 4 not working.
 fn tracker_status(s: TrackerStatus) -> u8 {

@@ -49,6 +49,10 @@ pub const ENDPOINTS: &[(&str, Kind)] = &[
     ("torrents/properties", Kind::Read),
     ("torrents/files", Kind::Read),
     ("torrents/trackers", Kind::Read),
+    ("torrents/webseeds", Kind::Read),
+    ("torrents/pieceStates", Kind::Read),
+    ("torrents/addPeers", Kind::Action),
+    ("torrents/setSavePath", Kind::Action),
     ("torrents/add", Kind::Action),
     ("torrents/delete", Kind::Action),
     ("torrents/pause", Kind::Action),
@@ -335,6 +339,8 @@ async fn run(api: &Api, name: &str, p: &Params) -> Result<Reply, ApiError> {
             "properties" => details::properties(api, p).await,
             "files" => details::files(api, p).await,
             "trackers" => details::trackers(api, p).await,
+            "webseeds" => details::webseeds(api, p),
+            "pieceStates" => details::piece_states(api, p).await,
             "add" => add::add(api, p).await,
             "categories" | "createCategory" | "editCategory" | "removeCategories"
             | "setCategory" | "tags" | "addTags" | "removeTags" | "createTags" | "deleteTags" => {
