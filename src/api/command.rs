@@ -326,6 +326,15 @@ pub enum Command {
     ChangeSettings(super::SettingsChange, Option<super::SettingsReply>),
     /// Stop every torrent, send `stopped` to trackers, then reply and end the engine.
     Shutdown(oneshot::Sender<()>),
+    /// Show torrent `id` as `name` (qBittorrent's `torrents/rename`): its name in the list
+    /// and the API, kept across restarts; its files and `content_path` stay as they are.
+    /// `None`: its own name again.
+    Rename {
+        /// The torrent.
+        id: TorrentId,
+        /// The name to show (one line; a front end checks it), or `None`.
+        name: Option<String>,
+    },
     /// Put torrents `ids` in `category` (qBittorrent's `torrents/setCategory`; `""`: no
     /// category). A category the session does not have is refused (the event log says
     /// so). Those with automatic management on move their data where the new category

@@ -10,7 +10,7 @@ use thiserror::Error;
 use crate::piece::{Bitfield, FileLayout, Geometry};
 
 /// The record format this build writes (first byte of every record).
-pub const RECORD_FORMAT: u8 = 5;
+pub const RECORD_FORMAT: u8 = 6;
 
 /// Why a record could not be used.
 #[derive(Debug, Error, PartialEq, Eq)]
@@ -118,6 +118,10 @@ pub struct TorrentRecord {
     /// without a check (format 5; older records have [`ManageRecord::default`]).
     #[serde(skip)]
     pub manage: ManageRecord,
+    /// The name the user gave it (qBittorrent's `torrents/rename`), shown instead of
+    /// [`TorrentRecord::name`]; `None`: its own (format 6; older records have none).
+    #[serde(skip)]
+    pub display_name: Option<String>,
 }
 
 /// What a record keeps of how a torrent is managed (format 5).
@@ -211,7 +215,8 @@ impl TorrentRecord {
         let out = postcard::to_extend(&(&self.peers, self.added_seq), out)
             .unwrap_or_else(|_| vec![RECORD_FORMAT]);
         let out = postcard::to_extend(&self.goals, out).unwrap_or_else(|_| vec![RECORD_FORMAT]);
-        postcard::to_extend(&self.manage, out).unwrap_or_else(|_| vec![RECORD_FORMAT])
+        let out = postcard::to_extend(&self.manage, out).unwrap_or_else(|_| vec![RECORD_FORMAT]);
+        postcard::to_extend(&self.display_name, out).unwrap_or_else(|_| vec![RECORD_FORMAT])
     }
 
     /// Decode a stored record.
@@ -242,7 +247,13 @@ impl TorrentRecord {
             } else if format >= 5 {
                 let (goals, rest) = postcard::take_from_bytes(rest).map_err(damaged)?;
                 r.goals = goals;
-                r.manage = postcard::from_bytes(rest).map_err(damaged)?;
+                if format == 5 {
+                    r.manage = postcard::from_bytes(rest).map_err(damaged)?;
+                } else {
+                    let (manage, rest) = postcard::take_from_bytes(rest).map_err(damaged)?;
+                    r.manage = manage;
+                    r.display_name = postcard::from_bytes(rest).map_err(damaged)?;
+                }
             }
         }
         r.validate()?;

@@ -29,6 +29,7 @@ fn record(name: &str, added_at: u64) -> TorrentRecord {
         added_seq: 0,
         goals: Default::default(),
         manage: Default::default(),
+        display_name: None,
     }
 }
 
@@ -88,6 +89,14 @@ fn format_4_records_read_with_default_management_and_format_5_keeps_it() {
         first_last: true,
         unverified: vec![0b0101_0000],
     };
+    assert_eq!(TorrentRecord::decode(&r.encode()).unwrap(), r);
+    // format 5: no name given after the management
+    let mut v5 = r.encode();
+    assert_eq!(v5.pop(), Some(0), "None is one byte");
+    v5[0] = 5;
+    assert_eq!(TorrentRecord::decode(&v5).unwrap(), r);
+    // format 6 keeps a name given
+    r.display_name = Some("My Show".into());
     assert_eq!(TorrentRecord::decode(&r.encode()).unwrap(), r);
     // unchecked pieces of another length than the bitfield: damaged
     r.manage.unverified = vec![0, 0];

@@ -209,6 +209,20 @@ pub async fn run(api: &Api, action: &str, p: &Params) -> Result<Reply, ApiError>
             settle(api).await;
             return Ok(Reply::Json(Value::Object(results)));
         }
+        "rename" => {
+            // `hash`, `name`: one line (breaks become spaces), not blank, at most 1024 bytes
+            let r = one(api, p)?;
+            let name = p.require("name")?.trim().replace(['\r', '\n'], " ");
+            if name.is_empty() || name.len() > 1024 {
+                return Err(ApiError::Conflict("Incorrect torrent name".into()));
+            }
+            let name = crate::untrusted::line(&name).into_owned();
+            c.send(Command::Rename {
+                id: r.id,
+                name: Some(name),
+            })
+            .await?;
+        }
         "setAutoManagement" => {
             p.require("enable")?;
             let on = p.bool("enable").unwrap_or(false);

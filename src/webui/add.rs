@@ -2,7 +2,7 @@
 //! magnet links, http(s) links to .torrent files, bare info hashes) and `torrents` (uploaded
 //! .torrent files), with `savepath`, `category`, `tags`, `paused`/`stopped`, `autoTMM`,
 //! `ratioLimit`, `seedingTimeLimit`, `inactiveSeedingTimeLimit`, `upLimit`, `dlLimit`,
-//! `contentLayout`, and `skip_checking`, `sequentialDownload`, `firstLastPiecePrio` (see
+//! `rename`, `contentLayout`, and `skip_checking`, `sequentialDownload`, `firstLastPiecePrio` (see
 //! [`apply_piece_options`]).
 //!
 //! The answer is `Ok.` when at least one torrent was added and `Fails.` otherwise (a
@@ -90,9 +90,6 @@ pub async fn add(api: &Api, p: &Params) -> Result<Reply, ApiError> {
              layout (use Original)"
         )));
     }
-    if !p.text("rename").trim().is_empty() {
-        tracing::info!("add: `rename` is not supported; the torrent keeps its own name");
-    }
     let snap = api.client.snapshot();
     let default_dir = snap.global.settings.download_dir.clone();
     let paused = p.bool("stopped").or(p.bool("paused")).unwrap_or(false);
@@ -120,6 +117,9 @@ pub async fn add(api: &Api, p: &Params) -> Result<Reply, ApiError> {
                 }
                 .sanitized()
             });
+    let rename = Some(p.text("rename").trim().replace(['\r', '\n'], " "))
+        .filter(|n| !n.is_empty() && n.len() <= 1024)
+        .map(|n| crate::untrusted::line(&n).into_owned());
     let rate = |k: &str| p.int(k).map_or(0, |v| u64::try_from(v).unwrap_or(0));
     let (up, down) = (rate("upLimit"), rate("dlLimit"));
 
@@ -173,6 +173,16 @@ pub async fn add(api: &Api, p: &Params) -> Result<Reply, ApiError> {
     if up > 0 || down > 0 {
         for id in &added {
             api.client.set_torrent_limits(*id, down, up).await?;
+        }
+    }
+    if let Some(name) = rename {
+        for id in &added {
+            api.client
+                .send(crate::api::Command::Rename {
+                    id: *id,
+                    name: Some(name.clone()),
+                })
+                .await?;
         }
     }
     // answered once torrents/info lists them, limits applied

@@ -72,6 +72,7 @@ pub const ENDPOINTS: &[(&str, Kind)] = &[
     ("torrents/setUploadLimit", Kind::Action),
     ("torrents/setDownloadLimit", Kind::Action),
     ("torrents/setLocation", Kind::Action),
+    ("torrents/rename", Kind::Action),
     ("torrents/setAutoManagement", Kind::Action),
     ("torrents/filePrio", Kind::Action),
     ("torrents/editTracker", Kind::Action),
@@ -436,6 +437,6 @@ mod tests {
         assert_eq!(names.len(), n);
         assert_eq!(endpoint("torrents/info"), Some(Kind::Read));
         assert_eq!(endpoint("torrents/add"), Some(Kind::Action));
-        assert_eq!(endpoint("torrents/rename"), None);
+        assert_eq!(endpoint("torrents/renameFile"), None);
     }
 }

@@ -108,8 +108,8 @@ pub fn select<'a>(snap: &'a Snapshot, hashes: &[String]) -> Vec<&'a TorrentRow> 
         .collect()
 }
 
-/// A limit as qBittorrent lists it: bytes/s, -1 for none... (`torrents/info` says 0 for
-/// none in 4.6; kept as 0).
+/// A rate limit as `torrents/info` lists it: bytes/s, 0 for none (as qBittorrent's list;
+/// `torrents/properties` says -1 for none).
 fn rate_limit(v: u64) -> i64 {
     i64::try_from(v).unwrap_or(i64::MAX)
 }
@@ -142,7 +142,8 @@ pub fn serialize(r: &TorrentRow, now: u64) -> Value {
         "name": r.name,
         "magnet_uri": magnet(r),
         "size": r.size,
-        "total_size": r.total_size,
+        // -1 while the metadata is not known, as qBittorrent
+        "total_size": if r.size_known() { r.total_size as i64 } else { -1 },
         "progress": r.progress(),
         "dlspeed": r.down_rate,
         "upspeed": r.up_rate,
@@ -166,7 +167,8 @@ pub fn serialize(r: &TorrentRow, now: u64) -> Value {
         "download_path": "",
         "content_path": r.content_path.as_deref().map(path).unwrap_or_default(),
         "added_on": r.added_at,
-        "completion_on": r.completed_at.map_or(-1, |t| t as i64),
+        // qBittorrent's "never completed" in the list is 0 (seen from qbittorrent-nox)
+        "completion_on": r.completed_at.unwrap_or(0),
         "tracker": r.tracker,
         "dl_limit": rate_limit(r.down_limit),
         "up_limit": rate_limit(r.up_limit),
@@ -375,7 +377,7 @@ mod tests {
         assert_eq!(v["content_path"], "/data/tv/show s01");
         assert_eq!(v["ratio_limit"], -2.0);
         assert_eq!(v["seeding_time_limit"], -2);
-        assert_eq!(v["completion_on"], -1);
+        assert_eq!(v["completion_on"], 0);
         assert_eq!(v["added_on"], 1_700_000_000);
         assert_eq!(v["last_activity"], 1_700_000_100);
         assert_eq!(v["tags"], "");

@@ -103,6 +103,13 @@ def main():
     assert len(c.torrents_info(tag="extra")) == 1
     step("tags added and removed")
 
+    before = c.torrents_info(torrent_hashes=mhash)[0]
+    c.torrents_rename(torrent_hash=mhash, new_torrent_name="Renamed Album")
+    t = c.torrents_info(torrent_hashes=mhash)[0]
+    assert t.name == "Renamed Album", t.name
+    assert t.content_path == before.content_path, (t.content_path, before.content_path)
+    step("renamed (its files stay)")
+
     c.torrents_pause(torrent_hashes=mhash)
     assert c.torrents_info(torrent_hashes=mhash)[0].state == "pausedUP"
     c.torrents_resume(torrent_hashes=mhash)

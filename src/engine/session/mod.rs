@@ -374,6 +374,9 @@ impl Session {
             Command::RecentEvents(reply) => {
                 let _ = reply.send(self.log.recent());
             }
+            Command::Rename { id, name } => {
+                self.with(id, |t, env| t.rename(name, env));
+            }
             Command::Flush(reply) => {
                 self.flushes.push(reply);
                 self.publish_now = true;

@@ -219,6 +219,8 @@ pub struct Torrent {
     /// Payload bytes moved either way at the last row, and when they last changed (Unix
     /// seconds): the row's `last_activity`. `None` until the first row.
     activity: Option<(u64, u64)>,
+    /// The name the user gave it, shown instead of its own (`None`: its own).
+    display_name: Option<String>,
 }
 
 impl Torrent {
@@ -283,6 +285,7 @@ impl Torrent {
             queue_rank: 0,
             final_move_due: false,
             activity: None,
+            display_name: None,
             sum,
         }
     }
@@ -747,6 +750,23 @@ impl Torrent {
         self.limits.download.set_rate(download);
         self.set_own_upload_limit(upload);
         self.persist_dirty = true;
+    }
+
+    /// Show it as `name` (qBittorrent's `torrents/rename`: the name only, its files stay
+    /// where they are); `None` or a blank name: its own name again. Kept in its record.
+    pub fn rename(&mut self, name: Option<String>, env: &mut Env<'_>) {
+        let name = name.filter(|n| !n.trim().is_empty());
+        if name == self.display_name {
+            return;
+        }
+        let msg = match &name {
+            Some(n) => format!("{}: renamed {n}", self.sum.name),
+            None => format!("{}: its own name again", self.sum.name),
+        };
+        self.display_name = name;
+        self.persist_dirty = true;
+        *env.publish_now = true;
+        self.log(env, EventLevel::Info, EventKind::StateChanged, msg);
     }
 }
 

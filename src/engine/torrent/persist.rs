@@ -59,6 +59,7 @@ impl Torrent {
         // a goal's stop holds only a torrent that stays paused (the user's pause)
         t.goals.stopped = r.goals.stopped.clone().filter(|_| r.paused);
         t.manage = r.manage.clone();
+        t.display_name = r.display_name.clone();
         t.completed_at = r.completed_at;
         t.carried = (r.downloaded, r.uploaded, 0);
         t.limits.download.set_rate(r.down_limit);
@@ -185,6 +186,7 @@ impl Torrent {
                 stopped: self.goals.stopped.clone(),
             },
             manage: self.manage.clone(),
+            display_name: self.display_name.clone(),
         }
     }
 
@@ -311,6 +313,7 @@ mod tests {
                 first_last: false,
                 unverified: vec![0b1000_0000],
             },
+            display_name: Some("renamed".into()),
         }
     }
 

@@ -254,7 +254,10 @@ impl Torrent {
         TorrentRow {
             id: self.id,
             rev: self.view.rev(),
-            name: self.sum.name.clone(),
+            name: self
+                .display_name
+                .clone()
+                .unwrap_or_else(|| self.sum.name.clone()),
             info_hash: self.sum.info_hash.to_hex(),
             size,
             done,
