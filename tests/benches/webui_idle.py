@@ -52,8 +52,8 @@ def config(work, port, web_port=None):
 
 
 def tui(cfg, data, torrent_dir=None):
-    """The TUI under `script` (a terminal; `exec` keeps one shell-less child)."""
-    args = f"exec {RAT} --config {cfg} -o {data}"
+    """The TUI under `script` (a terminal of 120x40; `exec` leaves no shell behind)."""
+    args = f"stty cols 120 rows 40; exec {RAT} --config {cfg} -o {data}"
     if torrent_dir:
         args += f" {torrent_dir}/*.torrent"
     return ["script", "-q", "-e", "-c", args, "/dev/null"]
