@@ -105,6 +105,14 @@ pub enum Cmd {
         /// space to come back (the default is to stop with exit status 1 and say why).
         #[arg(long = "wait-for-space")]
         wait_for_space: bool,
+        /// The data is already complete (cross-seeding): no hash check at start, each piece
+        /// is hashed before it is first sent, and one that does not match is downloaded
+        /// again. With --seed, seeds it at once.
+        #[arg(long = "skip-check")]
+        skip_check: bool,
+        /// Download the pieces in order (sequential download).
+        #[arg(long)]
+        sequential: bool,
     },
     /// Print a .torrent file's name, info hash, pieces, trackers and files, or what a
     /// magnet link names (info hash, name, trackers, peers).

@@ -33,6 +33,10 @@ pub struct DownloadOptions {
     /// When the disk guard pauses a download (less free space than `min_free_space`), wait
     /// for space to come back instead of failing.
     pub wait_for_space: bool,
+    /// Add without a hash check (see [`AddRequest::skip_check`]).
+    pub skip_check: bool,
+    /// Sequential download (see [`AddRequest::sequential`]).
+    pub sequential: bool,
 }
 
 /// The disk guard's reason when it paused `r` (the volume has less free space than
@@ -165,7 +169,10 @@ pub async fn download(mut config: EngineConfig, opts: DownloadOptions) -> anyhow
     let client = &handle.client;
     let mut ids = Vec::new();
     for t in &opts.torrents {
-        let request = AddRequest::new(crate::cli::add_source(t)).seed(opts.seed);
+        let request = AddRequest::new(crate::cli::add_source(t))
+            .seed(opts.seed)
+            .skip_check(opts.skip_check)
+            .sequential(opts.sequential);
         if request.source.is_fetched() && !opts.quiet {
             // the add answers once the file is fetched
             println!("fetching {}…", request.source);
@@ -192,6 +199,10 @@ pub async fn download(mut config: EngineConfig, opts: DownloadOptions) -> anyhow
     );
     seed_status.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     let mut all_done = false;
+    // payload bytes each torrent had downloaded when first seen: unchanged at the end means
+    // its data was on disk already ("already complete", not "complete in 0.0 s")
+    let mut downloaded_at_start: std::collections::HashMap<crate::api::TorrentId, u64> =
+        Default::default();
     // the engine's warnings, each printed once (its errors end the run with the cause)
     let mut events = client.subscribe();
     let mut events_open = true;
@@ -200,6 +211,9 @@ pub async fn download(mut config: EngineConfig, opts: DownloadOptions) -> anyhow
     let outcome: anyhow::Result<()> = loop {
         let snap = snapshots.borrow_and_update().clone();
         let rows: Vec<&TorrentRow> = ids.iter().filter_map(|id| snap.row(*id)).collect();
+        for r in &rows {
+            downloaded_at_start.entry(r.id).or_insert(r.downloaded);
+        }
         if let Some(r) = rows.iter().find(|r| r.state == TorrentState::Error) {
             let why = r.error.as_ref().map_or_else(
                 || "failed".to_string(),
@@ -236,12 +250,31 @@ pub async fn download(mut config: EngineConfig, opts: DownloadOptions) -> anyhow
             all_done = true;
             if !opts.quiet {
                 let secs = start.elapsed().as_secs_f64();
+                let nothing_fetched = rows
+                    .iter()
+                    .all(|r| downloaded_at_start.get(&r.id) == Some(&r.downloaded));
                 if let [r] = rows.as_slice() {
                     println!("{}", progress_line(r));
+                    if nothing_fetched {
+                        println!(
+                            "already complete: {} ({}): its data was on disk (checked in {secs:.1} s)",
+                            untrusted::line(&r.name),
+                            units::size(r.size)
+                        );
+                    } else {
+                        println!(
+                            "complete: {} ({}) in {secs:.1} s",
+                            untrusted::line(&r.name),
+                            units::size(r.size)
+                        );
+                    }
+                } else if nothing_fetched {
+                    println!("{}", summary_line(&rows));
+                    let size: u64 = rows.iter().map(|r| r.size).sum();
                     println!(
-                        "complete: {} ({}) in {secs:.1} s",
-                        untrusted::line(&r.name),
-                        units::size(r.size)
+                        "already complete: all {} torrents ({}): their data was on disk (checked in {secs:.1} s)",
+                        rows.len(),
+                        units::size(size)
                     );
                 } else {
                     println!("{}", summary_line(&rows));

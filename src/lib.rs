@@ -47,16 +47,16 @@
 //! | snapshots: rows, the focused torrent's detail, pacing | `engine/session/publish.rs` |
 //! | the state store's side: restore, checkpoints | `engine/session/persist.rs` over [`state`] |
 //! | pausing downloads on a full volume | `engine/session/disk_guard.rs` |
-//! | one torrent: life cycle, inputs, timers | `engine/torrent/` (`state.rs` the pure machine whose `Checking` and `Moving` states own their `jobs`, `mod.rs` the `Torrent`, one file per kind of input: `swarm`, `trackers`, `disk`, `magnet`, `relocate`, `dht`, `lsd`; `wanted`, `summary`, `view`, `persist`, `goals` the seeding goals (share limits)) |
+//! | one torrent: life cycle, inputs, timers | `engine/torrent/` (`state.rs` the pure machine whose `Checking` and `Moving` states own their `jobs`, `mod.rs` the `Torrent`, one file per kind of input: `swarm`, `trackers`, `disk`, `magnet`, `relocate`, `dht`, `lsd`; `wanted`, `summary`, `view`, `persist`, `goals` the seeding goals (share limits), `piece_order` sequential download and first/last pieces first, `unchecked` pieces added without a hash check (skip hash check)) |
 //! | what a torrent and its connections share | `engine/link/` |
 //! | one peer connection: handshake, protocol, uploads, metadata | `engine/peer_conn/` |
-//! | which block to request next | `engine/picker/` |
+//! | which block to request next (rarest first, or in index order; priority levels from file priorities and first/last pieces) | `engine/picker/` |
 //! | choking, announce schedule, peer book | `engine/torrent/{choke,announce,peer_book}.rs` |
 //! | the one deadline queue, rate limits, the event log | `engine/{timer,rate,event_log}.rs` |
 //! | alternative ("turtle") speed limits: the switch, both pairs, the schedule's timer and clock | `engine/alt_speed.rs` over `config/schedule.rs` (the schedule and its pure time arithmetic) |
 //! | `on_added` / `on_complete` programs: placeholders, running them without a shell | `engine/hooks.rs` (a torrent's values: `engine/torrent/hook.rs`) |
 //! | payload files: a façade over layout, open, skip, files, delete, handles, backends | [`storage`] |
-//! | disk and hash threads, recheck, moving data | `storage/{disk,check,mover}.rs` |
+//! | disk and hash threads (a piece added without a check hashed before its first upload), recheck, moving data | `storage/{disk,check,mover}.rs` |
 //! | piece geometry, blocks, bitfields, the file layout | [`piece`] |
 //! | .torrent reading and writing, magnet links (BEP 9), paths | [`metainfo`] |
 //! | wire codec, extensions (BEP 10), PEX (BEP 11), metadata (BEP 9) | [`peer`] |

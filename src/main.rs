@@ -223,6 +223,8 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             timeout,
             quiet,
             wait_for_space,
+            skip_check,
+            sequential,
         }) => {
             init_stderr_logging();
             let config = load_config(&cli)?;
@@ -236,6 +238,8 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 timeout: timeout.map(std::time::Duration::from_secs),
                 quiet: *quiet,
                 wait_for_space: *wait_for_space,
+                skip_check: *skip_check,
+                sequential: *sequential,
             };
             runtime()?.block_on(headless::download(config.engine, opts))?;
             Ok(ExitCode::SUCCESS)

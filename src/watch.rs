@@ -238,6 +238,8 @@ struct Entry {
 enum Handled {
     /// Renamed (`.added` or `.invalid`), or gone before it could be.
     Done(Outcome),
+    /// Already in the session: renamed `.added` like an added file, counted apart.
+    Duplicate,
     /// Vanished before it was read or renamed.
     Vanished,
     /// The rename failed: the name is left alone until it changes again.
@@ -256,6 +258,7 @@ struct Finished {
 #[derive(Debug, Default)]
 struct Tally {
     added: u64,
+    duplicate: u64,
     invalid: u64,
     other: u64,
 }
@@ -590,6 +593,7 @@ impl Watch {
         match done.handled {
             Handled::ShuttingDown => return false,
             Handled::Done(Outcome::Added) => self.tally.added += 1,
+            Handled::Duplicate => self.tally.duplicate += 1,
             Handled::Done(Outcome::Invalid) => self.tally.invalid += 1,
             Handled::Stuck => {
                 self.tally.other += 1;
@@ -617,16 +621,22 @@ impl Watch {
     }
 
     fn summary(&mut self) {
-        let t = std::mem::take(&mut self.tally);
-        if t.added + t.invalid + t.other > 1 {
-            tracing::info!(
-                "watch folder: {} files handled: {} added, {} invalid, {} gone or not renamed",
-                t.added + t.invalid + t.other,
-                t.added,
-                t.invalid,
-                t.other
-            );
+        if let Some(line) = std::mem::take(&mut self.tally).line() {
+            tracing::info!("{line}");
         }
+    }
+}
+
+impl Tally {
+    /// The summary line after a burst of more than one file, `None` for one or none.
+    fn line(&self) -> Option<String> {
+        let handled = self.added + self.duplicate + self.invalid + self.other;
+        (handled > 1).then(|| {
+            format!(
+                "watch folder: {handled} files handled: {} added, {} already in the session, {} invalid, {} gone or not renamed",
+                self.added, self.duplicate, self.invalid, self.other
+            )
+        })
     }
 }
 
@@ -696,6 +706,7 @@ async fn handle(path: &Path, kind: FileKind, client: &Client, seed: bool) -> Han
         },
         FileKind::Ignored => return Handled::Vanished,
     };
+    let mut duplicate = false;
     let outcome = match answer {
         Ok(id) => {
             tracing::info!("watch folder: {name}: added as {id}");
@@ -705,6 +716,7 @@ async fn handle(path: &Path, kind: FileKind, client: &Client, seed: bool) -> Han
             id, name: tname, ..
         }) => {
             tracing::info!("watch folder: {name}: already added as {id} ({tname})");
+            duplicate = true;
             Outcome::Added
         }
         Err(AddError::ShuttingDown) => return Handled::ShuttingDown,
@@ -717,7 +729,10 @@ async fn handle(path: &Path, kind: FileKind, client: &Client, seed: bool) -> Han
             Outcome::Invalid
         }
     };
-    rename(path, outcome).await
+    match rename(path, outcome).await {
+        Handled::Done(Outcome::Added) if duplicate => Handled::Duplicate,
+        handled => handled,
+    }
 }
 
 /// The magnet link in the `.magnet` file at `path`. Errors: why not, without the path

@@ -420,6 +420,37 @@ fn check_given_the_top_folder_says_which_path_it_expected() {
     );
 }
 
+/// `download` of a torrent whose data is on disk already says so: not "complete in 0.0 s",
+/// as if it had downloaded it.
+#[test]
+fn download_of_data_already_on_disk_says_already_complete() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("d.bin");
+    std::fs::write(&data, vec![7u8; 300_000]).unwrap();
+    let t = dir.path().join("d.torrent");
+    std::fs::write(&t, TorrentBuilder::new(&data).build().unwrap()).unwrap();
+    let (code, out, err) = run(&[
+        "download",
+        t.to_str().unwrap(),
+        "-o",
+        dir.path().to_str().unwrap(),
+        "--port",
+        "0",
+        "--no-dht",
+        "--timeout",
+        "30",
+    ]);
+    assert_eq!(code, 0, "{out}{err}");
+    let line = out
+        .lines()
+        .find(|l| l.contains("complete"))
+        .unwrap_or_else(|| panic!("no completion line: {out}"));
+    assert!(
+        line.starts_with("already complete: d.bin (293 KiB): its data was on disk"),
+        "{line}"
+    );
+}
+
 /// A warning about a torrent names it once: the engine's own message may start with the
 /// name already (it read "d.bin: d.bin: tracker …").
 #[test]

@@ -211,6 +211,7 @@ fn a_file_truncated_under_a_mapping_is_an_error_not_sigbus() {
         storage: st,
         geometry: geo,
         hashes: hashes.clone(),
+        unchecked: ratorrent::piece::HaveBits::new(geo.piece_count()),
         sink: Arc::new(|_| {}),
     });
     let pool = DiskPool::new(1, 1 << 20);

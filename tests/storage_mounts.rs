@@ -132,6 +132,7 @@ async fn full_disk_fails_the_piece_and_keeps_verified_pieces_in(mode: StorageMod
         storage,
         geometry: geo,
         hashes: hashes.clone(),
+        unchecked: ratorrent::piece::HaveBits::new(geo.piece_count()),
         sink: Arc::new(move |e| {
             let _ = tx.send(e);
         }),
@@ -156,6 +157,7 @@ async fn full_disk_fails_the_piece_and_keeps_verified_pieces_in(mode: StorageMod
                 break 'pieces;
             }
             DiskEvent::PieceFailed(f) => panic!("piece {f} failed its hash"),
+            other => panic!("no piece was added without a check: {other:?}"),
         }
     }
     let e = failure.expect("a 1 MiB tmpfs cannot hold 4 MiB");

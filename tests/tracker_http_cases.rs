@@ -883,17 +883,17 @@ async fn http_500_with_html_is_an_http_error_with_excerpt() {
         .announce(&format!("http://{addr}/announce"), &request())
         .await
         .unwrap_err();
+    // the page only repeats the status: no markup, nothing more to say
     assert_eq!(
         e,
         TrackerError::Http {
             status: 500,
-            excerpt: "<html><body>\\n<h1>Internal Server Error</h1></body></html>".into()
+            excerpt: String::new()
         }
     );
-    assert!(
-        e.to_string()
-            .starts_with("tracker answered HTTP 500 (got: \"<html>"),
-        "{e}"
+    assert_eq!(
+        e.to_string(),
+        "tracker answered HTTP 500 Internal Server Error"
     );
 }
 

@@ -672,6 +672,29 @@ fn trackers_tab_without_trackers_names_the_magnet_peer_that_sends() {
     assert!(!text.contains("waiting"), "{text}");
 }
 
+/// `r` on a torrent without trackers names the sources the Trackers tab names for it (a
+/// peer added by hand), not the session's (it said "PEX" only).
+#[test]
+fn reannounce_without_trackers_names_the_torrents_own_sources() {
+    let mut d = detail();
+    d.id = TorrentId(2);
+    d.trackers.clear();
+    d.peer_sources = vec![SourceCount {
+        source: PeerSource::Manual,
+        known: 1,
+        connected: 1,
+    }];
+    let mut app = App::new(snapshot_with(1, vec![trackerless_seed()], Some(d)));
+    app.handle_key(key('r'));
+    assert!(app.take_commands().is_empty());
+    assert_eq!(
+        app.notice(),
+        Some(
+            "no tracker to re-announce to; peers come from peers added by hand (1 connected) — archlinux-2024.06.01-x86_64.iso"
+        )
+    );
+}
+
 #[test]
 fn every_detail_tab_at_both_sizes() {
     let mut app = full_app(UiOptions::default());
@@ -1532,7 +1555,7 @@ fn quit_and_reannounce_mention_trackers_only_when_there_is_one() {
     for (w, h) in DAY_SIZES {
         let text = screen(&render(&mut app, w, h));
         assert!(
-            text.contains("no tracker to re-announce to (peers come from PEX)"),
+            text.contains("no tracker to re-announce to; peers come from PEX"),
             "DHT and LSD off in this snapshot: only PEX\n{w}x{h}:\n{text}"
         );
     }
@@ -1542,9 +1565,9 @@ fn quit_and_reannounce_mention_trackers_only_when_there_is_one() {
     app.set_snapshot(on);
     app.handle_key(key('r'));
     assert!(
-        app.notice().is_some_and(
-            |n| n.starts_with("no tracker to re-announce to (peers come from DHT, LSD, PEX)")
-        ),
+        app.notice()
+            .is_some_and(|n| n
+                .starts_with("no tracker to re-announce to; peers come from the DHT, LSD, PEX")),
         "{:?}",
         app.notice()
     );
@@ -1839,6 +1862,11 @@ fn a_goal_stop_reads_done_and_general_says_which_goal_was_reached() {
     ));
     stopped.message =
         Some("stopped: ratio 2.00 reached (seeding goal; raise it to seed on)".to_owned());
+    // the row carries its own goals (the goals dialog starts from them)
+    stopped.share_limits = ratorrent::api::ShareLimits {
+        ratio: 2.0,
+        ..ratorrent::api::ShareLimits::default()
+    };
     let d = TorrentDetail {
         id: TorrentId(2),
         goals: ratorrent::api::GoalView {
@@ -1944,11 +1972,19 @@ fn alt_speed_key_sends_the_switch_and_the_status_bar_shows_the_turtle() {
     let terminal = render(&mut app, 80, 24);
     let bar = line(terminal.backend().buffer(), 23);
     insta::assert_snapshot!("status_bar_alt_speed_80x24", bar);
-    // the turtle (two cells wide) leads, then the download rate with the limit in effect
+    // the turtle (two cells wide) leads, then both rates with the limits in effect: short
+    // at 80 columns, so that the upload is not dropped
     assert!(bar.starts_with(" 🐢") && bar.contains("alt  ↓"), "{bar}");
     assert!(
-        bar.contains("(max 200 KiB/s)") && bar.ends_with("q quit"),
+        bar.contains("≤200 KiB/s") && bar.contains("  ↑ ") && bar.contains("≤50.0 KiB/s"),
         "{bar}"
+    );
+    assert!(bar.ends_with("q quit"), "{bar}");
+    // wide enough: the long form
+    let wide = line(render(&mut app, 120, 24).backend().buffer(), 23);
+    assert!(
+        wide.contains("(max 200 KiB/s)") && wide.contains("(max 50.0 KiB/s)"),
+        "{wide}"
     );
     let sent: Vec<String> = app
         .handle_key(key('t'))
@@ -1964,6 +2000,10 @@ fn alt_speed_key_sends_the_switch_and_the_status_bar_shows_the_turtle() {
     let bar = line(terminal.backend().buffer(), 23);
     insta::assert_snapshot!("status_bar_alt_speed_ascii_80x24", bar);
     assert!(bar.starts_with(" ALT"), "{bar}");
+    assert!(
+        bar.contains("(max 200 KiB/s)") && bar.contains(" ^ "),
+        "{bar}"
+    );
 
     // the help lists the key
     let mut app = full_app(options(false, false));
@@ -2272,4 +2312,160 @@ fn tracker_find_replace_dialog_counts_then_replaces() {
         small.contains("tracker URLs replaced: 2 tracker URLs in 1 torrent"),
         "{small}"
     );
+}
+
+/// At 80 columns an error is read whole, never cut where its meaning is: the message line
+/// takes more lines for the selected torrent's error, General wraps Error and What to do,
+/// the Trackers tab wraps a tracker's error under its times.
+#[test]
+fn errors_are_read_whole_at_80_columns() {
+    let mut long = errored();
+    long.id = TorrentId(2);
+    long.error = Some(TorrentError {
+        kind: TorrentErrorKind::NoSpace,
+        message: "no space left on device writing /srv/seedbox/downloads/tv/Some.Show.S01E01.1080p.WEB.h264-GROUP/Some.Show.S01E01.mkv".to_owned(),
+    });
+    let mut d = detail();
+    d.id = TorrentId(2);
+    d.trackers = vec![ratorrent::api::TrackerRow {
+        url: "https://tracker.example.org/announce?passkey=…".to_owned(),
+        tier: 0,
+        status: ratorrent::api::TrackerStatus::Error,
+        message: Some(
+            "tracker failure: Unregistered torrent: this torrent was deleted by a moderator (dupe of a better release), download the new one".to_owned(),
+        ),
+        last_announce: None,
+        next_announce: None,
+        seeds: None,
+        leechers: None,
+        downloaded: None,
+        peers: 0,
+    }];
+    let mut app = App::new(snapshot_with(1, vec![long], Some(d)));
+    // the list: the message line wraps, the error's end and its hint are on screen
+    let text = screen(&render(&mut app, 80, 24));
+    assert!(text.contains("Some.Show.S01E01.mkv"), "{text}");
+    assert!(text.contains("resumes)"), "{text}");
+    insta::assert_snapshot!("error_whole_list_80x24", text);
+    // General: the whole error and what to do
+    app.handle_key(code(KeyCode::Enter));
+    let text = screen(&render(&mut app, 80, 24));
+    assert!(text.contains("Some.Show.S01E01.mkv"), "{text}");
+    insta::assert_snapshot!("error_whole_general_80x24", text);
+    // Trackers: the tracker's error to its last word
+    while app.tab() != Tab::Trackers {
+        app.handle_key(code(KeyCode::Tab));
+    }
+    let text = screen(&render(&mut app, 80, 24));
+    assert!(text.contains("download the new one"), "{text}");
+    insta::assert_snapshot!("error_whole_trackers_80x24", text);
+}
+
+/// Issue 17: sequential download and first and last pieces first are keys for the selected
+/// or marked torrents (`z`, `Z`: on unless all have it on already), shown in the General
+/// tab with the pieces added without a check (how many are still unchecked, how many did
+/// not match); the add dialog offers skip hash check, sequential and first/last.
+#[test]
+fn piece_order_and_unchecked_pieces_show_in_general_and_their_keys_send_commands() {
+    let mut row = seeding();
+    row.state = TorrentState::Downloading;
+    row.pieces_have = 2251;
+    row.done -= 512 * 1024;
+    row.up_rate = 0;
+    row.sequential = true;
+    row.first_last = true;
+    row.unchecked = 1840;
+    row.unchecked_failed = 1;
+    let d = TorrentDetail {
+        id: TorrentId(2),
+        files: Vec::new(),
+        ..detail()
+    };
+    let mut app = App::new(snapshot_with(1, vec![row.clone()], Some(d)));
+    // on for all of them already: off
+    let commands = app.handle_key(key('z'));
+    assert!(
+        matches!(&commands[..], [Command::SetSequential { ids, on: false }] if ids == &[TorrentId(2)]),
+        "{commands:?}"
+    );
+    assert!(
+        app.notice()
+            .unwrap_or_default()
+            .contains("sequential download off"),
+        "{:?}",
+        app.notice()
+    );
+    let commands = app.handle_key(key('Z'));
+    assert!(
+        matches!(&commands[..], [Command::SetFirstLastPiecePrio { ids, on: false }] if ids == &[TorrentId(2)]),
+        "{commands:?}"
+    );
+    app.handle_key(code(KeyCode::Enter));
+    snap_both(&mut app, "detail_general_piece_order");
+    let text = screen(&render(&mut app, 80, 24));
+    for part in [
+        "Piece order  sequential, first and last pieces of each file first",
+        "Unchecked    1840 pieces, each hashed before it is first sent (c: check all)",
+        "Hash failed  1 unchecked piece did not match: not sent, fetched again",
+    ] {
+        assert!(text.contains(part), "{part}\n{text}");
+    }
+    // a torrent with neither: the keys switch them on, General says nothing of them
+    let mut plain = App::new(snapshot_with(1, vec![seeding()], Some(detail())));
+    let commands = plain.handle_key(key('z'));
+    assert!(
+        matches!(&commands[..], [Command::SetSequential { on: true, .. }]),
+        "{commands:?}"
+    );
+    let commands = plain.handle_key(key('Z'));
+    assert!(
+        matches!(
+            &commands[..],
+            [Command::SetFirstLastPiecePrio { on: true, .. }]
+        ),
+        "{commands:?}"
+    );
+    plain.handle_key(code(KeyCode::Enter));
+    let text = screen(&render(&mut plain, 80, 24));
+    assert!(
+        !text.contains("Piece order") && !text.contains("Unchecked"),
+        "{text}"
+    );
+}
+
+/// The add dialog's three checkboxes go with the add: space ticks the focused one.
+#[test]
+fn the_add_dialog_sends_skip_check_sequential_and_first_last() {
+    let mut app = full_app(UiOptions::default());
+    app.handle_key(key('a'));
+    type_text(
+        &mut app,
+        "magnet:?xt=urn:btih:cccccccccccccccccccccccccccccccccccccccc",
+    );
+    // down to "Skip hash check" (field 5 of 7) and tick it, then "First and last"
+    for _ in 0..4 {
+        app.handle_key(code(KeyCode::Down));
+    }
+    app.handle_key(key(' '));
+    app.handle_key(code(KeyCode::Down));
+    app.handle_key(code(KeyCode::Down));
+    app.handle_key(key(' '));
+    let text = screen(&render(&mut app, 80, 24));
+    for part in [
+        "[x] Skip hash check (the data is complete: cross-seeding)",
+        "[ ] Sequential download (pieces in order)",
+        "[x] First and last pieces of each file first",
+    ] {
+        assert!(text.contains(part), "{part}\n{text}");
+    }
+    let commands = app.handle_key(code(KeyCode::Enter));
+    match &commands[..] {
+        [Command::Add(req, _)] => {
+            assert!(
+                req.skip_check && !req.sequential && req.first_last,
+                "{req:?}"
+            )
+        }
+        other => panic!("{other:?}"),
+    }
 }

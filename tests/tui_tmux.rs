@@ -707,3 +707,56 @@ fn the_sort_and_filter_are_kept_across_restarts() {
     tmux.keys("q");
     assert!(tmux.wait_exit(Duration::from_secs(10)));
 }
+
+/// Issue 17 under tmux at 80×24: complete data added through the dialog with "skip hash
+/// check" ticked seeds at once (no check state on the way), General counts its unchecked
+/// pieces; `z` and `Z` switch sequential download and first and last pieces first on, and
+/// General shows the piece order.
+#[test]
+fn tui_skip_check_add_seeds_at_once_and_z_switches_the_piece_order_under_tmux() {
+    let sw = swarm(None);
+    let (tmux, _dst, _port) = start_empty(&sw, 80, 24, "skipcheck");
+    tmux.keys("a");
+    tmux.wait_for("Add a torrent", Duration::from_secs(5));
+    tmux.type_text(&sw.torrent.display().to_string());
+    // save in the seeder's folder, where the complete data is
+    tmux.keys("Down");
+    tmux.type_text(&sw.src.display().to_string());
+    for _ in 0..3 {
+        tmux.keys("Down");
+    }
+    tmux.keys("Space");
+    tmux.wait_for("[x] Skip hash check", Duration::from_secs(5));
+    tmux.keys("Enter");
+    tmux.wait_for("torrent added", Duration::from_secs(10));
+    let seeding = tmux.wait_row("album", "Seeding", Duration::from_secs(10));
+    assert!(seeding.contains("100%"), "{seeding}");
+    tmux.keys("Enter");
+    let general = tmux.wait_for("Unchecked", Duration::from_secs(5));
+    assert!(
+        general.contains("48 pieces, each hashed before it is first sent (c: check all)"),
+        "{general}"
+    );
+    tmux.keys("z");
+    tmux.wait_for(
+        "Piece order  sequential (pieces in order)",
+        Duration::from_secs(5),
+    );
+    tmux.keys("Z");
+    let both = tmux.wait_for(
+        "Piece order  sequential, first and last pieces of each file first",
+        Duration::from_secs(5),
+    );
+    assert!(both.contains("Unchecked"), "{both}");
+    // the torrent's log: added, then seeding; no check ran
+    for _ in 0..6 {
+        tmux.keys("Tab");
+    }
+    let log = tmux.wait_for("added (info hash", Duration::from_secs(5));
+    assert!(log.contains("Seeding"), "{log}");
+    assert!(!log.contains("checked") && !log.contains("Check"), "{log}");
+    tmux.keys("q");
+    tmux.wait_for("Quit ratorrent?", Duration::from_secs(5));
+    tmux.keys("y");
+    assert!(tmux.wait_exit(Duration::from_secs(10)));
+}

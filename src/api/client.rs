@@ -292,6 +292,27 @@ impl Client {
         .await
     }
 
+    /// Sequential download on or off for torrents `ids` (see [`Command::SetSequential`]).
+    ///
+    /// # Errors
+    /// [`ClientError::EngineGone`].
+    pub async fn set_sequential(&self, ids: Vec<TorrentId>, on: bool) -> Result<(), ClientError> {
+        self.send(Command::SetSequential { ids, on }).await
+    }
+
+    /// First and last pieces first on or off for torrents `ids` (see
+    /// [`Command::SetFirstLastPiecePrio`]).
+    ///
+    /// # Errors
+    /// [`ClientError::EngineGone`].
+    pub async fn set_first_last_piece_prio(
+        &self,
+        ids: Vec<TorrentId>,
+        on: bool,
+    ) -> Result<(), ClientError> {
+        self.send(Command::SetFirstLastPiecePrio { ids, on }).await
+    }
+
     /// Put a torrent's files in folder `to`: moved there (`move_data`), or only pointed
     /// there and rechecked (see [`Command::MoveStorage`]).
     ///

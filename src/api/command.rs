@@ -96,6 +96,20 @@ pub struct AddRequest {
     /// while downloading, its save path once complete). `None`: on when a category is
     /// given and no `download_dir`, else off.
     pub auto_managed: Option<bool>,
+    /// Download the pieces in index order (qBittorrent's `sequentialDownload`); see
+    /// [`Command::SetSequential`].
+    pub sequential: bool,
+    /// The first and last pieces of each file first, for previews (qBittorrent's
+    /// `firstLastPiecePrio`); see [`Command::SetFirstLastPiecePrio`].
+    pub first_last: bool,
+    /// Skip the hash check: the data on disk is known to be complete (cross-seeding;
+    /// qBittorrent's `skip_checking`). The torrent starts with every piece had but
+    /// *unchecked*, seeding at once; a piece is hashed before its first block is sent to
+    /// anyone, and one that does not match is never sent: it leaves the pieces had, the
+    /// event log says so and the torrent downloads it again. A recheck checks them all.
+    /// Files missing or too short stop it with "files missing" instead. Ignored for a
+    /// magnet link (its data is checked once the metadata is in).
+    pub skip_check: bool,
 }
 
 impl AddRequest {
@@ -110,6 +124,9 @@ impl AddRequest {
             category: String::new(),
             tags: Vec::new(),
             auto_managed: None,
+            sequential: false,
+            first_last: false,
+            skip_check: false,
         }
     }
 
@@ -147,6 +164,25 @@ impl AddRequest {
     /// [`AddRequest::auto_managed`](AddRequest#structfield.auto_managed)).
     pub fn auto_managed(mut self, on: Option<bool>) -> AddRequest {
         self.auto_managed = on;
+        self
+    }
+
+    /// Download in index order (`true`) or rarest first (`false`, the default).
+    pub fn sequential(mut self, on: bool) -> AddRequest {
+        self.sequential = on;
+        self
+    }
+
+    /// The first and last pieces of each file first (`true`) or not (`false`).
+    pub fn first_last(mut self, on: bool) -> AddRequest {
+        self.first_last = on;
+        self
+    }
+
+    /// Skip the hash check (`true`: the data is taken as complete, each piece checked when
+    /// first sent; see [`AddRequest::skip_check`](AddRequest#structfield.skip_check)).
+    pub fn skip_check(mut self, on: bool) -> AddRequest {
+        self.skip_check = on;
         self
     }
 
@@ -264,6 +300,26 @@ pub enum Command {
         files: Vec<usize>,
         /// Their new priority.
         priority: FilePriority,
+    },
+    /// Sequential download on or off for torrents `ids` (qBittorrent's
+    /// `torrents/toggleSequentialDownload`, as a setter): new pieces are started in index
+    /// order among the wanted ones (higher file priorities first) instead of rarest first;
+    /// pieces in progress and end game go on as before. Kept across restarts.
+    SetSequential {
+        /// The torrents.
+        ids: Vec<TorrentId>,
+        /// On or off.
+        on: bool,
+    },
+    /// "First and last pieces first" on or off for torrents `ids` (qBittorrent's
+    /// `torrents/toggleFirstLastPiecePrio`, as a setter): the first and last pieces of each
+    /// wanted file (1% of the file at each end, at least one piece) are picked before any
+    /// other, so a player can open it early. Kept across restarts.
+    SetFirstLastPiecePrio {
+        /// The torrents.
+        ids: Vec<TorrentId>,
+        /// On or off.
+        on: bool,
     },
     /// Put a torrent's files in another folder. `move_data`: move them (renamed on the same
     /// file system, else copied, sizes checked, then deleted; on failure nothing is left at

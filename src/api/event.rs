@@ -61,6 +61,12 @@ pub enum EventKind {
     /// Session settings changed while it runs (default folder, seeding goals, queue, DHT):
     /// the message says what they are now.
     Settings,
+    /// A peer given by hand was not added: the message names it and says why (no port, or
+    /// the IP filter blocks it).
+    PeerRefused,
+    /// A torrent's piece order changed: sequential download or first and last pieces
+    /// first went on or off.
+    PieceOrder,
 }
 
 /// One event.

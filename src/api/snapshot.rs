@@ -237,13 +237,24 @@ pub struct TorrentRow {
     /// When a payload byte last moved either way (Unix seconds); when it was added (or
     /// completed) until one did in this run.
     pub last_activity: u64,
-    /// Its own seeding goals (share limits, -2 "the default", -1 none), as set.
-    pub share_limits: super::ShareLimits,
     /// Seconds spent seeding before the current spell (all runs).
     pub seeded_secs: u64,
     /// When the current spell of seeding began (Unix seconds); `None` while not seeding.
     /// The time seeded now is `seeded_secs + (now - seeding_since)`.
     pub seeding_since: Option<u64>,
+    /// Its own seeding goals (share limits; -2 fields: the category's or session's).
+    pub share_limits: super::ShareLimits,
+    /// Sequential download: new pieces in index order (qBittorrent's `seq_dl`).
+    pub sequential: bool,
+    /// The first and last pieces of each file first (qBittorrent's `f_l_piece_prio`).
+    pub first_last: bool,
+    /// Pieces taken as had without a hash check (added with
+    /// [`AddRequest::skip_check`](super::AddRequest#structfield.skip_check)) and not
+    /// verified yet: each is hashed before it is first sent, or by a recheck.
+    pub unchecked: u32,
+    /// Pieces taken without a check that did not match when they were hashed (this run):
+    /// never sent, downloaded again.
+    pub unchecked_failed: u32,
 }
 
 /// Why the engine paused a torrent by itself (see [`TorrentRow::paused_by`]).

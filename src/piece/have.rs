@@ -15,6 +15,11 @@ pub struct HaveBits {
 }
 
 impl HaveBits {
+    /// `len` pieces, none set.
+    pub fn new(len: u32) -> HaveBits {
+        HaveBits::from_bitfield(&Bitfield::new(len))
+    }
+
     /// The pieces set in `have`.
     pub fn from_bitfield(have: &Bitfield) -> HaveBits {
         let len = have.len();

@@ -18,8 +18,8 @@
 mod record;
 
 pub use record::{
-    FileStat, GoalRecord, KeptPeer, ManageRecord, PeerOrigin, RECORD_FORMAT, RecordError,
-    TorrentRecord, next_added_seq,
+    ActivityRecord, FileStat, GoalRecord, KeptPeer, ManageRecord, PeerOrigin, RECORD_FORMAT,
+    RecordError, TorrentRecord, next_added_seq,
 };
 
 use std::path::{Path, PathBuf};

@@ -10,7 +10,7 @@ use thiserror::Error;
 use crate::piece::{Bitfield, FileLayout, Geometry};
 
 /// The record format this build writes (first byte of every record).
-pub const RECORD_FORMAT: u8 = 6;
+pub const RECORD_FORMAT: u8 = 7;
 
 /// Why a record could not be used.
 #[derive(Debug, Error, PartialEq, Eq)]
@@ -118,10 +118,22 @@ pub struct TorrentRecord {
     /// without a check (format 5; older records have [`ManageRecord::default`]).
     #[serde(skip)]
     pub manage: ManageRecord,
+    /// What the torrent was doing when the record was written: its inactive seeding time
+    /// (format 6; older records have none counted).
+    #[serde(skip)]
+    pub activity: ActivityRecord,
     /// The name the user gave it (qBittorrent's `torrents/rename`), shown instead of
-    /// [`TorrentRecord::name`]; `None`: its own (format 6; older records have none).
+    /// [`TorrentRecord::name`]; `None`: its own (format 7; older records have none).
     #[serde(skip)]
     pub display_name: Option<String>,
+}
+
+/// What a record keeps of a torrent's activity (format 6).
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct ActivityRecord {
+    /// Seconds seeded since its last payload upload, all spells of seeding together (the
+    /// inactive seeding time that `[seeding] inactive_seeding_time_limit` measures).
+    pub inactive_secs: u64,
 }
 
 /// What a record keeps of how a torrent is managed (format 5).
@@ -216,6 +228,7 @@ impl TorrentRecord {
             .unwrap_or_else(|_| vec![RECORD_FORMAT]);
         let out = postcard::to_extend(&self.goals, out).unwrap_or_else(|_| vec![RECORD_FORMAT]);
         let out = postcard::to_extend(&self.manage, out).unwrap_or_else(|_| vec![RECORD_FORMAT]);
+        let out = postcard::to_extend(&self.activity, out).unwrap_or_else(|_| vec![RECORD_FORMAT]);
         postcard::to_extend(&self.display_name, out).unwrap_or_else(|_| vec![RECORD_FORMAT])
     }
 
@@ -252,7 +265,13 @@ impl TorrentRecord {
                 } else {
                     let (manage, rest) = postcard::take_from_bytes(rest).map_err(damaged)?;
                     r.manage = manage;
-                    r.display_name = postcard::from_bytes(rest).map_err(damaged)?;
+                    if format == 6 {
+                        r.activity = postcard::from_bytes(rest).map_err(damaged)?;
+                    } else {
+                        let (activity, rest) = postcard::take_from_bytes(rest).map_err(damaged)?;
+                        r.activity = activity;
+                        r.display_name = postcard::from_bytes(rest).map_err(damaged)?;
+                    }
                 }
             }
         }

@@ -29,6 +29,7 @@ fn record(name: &str, added_at: u64) -> TorrentRecord {
         added_seq: 0,
         goals: Default::default(),
         manage: Default::default(),
+        activity: Default::default(),
         display_name: None,
     }
 }
@@ -90,14 +91,27 @@ fn format_4_records_read_with_default_management_and_format_5_keeps_it() {
         unverified: vec![0b0101_0000],
     };
     assert_eq!(TorrentRecord::decode(&r.encode()).unwrap(), r);
-    // format 5: no name given after the management
-    let mut v5 = r.encode();
-    assert_eq!(v5.pop(), Some(0), "None is one byte");
-    v5[0] = 5;
+    // format 5 (no activity) still reads, with none counted
+    let mut v5 = vec![5u8];
+    v5 = postcard::to_extend(&r, v5).unwrap();
+    v5 = postcard::to_extend(&r.magnet, v5).unwrap();
+    v5 = postcard::to_extend(&(&r.peers, r.added_seq), v5).unwrap();
+    v5 = postcard::to_extend(&r.goals, v5).unwrap();
+    v5 = postcard::to_extend(&r.manage, v5).unwrap();
     assert_eq!(TorrentRecord::decode(&v5).unwrap(), r);
-    // format 6 keeps a name given
+    // format 6 keeps the inactive seeding time
+    r.activity.inactive_secs = 4_321;
+    assert_eq!(TorrentRecord::decode(&r.encode()).unwrap(), r);
+    // format 6 (no name given after the activity) still reads, with none
+    let mut v6 = r.encode();
+    assert_eq!(v6.pop(), Some(0), "None is one byte");
+    v6[0] = 6;
+    assert_eq!(TorrentRecord::decode(&v6).unwrap(), r);
+    // format 7 keeps a name given
     r.display_name = Some("My Show".into());
     assert_eq!(TorrentRecord::decode(&r.encode()).unwrap(), r);
+    r.display_name = None;
+    r.activity = ActivityRecord::default();
     // unchecked pieces of another length than the bitfield: damaged
     r.manage.unverified = vec![0, 0];
     assert!(matches!(

@@ -15,6 +15,13 @@
 //! piece whose files were deleted or replaced while open is never reported verified
 //! ([`DiskEvent::Error`] with [`StorageErrorKind::FileDeleted`]). Upload reads
 //! ([`DiskPool::read_for_upload`]) report the pieces they could not read and serve the rest.
+//!
+//! A piece taken as had without a hash check (an add with "skip hash check",
+//! [`TorrentDisk::unchecked`]) is hashed whole by the upload read that first meets it,
+//! before any of its blocks is read for the peer: a match clears its mark
+//! ([`DiskEvent::UncheckedVerified`]); a mismatch serves none of its blocks, now or later
+//! ([`UploadRead::corrupt`], [`DiskEvent::UncheckedFailed`]), until the piece is downloaded
+//! again and verified.
 
 use std::collections::{BTreeSet, HashMap};
 use std::fmt;
@@ -30,7 +37,7 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use super::StorageErrorKind;
 use super::{Storage, StorageError};
 use crate::lock::MutexExt;
-use crate::piece::{BLOCK_SIZE, BlockRef, Geometry};
+use crate::piece::{BLOCK_SIZE, BlockRef, Geometry, HaveBits};
 
 /// Most disk threads a pool starts, whatever it is asked for.
 pub const MAX_DISK_THREADS: usize = 64;
@@ -50,6 +57,13 @@ pub enum DiskEvent {
     /// A storage failure on one piece: a block could not be written or read back, or the
     /// piece's files were deleted or replaced while open. See [`DiskError`].
     Error(DiskError),
+    /// A piece taken without a hash check ([`TorrentDisk::unchecked`]) was hashed before
+    /// its first upload and matches: it is verified now.
+    UncheckedVerified(u32),
+    /// A piece taken without a hash check was hashed before its first upload and does not
+    /// match the metainfo: none of its blocks was sent, and none will be until it is
+    /// downloaded again and verified (its mark stays until then).
+    UncheckedFailed(u32),
 }
 
 /// A storage failure on one piece, as reported by a disk worker.
@@ -94,6 +108,11 @@ pub struct TorrentDisk {
     pub geometry: Geometry,
     /// Expected SHA-1 per piece.
     pub hashes: Vec<[u8; 20]>,
+    /// Pieces the torrent has without a hash check ("skip hash check"): an upload read
+    /// hashes such a piece whole before it serves any block of it, and clears the mark
+    /// when it matches; a piece downloaded and verified clears it too. Empty for most
+    /// torrents (then it costs one atomic load per upload batch).
+    pub unchecked: HaveBits,
     /// Where verification results go.
     pub sink: DiskSink,
 }
@@ -141,6 +160,9 @@ pub struct UploadRead {
     /// Blocks not read because they are not inside their piece (a piece index past the end,
     /// or `begin + length` past the piece's size): the request was wrong, the data is fine.
     pub refused: Vec<BlockRef>,
+    /// Pieces taken without a hash check ([`TorrentDisk::unchecked`]) that did not match
+    /// when hashed for this read: none of their blocks was read (they must never be sent).
+    pub corrupt: Vec<u32>,
 }
 
 impl UploadRead {
@@ -367,7 +389,7 @@ impl Worker {
                 blocks,
                 buf,
                 reply,
-            } => reply(read_blocks(&torrent, blocks, buf)),
+            } => reply(read_blocks(&torrent, blocks, buf, &mut self.scratch)),
             Job::Forget { key } => self.pieces.retain(|(k, _), _| *k != key),
         }
     }
@@ -440,7 +462,11 @@ impl Worker {
             // the data hashed is what we wrote; make sure it is still in the files at
             // their paths (a deleted folder leaves handles writing into unlinked files)
             None => match t.storage.verify_range_present(offset, size as usize) {
-                Ok(()) => DiskEvent::PieceVerified(piece),
+                Ok(()) => {
+                    // downloaded again after it failed its first check: its data is good now
+                    t.unchecked.clear(piece);
+                    DiskEvent::PieceVerified(piece)
+                }
                 Err(error) => DiskEvent::Error(DiskError {
                     piece,
                     error,
@@ -452,11 +478,62 @@ impl Worker {
     }
 }
 
+/// Most bytes read at a time to hash a piece taken without a check.
+const CHECK_CHUNK: usize = 256 * 1024;
+
+/// What hashing a piece taken without a check found.
+enum Unchecked {
+    /// It matches (its mark is cleared).
+    Good,
+    /// It does not match the metainfo.
+    Corrupt,
+    /// It could not be read whole.
+    Unreadable(StorageError),
+}
+
+/// Hash piece `p` of `t` from disk in chunks of at most [`CHECK_CHUNK`] bytes (`scratch`
+/// reused) and compare it with the metainfo; a match clears its unchecked mark.
+fn check_unchecked(t: &TorrentDisk, p: u32, scratch: &mut Vec<u8>) -> Unchecked {
+    let size = t.piece_size(p) as usize;
+    let offset = t.piece_offset(p);
+    let mut hasher = Sha1::new();
+    let mut at = 0usize;
+    while at < size {
+        let n = (size - at).min(CHECK_CHUNK);
+        if scratch.len() < n {
+            scratch.resize(n, 0);
+        }
+        if let Err(e) = t.storage.read_at(offset + at as u64, &mut scratch[..n]) {
+            return Unchecked::Unreadable(e);
+        }
+        hasher.update(&scratch[..n]);
+        at += n;
+    }
+    if t.hashes
+        .get(p as usize)
+        .is_some_and(|h| hasher.finalize().as_slice() == h)
+    {
+        t.unchecked.clear(p);
+        Unchecked::Good
+    } else {
+        Unchecked::Corrupt
+    }
+}
+
 /// Read `blocks` back to back into `buf` (grown, never shrunk, so a reused buffer needs no
 /// zeroing or page faults). A block whose read fails fails its piece: the piece's other
 /// blocks in the batch are not read (or are dropped, if read before). Blocks outside their
-/// piece are refused and take no room.
-fn read_blocks(t: &TorrentDisk, blocks: Vec<BlockRef>, mut buf: Vec<u8>) -> UploadRead {
+/// piece are refused and take no room. A piece taken without a hash check is hashed first
+/// (`scratch` is the buffer for that): a mismatch makes it `corrupt`, none of its blocks
+/// read; the outcome goes to the torrent's sink.
+fn read_blocks(
+    t: &TorrentDisk,
+    blocks: Vec<BlockRef>,
+    mut buf: Vec<u8>,
+    scratch: &mut Vec<u8>,
+) -> UploadRead {
+    let any_unchecked = t.unchecked.count() > 0;
+    let mut corrupt: Vec<u32> = Vec::new();
     let in_piece = |b: &BlockRef| t.geometry.in_piece(b.piece, b.begin, b.length);
     let total: usize = blocks
         .iter()
@@ -478,9 +555,26 @@ fn read_blocks(t: &TorrentDisk, blocks: Vec<BlockRef>, mut buf: Vec<u8>) -> Uplo
         }
         let range = at..at + b.length as usize;
         at = range.end;
-        if failed.iter().any(|(p, _)| *p == b.piece) {
+        if failed.iter().any(|(p, _)| *p == b.piece) || corrupt.contains(&b.piece) {
             ranges.push(None);
             continue;
+        }
+        if any_unchecked && t.unchecked.get(b.piece) {
+            // never send a byte of a piece nobody checked: hash it whole first
+            match check_unchecked(t, b.piece, scratch) {
+                Unchecked::Good => (t.sink)(DiskEvent::UncheckedVerified(b.piece)),
+                Unchecked::Corrupt => {
+                    (t.sink)(DiskEvent::UncheckedFailed(b.piece));
+                    corrupt.push(b.piece);
+                    ranges.push(None);
+                    continue;
+                }
+                Unchecked::Unreadable(e) => {
+                    failed.push((b.piece, e));
+                    ranges.push(None);
+                    continue;
+                }
+            }
         }
         let offset = t.piece_offset(b.piece) + u64::from(b.begin);
         match t.storage.read_at(offset, &mut buf[range.clone()]) {
@@ -503,416 +597,9 @@ fn read_blocks(t: &TorrentDisk, blocks: Vec<BlockRef>, mut buf: Vec<u8>) -> Uplo
         ranges,
         failed,
         refused,
+        corrupt,
     }
 }
 
 #[cfg(test)]
-mod tests {
-    use super::super::StorageErrorKind;
-    use super::*;
-    use crate::storage::StorageMode;
-
-    fn torrent(
-        mode: StorageMode,
-        dir: &std::path::Path,
-        payload: &[u8],
-        plen: u32,
-    ) -> (
-        Arc<TorrentDisk>,
-        tokio::sync::mpsc::UnboundedReceiver<DiskEvent>,
-    ) {
-        let storage = Storage::with_options(
-            dir,
-            vec![
-                ("a".into(), 0, 40_000, false),
-                ("b".into(), 40_000, payload.len() as u64 - 40_000, false),
-            ],
-            payload.len() as u64,
-            crate::storage::StorageOptions {
-                mode,
-                ..Default::default()
-            },
-        )
-        .unwrap();
-        let hashes: Vec<[u8; 20]> = payload
-            .chunks(plen as usize)
-            .map(|c| Sha1::digest(c).into())
-            .collect();
-        let geometry = Geometry::new(payload.len() as u64, plen, hashes.len() as u32).unwrap();
-        let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
-        (
-            Arc::new(TorrentDisk {
-                key: 1,
-                storage,
-                geometry,
-                hashes,
-                sink: Arc::new(move |e| {
-                    let _ = tx.send(e);
-                }),
-            }),
-            rx,
-        )
-    }
-
-    async fn next(rx: &mut tokio::sync::mpsc::UnboundedReceiver<DiskEvent>) -> DiskEvent {
-        tokio::time::timeout(std::time::Duration::from_secs(20), rx.recv())
-            .await
-            .expect("a disk event within 20 s")
-            .expect("the channel is open")
-    }
-
-    fn block_data(t: &TorrentDisk, payload: &[u8], b: BlockRef) -> Bytes {
-        let start = (t.piece_offset(b.piece) + u64::from(b.begin)) as usize;
-        Bytes::copy_from_slice(&payload[start..start + b.length as usize])
-    }
-
-    fn blocks_of(t: &TorrentDisk, p: u32) -> Vec<BlockRef> {
-        t.geometry.blocks(p).collect()
-    }
-
-    async fn in_order_out_of_order_and_corrupt_pieces(mode: StorageMode) {
-        let dir = tempfile::tempdir().unwrap();
-        let payload: Vec<u8> = (0..150_000u32).map(|i| (i * 7 % 253) as u8).collect();
-        let plen = 4 * BLOCK_SIZE;
-        let (t, mut rx) = torrent(mode, dir.path(), &payload, plen);
-        let pool = DiskPool::new(2, 1 << 20);
-        let send = |p: u32, order: Vec<usize>, corrupt: bool| {
-            let blocks = blocks_of(&t, p);
-            let t = t.clone();
-            let payload = payload.clone();
-            let pool = &pool;
-            async move {
-                for i in order {
-                    let b = blocks[i];
-                    let start = (t.piece_offset(p) + u64::from(b.begin)) as usize;
-                    let mut d = payload[start..start + b.length as usize].to_vec();
-                    if corrupt && i == 0 {
-                        d[5] ^= 1;
-                    }
-                    pool.write(&t, p, b.begin, Bytes::from(d)).await;
-                }
-            }
-        };
-        send(0, vec![0, 1, 2, 3], false).await; // in order
-        send(1, vec![3, 1, 0, 2], false).await; // scrambled: read-back path
-        send(2, vec![0, 1], true).await; // last piece (150000-131072 = 18928 bytes: 2 blocks), corrupt
-        let mut got = Vec::new();
-        for _ in 0..3 {
-            got.push(format!("{:?}", rx.recv().await.unwrap()));
-        }
-        got.sort();
-        assert_eq!(
-            got,
-            vec!["PieceFailed(2)", "PieceVerified(0)", "PieceVerified(1)"]
-        );
-        // re-download of the failed piece verifies
-        send(2, vec![1, 0], false).await;
-        assert!(matches!(
-            rx.recv().await.unwrap(),
-            DiskEvent::PieceVerified(2)
-        ));
-        let mut on_disk = std::fs::read(dir.path().join("a")).unwrap();
-        on_disk.extend(std::fs::read(dir.path().join("b")).unwrap());
-        assert_eq!(on_disk, payload);
-
-        // reads for upload come back in order and match
-        let (rtx, rrx) = std::sync::mpsc::channel();
-        let want = blocks_of(&t, 1);
-        pool.read_for_upload(
-            &t,
-            want.clone(),
-            Vec::new(),
-            Box::new(move |r| rtx.send(r).unwrap()),
-        );
-        let r = rrx.recv().unwrap();
-        assert_eq!(r.read().count(), want.len());
-        for (b, data) in r.read() {
-            let start = (t.piece_offset(b.piece) + u64::from(b.begin)) as usize;
-            assert_eq!(data, &payload[start..start + b.length as usize]);
-        }
-    }
-
-    async fn write_error_is_reported_not_panicked(mode: StorageMode) {
-        let dir = tempfile::tempdir().unwrap();
-        let payload = vec![1u8; 50_000];
-        let (t, mut rx) = torrent(mode, dir.path(), &payload, BLOCK_SIZE);
-        // make "a" a directory so opening it as a file fails
-        std::fs::create_dir(dir.path().join("a")).unwrap();
-        let pool = DiskPool::new(1, 1 << 20);
-        pool.write(&t, 0, 0, Bytes::from(vec![1u8; BLOCK_SIZE as usize]))
-            .await;
-        // reported at once, then as the piece's result
-        let DiskEvent::Error(e) = next(&mut rx).await else {
-            panic!("expected an error")
-        };
-        assert!(!e.piece_done && e.piece == 0, "{e}");
-        assert!(e.to_string().starts_with("piece 0: "), "{e}");
-        let DiskEvent::Error(e) = next(&mut rx).await else {
-            panic!("expected an error")
-        };
-        assert!(e.piece_done && e.piece == 0, "{e}");
-    }
-
-    fn payload() -> Vec<u8> {
-        (0..150_000u32).map(|i| (i * 13 % 251) as u8).collect()
-    }
-
-    async fn deleted_download_folder_is_never_verified(mode: StorageMode) {
-        let parent = tempfile::tempdir().unwrap();
-        let root = parent.path().join("dl");
-        let payload = payload();
-        let plen = 2 * BLOCK_SIZE;
-        let (t, mut rx) = torrent(mode, &root, &payload, plen);
-        t.storage.create_files().unwrap();
-        let pool = DiskPool::new(2, 1 << 20);
-        for b in blocks_of(&t, 0) {
-            pool.write(&t, 0, b.begin, block_data(&t, &payload, b))
-                .await;
-        }
-        assert!(matches!(next(&mut rx).await, DiskEvent::PieceVerified(0)));
-        std::fs::remove_dir_all(&root).unwrap();
-        // the handles are open: the writes succeed into unlinked files, the hash matches
-        for b in blocks_of(&t, 2) {
-            pool.write(&t, 2, b.begin, block_data(&t, &payload, b))
-                .await;
-        }
-        let DiskEvent::Error(e) = next(&mut rx).await else {
-            panic!("a deleted file must not verify")
-        };
-        assert_eq!((e.piece, e.piece_done), (2, true));
-        assert_eq!(e.error.kind(), StorageErrorKind::FileDeleted, "{e}");
-        assert_eq!(e.error.path(), Some(root.join("b").as_path()));
-        let e = t.storage.verify_files_present().unwrap_err();
-        assert_eq!(e.kind(), StorageErrorKind::FileDeleted, "{e}");
-        // after close_all (resume), writes fail instead of recreating the folder
-        t.storage.close_all();
-        for b in blocks_of(&t, 3) {
-            pool.write(&t, 3, b.begin, block_data(&t, &payload, b))
-                .await;
-        }
-        let DiskEvent::Error(e) = next(&mut rx).await else {
-            panic!("expected an error")
-        };
-        assert_eq!(e.error.kind(), StorageErrorKind::NotFound, "{e}");
-        assert!(!e.piece_done);
-        let DiskEvent::Error(e) = next(&mut rx).await else {
-            panic!("expected an error")
-        };
-        assert!(e.piece_done && e.piece == 3);
-        assert!(!root.exists());
-    }
-
-    fn failed_read_back_breaks_only_that_piece(mode: StorageMode) {
-        let dir = tempfile::tempdir().unwrap();
-        let payload = payload();
-        let plen = 2 * BLOCK_SIZE;
-        let (t, mut rx) = torrent(mode, dir.path(), &payload, plen);
-        let mut w = Worker::default();
-        let p0 = blocks_of(&t, 0);
-        // piece 0's second block arrives first (kept for read-back)...
-        w.write(&t, 0, p0[1].begin, &block_data(&t, &payload, p0[1]));
-        // ...someone truncates the file...
-        std::fs::OpenOptions::new()
-            .write(true)
-            .open(dir.path().join("a"))
-            .unwrap()
-            .set_len(0)
-            .unwrap();
-        // ...piece 2 (in file b) goes on, in order
-        for b in blocks_of(&t, 2) {
-            w.write(&t, 2, b.begin, &block_data(&t, &payload, b));
-        }
-        // the first block makes the prefix reach the second, whose read-back now fails
-        w.write(&t, 0, p0[0].begin, &block_data(&t, &payload, p0[0]));
-        assert!(matches!(
-            rx.try_recv().unwrap(),
-            DiskEvent::PieceVerified(2)
-        ));
-        if mode == StorageMode::Mmap {
-            // mmap mode refuses the write itself (the mapping is past the file's end now)
-            let DiskEvent::Error(e) = rx.try_recv().unwrap() else {
-                panic!("expected an error")
-            };
-            assert_eq!((e.piece, e.piece_done), (0, false));
-            assert_eq!(e.error.kind(), StorageErrorKind::Truncated, "{e}");
-        }
-        let DiskEvent::Error(e) = rx.try_recv().unwrap() else {
-            panic!("expected an error")
-        };
-        assert_eq!((e.piece, e.piece_done), (0, true));
-        assert_eq!(e.error.kind(), StorageErrorKind::Truncated, "{e}");
-        assert!(rx.try_recv().is_err(), "one result per piece");
-        assert!(w.pieces.is_empty());
-        // Truncated needs a re-check: resuming starts with close_all (mmap mode keeps
-        // refusing a file cut under it until then)
-        t.storage.close_all();
-        // the piece fetched again verifies
-        for b in blocks_of(&t, 0) {
-            w.write(&t, 0, b.begin, &block_data(&t, &payload, b));
-        }
-        assert!(matches!(
-            rx.try_recv().unwrap(),
-            DiskEvent::PieceVerified(0)
-        ));
-    }
-
-    async fn truncated_file_fails_only_its_pieces_for_upload(mode: StorageMode) {
-        let dir = tempfile::tempdir().unwrap();
-        let payload = payload();
-        let plen = 2 * BLOCK_SIZE; // 5 pieces; a = 0..40000, b = 40000..150000
-        let (t, _rx) = torrent(mode, dir.path(), &payload, plen);
-        std::fs::write(dir.path().join("a"), &payload[..40_000]).unwrap();
-        std::fs::write(dir.path().join("b"), &payload[40_000..]).unwrap();
-        let pool = DiskPool::new(1, 1 << 20);
-        let read = |blocks: Vec<BlockRef>| {
-            let (tx, rx) = std::sync::mpsc::channel();
-            pool.read_for_upload(
-                &t,
-                blocks,
-                Vec::new(),
-                Box::new(move |r| tx.send(r).unwrap()),
-            );
-            rx.recv_timeout(std::time::Duration::from_secs(20)).unwrap()
-        };
-        let all: Vec<BlockRef> = (0..5).flat_map(|p| blocks_of(&t, p)).collect();
-        let r = read(all.clone());
-        assert!(r.failed.is_empty());
-        assert_eq!(r.read().count(), all.len());
-        // file b cut to payload byte 70000: pieces 2 (65536..), 3, 4 are gone
-        std::fs::OpenOptions::new()
-            .write(true)
-            .open(dir.path().join("b"))
-            .unwrap()
-            .set_len(30_000)
-            .unwrap();
-        // interleave pieces and add hostile blocks
-        let mut ask: Vec<BlockRef> = Vec::new();
-        for i in 0..2 {
-            for p in [4, 0, 2, 1, 3] {
-                ask.push(blocks_of(&t, p)[i]);
-            }
-        }
-        ask.push(BlockRef {
-            piece: 1,
-            begin: 0,
-            length: u32::MAX,
-        });
-        ask.push(BlockRef {
-            piece: 99,
-            begin: 0,
-            length: 16_384,
-        });
-        let r = read(ask.clone());
-        let served: Vec<BlockRef> = r.read().map(|(b, _)| b).collect();
-        let want: Vec<BlockRef> = ask
-            .iter()
-            .copied()
-            .filter(|b| b.piece < 2 && b.length == BLOCK_SIZE)
-            .collect();
-        assert_eq!(served.len(), 4, "{served:?}");
-        assert_eq!(served, want);
-        for (b, data) in r.read() {
-            assert_eq!(data, &block_data(&t, &payload, b)[..]);
-        }
-        let failed: Vec<(u32, StorageErrorKind)> =
-            r.failed.iter().map(|(p, e)| (*p, e.kind())).collect();
-        use StorageErrorKind as K;
-        assert_eq!(
-            failed,
-            vec![(4, K::Truncated), (2, K::Truncated), (3, K::Truncated)]
-        );
-        assert_eq!(
-            r.refused,
-            ask[10..].to_vec(),
-            "hostile blocks are refused, not read"
-        );
-        for (_, e) in &r.failed[..3] {
-            assert_eq!(e.path(), Some(dir.path().join("b").as_path()), "{e}");
-        }
-    }
-
-    #[test]
-    fn a_huge_thread_count_is_capped_not_a_panic() {
-        let pool = DiskPool::new(4_000_000_000, usize::MAX);
-        assert_eq!(pool.threads(), MAX_DISK_THREADS);
-        assert_eq!(DiskPool::new(0, 0).threads(), 1);
-    }
-
-    async fn inline_pool_does_the_same_work(mode: StorageMode) {
-        let dir = tempfile::tempdir().unwrap();
-        let payload = payload();
-        let plen = 2 * BLOCK_SIZE;
-        let (t, mut rx) = torrent(mode, dir.path(), &payload, plen);
-        let pool = DiskPool::with_shards(vec![Shard::Inline(Mutex::new(Worker::default()))], 0);
-        assert_eq!(pool.threads(), 0);
-        for b in blocks_of(&t, 4).into_iter().rev() {
-            pool.write(&t, 4, b.begin, block_data(&t, &payload, b))
-                .await;
-        }
-        assert!(matches!(next(&mut rx).await, DiskEvent::PieceVerified(4)));
-        let (tx, rrx) = std::sync::mpsc::channel();
-        pool.read_for_upload(
-            &t,
-            blocks_of(&t, 4),
-            Vec::new(),
-            Box::new(move |r| tx.send(r).unwrap()),
-        );
-        let r = rrx.recv().unwrap();
-        assert!(r.failed.is_empty() && r.read().count() == 2);
-        pool.forget(t.key);
-    }
-
-    // each test once per storage mode
-    mod file_mode {
-        #[test]
-        fn failed_read_back_breaks_only_that_piece() {
-            super::failed_read_back_breaks_only_that_piece(super::StorageMode::File)
-        }
-        #[tokio::test]
-        async fn in_order_out_of_order_and_corrupt_pieces() {
-            super::in_order_out_of_order_and_corrupt_pieces(super::StorageMode::File).await
-        }
-        #[tokio::test]
-        async fn write_error_is_reported_not_panicked() {
-            super::write_error_is_reported_not_panicked(super::StorageMode::File).await
-        }
-        #[tokio::test]
-        async fn deleted_download_folder_is_never_verified() {
-            super::deleted_download_folder_is_never_verified(super::StorageMode::File).await
-        }
-        #[tokio::test]
-        async fn truncated_file_fails_only_its_pieces_for_upload() {
-            super::truncated_file_fails_only_its_pieces_for_upload(super::StorageMode::File).await
-        }
-        #[tokio::test]
-        async fn inline_pool_does_the_same_work() {
-            super::inline_pool_does_the_same_work(super::StorageMode::File).await
-        }
-    }
-    mod mmap_mode {
-        #[test]
-        fn failed_read_back_breaks_only_that_piece() {
-            super::failed_read_back_breaks_only_that_piece(super::StorageMode::Mmap)
-        }
-        #[tokio::test]
-        async fn in_order_out_of_order_and_corrupt_pieces() {
-            super::in_order_out_of_order_and_corrupt_pieces(super::StorageMode::Mmap).await
-        }
-        #[tokio::test]
-        async fn write_error_is_reported_not_panicked() {
-            super::write_error_is_reported_not_panicked(super::StorageMode::Mmap).await
-        }
-        #[tokio::test]
-        async fn deleted_download_folder_is_never_verified() {
-            super::deleted_download_folder_is_never_verified(super::StorageMode::Mmap).await
-        }
-        #[tokio::test]
-        async fn truncated_file_fails_only_its_pieces_for_upload() {
-            super::truncated_file_fails_only_its_pieces_for_upload(super::StorageMode::Mmap).await
-        }
-        #[tokio::test]
-        async fn inline_pool_does_the_same_work() {
-            super::inline_pool_does_the_same_work(super::StorageMode::Mmap).await
-        }
-    }
-}
+mod tests;

@@ -583,7 +583,7 @@ impl HttpTracker {
                     Some(reason) if !truncated => TrackerError::Failure(reason),
                     _ => TrackerError::Http {
                         status: status.as_u16(),
-                        excerpt: excerpt(&body),
+                        excerpt: super::error_page_excerpt(&body, status.as_u16()),
                     },
                 });
             }

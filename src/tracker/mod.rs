@@ -346,7 +346,7 @@ pub enum TrackerError {
         excerpt: String,
     },
     /// The tracker answered a non-2xx HTTP status without a bencoded `failure reason`.
-    #[error("tracker answered HTTP {status}{}", excerpt_suffix(.excerpt))]
+    #[error("tracker answered HTTP {status}{}{}", status_reason(*.status), excerpt_suffix(.excerpt))]
     Http {
         /// The HTTP status code.
         status: u16,
@@ -371,6 +371,14 @@ pub enum TrackerError {
     UnsupportedScheme(String),
 }
 
+/// ` Not Found` for 404: the status's standard reason phrase (RFC 9110), if it has one.
+fn status_reason(status: u16) -> String {
+    reqwest::StatusCode::from_u16(status)
+        .ok()
+        .and_then(|s| s.canonical_reason())
+        .map_or_else(String::new, |r| format!(" {r}"))
+}
+
 fn excerpt_suffix(excerpt: &str) -> String {
     if excerpt.is_empty() {
         String::new()
@@ -389,6 +397,54 @@ fn scheme_hint(_scheme: &str) -> &'static str {
 /// [`EXCERPT_MAX_CHARS`] characters; a cut excerpt ends in `...`.
 pub fn excerpt(body: &[u8]) -> String {
     crate::untrusted::escape_bytes(body, EXCERPT_MAX_CHARS)
+}
+
+/// What an error page (the body of a non-2xx answer) says, for people: a web server's HTML
+/// page gives its `<title>` (or its text without tags), never its markup; anything else is
+/// [`excerpt`]. Empty when the page only repeats the status (`404 Not Found`).
+pub fn error_page_excerpt(body: &[u8], status: u16) -> String {
+    let text = String::from_utf8_lossy(body);
+    let trimmed = text.trim_start();
+    if !trimmed.starts_with('<') {
+        return excerpt(body);
+    }
+    let lower = trimmed.to_ascii_lowercase();
+    let inner = match (lower.find("<title"), lower.find("</title>")) {
+        (Some(open), Some(close)) if open < close => trimmed
+            .get(open..close)
+            .and_then(|t| t.find('>').and_then(|gt| t.get(gt + 1..)))
+            .unwrap_or_default()
+            .to_owned(),
+        _ => {
+            // the page's text without its tags
+            let mut out = String::new();
+            let mut in_tag = false;
+            for c in trimmed.chars() {
+                match c {
+                    '<' => in_tag = true,
+                    '>' => {
+                        in_tag = false;
+                        out.push(' ');
+                    }
+                    c if !in_tag => out.push(c),
+                    _ => {}
+                }
+            }
+            out
+        }
+    };
+    let words: Vec<&str> = inner.split_whitespace().collect();
+    let said = words.join(" ");
+    let bare = said
+        .trim_start_matches(&status.to_string())
+        .trim()
+        .trim_start_matches(status_reason(status).trim())
+        .trim();
+    if bare.is_empty() {
+        String::new()
+    } else {
+        excerpt(said.as_bytes())
+    }
 }
 
 /// Tracker text shown to the user (`failure reason`, `warning message`): lossy UTF-8 made
@@ -496,6 +552,36 @@ mod tests {
     }
 
     #[test]
+    fn an_error_page_gives_its_title_or_text_never_its_markup() {
+        let nginx = b"<html>\r\n<head><title>404 Not Found</title></head>\r\n<body>\r\n<center><h1>404 Not Found</h1></center>\r\n<hr><center>nginx</center>\r\n</body>\r\n</html>\r\n";
+        assert_eq!(error_page_excerpt(nginx, 404), "");
+        assert_eq!(
+            TrackerError::Http {
+                status: 404,
+                excerpt: error_page_excerpt(nginx, 404)
+            }
+            .to_string(),
+            "tracker answered HTTP 404 Not Found"
+        );
+        let titled = b"<!DOCTYPE html><html><head><TITLE>Passkey invalid</TITLE></head></html>";
+        assert_eq!(error_page_excerpt(titled, 403), "Passkey invalid");
+        let untitled = b"  <p>tracker is <b>down</b> for maintenance</p>";
+        assert_eq!(
+            error_page_excerpt(untitled, 503),
+            "tracker is down for maintenance"
+        );
+        assert_eq!(error_page_excerpt(b"oops", 500), "oops");
+        assert_eq!(
+            TrackerError::Http {
+                status: 500,
+                excerpt: "oops".into()
+            }
+            .to_string(),
+            "tracker answered HTTP 500 Internal Server Error (got: \"oops\")"
+        );
+    }
+
+    #[test]
     fn excerpt_escapes_and_caps() {
         assert_eq!(excerpt(b"<html>\r\n"), "<html>\\r\\n");
         assert_eq!(excerpt(b"a\"b\\c\x00\xff"), "a\\\"b\\\\c\\x00\\xff");
@@ -543,7 +629,7 @@ mod tests {
                 excerpt: String::new()
             }
             .to_string(),
-            "tracker answered HTTP 502"
+            "tracker answered HTTP 502 Bad Gateway"
         );
         assert_eq!(
             TrackerError::Http {
@@ -551,7 +637,7 @@ mod tests {
                 excerpt: "oops".into()
             }
             .to_string(),
-            "tracker answered HTTP 500 (got: \"oops\")"
+            "tracker answered HTTP 500 Internal Server Error (got: \"oops\")"
         );
     }
 

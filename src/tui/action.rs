@@ -218,6 +218,10 @@ pub enum Action {
     /// Open the find/replace dialog for the tracker URLs of the marked or selected
     /// torrents.
     EditTrackers,
+    /// Sequential download on or off for the targets (pieces in order, for streaming).
+    Sequential,
+    /// First and last pieces of each file first, on or off for the targets (previews).
+    FirstLast,
 }
 
 /// One registry entry.
@@ -498,6 +502,20 @@ pub static ACTIONS: &[ActionSpec] = &[
         &[C::Torrents],
         [K::char('!')],
         "Force start on/off: runs whatever the queue says"
+    ),
+    spec!(
+        Sequential,
+        "sequential",
+        &[C::Torrents],
+        [K::char('z')],
+        "Sequential download on/off: pieces in order (streaming)"
+    ),
+    spec!(
+        FirstLast,
+        "first_last",
+        &[C::Torrents],
+        [K::char('Z')],
+        "First and last pieces of each file first on/off (previews)"
     ),
     spec!(
         MoveStorage,

@@ -673,6 +673,9 @@ impl App {
             Action::QueueTop => self.queue_move(QueueMove::Top),
             Action::QueueBottom => self.queue_move(QueueMove::Bottom),
             Action::ForceStart => self.toggle_force_start(),
+            Action::Sequential | Action::FirstLast => {
+                self.toggle_piece_order(action == Action::Sequential)
+            }
             Action::MoveStorage => self.open_move(),
             Action::EditTrackers => self.open_trackers(),
             Action::ToggleFold => {
@@ -761,18 +764,17 @@ impl App {
         } else if !trackerless.is_empty() {
             // what matters first: a long name is cut at the end of the line
             let what = self.describe(&trackerless);
-            // only the sources in effect (as the Trackers tab says)
+            // only the sources in effect, as the Trackers tab says them: the torrent's own
+            // when its detail is here (peers added by hand, a magnet's), else the session's
             let g = &self.snapshot.global;
-            let on = [
-                (g.dht_nodes.is_some(), "DHT"),
-                (g.lsd, "LSD"),
-                (true, "PEX"),
-            ];
-            let from: Vec<&str> = on.iter().filter(|s| s.0).map(|s| s.1).collect();
-            self.set_info(format!(
-                "no tracker to re-announce to (peers come from {}): {what}",
-                from.join(", ")
-            ));
+            let on = (g.dht_nodes.is_some(), g.lsd);
+            let from = match (trackerless.as_slice(), &self.snapshot.detail) {
+                ([id], Some(d)) if d.id == *id => general::no_trackers_line(d, on),
+                _ => general::session_sources_line(false, on).to_owned(),
+            };
+            let from = from.trim_start();
+            let from = from.strip_prefix("no trackers: ").unwrap_or(from);
+            self.set_info(format!("no tracker to re-announce to; {from} — {what}"));
         }
         for id in tracked {
             self.outbox.push(Command::Reannounce(id));
@@ -987,6 +989,7 @@ pub(crate) struct Scrolls<'a> {
 mod dialogs;
 mod messages;
 mod pause;
+mod piece_order;
 mod queue;
 
 pub(crate) use messages::AddBatch;

@@ -267,7 +267,7 @@ impl Ui {
                     match reply {
                         Reply::Added(result) => self.app.add_result(result),
                         Reply::History(history) => {
-                            self.app.push_events(history);
+                            self.app.push_history(history);
                         }
                         Reply::Trackers(dry_run, texts, result) => {
                             self.app.trackers_edited(dry_run, texts, result);

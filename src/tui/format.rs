@@ -96,9 +96,10 @@ pub fn fit_with(text: &str, max_width: usize, ascii: bool, ellipsis: char) -> St
 }
 
 /// `text` cleaned (see [`clean`]) and wrapped at spaces into at most `max_lines` lines of
-/// at most `max_width` cells each (a word wider than a line is cut there); what does not fit
-/// in the last line ends with `ellipsis`. For messages that must be read whole (a dialog's
-/// error).
+/// at most `max_width` cells each; a word wider than a line (a long path) is broken across
+/// lines, filling the line it starts on. What does not fit in the last line ends with
+/// `ellipsis`. For messages that must be read whole (a dialog's error, an error at 80
+/// columns).
 pub fn wrap_with(
     text: &str,
     max_width: usize,
@@ -106,11 +107,13 @@ pub fn wrap_with(
     ascii: bool,
     ellipsis: char,
 ) -> Vec<String> {
+    let max_width = max_width.max(1);
+    let max_lines = max_lines.max(1);
     let clean = clean(text, ascii);
+    let words: Vec<&str> = clean.split(' ').filter(|w| !w.is_empty()).collect();
     let mut lines: Vec<String> = Vec::new();
     let mut cur = String::new();
-    let mut rest = clean.split(' ').filter(|w| !w.is_empty()).peekable();
-    while let Some(word) = rest.next() {
+    for (i, word) in words.iter().enumerate() {
         let sep = usize::from(!cur.is_empty());
         if width(&cur) + sep + width(word) <= max_width {
             if sep == 1 {
@@ -119,29 +122,60 @@ pub fn wrap_with(
             cur.push_str(word);
             continue;
         }
-        if !cur.is_empty() {
-            lines.push(std::mem::take(&mut cur));
-        }
-        if lines.len() + 1 >= max_lines.max(1) {
-            // the last line: whatever is left, cut with the ellipsis
-            let mut last = word.to_owned();
-            for w in rest.by_ref() {
-                last.push(' ');
-                last.push_str(w);
-            }
-            lines.push(fit_with(&last, max_width, ascii, ellipsis));
-            return lines;
-        }
+        // a word that fits on a line of its own starts one; a wider one fills this line
+        let mut rest: &str = word;
         if width(word) <= max_width {
-            cur.push_str(word);
-        } else {
-            lines.push(fit_with(word, max_width, ascii, ellipsis));
+            if !cur.is_empty() {
+                lines.push(std::mem::take(&mut cur));
+            }
+        } else if !cur.is_empty() {
+            if max_width.saturating_sub(width(&cur) + 1) >= 4 {
+                cur.push(' ');
+            } else {
+                lines.push(std::mem::take(&mut cur));
+            }
+        }
+        loop {
+            if lines.len() + 1 >= max_lines {
+                // the last line: whatever is left, cut with the ellipsis
+                let mut last = std::mem::take(&mut cur);
+                last.push_str(rest);
+                for w in &words[i + 1..] {
+                    last.push(' ');
+                    last.push_str(w);
+                }
+                lines.push(fit_with(&last, max_width, ascii, ellipsis));
+                return lines;
+            }
+            let room = max_width - width(&cur);
+            let (head, tail) = split_at_width(rest, room);
+            cur.push_str(head);
+            if tail.is_empty() {
+                break;
+            }
+            lines.push(std::mem::take(&mut cur));
+            rest = tail;
         }
     }
     if !cur.is_empty() || lines.is_empty() {
         lines.push(cur);
     }
     lines
+}
+
+/// `text` split after at most `cells` terminal cells (at least one character when `cells`
+/// is 0 and text is not empty, so a loop over it ends).
+fn split_at_width(text: &str, cells: usize) -> (&str, &str) {
+    let mut used = 0;
+    for (i, c) in text.char_indices() {
+        let w = c.width().unwrap_or(0);
+        if used + w > cells {
+            let i = if i == 0 { c.len_utf8() } else { i };
+            return text.split_at(i);
+        }
+        used += w;
+    }
+    (text, "")
 }
 
 /// `text` padded with spaces on the right to `cells` terminal cells (never cut).
@@ -269,6 +303,15 @@ mod tests {
         assert_eq!(wrap_with("", 10, 3, false, '…'), vec![String::new()]);
         let long = wrap_with("aaaaaaaaaaaaaaaaaaaa b", 8, 3, false, '…');
         assert!(long.iter().all(|l| width(l) <= 8), "{long:?}");
+        // a word wider than a line is broken across lines, nothing lost
+        assert_eq!(long, ["aaaaaaaa", "aaaaaaaa", "aaaa b"]);
+        let path = wrap_with("writing /srv/a/very/long/path.mkv now", 12, 5, false, '…');
+        assert_eq!(path, ["writing /srv", "/a/very/long", "/path.mkv", "now"]);
+        assert!(path.iter().all(|l| width(l) <= 12), "{path:?}");
+        // wide characters never split a cell budget
+        let wide = wrap_with("日本語のファイル名", 5, 6, false, '…');
+        assert!(wide.iter().all(|l| width(l) <= 5), "{wide:?}");
+        assert_eq!(wide.concat(), "日本語のファイル名");
     }
 
     use super::*;

@@ -194,6 +194,7 @@ pub fn facts(
             Plain,
         ));
         out.push(progress(row));
+        unchecked(row, keymap, &mut out);
     }
     let wasted = detail.map_or(String::new(), |d| {
         format!(", wasted {}", units::size(d.wasted))
@@ -221,6 +222,15 @@ pub fn facts(
             (true, false) => ", force started: runs whatever the queue says",
         };
         out.push(fact("Queue", format!("{place}{forced}"), Plain));
+    }
+    let order = match (row.sequential, row.first_last) {
+        (false, false) => None,
+        (true, false) => Some("sequential (pieces in order)"),
+        (false, true) => Some("first and last pieces of each file first"),
+        (true, true) => Some("sequential, first and last pieces of each file first"),
+    };
+    if let Some(order) = order {
+        out.push(fact("Piece order", order, Plain));
     }
     if let Some(d) = detail {
         out.push(fact("Goals", goals_line(&d.goals), Plain));
@@ -309,6 +319,34 @@ pub fn facts(
     out
 }
 
+/// Pieces added without a hash check: how many are still not hashed (each is, before it is
+/// first sent; the recheck key checks them all), and those that did not match.
+fn unchecked(row: &TorrentRow, keymap: &Keymap, out: &mut Vec<Fact>) {
+    if row.unchecked > 0 {
+        let key = keymap.hint(Action::Recheck);
+        out.push(fact(
+            "Unchecked",
+            format!(
+                "{} {}, each hashed before it is first sent ({key}: check all)",
+                row.unchecked,
+                plural(u64::from(row.unchecked), "piece", "pieces")
+            ),
+            Tone::Plain,
+        ));
+    }
+    if row.unchecked_failed > 0 {
+        let n = row.unchecked_failed;
+        out.push(fact(
+            "Hash failed",
+            format!(
+                "{n} unchecked {} did not match: not sent, fetched again",
+                plural(u64::from(n), "piece", "pieces")
+            ),
+            Tone::Warning,
+        ));
+    }
+}
+
 /// The seeding goals in effect, fit for 80 columns: `ratio 2.00, seeding 7d 0h*, inactive
 /// none* (*default)`; a star marks a value taken from the `[seeding]` config (the torrent's
 /// own is "default", -2).
@@ -390,6 +428,80 @@ fn asks_for_peers(source: crate::api::PeerSource) -> bool {
 /// `one` when `n` is 1, else `many`.
 fn plural(n: u64, one: &'static str, many: &'static str) -> &'static str {
     if n == 1 { one } else { many }
+}
+
+/// What a torrent without trackers gets its peers from: the sources in effect for it as
+/// the engine lists them (the magnet link's peers, peers added by hand, DHT, LSD, PEX,
+/// incoming, with how many are connected), else what the session runs (`on`: DHT, LSD).
+pub fn no_trackers_line(d: &TorrentDetail, on: (bool, bool)) -> String {
+    use crate::api::PeerSource as S;
+    // the peers the user gave first, incoming connections last
+    let rank = |s: S| {
+        [
+            S::Magnet,
+            S::Manual,
+            S::Dht,
+            S::Lsd,
+            S::Pex,
+            S::Incoming,
+            S::Tracker,
+        ]
+        .iter()
+        .position(|x| *x == s)
+    };
+    let mut sources: Vec<_> = d
+        .peer_sources
+        .iter()
+        .filter(|c| c.source != S::Tracker)
+        .collect();
+    sources.sort_by_key(|c| rank(c.source));
+    let from: Vec<String> = sources
+        .into_iter()
+        .map(|c| {
+            let what = match c.source {
+                S::Magnet => "the magnet link's peers",
+                S::Manual => "peers added by hand",
+                S::Dht => "the DHT",
+                S::Lsd => "LSD",
+                S::Pex => "PEX",
+                S::Incoming => "incoming connections",
+                S::Tracker => "trackers",
+            };
+            if c.connected > 0 {
+                format!("{what} ({} connected)", c.connected)
+            } else {
+                what.to_owned()
+            }
+        })
+        .collect();
+    match from.split_last() {
+        None => session_sources_line(d.private, on).to_owned(),
+        Some((last, [])) => format!(" no trackers: peers come from {last}"),
+        Some((last, rest)) => format!(
+            " no trackers: peers come from {} and {last}",
+            rest.join(", ")
+        ),
+    }
+}
+
+/// What a torrent without trackers gets its peers from, given whether the DHT and LSD
+/// run (before the engine lists its sources).
+pub fn session_sources_line(private: bool, (dht_on, lsd_on): (bool, bool)) -> &'static str {
+    match (private, dht_on, lsd_on) {
+        (true, _, _) => " no trackers: a private torrent (BEP 27) only takes incoming peers",
+        (false, true, false) => {
+            " no trackers: peers come from the DHT, PEX and incoming connections"
+        }
+        (false, true, true) => {
+            " no trackers: peers come from the DHT, LSD, PEX and incoming connections"
+        }
+        (false, false, false) => {
+            " no trackers: peers come from PEX and incoming connections (DHT off)"
+        }
+        (false, false, true) => {
+            " no trackers: peers come from LSD, PEX and incoming connections (DHT off)"
+        }
+    }
 }
 
 #[cfg(test)]

@@ -253,3 +253,48 @@ async fn events_lost_to_a_full_queue_are_recovered_by_a_rescan() {
     watcher.abort();
     engine.abort();
 }
+
+#[test]
+fn the_burst_summary_counts_files_already_in_the_session_apart_from_added_ones() {
+    let one = Tally {
+        added: 1,
+        ..Tally::default()
+    };
+    assert_eq!(one.line(), None, "one file gets its own line only");
+    let t = Tally {
+        added: 2,
+        duplicate: 3,
+        invalid: 1,
+        other: 0,
+    };
+    assert_eq!(
+        t.line().unwrap(),
+        "watch folder: 6 files handled: 2 added, 3 already in the session, 1 invalid, 0 gone or not renamed"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_file_already_in_the_session_is_renamed_added_and_handled_as_a_duplicate() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (tx, rx) = mpsc::channel(16);
+    let engine = tokio::spawn(fake_engine(
+        rx,
+        Arc::new(AtomicUsize::new(0)),
+        Arc::new(AtomicUsize::new(0)),
+    ));
+    let c = client(tx);
+    let dup = tmp.path().join("dup.torrent");
+    std::fs::write(&dup, b"x").unwrap();
+    assert!(matches!(
+        handle(&dup, FileKind::Torrent, &c, false).await,
+        Handled::Duplicate
+    ));
+    assert!(tmp.path().join("dup.torrent.added").exists());
+    let ok = tmp.path().join("ok.torrent");
+    std::fs::write(&ok, b"x").unwrap();
+    assert!(matches!(
+        handle(&ok, FileKind::Torrent, &c, false).await,
+        Handled::Done(Outcome::Added)
+    ));
+    engine.abort();
+}

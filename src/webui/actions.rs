@@ -223,6 +223,18 @@ pub async fn run(api: &Api, action: &str, p: &Params) -> Result<Reply, ApiError>
             })
             .await?;
         }
+        "toggleSequentialDownload" | "toggleFirstLastPiecePrio" => {
+            // each torrent flips its own (qBittorrent toggles per torrent)
+            let seq = action == "toggleSequentialDownload";
+            for r in targets(api, p)? {
+                let on = !if seq { r.sequential } else { r.first_last };
+                if seq {
+                    c.set_sequential(vec![r.id], on).await?;
+                } else {
+                    c.set_first_last_piece_prio(vec![r.id], on).await?;
+                }
+            }
+        }
         "setAutoManagement" => {
             p.require("enable")?;
             let on = p.bool("enable").unwrap_or(false);

@@ -2,8 +2,8 @@
 //! magnet links, http(s) links to .torrent files, bare info hashes) and `torrents` (uploaded
 //! .torrent files), with `savepath`, `category`, `tags`, `paused`/`stopped`, `autoTMM`,
 //! `ratioLimit`, `seedingTimeLimit`, `inactiveSeedingTimeLimit`, `upLimit`, `dlLimit`,
-//! `rename`, `contentLayout`, and `skip_checking`, `sequentialDownload`, `firstLastPiecePrio` (see
-//! [`apply_piece_options`]).
+//! `rename`, `contentLayout`, `skip_checking`, `sequentialDownload` and
+//! `firstLastPiecePrio` (see [`apply_piece_options`]).
 //!
 //! The answer is `Ok.` when at least one torrent was added and `Fails.` otherwise (a
 //! torrent already in the session is not added again: qBittorrent's answer), and it comes
@@ -31,26 +31,13 @@ pub struct PieceOptions {
     pub first_last: bool,
 }
 
-/// TO COMPLETE AT THE MERGE WITH BRANCH `seq`: map the piece options onto the add.
-///
-/// Branch `seq` adds the fields of [`AddRequest`] for skipping the hash check, sequential
-/// download and first/last piece priority; this function is where the Web API's
-/// parameters go into them (one line each, e.g. `req.skip_check = o.skip_checking`).
-/// Until then the request is left as it is and nothing is faked: the torrent is checked
-/// (data already on disk is found by the check, so a cross-seed still ends up seeding)
-/// and downloads in the usual order; `torrents/info` says `seq_dl: false` and
-/// `f_l_piece_prio: false`, which is then the truth.
+/// The piece options onto the add: `skip_checking` is [`AddRequest::skip_check`] (no
+/// check; each piece hashed before it is first sent), `sequentialDownload`
+/// [`AddRequest::sequential`], `firstLastPiecePrio` [`AddRequest::first_last`].
 pub fn apply_piece_options(req: AddRequest, o: PieceOptions) -> AddRequest {
-    if o != PieceOptions::default() {
-        tracing::debug!(
-            "add: skip_checking={} sequentialDownload={} firstLastPiecePrio={} not applied \
-             (not in this build)",
-            o.skip_checking,
-            o.sequential,
-            o.first_last
-        );
-    }
-    req
+    req.skip_check(o.skip_checking)
+        .sequential(o.sequential)
+        .first_last(o.first_last)
 }
 
 /// What one line of `urls` names.

@@ -74,6 +74,8 @@ pub const ENDPOINTS: &[(&str, Kind)] = &[
     ("torrents/setLocation", Kind::Action),
     ("torrents/rename", Kind::Action),
     ("torrents/setAutoManagement", Kind::Action),
+    ("torrents/toggleSequentialDownload", Kind::Action),
+    ("torrents/toggleFirstLastPiecePrio", Kind::Action),
     ("torrents/filePrio", Kind::Action),
     ("torrents/editTracker", Kind::Action),
     ("torrents/addTrackers", Kind::Action),

@@ -157,8 +157,8 @@ pub fn serialize(r: &TorrentRow, now: u64) -> Value {
         "state": state(r),
     });
     let more = json!({
-        "seq_dl": false,
-        "f_l_piece_prio": false,
+        "seq_dl": r.sequential,
+        "f_l_piece_prio": r.first_last,
         "category": r.category,
         "tags": r.tags.join(", "),
         "super_seeding": false,

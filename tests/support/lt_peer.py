@@ -340,7 +340,8 @@ def status_line(h):
     return (
         f"state={s.state} progress={s.progress * 100:.1f}% peers={s.num_peers} "
         f"down={s.download_rate}B/s up={s.upload_rate}B/s "
-        f"total_down={s.total_payload_download} total_up={s.total_payload_upload}"
+        f"total_down={s.total_payload_download} total_up={s.total_payload_upload} "
+        f"failed={s.total_failed_bytes}"
     )
 
 

@@ -110,6 +110,14 @@ def main():
     assert t.content_path == before.content_path, (t.content_path, before.content_path)
     step("renamed (its files stay)")
 
+    c.torrents_toggle_sequential_download(torrent_hashes=mhash)
+    c.torrents_toggle_first_last_piece_priority(torrent_hashes=mhash)
+    t = c.torrents_info(torrent_hashes=mhash)[0]
+    assert t.seq_dl is True and t.f_l_piece_prio is True, t
+    c.torrents_toggle_sequential_download(torrent_hashes=mhash)
+    assert c.torrents_info(torrent_hashes=mhash)[0].seq_dl is False
+    step("sequential download and first/last pieces toggled")
+
     c.torrents_pause(torrent_hashes=mhash)
     assert c.torrents_info(torrent_hashes=mhash)[0].state == "pausedUP"
     c.torrents_resume(torrent_hashes=mhash)

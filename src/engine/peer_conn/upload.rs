@@ -305,6 +305,19 @@ impl Pump {
             self.t
                 .peer_event(self.key, PeerEvent::PieceUnreadable { piece, error });
         }
+        let corrupt = std::mem::take(&mut batch.read.corrupt);
+        if self.fast && !corrupt.is_empty() && batch.generation == self.generation {
+            // a piece taken without a check failed it: its blocks are never sent; with the
+            // fast extension the peer hears so at once and asks elsewhere (BEP 6)
+            for b in batch
+                .read
+                .blocks
+                .iter()
+                .filter(|b| corrupt.contains(&b.piece))
+            {
+                Message::Reject(*b).encode(&mut self.small);
+            }
+        }
         for c in std::mem::take(&mut self.cancelled) {
             batch.skip_where(|b| *b == c);
         }

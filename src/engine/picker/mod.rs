@@ -1,5 +1,6 @@
 //! Piece picking: rarest first with random order among equals, piece affinity per peer,
-//! and endgame mode (BEP 3 §"end game").
+//! and endgame mode (BEP 3 §"end game"); or, per torrent, in index order (sequential
+//! download, qBittorrent's `sequentialDownload`).
 //!
 //! A plain data structure with no I/O: peer tasks call it under a short `std::sync::Mutex`
 //! (never held across an await point). Piece states go
@@ -23,8 +24,14 @@ pub type PeerKey = u64;
 pub const PRIO_SKIP: u8 = 0;
 /// Default piece priority.
 pub const PRIO_NORMAL: u8 = 2;
-/// Highest piece priority.
+/// Highest priority a file can have.
 pub const PRIO_HIGH: u8 = 3;
+/// The level above every file priority: the first and last pieces of each wanted file
+/// while "first and last pieces first" is on (qBittorrent's `firstLastPiecePrio`, for
+/// previews); picked before all others.
+pub const PRIO_FIRST_LAST: u8 = 4;
+/// Number of priority levels (0 ..= [`PRIO_FIRST_LAST`]).
+const LEVELS: usize = PRIO_FIRST_LAST as usize + 1;
 
 /// Most concurrent requests for one block in endgame mode.
 const ENDGAME_MAX_DUPLICATES: u8 = 2;
@@ -92,10 +99,18 @@ pub struct Picker {
     pending_contributors: BTreeMap<u32, Vec<PeerKey>>,
     pending: u32,
     /// Wanted pieces in state `Missing` (neither started nor verified), by priority level.
-    missing: [u32; 4],
+    missing: [u32; LEVELS],
     /// Download priority per piece: 0 = not wanted (only in skipped files), 1 low, 2 normal,
-    /// 3 high (the highest of the files it holds bytes of).
+    /// 3 high (the highest of the files it holds bytes of), 4 a first or last piece of a
+    /// file while those go first.
     prio: Vec<u8>,
+    /// New pieces are started in index order (sequential download), not rarest first.
+    sequential: bool,
+    /// Per priority level, where sequential picking starts its scan: no piece below is
+    /// `Missing` at that level (lowered when a piece becomes missing again; back to 0 when
+    /// the priorities change). Each level's start only moves forward while pieces are
+    /// started, so a whole download scans each level once, plus the pieces a peer lacks.
+    seq_from: [u32; LEVELS],
     /// Wanted pieces not verified yet.
     wanted_left: u32,
     /// Bytes of the pieces not yet verified (kept as a counter: the snapshot publisher
@@ -140,8 +155,10 @@ impl Picker {
             partial: BTreeMap::new(),
             pending_contributors: BTreeMap::new(),
             pending: 0,
-            missing: [0, 0, n, 0],
+            missing: [0, 0, n, 0, 0],
             prio: vec![PRIO_NORMAL; piece_count as usize],
+            sequential: false,
+            seq_from: [0; LEVELS],
             wanted_left: n,
             left,
         }
@@ -162,15 +179,17 @@ impl Picker {
         self.wanted_left == 0
     }
 
-    /// Set the priority of every piece (0 = not wanted, 1 low, 2 normal, 3 high; values
-    /// above 3 count as 3). Pieces already started keep their blocks; a piece that stops
-    /// being wanted is no longer picked. `prio.len()` must be the piece count (else ignored).
+    /// Set the priority of every piece (0 = not wanted, 1 low, 2 normal, 3 high,
+    /// 4 [`PRIO_FIRST_LAST`]; values above 4 count as 4). Pieces already started keep their
+    /// blocks; a piece that stops being wanted is no longer picked. `prio.len()` must be
+    /// the piece count (else ignored).
     pub fn set_priorities(&mut self, prio: &[u8]) {
         if prio.len() != self.geo.piece_count() as usize {
             return;
         }
-        self.prio = prio.iter().map(|&x| x.min(PRIO_HIGH)).collect();
-        self.missing = [0; 4];
+        self.prio = prio.iter().map(|&x| x.min(PRIO_FIRST_LAST)).collect();
+        self.seq_from = [0; LEVELS];
+        self.missing = [0; LEVELS];
         self.wanted_left = 0;
         self.left = 0;
         for p in 0..self.geo.piece_count() {
@@ -192,6 +211,20 @@ impl Picker {
     /// Priority of piece `p` (0 = not wanted).
     pub fn priority(&self, p: u32) -> u8 {
         self.prio.get(p as usize).copied().unwrap_or(PRIO_SKIP)
+    }
+
+    /// Start new pieces in index order among the wanted ones (`true`, sequential download:
+    /// the highest priority level first, then the lowest index a peer has), or rarest
+    /// first (`false`, the default). Pieces in progress, the blocks other peers left and
+    /// end game are the same either way.
+    pub fn set_sequential(&mut self, on: bool) {
+        self.sequential = on;
+        self.seq_from = [0; LEVELS];
+    }
+
+    /// Whether new pieces are started in index order ([`Picker::set_sequential`]).
+    pub fn sequential(&self) -> bool {
+        self.sequential
     }
 
     fn missing_count(&self) -> u32 {
@@ -377,9 +410,14 @@ impl Picker {
             }
             self.take_unrequested(p, max - (out.len() - start), out);
         }
-        // 2. new pieces, rarest first
+        // 2. new pieces, rarest first (or the next in index order)
         while want(out) {
-            let Some(p) = self.rarest_missing(has) else {
+            let next = if self.sequential {
+                self.first_missing(has)
+            } else {
+                self.rarest_missing(has)
+            };
+            let Some(p) = next else {
                 break;
             };
             self.start_piece(p, Some(peer));
@@ -447,7 +485,7 @@ impl Picker {
     /// Among wanted pieces the highest priority level with missing pieces goes first; a
     /// lower level is taken only when the peer has none of the higher one.
     fn rarest_missing(&self, has: &Bitfield) -> Option<u32> {
-        let top = (1..=PRIO_HIGH)
+        let top = (1..=PRIO_FIRST_LAST)
             .rev()
             .find(|&l| self.missing[l as usize] > 0)?;
         let ok = |p: u32| {
@@ -475,6 +513,30 @@ impl Picker {
             }
         }
         fallback
+    }
+
+    /// The lowest-index piece `has` offers that nobody started, among those of the highest
+    /// priority level with missing pieces; a lower level only when the peer has none of the
+    /// higher one (then its lowest index of the best level it has). Moves each level's scan
+    /// start past the pieces no longer missing at that level.
+    fn first_missing(&mut self, has: &Bitfield) -> Option<u32> {
+        let n = self.geo.piece_count();
+        for level in (1..=PRIO_FIRST_LAST).rev() {
+            let l = level as usize;
+            if self.missing[l] == 0 {
+                continue;
+            }
+            let missing_here = |pk: &Picker, p: u32| {
+                pk.state[p as usize] == PieceState::Missing && pk.prio[p as usize] == level
+            };
+            while self.seq_from[l] < n && !missing_here(self, self.seq_from[l]) {
+                self.seq_from[l] += 1;
+            }
+            if let Some(p) = (self.seq_from[l]..n).find(|&p| missing_here(self, p) && has.get(p)) {
+                return Some(p);
+            }
+        }
+        None
     }
 
     fn start_piece(&mut self, p: u32, owner: Option<PeerKey>) {
@@ -603,6 +665,7 @@ impl Picker {
         self.state[p as usize] = PieceState::Missing;
         self.have.unset(p);
         let level = self.prio[p as usize];
+        self.seq_from[level as usize] = self.seq_from[level as usize].min(p);
         if level != PRIO_SKIP {
             self.missing[level as usize] += 1;
             self.wanted_left += 1;
@@ -639,6 +702,7 @@ impl Picker {
             self.pending -= 1;
             self.state[p as usize] = PieceState::Missing;
             let level = self.prio[p as usize] as usize;
+            self.seq_from[level] = self.seq_from[level].min(p);
             if level != PRIO_SKIP as usize {
                 self.missing[level] += 1;
             }
@@ -683,6 +747,15 @@ impl Picker {
             })
             .count() as u32;
         assert_eq!(self.missing_count(), missing, "missing counter");
+        for (level, &from) in self.seq_from.iter().enumerate() {
+            for p in 0..from.min(self.geo.piece_count()) {
+                assert!(
+                    self.state[p as usize] != PieceState::Missing
+                        || usize::from(self.prio[p as usize]) != level,
+                    "missing piece {p} of level {level} below its sequential scan's start {from}"
+                );
+            }
+        }
     }
 }
 

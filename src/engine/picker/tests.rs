@@ -336,3 +336,188 @@ fn availability_buckets_survive_churn() {
         assert_eq!(*a, expected, "availability of piece {p}");
     }
 }
+
+/// Take piece `p`'s blocks as delivered by peer 1; returns whether the piece is complete.
+fn deliver(pk: &mut Picker, blocks: &[BlockRef]) -> Vec<u32> {
+    let mut complete = Vec::new();
+    for b in blocks {
+        if let BlockOutcome::New {
+            piece_complete: true,
+            ..
+        } = pk.on_block(1, b.piece, b.begin, b.length)
+        {
+            complete.push(b.piece);
+        }
+    }
+    complete
+}
+
+#[test]
+fn sequential_starts_pieces_in_index_order_whatever_their_availability() {
+    let mut pk = picker(20, BLOCK_SIZE, BLOCK_SIZE);
+    let all = Bitfield::full(20);
+    pk.peer_bitfield(&all);
+    // piece 15 is the rarest: rarest first would take it first
+    let mut common = Bitfield::full(20);
+    common.unset(15);
+    pk.peer_bitfield(&common);
+    pk.set_sequential(true);
+    assert!(pk.sequential());
+    let mut order = Vec::new();
+    while !pk.is_finished() {
+        let mut out = Vec::new();
+        pk.pick(1, &all, &[], 3, &mut out);
+        order.extend(out.iter().map(|b| b.piece));
+        for p in deliver(&mut pk, &out) {
+            assert!(pk.piece_verified(p));
+        }
+        pk.check_invariants();
+    }
+    assert_eq!(order, (0..20).collect::<Vec<u32>>());
+}
+
+#[test]
+fn sequential_takes_the_lowest_piece_a_peer_has_and_refetches_a_failed_one_first() {
+    let mut pk = picker(10, BLOCK_SIZE, BLOCK_SIZE);
+    pk.set_sequential(true);
+    let mut odd = Bitfield::new(10);
+    for p in [1, 3, 5, 7, 9] {
+        odd.set(p);
+    }
+    pk.peer_bitfield(&odd);
+    let all = Bitfield::full(10);
+    pk.peer_bitfield(&all);
+    let mut out = Vec::new();
+    pk.pick(2, &odd, &[], 2, &mut out);
+    assert_eq!(
+        out.iter().map(|b| b.piece).collect::<Vec<_>>(),
+        [1, 3],
+        "the lowest pieces this peer has"
+    );
+    let mut first = Vec::new();
+    pk.pick(1, &all, &[], 2, &mut first);
+    assert_eq!(first.iter().map(|b| b.piece).collect::<Vec<_>>(), [0, 2]);
+    // piece 0 fails its hash check: it is the next piece picked again
+    deliver(&mut pk, &first[..1]);
+    pk.piece_failed(0);
+    pk.check_invariants();
+    let mut again = Vec::new();
+    pk.pick(1, &all, &first[1..], 1, &mut again);
+    assert_eq!(again[0].piece, 0);
+}
+
+#[test]
+fn sequential_respects_file_priorities_and_first_last_pieces_go_first() {
+    let mut pk = picker(12, BLOCK_SIZE, BLOCK_SIZE);
+    let all = Bitfield::full(12);
+    pk.peer_bitfield(&all);
+    // two "files": 0..6 low, 6..12 normal; the first and last piece of each go first
+    let mut prio = vec![1u8; 6];
+    prio.extend([PRIO_NORMAL; 6]);
+    for p in [0, 5, 6, 11] {
+        prio[p] = PRIO_FIRST_LAST;
+    }
+    prio[3] = PRIO_SKIP;
+    pk.set_priorities(&prio);
+    pk.set_sequential(true);
+    pk.check_invariants();
+    let mut order = Vec::new();
+    while !pk.is_finished() {
+        let mut out = Vec::new();
+        pk.pick(1, &all, &[], 1, &mut out);
+        order.push(out[0].piece);
+        for p in deliver(&mut pk, &out) {
+            assert!(pk.piece_verified(p));
+        }
+        pk.check_invariants();
+    }
+    assert_eq!(order, [0, 5, 6, 11, 7, 8, 9, 10, 1, 2, 4]);
+}
+
+#[test]
+fn first_last_pieces_go_first_in_rarest_first_too() {
+    let mut pk = picker(30, BLOCK_SIZE, BLOCK_SIZE);
+    let all = Bitfield::full(30);
+    pk.peer_bitfield(&all);
+    let mut prio = vec![PRIO_NORMAL; 30];
+    for p in [0, 9, 10, 29] {
+        prio[p] = PRIO_FIRST_LAST;
+    }
+    pk.set_priorities(&prio);
+    let mut out = Vec::new();
+    pk.pick(1, &all, &[], 4, &mut out);
+    let mut got: Vec<u32> = out.iter().map(|b| b.piece).collect();
+    got.sort_unstable();
+    assert_eq!(got, [0, 9, 10, 29]);
+    // the rest is rarest first again: no two runs need agree on the next piece
+    let mut next = Vec::new();
+    pk.pick(1, &all, &[], 1, &mut next);
+    assert!(![0, 9, 10, 29].contains(&next[0].piece));
+    pk.check_invariants();
+}
+
+#[test]
+fn switching_sequential_at_run_time_keeps_pieces_in_progress_and_end_game() {
+    let mut pk = picker(6, 2 * BLOCK_SIZE, 2 * BLOCK_SIZE);
+    let all = Bitfield::full(6);
+    pk.peer_bitfield(&all);
+    // rarest first starts some piece; half of it arrives
+    let mut out = Vec::new();
+    pk.pick(1, &all, &[], 1, &mut out);
+    let started = out[0].piece;
+    deliver(&mut pk, &out);
+    pk.set_sequential(true);
+    let mut more = Vec::new();
+    pk.pick(1, &all, &[], 3, &mut more);
+    assert_eq!(
+        more[0].piece, started,
+        "the piece in progress is finished first"
+    );
+    let lowest = (0..6).find(|&p| p != started).unwrap();
+    assert_eq!(more[1].piece, lowest, "then the lowest piece");
+    // everything requested: end game duplicates for a second peer, as before
+    let mut rest = Vec::new();
+    pk.pick(1, &all, &[], 100, &mut rest);
+    assert!(pk.in_endgame());
+    let mut dup = Vec::new();
+    pk.pick(2, &all, &[], 100, &mut dup);
+    assert!(!dup.is_empty(), "end game asks a second peer");
+    pk.set_sequential(false);
+    assert!(!pk.sequential());
+    pk.check_invariants();
+}
+
+#[test]
+fn sequential_goes_through_a_high_priority_file_at_the_end_first_in_one_pass() {
+    // 40,000 pieces, the second half high: each level is scanned once in all (a scan from
+    // the first missing piece for every pick would take 400 million steps here)
+    let n = 40_000u32;
+    let mut pk = picker(n, BLOCK_SIZE, BLOCK_SIZE);
+    let all = Bitfield::full(n);
+    pk.peer_bitfield(&all);
+    let mut prio = vec![PRIO_NORMAL; n as usize];
+    for p in &mut prio[(n / 2) as usize..] {
+        *p = PRIO_HIGH;
+    }
+    pk.set_priorities(&prio);
+    pk.set_sequential(true);
+    let started = std::time::Instant::now();
+    let mut order = Vec::with_capacity(n as usize);
+    let mut out = Vec::new();
+    while !pk.is_finished() {
+        out.clear();
+        pk.pick(1, &all, &[], 1, &mut out);
+        let b = out[0];
+        order.push(b.piece);
+        pk.on_block(1, b.piece, b.begin, b.length);
+        assert!(pk.piece_verified(b.piece));
+    }
+    pk.check_invariants();
+    let want: Vec<u32> = (n / 2..n).chain(0..n / 2).collect();
+    assert!(order == want, "high file first, each in index order");
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(20),
+        "{:?}",
+        started.elapsed()
+    );
+}

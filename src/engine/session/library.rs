@@ -272,12 +272,19 @@ impl Session {
             !self.persist.is_on(),
         );
         plan.apply(&mut t);
+        t.set_order_on_add(req.sequential, req.first_last);
+        let skipped = if req.skip_check {
+            t.skip_check_on_add();
+            "; hash check skipped: each piece is checked before it is first sent"
+        } else {
+            ""
+        };
         self.insert(id, info_hash, t);
         self.log.push(
             Some(id),
             EventLevel::Info,
             EventKind::Added,
-            format!("{name}: added (info hash {info_hash})"),
+            format!("{name}: added (info hash {info_hash}){skipped}"),
         );
         self.with(id, |t, env| t.run_hook(HookWhen::Added, env));
         self.added(id, req.paused);
@@ -325,6 +332,7 @@ impl Session {
             !self.persist.is_on(),
         );
         plan.apply(&mut t);
+        t.set_order_on_add(req.sequential, req.first_last);
         self.insert(id, info_hash, t);
         self.log.push(
             Some(id),
@@ -332,6 +340,14 @@ impl Session {
             EventKind::Added,
             format!("{name}: added from a magnet link (info hash {info_hash}); fetching its metadata from peers"),
         );
+        if req.skip_check {
+            self.log.push(
+                Some(id),
+                EventLevel::Info,
+                EventKind::Added,
+                format!("{name}: a magnet link is not added without a check: its data is checked once its metadata is in"),
+            );
+        }
         for n in notes {
             self.log.push(
                 Some(id),

@@ -361,6 +361,16 @@ impl Session {
             } => {
                 self.with(id, |t, env| t.set_file_priority(&files, priority, env));
             }
+            Command::SetSequential { ids, on } => {
+                for id in ids {
+                    self.with(id, |t, env| t.set_sequential(on, env));
+                }
+            }
+            Command::SetFirstLastPiecePrio { ids, on } => {
+                for id in ids {
+                    self.with(id, |t, env| t.set_first_last(on, env));
+                }
+            }
             Command::MoveStorage { id, to, move_data } => {
                 let to = library::absolute(to);
                 self.with(id, |t, env| t.move_storage(to, move_data, env));

@@ -43,6 +43,7 @@ pub fn open_disk(
         storage,
         geometry: meta.geometry(),
         hashes: meta.piece_hashes.clone(),
+        unchecked: crate::piece::HaveBits::new(meta.geometry().piece_count()),
         sink: Arc::new(move |event| {
             let _ = events.send(SessionEvent::Disk {
                 torrent: id,
@@ -192,6 +193,7 @@ impl Torrent {
                     );
                 }
                 self.have = have;
+                self.forget_unchecked();
                 self.persist_dirty = true;
                 self.log(
                     env,
@@ -229,11 +231,10 @@ impl Torrent {
             self.input(Input::Failed(storage_error(&e)), env);
             return None;
         }
+        self.load_unchecked(&disk);
         let geo = self.sum.geometry;
         let mut picker = Picker::new(geo, self.have.clone());
-        if let Some(p) = self.wanted.for_picker() {
-            picker.set_priorities(p);
-        }
+        self.order_picker(&mut picker);
         let s = Arc::new(TorrentShared::new(
             self.id,
             self.sum.info_hash,
@@ -348,6 +349,8 @@ impl Torrent {
                 self.peers.broadcast(&PeerCtrl::CheckInterest);
                 self.strike(peers, env);
             }
+            DiskEvent::UncheckedVerified(_) => self.on_unchecked_verified(env),
+            DiskEvent::UncheckedFailed(p) => self.on_unchecked_failed(p, env),
             DiskEvent::Error(e) => {
                 // the piece is not on disk: it is fetched again once the cause is fixed
                 // (the torrent stops now; partial pieces go with its shared state)

@@ -141,8 +141,12 @@ pub struct GoalState {
     pub seeding_since: Option<Instant>,
     /// The same moment in Unix seconds (the row shows it; a front end adds the time since).
     pub seeding_since_unix: Option<u64>,
-    /// Uploaded bytes at the last look, and when they last grew.
+    /// Uploaded bytes at the last look, and when they last grew (or the current spell of
+    /// seeding began, whichever is later).
     pub last_upload: (u64, Instant),
+    /// Seconds seeded without an upload in earlier spells (and runs), since the last
+    /// upload: a pause or a restart does not reset the inactive seeding time.
+    pub inactive_before: u64,
     /// Stopped by a goal: what was reached (shown, kept across restarts).
     pub stopped: Option<String>,
     /// A goal asked for its torrent's removal (with its data: `true`); the session does it.
@@ -185,6 +189,7 @@ impl Default for GoalState {
             seeding_since: None,
             seeding_since_unix: None,
             last_upload: (0, Instant::now()),
+            inactive_before: 0,
             stopped: None,
             remove: None,
             category: ShareLimits::default(),
@@ -206,6 +211,17 @@ impl GoalState {
                 .seeding_since
                 .map_or(Duration::ZERO, |s| now.saturating_duration_since(s))
     }
+
+    /// Inactive seeding time at `now`: seeded without an upload since the last one, all
+    /// spells together.
+    pub fn inactive(&self, now: Instant) -> Duration {
+        let spell = if self.seeding_since.is_some() {
+            now.saturating_duration_since(self.last_upload.1)
+        } else {
+            Duration::ZERO
+        };
+        Duration::from_secs(self.inactive_before) + spell
+    }
 }
 
 impl Torrent {
@@ -222,15 +238,10 @@ impl Torrent {
     /// Where it stands at `now` (inactive time counts only while seeding).
     fn standing(&self, now: Instant) -> Standing {
         let (downloaded, uploaded, _) = self.totals();
-        let inactive = if self.goals.seeding_since.is_some() {
-            now.saturating_duration_since(self.goals.last_upload.1)
-        } else {
-            Duration::ZERO
-        };
         Standing {
             ratio: crate::api::share_ratio(uploaded, downloaded, self.share_size()),
             seeded: self.goals.seeded(now),
-            inactive,
+            inactive: self.goals.inactive(now),
         }
     }
 
@@ -253,6 +264,7 @@ impl Torrent {
             env.timers
                 .schedule(TimerKey::Torrent(self.id, TorrentTimer::Goal), now);
         } else if before == TorrentState::Seeding && after != TorrentState::Seeding {
+            self.goals.inactive_before = self.goals.inactive(now).as_secs();
             if let Some(since) = self.goals.seeding_since.take() {
                 self.goals.seeded_before += now.saturating_duration_since(since).as_secs();
             }
@@ -274,6 +286,7 @@ impl Torrent {
         let uploaded = self.totals().1;
         if uploaded != self.goals.last_upload.0 {
             self.goals.last_upload = (uploaded, env.now);
+            self.goals.inactive_before = 0;
         }
         let e = effective(self.goals.in_effect(), env.seeding);
         let s = self.standing(env.now);
@@ -564,6 +577,33 @@ mod tests {
         assert_eq!(reached(&e2, &two), Some(Reached::Ratio(2.0)));
         // unknown ratio (magnet without metadata): never reached
         assert_eq!(reached(&e, &Standing::default()), None);
+    }
+
+    /// The inactive seeding time goes on across a pause (and a restart, which keeps
+    /// `inactive_before`): only an upload resets it.
+    #[test]
+    fn inactive_time_counts_across_spells_of_seeding_until_an_upload() {
+        let t0 = Instant::now();
+        let mut st = GoalState {
+            seeding_since: Some(t0),
+            last_upload: (5, t0),
+            inactive_before: 0,
+            ..GoalState::default()
+        };
+        assert_eq!(st.inactive(t0 + 10 * MIN), 10 * MIN);
+        // paused after 10 minutes: what it had is kept, nothing counts while paused
+        st.inactive_before = st.inactive(t0 + 10 * MIN).as_secs();
+        st.seeding_since = None;
+        assert_eq!(st.inactive(t0 + 60 * MIN), 10 * MIN);
+        // seeding again (or restored from its record) 50 minutes later: it goes on from 10
+        let t1 = t0 + 60 * MIN;
+        st.seeding_since = Some(t1);
+        st.last_upload = (5, t1);
+        assert_eq!(st.inactive(t1 + 5 * MIN), 15 * MIN);
+        // an upload: from 0 again
+        st.last_upload = (6, t1 + 5 * MIN);
+        st.inactive_before = 0;
+        assert_eq!(st.inactive(t1 + 7 * MIN), 2 * MIN);
     }
 
     #[test]

@@ -98,6 +98,7 @@ pub(crate) mod fixture {
             storage,
             geometry: geometry(),
             hashes: vec![[0; 20]; 2],
+            unchecked: crate::piece::HaveBits::new(2),
             sink: Arc::new(|_| {}),
         })
     }

@@ -20,7 +20,8 @@
 //!   `dht` and `lsd` (those peer sources), [`sources`] (the peers the user gave, the
 //!   sources in effect), [`goals`] (seeding goals: share limits, the seeding clock),
 //!   `category` (its category, tags and automatic management; the move to the save path
-//!   on completion).
+//!   on completion), `piece_order` (sequential download, first and last pieces first),
+//!   `unchecked` (pieces taken without a hash check, verified before their first upload).
 
 pub mod announce;
 mod category;
@@ -38,6 +39,7 @@ mod magnet;
 pub mod peer_book;
 pub mod peers;
 pub mod persist;
+mod piece_order;
 mod queue;
 mod relocate;
 pub mod sources;
@@ -46,6 +48,7 @@ pub mod summary;
 mod swarm;
 pub mod tracker_edit;
 mod trackers;
+mod unchecked;
 pub mod view;
 pub mod wanted;
 
@@ -221,6 +224,8 @@ pub struct Torrent {
     activity: Option<(u64, u64)>,
     /// The name the user gave it, shown instead of its own (`None`: its own).
     display_name: Option<String>,
+    /// Pieces taken without a check that did not match when first hashed (this run).
+    unchecked_failed: u32,
 }
 
 impl Torrent {
@@ -286,6 +291,7 @@ impl Torrent {
             final_move_due: false,
             activity: None,
             display_name: None,
+            unchecked_failed: 0,
             sum,
         }
     }
@@ -383,8 +389,7 @@ impl Torrent {
             }
         }
         if let Some(s) = self.shared() {
-            s.picker()
-                .set_priorities(&self.wanted.for_picker_all(self.sum.piece_count()));
+            s.picker().set_priorities(&self.piece_levels());
             self.peers.broadcast(&PeerCtrl::CheckInterest);
         }
         // done with what is wanted now, or wanting more than we have
@@ -601,6 +606,7 @@ impl Torrent {
     fn retire(&mut self, live: Live) {
         let s = live.shared();
         self.have = s.have.to_bitfield();
+        self.keep_unchecked(s);
         self.carried.0 += s.stats.downloaded.load(Ordering::Relaxed);
         self.carried.1 += s.stats.uploaded.load(Ordering::Relaxed);
         self.carried.2 += s.stats.wasted.load(Ordering::Relaxed);

@@ -56,6 +56,7 @@ impl Torrent {
         }
         .sanitized();
         t.goals.seeded_before = r.goals.seeded_secs;
+        t.goals.inactive_before = r.activity.inactive_secs;
         // a goal's stop holds only a torrent that stays paused (the user's pause)
         t.goals.stopped = r.goals.stopped.clone().filter(|_| r.paused);
         t.manage = r.manage.clone();
@@ -68,6 +69,8 @@ impl Torrent {
         t.wanted = Wanted::from_levels(&r.file_prio, &t.sum);
         t.have = Bitfield::from_payload(&r.have, r.piece_count)
             .unwrap_or_else(|_| Bitfield::new(r.piece_count));
+        // unchecked pieces are had ones: a mark on another (a damaged record) is dropped
+        t.manage.unverified = super::unchecked::within(&r.manage.unverified, &t.have);
         t.life = match &r.error {
             Some((kind, message)) => Lifecycle::Error(TorrentError {
                 kind: error_kind_of(*kind),
@@ -107,6 +110,7 @@ impl Torrent {
         }
         if !trusted {
             self.have = Bitfield::new(self.sum.piece_count());
+            self.forget_unchecked();
         }
         self.input(Input::ResumeData { trusted }, env);
     }
@@ -185,7 +189,13 @@ impl Torrent {
                 seeded_secs: self.goals.seeded(std::time::Instant::now()).as_secs(),
                 stopped: self.goals.stopped.clone(),
             },
-            manage: self.manage.clone(),
+            manage: crate::state::ManageRecord {
+                unverified: self.unchecked_record(),
+                ..self.manage.clone()
+            },
+            activity: crate::state::ActivityRecord {
+                inactive_secs: self.goals.inactive(std::time::Instant::now()).as_secs(),
+            },
             display_name: self.display_name.clone(),
         }
     }
@@ -313,6 +323,7 @@ mod tests {
                 first_last: false,
                 unverified: vec![0b1000_0000],
             },
+            activity: crate::state::ActivityRecord { inactive_secs: 600 },
             display_name: Some("renamed".into()),
         }
     }
@@ -329,6 +340,20 @@ mod tests {
         assert!(!t.persist_dirty(), "nothing changed since it was read");
         assert_eq!(t.life, Lifecycle::Restoring { paused: true });
         assert_eq!(t.have.count(), 2);
+    }
+
+    #[test]
+    fn unchecked_marks_count_only_for_had_pieces() {
+        // pieces 0, 1 and 4 marked; 0 and 4 had (a damaged record marks one more)
+        let mut r = record();
+        r.manage.unverified = vec![0b1100_1000];
+        let t = restore(&r);
+        assert_eq!(t.unchecked_count(), 2);
+        assert_eq!(t.record().manage.unverified, vec![0b1000_1000]);
+        // bytes of another length: none
+        r.manage.unverified = vec![0xff, 0xff];
+        assert_eq!(restore(&r).unchecked_count(), 0);
+        assert!(restore(&r).record().manage.unverified.is_empty());
     }
 
     #[test]

@@ -196,7 +196,7 @@ impl Torrent {
             self.log(
                 env,
                 EventLevel::Warn,
-                EventKind::Added,
+                EventKind::PeerRefused,
                 format!("peer {addr} not added: it has no port or no address to dial"),
             );
             return false;
@@ -205,7 +205,7 @@ impl Torrent {
             self.log(
                 env,
                 EventLevel::Warn,
-                EventKind::Added,
+                EventKind::PeerRefused,
                 format!("peer {addr} not added: the IP filter blocks it"),
             );
             return false;

@@ -300,9 +300,13 @@ impl Torrent {
             tracker: self.trackers.current_url().unwrap_or_default().to_owned(),
             completed_at: self.completed_at,
             last_activity: self.last_activity(downloaded + uploaded),
-            share_limits: self.goals.limits,
             seeded_secs: self.goals.seeded_before,
             seeding_since: self.goals.seeding_since_unix,
+            share_limits: self.share_limits(),
+            sequential: self.manage.sequential,
+            first_last: self.manage.first_last,
+            unchecked: self.unchecked_count(),
+            unchecked_failed: self.unchecked_failed,
         }
     }
 

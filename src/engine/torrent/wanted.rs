@@ -4,7 +4,7 @@
 //! torrent hands the result to its picker and asks it whether everything wanted is here.
 
 use crate::api::FilePriority;
-use crate::engine::picker::{PRIO_HIGH, PRIO_NORMAL, PRIO_SKIP};
+use crate::engine::picker::{PRIO_FIRST_LAST, PRIO_HIGH, PRIO_NORMAL, PRIO_SKIP};
 use crate::piece::{Bitfield, FileSpan, Geometry};
 
 use super::summary::Summary;
@@ -122,6 +122,41 @@ impl Wanted {
             Some(p) => p.to_vec(),
             None => vec![PRIO_NORMAL; count as usize],
         }
+    }
+
+    /// Every piece's level for the picker with the first and last pieces of each wanted
+    /// file at [`PRIO_FIRST_LAST`] (see [`Wanted::first_last_pieces`]), `count` pieces.
+    pub fn for_picker_first_last(&self, sum: &Summary) -> Vec<u8> {
+        let mut levels = self.for_picker_all(sum.piece_count());
+        for p in self.first_last_pieces(sum) {
+            if let Some(l) = levels.get_mut(p as usize) {
+                *l = PRIO_FIRST_LAST;
+            }
+        }
+        levels
+    }
+
+    /// The pieces that hold the start and the end of each wanted file (padding and skipped
+    /// files left out), ascending, each once: per file the first and the last
+    /// ceil(1% of its length / piece length) of its pieces, at least one each, as
+    /// qBittorrent's `firstLastPiecePrio` (1% is room for a video's index at its end).
+    pub fn first_last_pieces(&self, sum: &Summary) -> Vec<u32> {
+        let geo = &sum.geometry;
+        let piece_len = u64::from(geo.piece_length().max(1));
+        let mut out = Vec::new();
+        for f in self.wanted_files(sum) {
+            let range = f.pieces(geo);
+            if range.is_empty() {
+                continue;
+            }
+            let n = (f.length.div_ceil(100).div_ceil(piece_len)).max(1);
+            let n = u32::try_from(n).unwrap_or(u32::MAX).min(range.len() as u32);
+            out.extend(range.start..range.start + n);
+            out.extend(range.end - n..range.end);
+        }
+        out.sort_unstable();
+        out.dedup();
+        out
     }
 
     /// Every wanted piece is in `have`.
@@ -360,6 +395,45 @@ mod tests {
             [PRIO_SKIP, PRIO_NORMAL, PRIO_SKIP]
         );
         assert_eq!(Wanted::select_only(&[], &s), Wanted::all_normal(3));
+    }
+
+    #[test]
+    fn first_and_last_pieces_of_each_wanted_file() {
+        // A: 0..100 (pieces 0, 1), B: 100..300 (pieces 1..=4), C: 300..310 (piece 4)
+        let s = sum(&[(100, false), (200, false), (10, false)], 64);
+        let mut w = Wanted::all_normal(3);
+        assert_eq!(w.first_last_pieces(&s), [0, 1, 4]);
+        assert_eq!(
+            w.for_picker_first_last(&s),
+            [
+                PRIO_FIRST_LAST,
+                PRIO_FIRST_LAST,
+                PRIO_NORMAL,
+                PRIO_NORMAL,
+                PRIO_FIRST_LAST
+            ]
+        );
+        // a skipped file's ends are not raised (a piece it shares keeps its level)
+        w.set(&[1], FilePriority::Skip, &s);
+        assert_eq!(w.first_last_pieces(&s), [0, 1, 4]);
+        let levels = w.for_picker_first_last(&s);
+        assert_eq!(levels[2], PRIO_SKIP);
+        assert_eq!(levels[3], PRIO_SKIP);
+        // padding files are not files to preview
+        let s = sum(&[(64, false), (64, true), (640, false)], 64);
+        let w = Wanted::all_normal(3);
+        assert_eq!(w.first_last_pieces(&s), [0, 2, 11]);
+    }
+
+    #[test]
+    fn a_large_file_gets_one_percent_of_its_pieces_at_each_end() {
+        // 1000 pieces of 64 bytes: 1% is 640 bytes, 10 pieces at each end
+        let s = sum(&[(64_000, false)], 64);
+        let w = Wanted::all_normal(1);
+        let fl = w.first_last_pieces(&s);
+        assert_eq!(fl.len(), 20);
+        assert_eq!(fl[..10], (0..10).collect::<Vec<u32>>()[..]);
+        assert_eq!(fl[10..], (990..1000).collect::<Vec<u32>>()[..]);
     }
 
     #[test]

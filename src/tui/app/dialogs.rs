@@ -173,7 +173,7 @@ impl App {
             FormKind::Add => popups::add::submit(form, self.opts.seed_after_download),
             FormKind::Limits { torrents } => popups::limits::submit(form, torrents, &self.snapshot),
             FormKind::Move { torrents } => popups::move_storage::submit(form, torrents),
-            FormKind::Goals { torrents } => popups::goals::submit(form, torrents),
+            FormKind::Goals { torrents } => popups::goals::submit(form, torrents, &self.snapshot),
             FormKind::AddPeer { torrent } => popups::add_peer::submit(form, *torrent),
             FormKind::Category { torrents } => {
                 popups::category::submit(form, torrents, &self.snapshot)

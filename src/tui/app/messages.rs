@@ -2,12 +2,27 @@
 //! line), the answers to adds, and adds refused before the UI started.
 
 use super::*;
+use crate::api::EventKind;
 
 impl App {
     /// Adds engine events (from the event stream or the history sent at start); events
     /// already seen (by `seq`) are skipped, gaps are counted as lost. Returns whether any
     /// was new.
     pub fn push_events(&mut self, events: impl IntoIterator<Item = EngineEvent>) -> bool {
+        self.push_events_from(events, true)
+    }
+
+    /// Adds the session log's history, sent once at start: as [`App::push_events`], but
+    /// an old answer to an action (a refused peer) does not show on the message line.
+    pub fn push_history(&mut self, events: impl IntoIterator<Item = EngineEvent>) -> bool {
+        self.push_events_from(events, false)
+    }
+
+    fn push_events_from(
+        &mut self,
+        events: impl IntoIterator<Item = EngineEvent>,
+        live: bool,
+    ) -> bool {
         let mut any = false;
         for event in events {
             let Some(event) = self.events.push(event) else {
@@ -26,7 +41,12 @@ impl App {
                 any = true;
                 continue;
             }
-            if event.level == EventLevel::Error {
+            if event.kind == EventKind::PeerRefused && live {
+                // the answer to "add peer": replaces its "peer … added" at once
+                let name = event.torrent.and_then(|id| self.snapshot.row(id));
+                self.notice
+                    .error(event.with_name(name.map(|r| r.name.as_str())));
+            } else if event.level == EventLevel::Error {
                 self.notice.error_if_quiet(|| {
                     // the engine's torrent events start with the name already
                     let name = event.torrent.and_then(|id| self.snapshot.row(id));

@@ -274,6 +274,40 @@ fn a_peer_added_by_hand_is_sent_and_confirmed() {
     );
 }
 
+/// A peer the engine refuses (the IP filter blocks it) replaces the form's "added" at once;
+/// the same refusal in the history sent at start does not show.
+#[test]
+fn a_refused_peer_replaces_its_added_notice_but_not_from_the_history() {
+    use crate::api::{EngineEvent, EventKind, EventLevel};
+    let refused = |seq| EngineEvent {
+        seq,
+        at: std::time::SystemTime::UNIX_EPOCH,
+        torrent: Some(TorrentId(1)),
+        level: EventLevel::Warn,
+        kind: EventKind::PeerRefused,
+        message: "peer 10.9.9.9:6881 not added: the IP filter blocks it".to_owned(),
+    };
+    let mut app = app();
+    app.push_history([refused(1)]);
+    assert_eq!(app.notice(), None, "an old refusal stays in the log");
+    app.apply(Action::OpenDetail);
+    app.apply(Action::AddPeer);
+    let _ = app.handle_paste("10.9.9.9:6881");
+    app.apply(Action::Submit);
+    assert!(
+        app.notice()
+            .unwrap()
+            .starts_with("peer 10.9.9.9:6881 added")
+    );
+    app.push_events([refused(2)]);
+    let (text, level) = app.notice.get().unwrap();
+    assert_eq!(
+        text,
+        "alpha: peer 10.9.9.9:6881 not added: the IP filter blocks it"
+    );
+    assert_eq!(level, crate::tui::notice::NoticeLevel::Error);
+}
+
 #[test]
 fn an_engine_error_names_its_torrent_once_on_the_message_line() {
     use crate::api::{EngineEvent, EventKind, EventLevel};

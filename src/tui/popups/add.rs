@@ -1,6 +1,8 @@
 //! The add dialog: a .torrent file's path (Tab completes it, `*` and `?` match several), a
 //! magnet link or the http(s) URL of a .torrent file, typed or pasted; the folder to save in (empty: the default); start paused; a category (Tab offers the session's; with one
-//! and no folder its data goes where the category says). A typo is refused in
+//! and no folder its data goes where the category says); skip the hash check (data known
+//! to be complete, for cross-seeding); sequential download; first and last pieces first.
+//! A typo is refused in
 //! the dialog (a missing file, a folder, a malformed magnet link), not reported later as a
 //! failed add.
 
@@ -24,6 +26,12 @@ pub fn open(keymap: &Keymap, categories: Vec<String>) -> Form {
             Field::path("Save in (empty: the default folder)", "", true),
             Field::check("Start paused", false),
             Field::text("Category (empty: none)", ""),
+            Field::check(
+                "Skip hash check (the data is complete: cross-seeding)",
+                false,
+            ),
+            Field::check("Sequential download (pieces in order)", false),
+            Field::check("First and last pieces of each file first", false),
         ],
     );
     form.choices = categories;
@@ -45,6 +53,9 @@ pub fn submit(form: &Form, seed: bool) -> Submitted {
     let save = form.fields.get(1).map_or("", |f| f.value()).trim();
     let paused = form.fields.get(2).is_some_and(Field::checked);
     let category = form.fields.get(3).map_or("", |f| f.value()).trim();
+    let skip_check = form.fields.get(4).is_some_and(Field::checked);
+    let sequential = form.fields.get(5).is_some_and(Field::checked);
+    let first_last = form.fields.get(6).is_some_and(Field::checked);
     if !category.is_empty() {
         crate::api::check_category_name(category)?;
     }
@@ -102,7 +113,10 @@ pub fn submit(form: &Form, seed: bool) -> Submitted {
                         .download_dir(download_dir.clone())
                         .paused(paused)
                         .seed(seed)
-                        .category(category),
+                        .category(category)
+                        .skip_check(skip_check)
+                        .sequential(sequential)
+                        .first_last(first_last),
                     None,
                 )
             })
@@ -187,7 +201,7 @@ mod tests {
     fn opens_empty_with_the_completion_key_named() {
         let form = open(&Keymap::default(), Vec::new());
         assert_eq!(form.kind, FormKind::Add);
-        assert_eq!(form.fields.len(), 4);
+        assert_eq!(form.fields.len(), 7);
         assert!(
             form.fields
                 .iter()
@@ -220,6 +234,7 @@ mod tests {
         assert_eq!(req.source, AddSource::File(file));
         assert_eq!(req.download_dir, Some(save), "a folder to be made is fine");
         assert!(req.paused && !req.seed);
+        assert!(!req.skip_check && !req.sequential && !req.first_last);
         let req = request(submit(&filled(&link(), "", false), true).unwrap());
         assert_eq!(req.download_dir, None, "empty: the default folder");
         assert!(!req.paused && req.seed);
@@ -227,6 +242,20 @@ mod tests {
 
     fn link() -> String {
         format!("magnet:?xt=urn:btih:{}&dn=debian", "c".repeat(40))
+    }
+
+    #[test]
+    fn skip_check_sequential_and_first_last_go_with_the_add() {
+        let mut form = filled(&link(), "", false);
+        for i in [4, 6] {
+            form.fields[i].kind = FieldKind::Check(true);
+        }
+        let req = request(submit(&form, true).unwrap());
+        assert!(req.skip_check && !req.sequential && req.first_last);
+        form.fields[5].kind = FieldKind::Check(true);
+        form.fields[4].kind = FieldKind::Check(false);
+        let req = request(submit(&form, true).unwrap());
+        assert!(!req.skip_check && req.sequential && req.first_last);
     }
 
     #[test]

@@ -65,23 +65,43 @@ pub fn parse_minutes(text: &str) -> Result<i64, String> {
     }
 }
 
-/// The dialog for `torrents` (labelled `what`): filled with the torrent's own goals when
-/// it is the one whose detail the snapshot holds, else `default` everywhere; the intro
-/// says what `default` means now (the session's values).
+/// What a field shows when the targets' own values differ; left so, each keeps its own.
+pub const KEEP: &str = "keep";
+
+/// The dialog for `torrents` (labelled `what`): each field filled with the targets' own
+/// goal when they agree on it, else [`KEEP`] (submitting leaves each torrent's own value);
+/// the intro says what `default` means now (the session's values).
 pub fn open(snapshot: &Snapshot, torrents: Vec<TorrentId>, what: &str, sym: &Symbols) -> Form {
-    let own = match (torrents.as_slice(), &snapshot.detail) {
-        ([id], Some(d)) if d.id == *id => d.goals.limits,
-        _ => ShareLimits::default(),
+    let own: Vec<ShareLimits> = torrents
+        .iter()
+        .map(|id| {
+            snapshot
+                .row(*id)
+                .map_or_else(ShareLimits::default, |r| r.share_limits)
+        })
+        .collect();
+    let common = |text: fn(&ShareLimits) -> String| {
+        let mut texts = own.iter().map(text);
+        let first = texts.next().unwrap_or_else(|| "default".to_owned());
+        if texts.all(|t| t == first) {
+            first
+        } else {
+            KEEP.to_owned()
+        }
     };
     let what = format::fit_with(what, 40, sym.ascii, sym.ellipsis);
     let fields = vec![
-        Field::prefilled("Ratio".to_owned(), ratio_text(own.ratio)),
-        Field::prefilled("Seeding time".to_owned(), minutes_text(own.seeding_minutes)),
+        Field::prefilled("Ratio".to_owned(), common(|l| ratio_text(l.ratio))),
+        Field::prefilled(
+            "Seeding time".to_owned(),
+            common(|l| minutes_text(l.seeding_minutes)),
+        ),
         Field::prefilled(
             "Inactive time".to_owned(),
-            minutes_text(own.inactive_minutes),
+            common(|l| minutes_text(l.inactive_minutes)),
         ),
     ];
+    let mixed = fields.iter().any(|f| f.value() == KEEP);
     let mut form = Form::new(
         FormKind::Goals { torrents },
         format!("Seeding goals: {what}"),
@@ -91,34 +111,67 @@ pub fn open(snapshot: &Snapshot, torrents: Vec<TorrentId>, what: &str, sym: &Sym
         "Stop seeding at: ratio 2.0; time 7d, 12h, 30m.".to_owned(),
         "none = no limit; default = the [seeding] config's.".to_owned(),
     ];
+    if mixed {
+        form.intro
+            .push("keep = each torrent keeps its own (they differ).".to_owned());
+    }
     form
 }
 
-/// The command that sets the goals typed into `form` for `torrents`.
+/// `text` read by `parse`, `None` for [`KEEP`].
+fn field<T>(text: &str, parse: fn(&str) -> Result<T, String>) -> Result<Option<T>, String> {
+    if text.trim().eq_ignore_ascii_case(KEEP) {
+        Ok(None)
+    } else {
+        parse(text).map(Some)
+    }
+}
+
+fn shown<T>(value: Option<T>, text: fn(T) -> String) -> String {
+    value.map_or_else(|| "kept".to_owned(), text)
+}
+
+/// The commands that set the goals typed into `form` for `torrents`: one
+/// [`Command::SetShareLimits`] per distinct result, a [`KEEP`] field taking each torrent's
+/// own value from `snapshot`.
 ///
 /// Errors: the label of the first field that does not read and why.
-pub fn submit(form: &Form, torrents: &[TorrentId]) -> Submitted {
+pub fn submit(form: &Form, torrents: &[TorrentId], snapshot: &Snapshot) -> Submitted {
     let value = |i: usize| form.fields.get(i).map_or("default", Field::value);
     let label = |i: usize| form.fields.get(i).map_or("", |f| f.label.as_str());
-    let ratio = parse_ratio(value(0)).map_err(|e| format!("{}: {e}", label(0)))?;
-    let seeding = parse_minutes(value(1)).map_err(|e| format!("{}: {e}", label(1)))?;
-    let inactive = parse_minutes(value(2)).map_err(|e| format!("{}: {e}", label(2)))?;
-    let limits = ShareLimits {
-        ratio,
-        seeding_minutes: seeding,
-        inactive_minutes: inactive,
-    };
+    let ratio = field(value(0), parse_ratio).map_err(|e| format!("{}: {e}", label(0)))?;
+    let seeding = field(value(1), parse_minutes).map_err(|e| format!("{}: {e}", label(1)))?;
+    let inactive = field(value(2), parse_minutes).map_err(|e| format!("{}: {e}", label(2)))?;
+    let mut commands: Vec<Command> = Vec::new();
+    for id in torrents {
+        let own = snapshot
+            .row(*id)
+            .map_or_else(ShareLimits::default, |r| r.share_limits);
+        let limits = ShareLimits {
+            ratio: ratio.unwrap_or(own.ratio),
+            seeding_minutes: seeding.unwrap_or(own.seeding_minutes),
+            inactive_minutes: inactive.unwrap_or(own.inactive_minutes),
+        };
+        let same = commands.iter_mut().find_map(|c| match c {
+            Command::SetShareLimits { ids, limits: l } if *l == limits => Some(ids),
+            _ => None,
+        });
+        match same {
+            Some(ids) => ids.push(*id),
+            None => commands.push(Command::SetShareLimits {
+                ids: vec![*id],
+                limits,
+            }),
+        }
+    }
     let notice = format!(
         "seeding goals: ratio {}, seeding time {}, inactive time {}",
-        ratio_text(ratio),
-        minutes_text(seeding),
-        minutes_text(inactive)
+        shown(ratio, ratio_text),
+        shown(seeding, minutes_text),
+        shown(inactive, minutes_text)
     );
     Ok(Outcome {
-        commands: vec![Command::SetShareLimits {
-            ids: torrents.to_vec(),
-            limits,
-        }],
+        commands,
         notice: Some(notice),
     })
 }
@@ -165,7 +218,7 @@ mod tests {
                 f.set(text);
             }
         }
-        let out = submit(&form, &ids).unwrap();
+        let out = submit(&form, &ids, &snap).unwrap();
         let [Command::SetShareLimits { ids: sent, limits }] = &out.commands[..] else {
             panic!("{:?}", out.commands);
         };
@@ -181,9 +234,76 @@ mod tests {
             f.set("soon");
         }
         assert!(
-            submit(&form, &ids)
+            submit(&form, &ids, &snap)
                 .unwrap_err()
                 .starts_with("Seeding time: ")
         );
+    }
+
+    /// Several torrents with their own, different goals: the dialog does not offer
+    /// "default" for what differs (Enter unchanged used to reset their own goals), and a
+    /// field left at `keep` keeps each one's own value.
+    #[test]
+    fn goals_that_differ_are_kept_unless_typed_over() {
+        use std::sync::Arc;
+        let limits = |ratio, seeding| ShareLimits {
+            ratio,
+            seeding_minutes: seeding,
+            inactive_minutes: -2,
+        };
+        let snap = Snapshot {
+            rows: vec![
+                Arc::new(crate::api::TorrentRow {
+                    id: TorrentId(1),
+                    share_limits: limits(2.0, 60),
+                    ..Default::default()
+                }),
+                Arc::new(crate::api::TorrentRow {
+                    id: TorrentId(2),
+                    share_limits: limits(3.0, 60),
+                    ..Default::default()
+                }),
+            ]
+            .into(),
+            ..Default::default()
+        };
+        let ids = vec![TorrentId(1), TorrentId(2)];
+        let mut form = open(&snap, ids.clone(), "2 torrents", &Theme::default().sym);
+        let values: Vec<&str> = form.fields.iter().map(Field::value).collect();
+        assert_eq!(values, [KEEP, "1h 00m", "default"]);
+        assert!(form.intro.iter().any(|l| l.starts_with("keep = ")));
+        // Enter unchanged: each keeps what it had, no goal reset
+        let out = submit(&form, &ids, &snap).unwrap();
+        let sent: Vec<(Vec<TorrentId>, ShareLimits)> = out
+            .commands
+            .iter()
+            .map(|c| match c {
+                Command::SetShareLimits { ids, limits } => (ids.clone(), *limits),
+                other => panic!("{other:?}"),
+            })
+            .collect();
+        assert_eq!(
+            sent,
+            [
+                (vec![TorrentId(1)], limits(2.0, 60)),
+                (vec![TorrentId(2)], limits(3.0, 60)),
+            ]
+        );
+        // a ratio typed over `keep` goes to both: one command
+        if let FieldKind::Text(f) = &mut form.fields[0].kind {
+            f.set("1.5");
+        }
+        let out = submit(&form, &ids, &snap).unwrap();
+        let [
+            Command::SetShareLimits {
+                ids: both,
+                limits: l,
+            },
+        ] = &out.commands[..]
+        else {
+            panic!("{:?}", out.commands);
+        };
+        assert_eq!(both, &ids);
+        assert_eq!(*l, limits(1.5, 60));
     }
 }

@@ -163,6 +163,60 @@ pub(crate) fn message_line(frame: &mut Frame, area: Rect, app: &App, theme: &The
         frame.set_cursor_position(Position::new(x, area.y));
         return;
     }
+    let Some((text, style, wraps)) = message(app, theme) else {
+        return;
+    };
+    if wraps && area.height > 1 {
+        // wrapped a cell in, as the one-line form starts
+        let lines: Vec<Line> = format::wrap_with(
+            &text,
+            width.saturating_sub(1),
+            usize::from(area.height),
+            sym.ascii,
+            sym.ellipsis,
+        )
+        .into_iter()
+        .map(|l| Line::styled(format!(" {l}"), style))
+        .collect();
+        frame.render_widget(Paragraph::new(lines), area);
+        return;
+    }
+    let line = format::fit_with(&text, width, sym.ascii, sym.ellipsis);
+    frame.render_widget(Line::styled(line, style), area);
+}
+
+/// Most lines the message line takes for an error that does not fit in one.
+const MESSAGE_MAX_LINES: usize = 3;
+
+/// Lines the message line needs at `width` cells on a screen of `height` rows: one, or up
+/// to [`MESSAGE_MAX_LINES`] for an error (a notice or the selected torrent's) that would
+/// be cut in one, so its cause and what to do are read whole at 80 columns; always one on
+/// a screen under 20 rows.
+pub(crate) fn message_height(app: &App, theme: &Theme, width: u16, height: u16) -> u16 {
+    if app.searching() || height < 20 {
+        return 1;
+    }
+    match message(app, theme) {
+        Some((text, _, true)) if format::width(&text) > usize::from(width) => {
+            let sym = theme.sym;
+            let n = format::wrap_with(
+                &text,
+                usize::from(width).saturating_sub(1),
+                MESSAGE_MAX_LINES,
+                sym.ascii,
+                sym.ellipsis,
+            )
+            .len();
+            n.clamp(1, MESSAGE_MAX_LINES) as u16
+        }
+        _ => 1,
+    }
+}
+
+/// What the message line shows (the search aside): a notice, or the selected torrent's
+/// error, message or figures, with its style and whether it may wrap (errors do).
+fn message(app: &App, theme: &Theme) -> Option<(String, Style, bool)> {
+    let sym = theme.sym;
     if let Some((text, level)) = app.notice_level() {
         let style = match level {
             NoticeLevel::Info => theme.fg(Role::Good),
@@ -173,9 +227,7 @@ pub(crate) fn message_line(frame: &mut Frame, area: Rect, app: &App, theme: &The
             0 => String::new(),
             n => format!(" [+{n} more]"),
         };
-        let line = format::fit_with(&format!("{more} {text}"), width, sym.ascii, sym.ellipsis);
-        frame.render_widget(Line::styled(line, style), area);
-        return;
+        return Some((format!("{more} {text}"), style, level == NoticeLevel::Error));
     }
     let Some(row) = app.selected_row() else {
         if app.screen() == Screen::List && app.visible_len() == 0 && !app.snapshot().rows.is_empty()
@@ -184,11 +236,11 @@ pub(crate) fn message_line(frame: &mut Frame, area: Rect, app: &App, theme: &The
                 " nothing matches; {}: clear the filter and search",
                 app.options().keymap.hint(Action::ClearMarks)
             );
-            frame.render_widget(Line::styled(line, theme.dim()), area);
+            return Some((line, theme.dim(), false));
         }
-        return;
+        return None;
     };
-    let (text, style) = if let Some(err) = &row.error {
+    Some(if let Some(err) = &row.error {
         let key = app.options().keymap.hint(Action::TogglePause);
         (
             format!(
@@ -197,15 +249,18 @@ pub(crate) fn message_line(frame: &mut Frame, area: Rect, app: &App, theme: &The
                 err.kind.hint()
             ),
             theme.error(),
+            true,
         )
     } else if let Some(m) = &row.message {
+        let error = row.state == TorrentState::Error;
         (
             format!(" {m}"),
-            if row.state == TorrentState::Error {
+            if error {
                 theme.error()
             } else {
                 theme.warning()
             },
+            error,
         )
     } else {
         (
@@ -221,10 +276,9 @@ pub(crate) fn message_line(frame: &mut Frame, area: Rect, app: &App, theme: &The
                 format::ratio(row.ratio()),
             ),
             theme.dim(),
+            false,
         )
-    };
-    let line = format::fit_with(&text, width, sym.ascii, sym.ellipsis);
-    frame.render_widget(Line::styled(line, style), area);
+    })
 }
 
 /// The status bar: session figures that fit, whole, and the help and quit keys.
@@ -233,45 +287,6 @@ pub(crate) fn status_bar(frame: &mut Frame, area: Rect, app: &App, theme: &Theme
     let snapshot = app.snapshot();
     let g = &snapshot.global;
     let sym = theme.sym;
-    let limit = |v: u64| {
-        if v == 0 {
-            String::new()
-        } else {
-            format!(" (max {})", units::rate(v))
-        }
-    };
-    // alternative speeds on: the turtle first, the limits in effect follow with the rates
-    let lead = usize::from(g.alt_speed);
-    let mut figures: Vec<String> = Vec::new();
-    if g.alt_speed {
-        figures.push(if sym.ascii { "ALT" } else { "🐢 alt" }.to_owned());
-    }
-    figures.extend([
-        format!(
-            "{} {}{}",
-            sym.down,
-            units::rate(g.down_rate),
-            limit(g.down_limit)
-        ),
-        format!("{} {}{}", sym.up, units::rate(g.up_rate), limit(g.up_limit)),
-        format!("peers {}", g.peers),
-    ]);
-    // only while an IP filter is loaded (0 then says it blocked nothing yet)
-    if g.ip_filter_ranges.is_some() {
-        figures.push(format!("blocked {}", g.blocked));
-    }
-    if let Some(free) = g.free_space {
-        figures.push(format!("free {}", units::size(free)));
-    }
-    figures.push(format!("torrents {}", snapshot.rows.len()));
-    figures.push(if g.listen_port == 0 {
-        "port -".to_owned()
-    } else {
-        format!("port {}", g.listen_port)
-    });
-    if let Some(n) = g.dht_nodes {
-        figures.push(format!("DHT {n}"));
-    }
     let keymap = &app.options().keymap;
     let help_key = keymap.hint(Action::Help);
     let quit_key = keymap.hint(Action::Quit);
@@ -288,6 +303,56 @@ pub(crate) fn status_bar(frame: &mut Frame, area: Rect, app: &App, theme: &Theme
     } else {
         width
     };
+    // the rates with their limits: "(max 10.0 MiB/s)", or "≤10.0 MiB/s" when both would
+    // not fit beside the turtle otherwise (80 columns with alternative speeds on)
+    let rates = |short: bool| {
+        let limit = |v: u64| match (v, short) {
+            (0, _) => String::new(),
+            (v, false) => format!(" (max {})", units::rate(v)),
+            (v, true) => format!(" {}{}", if sym.ascii { "<=" } else { "≤" }, units::rate(v)),
+        };
+        [
+            format!(
+                "{} {}{}",
+                sym.down,
+                units::rate(g.down_rate),
+                limit(g.down_limit)
+            ),
+            format!("{} {}{}", sym.up, units::rate(g.up_rate), limit(g.up_limit)),
+        ]
+    };
+    let turtle = if sym.ascii { "ALT" } else { "🐢 alt" };
+    let lead_width = if g.alt_speed {
+        2 + format::width(turtle)
+    } else {
+        0
+    };
+    let full = rates(false);
+    let fits = lead_width + full.iter().map(|f| 2 + format::width(f)).sum::<usize>() <= room + 1;
+    // alternative speeds on: the turtle first, the limits in effect follow with the rates
+    let lead = usize::from(g.alt_speed);
+    let mut figures: Vec<String> = Vec::new();
+    if g.alt_speed {
+        figures.push(turtle.to_owned());
+    }
+    figures.extend(if fits { full } else { rates(true) });
+    figures.push(format!("peers {}", g.peers));
+    // only while an IP filter is loaded (0 then says it blocked nothing yet)
+    if g.ip_filter_ranges.is_some() {
+        figures.push(format!("blocked {}", g.blocked));
+    }
+    if let Some(free) = g.free_space {
+        figures.push(format!("free {}", units::size(free)));
+    }
+    figures.push(format!("torrents {}", snapshot.rows.len()));
+    figures.push(if g.listen_port == 0 {
+        "port -".to_owned()
+    } else {
+        format!("port {}", g.listen_port)
+    });
+    if let Some(n) = g.dht_nodes {
+        figures.push(format!("DHT {n}"));
+    }
     // what goes first when the room is short: the torrent count, the DHT and free space
     // before the listen port (with --port 0 the bar is the only place it shows)
     let port = figures

@@ -13,28 +13,47 @@ use crate::tui::format;
 use crate::tui::general::{self, Tone};
 use crate::tui::scroll::Scroll;
 
-fn lines(app: &App, detail: Option<&TorrentDetail>) -> Vec<Line<'static>> {
+/// Cells before a value: a space, the label (12 cells) and a space.
+const VALUE_COLUMN: usize = 14;
+
+/// The tab's lines at `width` cells: an error or a warning (its cause, what to do) wraps
+/// onto more lines under its value column, so it is read whole at 80 columns; other values
+/// (paths, names) stay on their line and are cut at the edge.
+fn lines(app: &App, detail: Option<&TorrentDetail>, width: usize) -> Vec<Line<'static>> {
     let theme = &app.options().theme;
     let Some(row) = app.selected_row() else {
         return Vec::new();
     };
-    general::facts(row, detail, &app.options().keymap, &theme.sym)
-        .into_iter()
-        .map(|fact| {
-            let style = match fact.tone {
-                Tone::Plain => Style::new(),
-                Tone::Error => theme.error(),
-                Tone::Warning => theme.warning(),
-                Tone::Title => theme.title(),
-                Tone::State => theme.state(row),
-                Tone::Dim => theme.dim(),
+    let room = width.saturating_sub(VALUE_COLUMN);
+    let mut out = Vec::new();
+    for fact in general::facts(row, detail, &app.options().keymap, &theme.sym) {
+        let style = match fact.tone {
+            Tone::Plain => Style::new(),
+            Tone::Error => theme.error(),
+            Tone::Warning => theme.warning(),
+            Tone::Title => theme.title(),
+            Tone::State => theme.state(row),
+            Tone::Dim => theme.dim(),
+        };
+        let label = Span::styled(format!(" {:<12} ", fact.label), theme.dim());
+        let wraps = matches!(fact.tone, Tone::Error | Tone::Warning)
+            && room >= 20
+            && format::width(&fact.value) > room;
+        if !wraps {
+            out.push(Line::from(vec![label, Span::styled(fact.value, style)]));
+            continue;
+        }
+        let parts = format::wrap_with(&fact.value, room, 6, theme.sym.ascii, theme.sym.ellipsis);
+        for (i, part) in parts.into_iter().enumerate() {
+            let head = if i == 0 {
+                label.clone()
+            } else {
+                Span::raw(" ".repeat(VALUE_COLUMN))
             };
-            Line::from(vec![
-                Span::styled(format!(" {:<12} ", fact.label), theme.dim()),
-                Span::styled(fact.value, style),
-            ])
-        })
-        .collect()
+            out.push(Line::from(vec![head, Span::styled(part, style)]));
+        }
+    }
+    out
 }
 
 /// Draws the tab into `area`.
@@ -45,7 +64,7 @@ pub(crate) fn render(
     detail: Option<&TorrentDetail>,
     scroll: &Scroll,
 ) {
-    let lines = lines(app, detail);
+    let lines = lines(app, detail, usize::from(area.width));
     let visible = usize::from(area.height);
     let first = scroll.cursor.min(lines.len().saturating_sub(visible));
     scroll.offset.set(first);

@@ -29,6 +29,8 @@ pub fn kind_label(kind: EventKind) -> &'static str {
         EventKind::AltSpeed => "speed",
         EventKind::TrackersEdited => "tracker",
         EventKind::Settings => "settings",
+        EventKind::PeerRefused => "peer",
+        EventKind::PieceOrder => "order",
     }
 }
 

@@ -31,13 +31,14 @@ use crate::units;
 /// [`App::speed_points`]). Works at any size (tiny areas simply show less).
 pub(crate) fn draw(frame: &mut Frame, app: &App, speed: Option<&SpeedPoints>) {
     let area = frame.area();
+    let theme = &app.options().theme;
+    let message_height = bars::message_height(app, theme, area.width, area.height);
     let [top, body, message, status] = area.layout(&Layout::vertical([
         Constraint::Length(1),
         Constraint::Fill(1),
-        Constraint::Length(1),
+        Constraint::Length(message_height),
         Constraint::Length(1),
     ]));
-    let theme = &app.options().theme;
     match app.screen() {
         Screen::List => {
             bars::top_bar_list(frame, top, app, theme);

@@ -13,79 +13,7 @@ use crate::tui::format;
 use crate::tui::scroll::Scroll;
 use crate::tui::theme::{Role, Theme};
 
-/// What a torrent without trackers gets its peers from: the sources in effect for it as
-/// the engine lists them (the magnet link's peers, peers added by hand, DHT, LSD, PEX,
-/// incoming, with how many are connected), else what the session runs (`on`: DHT, LSD).
-fn no_trackers_line(d: &TorrentDetail, on: (bool, bool)) -> String {
-    use crate::api::PeerSource as S;
-    // the peers the user gave first, incoming connections last
-    let rank = |s: S| {
-        [
-            S::Magnet,
-            S::Manual,
-            S::Dht,
-            S::Lsd,
-            S::Pex,
-            S::Incoming,
-            S::Tracker,
-        ]
-        .iter()
-        .position(|x| *x == s)
-    };
-    let mut sources: Vec<_> = d
-        .peer_sources
-        .iter()
-        .filter(|c| c.source != S::Tracker)
-        .collect();
-    sources.sort_by_key(|c| rank(c.source));
-    let from: Vec<String> = sources
-        .into_iter()
-        .map(|c| {
-            let what = match c.source {
-                S::Magnet => "the magnet link's peers",
-                S::Manual => "peers added by hand",
-                S::Dht => "the DHT",
-                S::Lsd => "LSD",
-                S::Pex => "PEX",
-                S::Incoming => "incoming connections",
-                S::Tracker => "trackers",
-            };
-            if c.connected > 0 {
-                format!("{what} ({} connected)", c.connected)
-            } else {
-                what.to_owned()
-            }
-        })
-        .collect();
-    match from.split_last() {
-        None => session_sources_line(d.private, on).to_owned(),
-        Some((last, [])) => format!(" no trackers: peers come from {last}"),
-        Some((last, rest)) => format!(
-            " no trackers: peers come from {} and {last}",
-            rest.join(", ")
-        ),
-    }
-}
-
-/// What a torrent without trackers gets its peers from, given whether the DHT and LSD
-/// run (before the engine lists its sources).
-fn session_sources_line(private: bool, (dht_on, lsd_on): (bool, bool)) -> &'static str {
-    match (private, dht_on, lsd_on) {
-        (true, _, _) => " no trackers: a private torrent (BEP 27) only takes incoming peers",
-        (false, true, false) => {
-            " no trackers: peers come from the DHT, PEX and incoming connections"
-        }
-        (false, true, true) => {
-            " no trackers: peers come from the DHT, LSD, PEX and incoming connections"
-        }
-        (false, false, false) => {
-            " no trackers: peers come from PEX and incoming connections (DHT off)"
-        }
-        (false, false, true) => {
-            " no trackers: peers come from LSD, PEX and incoming connections (DHT off)"
-        }
-    }
-}
+use crate::tui::general::no_trackers_line;
 
 /// Lines per tracker.
 const BLOCK: usize = 3;
@@ -111,8 +39,11 @@ pub(crate) fn render(
     let first = scroll.window(d.trackers.len(), visible);
     let width = usize::from(area.width);
     let n = |v: Option<u32>| v.map_or("-".to_owned(), |v| v.to_string());
+    let mut y = area.y;
     for (i, t) in d.trackers.iter().enumerate().skip(first).take(visible) {
-        let y = area.y + ((i - first) * BLOCK) as u16;
+        if y >= area.bottom() {
+            break;
+        }
         let status_style = match t.status {
             TrackerStatus::Working => theme.fg(Role::Good),
             TrackerStatus::Error => theme.error(),
@@ -135,26 +66,45 @@ pub(crate) fn render(
             format::relative(t.next_announce, now),
         );
         let url = format::fit_with(&format!("   {}", t.url), width, sym.ascii, sym.ellipsis);
-        let (message, style) = match &t.message {
-            Some(m) => (format!("{times}{m}"), theme.warning()),
-            None => (
-                format!(
-                    "{times}{} {} in its last answer",
-                    t.peers,
-                    if t.peers == 1 { "peer" } else { "peers" }
+        let mut lines = vec![head, Line::from(url)];
+        match &t.message {
+            // an error or a warning is read whole: wrapped under the times, up to 3 lines
+            Some(m) => {
+                let text = format!("{times}{m}");
+                let parts = if format::width(&text) <= width || width < 30 {
+                    vec![format::fit_with(&text, width, sym.ascii, sym.ellipsis)]
+                } else {
+                    let mut parts =
+                        format::wrap_with(m, width.saturating_sub(5), 3, sym.ascii, sym.ellipsis);
+                    parts.insert(0, times.trim_end().to_owned());
+                    parts
+                        .into_iter()
+                        .enumerate()
+                        .map(|(k, p)| if k == 0 { p } else { format!("     {p}") })
+                        .collect()
+                };
+                lines.extend(parts.into_iter().map(|p| Line::styled(p, theme.warning())));
+            }
+            None => lines.push(Line::styled(
+                format::fit_with(
+                    &format!(
+                        "{times}{} {} in its last answer",
+                        t.peers,
+                        if t.peers == 1 { "peer" } else { "peers" }
+                    ),
+                    width,
+                    sym.ascii,
+                    sym.ellipsis,
                 ),
                 theme.dim(),
-            ),
-        };
-        let message = format::fit_with(&message, width, sym.ascii, sym.ellipsis);
-        let lines = [head, Line::from(url), Line::styled(message, style)];
+            )),
+        }
         for (k, line) in lines.into_iter().enumerate() {
-            let line_y = y + k as u16;
-            if line_y >= area.bottom() {
+            if y >= area.bottom() {
                 break;
             }
             let rect = Rect {
-                y: line_y,
+                y,
                 height: 1,
                 ..area
             };
@@ -162,6 +112,7 @@ pub(crate) fn render(
             if i == scroll.cursor && k == 0 {
                 frame.buffer_mut().set_style(rect, theme.selected());
             }
+            y += 1;
         }
     }
 }
@@ -194,7 +145,7 @@ mod tests {
         let empty = TorrentDetail::default();
         assert_eq!(
             no_trackers_line(&empty, (false, false)),
-            session_sources_line(false, (false, false))
+            crate::tui::general::session_sources_line(false, (false, false))
         );
     }
 }

@@ -34,6 +34,7 @@ fn record(name: &str, added_at: u64) -> TorrentRecord {
         added_seq: 0,
         goals: Default::default(),
         manage: Default::default(),
+        activity: Default::default(),
         display_name: None,
     }
 }
