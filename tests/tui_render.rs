@@ -2329,6 +2329,7 @@ fn errors_are_read_whole_at_80_columns() {
     d.id = TorrentId(2);
     d.trackers = vec![ratorrent::api::TrackerRow {
         url: "https://tracker.example.org/announce?passkey=…".to_owned(),
+        announce_url: "https://tracker.example.org/announce?passkey=s3cr3t".to_owned(),
         tier: 0,
         status: ratorrent::api::TrackerStatus::Error,
         message: Some(
