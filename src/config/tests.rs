@@ -55,6 +55,9 @@ fn every_key_is_documented_in_the_default_file() {
         "hook_timeout",
         "ip_filter",
         "watch_dir",
+        "listen",
+        "username",
+        "password",
     ] {
         assert!(
             DEFAULT_TOML.contains(&format!("# {key} ="))

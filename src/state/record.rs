@@ -10,7 +10,7 @@ use thiserror::Error;
 use crate::piece::{Bitfield, FileLayout, Geometry};
 
 /// The record format this build writes (first byte of every record).
-pub const RECORD_FORMAT: u8 = 6;
+pub const RECORD_FORMAT: u8 = 7;
 
 /// Why a record could not be used.
 #[derive(Debug, Error, PartialEq, Eq)]
@@ -122,6 +122,10 @@ pub struct TorrentRecord {
     /// (format 6; older records have none counted).
     #[serde(skip)]
     pub activity: ActivityRecord,
+    /// The name the user gave it (qBittorrent's `torrents/rename`), shown instead of
+    /// [`TorrentRecord::name`]; `None`: its own (format 7; older records have none).
+    #[serde(skip)]
+    pub display_name: Option<String>,
 }
 
 /// What a record keeps of a torrent's activity (format 6).
@@ -224,7 +228,8 @@ impl TorrentRecord {
             .unwrap_or_else(|_| vec![RECORD_FORMAT]);
         let out = postcard::to_extend(&self.goals, out).unwrap_or_else(|_| vec![RECORD_FORMAT]);
         let out = postcard::to_extend(&self.manage, out).unwrap_or_else(|_| vec![RECORD_FORMAT]);
-        postcard::to_extend(&self.activity, out).unwrap_or_else(|_| vec![RECORD_FORMAT])
+        let out = postcard::to_extend(&self.activity, out).unwrap_or_else(|_| vec![RECORD_FORMAT]);
+        postcard::to_extend(&self.display_name, out).unwrap_or_else(|_| vec![RECORD_FORMAT])
     }
 
     /// Decode a stored record.
@@ -260,7 +265,13 @@ impl TorrentRecord {
                 } else {
                     let (manage, rest) = postcard::take_from_bytes(rest).map_err(damaged)?;
                     r.manage = manage;
-                    r.activity = postcard::from_bytes(rest).map_err(damaged)?;
+                    if format == 6 {
+                        r.activity = postcard::from_bytes(rest).map_err(damaged)?;
+                    } else {
+                        let (activity, rest) = postcard::take_from_bytes(rest).map_err(damaged)?;
+                        r.activity = activity;
+                        r.display_name = postcard::from_bytes(rest).map_err(damaged)?;
+                    }
                 }
             }
         }

@@ -30,6 +30,7 @@ fn record(name: &str, added_at: u64) -> TorrentRecord {
         goals: Default::default(),
         manage: Default::default(),
         activity: Default::default(),
+        display_name: None,
     }
 }
 
@@ -101,6 +102,15 @@ fn format_4_records_read_with_default_management_and_format_5_keeps_it() {
     // format 6 keeps the inactive seeding time
     r.activity.inactive_secs = 4_321;
     assert_eq!(TorrentRecord::decode(&r.encode()).unwrap(), r);
+    // format 6 (no name given after the activity) still reads, with none
+    let mut v6 = r.encode();
+    assert_eq!(v6.pop(), Some(0), "None is one byte");
+    v6[0] = 6;
+    assert_eq!(TorrentRecord::decode(&v6).unwrap(), r);
+    // format 7 keeps a name given
+    r.display_name = Some("My Show".into());
+    assert_eq!(TorrentRecord::decode(&r.encode()).unwrap(), r);
+    r.display_name = None;
     r.activity = ActivityRecord::default();
     // unchecked pieces of another length than the bitfield: damaged
     r.manage.unverified = vec![0, 0];
