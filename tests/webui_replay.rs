@@ -1,5 +1,6 @@
-//! The Web API replayed as the tools drive it, request by request, against ratorrent (the
-//! TUI process with `[webui]` on) downloading from real libtorrent seeders on loopback, and
+//! The Web API replayed as the tools drive it, request by request, against ratorrent (a
+//! `ratorrent daemon` with `[webui]` on, a TUI attached to it showing what the API does)
+//! downloading from real libtorrent seeders on loopback, and
 //! the same sequences against a real `qbittorrent-nox` as a check of the test itself
 //! (skipped with a message only when it is not installed).
 //!
@@ -697,9 +698,9 @@ async fn sonarr_remove(server: Server, base: &str, s: &Swarm, movie_dir: &Path) 
 async fn sonarr_and_cross_seed_replayed_against_ratorrent() {
     let s = swarm();
     let hash = ratorrent::webui::password::hash_with(PASSWORD, b"replay-salt-0001", 1000);
-    let rat = RatWeb::start("replay", USER, &hash, "");
+    let rat = RatWeb::start_daemon("replay", USER, &hash, "");
     let movie_dir = sonarr(Server::Ratorrent, &rat.base, &rat.dl, &s).await;
-    // the TUI shows what the API did
+    // the TUI attached to the daemon shows what the API did
     rat.pane.wait_row(SHOW, "Seeding", Duration::from_secs(10));
     rat.pane
         .wait_row("Movie.2024", "Seeding", Duration::from_secs(10));
@@ -714,6 +715,17 @@ async fn sonarr_and_cross_seed_replayed_against_ratorrent() {
     let log = rat.log();
     assert!(log.contains("Web API"), "{log}");
     assert!(!log.contains(PASSWORD) && !log.contains("wrong"), "{log}");
+    // quitting the attached TUI leaves the daemon (and its API) running
+    rat.pane.keys("q");
+    assert!(rat.pane.wait_exit(Duration::from_secs(10)), "the TUI quits");
+    let daemon = rat.daemon.as_ref().expect("a daemon");
+    assert!(daemon.alive(), "{}", daemon.capture());
+    let web = Web::new(&rat.base);
+    let r = web
+        .post("auth/login", &[("username", USER), ("password", PASSWORD)])
+        .await;
+    ok(&r, "login after the TUI quit");
+    assert_eq!(r.body, "Ok.");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -188,8 +188,10 @@ fn wait_listening(addr: &str, timeout: Duration) -> bool {
 
 /// The ratorrent TUI under tmux with the Web API on `127.0.0.1:PORT`.
 pub struct RatWeb {
-    /// The pane (the TUI's screen).
+    /// The pane (the TUI's screen; attached to the daemon when there is one).
     pub pane: TmuxPane,
+    /// The `ratorrent daemon` serving the Web API ([`RatWeb::start_daemon`]), in its pane.
+    pub daemon: Option<TmuxPane>,
     /// `http://127.0.0.1:PORT`.
     pub base: String,
     /// The download folder.
@@ -206,6 +208,19 @@ impl RatWeb {
     /// # Panics
     /// When the API does not come up within 20 s (the screen is in the message).
     pub fn start(tag: &str, username: &str, password: &str, extra: &str) -> RatWeb {
+        RatWeb::launch(tag, username, password, extra, false)
+    }
+
+    /// [`RatWeb::start`] as a seedbox runs it: `ratorrent daemon` serves the Web API (in a
+    /// pane of its own, [`RatWeb::daemon`]), and [`RatWeb::pane`] is a TUI attached to it.
+    ///
+    /// # Panics
+    /// As [`RatWeb::start`]; also when the TUI does not attach within 20 s.
+    pub fn start_daemon(tag: &str, username: &str, password: &str, extra: &str) -> RatWeb {
+        RatWeb::launch(tag, username, password, extra, true)
+    }
+
+    fn launch(tag: &str, username: &str, password: &str, extra: &str, daemon: bool) -> RatWeb {
         let dir = tempfile::Builder::new()
             .prefix("ratorrent-web-")
             .tempdir()
@@ -232,16 +247,39 @@ impl RatWeb {
             super::rat::bin(),
             config.display()
         );
-        let pane = TmuxPane::start(tag, &cmd, &env, 120, 40);
         let addr = format!("127.0.0.1:{port}");
-        if !wait_listening(&addr, Duration::from_secs(20)) {
-            panic!(
-                "the Web API never listened on {addr}; screen:\n{}",
-                pane.capture()
+        let (pane, daemon) = if daemon {
+            let d = TmuxPane::start(
+                &format!("{tag}-daemon"),
+                &format!("{cmd} daemon"),
+                &env,
+                120,
+                20,
             );
-        }
+            if !wait_listening(&addr, Duration::from_secs(20)) {
+                panic!(
+                    "the daemon's Web API never listened on {addr}; its pane:\n{}",
+                    d.capture()
+                );
+            }
+            let tui = TmuxPane::start(tag, &cmd, &env, 120, 40);
+            tui.wait_until("the TUI attached", Duration::from_secs(20), |screen| {
+                screen.contains("torrents ")
+            });
+            (tui, Some(d))
+        } else {
+            let pane = TmuxPane::start(tag, &cmd, &env, 120, 40);
+            if !wait_listening(&addr, Duration::from_secs(20)) {
+                panic!(
+                    "the Web API never listened on {addr}; screen:\n{}",
+                    pane.capture()
+                );
+            }
+            (pane, None)
+        };
         RatWeb {
             pane,
+            daemon,
             base: format!("http://{addr}"),
             dl,
             dir,
@@ -263,6 +301,25 @@ impl RatWeb {
                 .join("ratorrent.log"),
         )
         .unwrap_or_default()
+    }
+}
+
+impl Drop for RatWeb {
+    /// A daemon is stopped with SIGTERM before its pane goes (closing the pane sends it
+    /// SIGHUP, which a daemon takes as "read the config again", not "stop").
+    fn drop(&mut self) {
+        if let Some(pid) = self.daemon.as_ref().and_then(TmuxPane::pid) {
+            // SAFETY: kill(2) on the daemon this test started
+            unsafe {
+                libc::kill(pid as i32, libc::SIGTERM);
+            }
+            let start = Instant::now();
+            while self.daemon.as_ref().is_some_and(TmuxPane::alive)
+                && start.elapsed() < Duration::from_secs(10)
+            {
+                std::thread::sleep(Duration::from_millis(50));
+            }
+        }
     }
 }
 
