@@ -272,9 +272,11 @@ async fn a_flood_of_1000_requests_a_second_does_not_grow_memory() {
     for _ in 0..phases {
         let (ok, bad, took) = flood(&rat.base, &cookie, 1000, 10).await;
         assert_eq!(bad, 0, "every request answered");
+        // offered at 1,000/s; what matters here is memory, so only a server that falls far
+        // behind fails (a loaded CI machine may answer somewhat slower than it is offered)
         assert!(
-            took < Duration::from_secs(12),
-            "kept up with 1,000/s: {took:?}"
+            took < Duration::from_secs(30),
+            "answered 10,000 requests offered at 1,000/s in {took:?}"
         );
         answered += ok;
         after.push(procmem::mem_kib(pid).unwrap().1);
