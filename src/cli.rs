@@ -150,6 +150,10 @@ pub enum Cmd {
         /// The directory that holds the torrent's file (or its top folder).
         dir: PathBuf,
     },
+    /// Make the hash of a password for the Web API (`[webui] password`): asks for it twice
+    /// on a terminal (or reads one line from standard input) and prints the config line,
+    /// a salted PBKDF2-HMAC-SHA256 hash, to paste into the `[webui]` table.
+    Passwd,
 }
 
 #[cfg(test)]

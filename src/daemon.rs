@@ -65,6 +65,10 @@ pub async fn run(opts: DaemonOptions) -> anyhow::Result<()> {
         reload,
         state_dir,
     } = opts;
+    // the Web API's password first: enabled without one is a start-up error
+    if config.webui.enabled {
+        crate::webui::check(&config.webui)?;
+    }
     // handlers first: a SIGTERM during start-up is not lost
     let mut sigterm = signal(SignalKind::terminate())?;
     let mut sigint = signal(SignalKind::interrupt())?;
@@ -107,10 +111,19 @@ pub async fn run(opts: DaemonOptions) -> anyhow::Result<()> {
     };
     daemon.watch_folder(daemon.config.watch_dir.clone());
 
-    // ── MERGE POINT (branch `webapi`): start the qBittorrent Web API here, beside the
-    //    control socket, on the same engine:
-    //        webui::serve(&daemon.config, client.clone())
-    //    (it reads `[webui]`; when off it does nothing). ──
+    // the qBittorrent-compatible Web API beside the control socket, on the same engine
+    let web = if daemon.config.webui.enabled {
+        match crate::webui::serve(daemon.config.webui.clone(), client.clone()).await {
+            Ok(w) => Some(w),
+            Err(e) => {
+                let _ = client.shutdown().await;
+                let _ = std::fs::remove_file(&socket);
+                return Err(e.into());
+            }
+        }
+    } else {
+        None
+    };
 
     let server = control::server::serve(
         listener,
@@ -146,6 +159,9 @@ pub async fn run(opts: DaemonOptions) -> anyhow::Result<()> {
     }
     if let Some(w) = daemon.watch.take() {
         w.abort();
+    }
+    if let Some(web) = web {
+        web.stop().await;
     }
     server.stop(Duration::from_secs(2)).await;
     let _ = std::fs::remove_file(&socket);

@@ -11,7 +11,7 @@
 //!
 //! | layer | modules | what it is |
 //! |---|---|---|
-//! | front ends | `main.rs` (the binary), [`tui`], [`headless`], [`daemon`], [`watch`], [`cli`] | start-up, the terminal UI, `download`/`info`/`check`, `ratorrent daemon`, the watch folder, the arguments |
+//! | front ends | `main.rs` (the binary), [`tui`], [`webui`], [`headless`], [`daemon`], [`watch`], [`cli`] | start-up, the terminal UI, the qBittorrent-compatible Web API, `download`/`info`/`check`, `ratorrent daemon`, the watch folder, the arguments |
 //! | the contract | [`api`], [`control`] | plain data both sides share ([`api::Snapshot`], [`api::Command`], [`api::EngineEvent`], typed errors) and [`api::Client`], the one way into a running engine; the same contract over the daemon's Unix socket |
 //! | the engine | [`engine`], configured by [`config::engine`] | the session actor that owns every torrent, the torrent state machines, peer connections, the picker, the deadline queue |
 //! | services | [`storage`], [`state`], [`tracker`], [`fetch`], [`webseed`], [`peer`], [`dht`], [`lsd`] | payload files and disk threads, the state store, announces and scrapes, a .torrent fetched by URL, web seeds' URLs and checked Range requests, the peer wire protocol, peer sources |
@@ -25,7 +25,11 @@
 //! - [`control`] imports [`api`] and the domain, never [`engine`]: the daemon's side serves an
 //!   [`api::Client`] it is given.
 //! - [`tui`] imports [`api`] and the domain, never [`engine`], [`storage`] or a service: it
-//!   draws snapshots and sends commands.
+//!   draws snapshots and sends commands. [`webui`] likewise: it answers HTTP requests from
+//!   snapshots ([`api::Client::detail`] for one torrent's detail, the focus untouched) and
+//!   sends commands ([`api::Client::flush`] answers once their effect shows); it reads
+//!   `[webui]` ([`config::webui`]) and is started by [`webui::serve`], the one entry point
+//!   the TUI process and a daemon call.
 //! - [`api`] is pure data: it imports nothing above the domain ([`net`] for masking a
 //!   tracker's passkey when an error names its URL).
 //! - [`config`] sits below the front ends and the engine and imports neither: it reads the
@@ -69,10 +73,12 @@
 //! | sizes, rates, durations: format and parse | [`units`] |
 //! | address scope, tracker URLs fit to show, IP filter lists (parse, look up) | [`net`] |
 //! | categories and tags: their paths (subcategories), goals and file; the commands; a torrent's category, tags, automatic management and final move | `engine/categories.rs` (the rules), `engine/session/categories.rs`, `engine/torrent/category.rs`; the names' rules in `api/categories.rs` |
+//! | settings changed while the session runs (default folder, `[seeding]` goals, queue, DHT on/off: qBittorrent's preferences) | `engine/session/settings.rs` (the DHT node's slot: [`dht::DhtSlot`]); what a front end reads: [`api::SessionSettings`] |
+//! | the qBittorrent Web API v2: connections and limits, logins and bans, endpoints, parameters, the torrent list and its state strings, adds, actions, categories and tags | [`webui`] (`server`, `auth` + `password`, `dispatch`, `params`, `app`, `info`, `details`, `add`, `actions`, `labels`) |
 //! | the IP filter in force, its file read and re-read, the blocked count | `engine/ip_filter.rs`, `engine/session/ip_filter.rs`; held back in `engine/torrent/peer_book.rs` |
 //! | untrusted text on a terminal | [`untrusted`] |
 //! | the TUI: model, event loop, dialogs, widgets, keys, theme | [`tui`] (`app.rs` the model, `event_loop.rs`, `popups/`, `widgets/`, `action`/`keymap`/`key`, `theme`) |
-//! | settings file: one flat TOML file, read into a part per reader (engine, TUI, watch folder) | [`config`] (`config.rs` the file, `config/engine.rs`, `config/ui.rs`; `config/default.toml` lists every key) |
+//! | settings file: one flat TOML file, read into a part per reader (engine, TUI, watch folder, Web API) | [`config`] (`config.rs` the file, `config/engine.rs`, `config/ui.rs`, `config/webui.rs`; `config/default.toml` lists every key) |
 //!
 //! # The engine-UI contract
 //!
@@ -144,3 +150,4 @@ pub mod units;
 pub mod untrusted;
 pub mod watch;
 pub mod webseed;
+pub mod webui;

@@ -9,7 +9,7 @@ use ratorrent::cli::{self, Cli, Cmd};
 use ratorrent::config::{self, Config};
 use ratorrent::control::remote::AttachError;
 use ratorrent::state::{Claim, Owner, OwnerInfo, OwnerKind};
-use ratorrent::{daemon, engine, headless, tui, watch};
+use ratorrent::{daemon, engine, headless, tui, watch, webui};
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
@@ -46,6 +46,28 @@ fn limit_malloc_arenas() {
 
 /// glibc malloc arenas of the TUI session (see [`limit_malloc_arenas`]).
 const MALLOC_ARENAS: i32 = 2;
+
+/// A new Web API password: asked twice without echo on a terminal, else one line of
+/// standard input (scripts: `echo pw | ratorrent passwd`).
+fn read_new_password() -> anyhow::Result<String> {
+    use std::io::IsTerminal;
+    let password = if std::io::stdin().is_terminal() {
+        let first = rpassword::prompt_password("Web API password: ")?;
+        let again = rpassword::prompt_password("Again: ")?;
+        if first != again {
+            anyhow::bail!("the two passwords differ; nothing written");
+        }
+        first
+    } else {
+        let mut line = String::new();
+        std::io::stdin().read_line(&mut line)?;
+        line.trim_end_matches(['\r', '\n']).to_owned()
+    };
+    if password.is_empty() {
+        anyhow::bail!("the password is empty; nothing written");
+    }
+    Ok(password)
+}
 
 fn load_config(cli: &Cli) -> anyhow::Result<Config> {
     let mut config = Config::load(cli.config.as_deref())?;
@@ -222,6 +244,13 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 ExitCode::FAILURE
             })
         }
+        Some(Cmd::Passwd) => {
+            // no config needed (it may be the one that lacks a password)
+            let password = read_new_password()?;
+            println!("password = \"{}\"", webui::password::hash(&password));
+            eprintln!("put this line into the [webui] table of the config file");
+            Ok(ExitCode::SUCCESS)
+        }
         Some(Cmd::Download {
             torrents,
             output,
@@ -363,6 +392,11 @@ fn run_tui(cli: &Cli, args: &TuiArgs<'_>) -> anyhow::Result<ExitCode> {
     if let Some(dir) = args.output {
         config.engine.download_dir = dir.to_path_buf();
     }
+    // the Web API's password is checked before the terminal is taken
+    let web_config = config.webui.clone();
+    if web_config.enabled {
+        webui::check(&web_config)?;
+    }
     let log_path = init_file_logging();
     // the list's sort and filter come back next time (the TUI's own file)
     let view_file = Some(state_dir.join("tui-view.toml"));
@@ -389,16 +423,24 @@ fn run_tui(cli: &Cli, args: &TuiArgs<'_>) -> anyhow::Result<ExitCode> {
             let opts = watch::WatchOptions { dir, seed };
             tokio::spawn(watch::run(opts, client.clone()));
         }
-        // ── MERGE POINT (branch `webapi`): the TUI with its own engine serves the Web API
-        //    too, as the daemon does (src/daemon.rs): webui::serve(&config, client.clone()) ──
-        tui::run(tui::RunOptions {
+        // the qBittorrent-compatible Web API beside the TUI, as the daemon serves it
+        let web = if web_config.enabled {
+            Some(webui::serve(web_config, client.clone()).await?)
+        } else {
+            None
+        };
+        let r = tui::run(tui::RunOptions {
             client: client.clone(),
             events: Some(client.subscribe()),
             notice,
             failed_adds,
             ui,
         })
-        .await
+        .await;
+        if let Some(web) = web {
+            web.stop().await;
+        }
+        r
     })?;
     // disk threads and any stragglers end with the process
     rt.shutdown_timeout(std::time::Duration::from_secs(1));

@@ -146,6 +146,7 @@ fn detail() -> TorrentDetail {
         size,
         done,
         priority,
+        piece_range: (0, 0),
     };
     let now = SystemTime::now();
     let pieces: Vec<PieceState> = (0..2800)
@@ -165,6 +166,7 @@ fn detail() -> TorrentDetail {
         created_by: Some("mktorrent 1.1".to_owned()),
         creation_date: None,
         private: false,
+        multi_file: true,
         piece_length: 256 * 1024,
         wasted: 512 * 1024,
         given_peers: Vec::new(),
@@ -236,6 +238,7 @@ fn detail() -> TorrentDetail {
         trackers: vec![
             TrackerRow {
                 url: "http://tracker.example.org:6969/announce?passkey=***".to_owned(),
+                announce_url: "http://tracker.example.org:6969/announce?passkey=s3cr3t".to_owned(),
                 tier: 0,
                 status: TrackerStatus::Working,
                 message: None,
@@ -248,6 +251,7 @@ fn detail() -> TorrentDetail {
             },
             TrackerRow {
                 url: "wss://backup.example.net/announce".to_owned(),
+                announce_url: "wss://backup.example.net/announce".to_owned(),
                 tier: 1,
                 status: TrackerStatus::Unsupported,
                 message: Some("WebSocket trackers are not supported".to_owned()),
@@ -2366,6 +2370,7 @@ fn errors_are_read_whole_at_80_columns() {
     d.id = TorrentId(2);
     d.trackers = vec![ratorrent::api::TrackerRow {
         url: "https://tracker.example.org/announce?passkey=…".to_owned(),
+        announce_url: "https://tracker.example.org/announce?passkey=s3cr3t".to_owned(),
         tier: 0,
         status: ratorrent::api::TrackerStatus::Error,
         message: Some(

@@ -27,6 +27,50 @@ pub enum AddSource {
     /// (`file://`, `ftp://`) is refused with the reason. Until the fetch ends the torrent
     /// does not exist, and the add's reply waits.
     Url(String),
+    /// The bytes of a .torrent file a front end received (an upload to the Web API), with
+    /// the name to give it in messages (the file name the client sent).
+    Data {
+        /// The name for messages, e.g. `show.s01e01.torrent`.
+        name: String,
+        /// The file's bytes.
+        bytes: TorrentBytes,
+    },
+}
+
+/// The bytes of a .torrent file ([`AddSource::Data`]): shared, and shown by their length
+/// only in debug output.
+#[derive(Clone, PartialEq, Eq)]
+pub struct TorrentBytes(pub std::sync::Arc<[u8]>);
+
+impl Serialize for TorrentBytes {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_bytes(&self.0)
+    }
+}
+
+impl<'de> Deserialize<'de> for TorrentBytes {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Bytes;
+        impl serde::de::Visitor<'_> for Bytes {
+            type Value = TorrentBytes;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("the bytes of a .torrent file")
+            }
+            fn visit_bytes<E: serde::de::Error>(self, v: &[u8]) -> Result<TorrentBytes, E> {
+                Ok(TorrentBytes(v.into()))
+            }
+            fn visit_byte_buf<E: serde::de::Error>(self, v: Vec<u8>) -> Result<TorrentBytes, E> {
+                Ok(TorrentBytes(v.into()))
+            }
+        }
+        d.deserialize_bytes(Bytes)
+    }
+}
+
+impl std::fmt::Debug for TorrentBytes {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "TorrentBytes({} bytes)", self.0.len())
+    }
 }
 
 impl From<PathBuf> for AddSource {
@@ -53,6 +97,7 @@ impl std::fmt::Display for AddSource {
             AddSource::Magnet(m) | AddSource::Url(m) => {
                 write!(f, "{}", crate::net::mask_passkey(m))
             }
+            AddSource::Data { name, .. } => f.write_str(name),
         }
     }
 }
@@ -354,6 +399,36 @@ pub enum Command {
     RecentEvents(#[serde(skip, default = "unanswered")] oneshot::Sender<Vec<EngineEvent>>),
     /// Stop every torrent, send `stopped` to trackers, then reply and end the engine.
     Shutdown(#[serde(skip, default = "unanswered")] oneshot::Sender<()>),
+    /// Reply once a snapshot that shows the effect of every command sent before this one
+    /// is published (at once when nothing changed): a front end that answers its own
+    /// client after a change (the Web API) answers with the change visible.
+    Flush(#[serde(skip, default = "unanswered")] oneshot::Sender<()>),
+    /// Build the detail (peers, files, trackers, pieces, goals) of torrent `id` once and
+    /// reply with it (`None`: no such torrent), without touching the focus the snapshots
+    /// follow ([`Command::Focus`]): a Web API asks for any torrent while the TUI shows
+    /// another.
+    Detail(
+        TorrentId,
+        #[serde(skip, default = "unanswered")]
+        oneshot::Sender<Option<Box<super::snapshot::TorrentDetail>>>,
+    ),
+    /// Change session settings while the session runs (default folder, seeding goals,
+    /// queue limits, DHT: qBittorrent's `app/setPreferences`); for this run, the config
+    /// file is not rewritten. Replies with the settings in effect, or why the change was
+    /// refused (nothing changed).
+    ChangeSettings(
+        super::SettingsChange,
+        #[serde(skip)] Option<super::SettingsReply>,
+    ),
+    /// Show torrent `id` as `name` (qBittorrent's `torrents/rename`): its name in the list
+    /// and the API, kept across restarts; its files and `content_path` stay as they are.
+    /// `None`: its own name again.
+    Rename {
+        /// The torrent.
+        id: TorrentId,
+        /// The name to show (one line; a front end checks it), or `None`.
+        name: Option<String>,
+    },
     /// Put torrents `ids` in `category` (qBittorrent's `torrents/setCategory`; `""`: no
     /// category). A category the session does not have is refused (the event log says
     /// so). Those with automatic management on move their data where the new category

@@ -60,6 +60,9 @@ pub enum EventKind {
     /// A torrent's tracker URLs were edited (changed, added, removed): the message lists
     /// them, passkeys masked.
     TrackersEdited,
+    /// Session settings changed while it runs (default folder, seeding goals, queue, DHT):
+    /// the message says what they are now.
+    Settings,
     /// A peer given by hand was not added: the message names it and says why (no port, or
     /// the IP filter blocks it).
     PeerRefused,

@@ -15,6 +15,7 @@ mod error;
 mod event;
 mod goals;
 mod serde_forms;
+mod settings;
 mod snapshot;
 mod tracker_edit;
 
@@ -23,10 +24,11 @@ pub use categories::{
     parent_category, remove_tags,
 };
 pub use client::{Client, ClientError, Reply};
-pub use command::{AddRequest, AddSource, Command, CommandSender, QueueMove};
+pub use command::{AddRequest, AddSource, Command, CommandSender, QueueMove, TorrentBytes};
 pub use error::{AddError, TorrentError, TorrentErrorKind};
 pub use event::{EngineEvent, EventKind, EventLevel, EventReceiver};
 pub use goals::{GOAL_ALT_RATE, GoalView, NO_LIMIT, ShareLimits, USE_GLOBAL};
+pub use settings::{GoalAction, SessionSettings, SettingsChange, SettingsReply};
 pub use snapshot::{
     FilePriority, FileRow, GlobalStats, PauseCause, PeerFlags, PeerRow, PeerSource, PieceState,
     Snapshot, SnapshotReceiver, SourceCount, TorrentDetail, TorrentRow, TorrentState, TrackerRow,

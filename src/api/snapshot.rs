@@ -83,6 +83,9 @@ pub struct GlobalStats {
     pub categories: Arc<[super::CategoryInfo]>,
     /// The session's tags, sorted: those created and those on any torrent.
     pub tags: Arc<[String]>,
+    /// The settings a front end may change while the session runs (default folder,
+    /// seeding goals, queue limits, DHT; see [`Command::ChangeSettings`](super::Command)).
+    pub settings: super::SessionSettings,
 }
 
 /// Life-cycle state of a torrent as shown to the user.
@@ -216,6 +219,35 @@ pub struct TorrentRow {
     /// Automatic management: its data lives where its category says (qBittorrent's
     /// `auto_tmm`).
     pub auto_managed: bool,
+    /// The payload bytes of all its files, skipped ones included (padding files left
+    /// out); [`TorrentRow::size`] counts the wanted files only. 0 while the size is not
+    /// known.
+    pub total_size: u64,
+    /// What its data is on disk, qBittorrent's `content_path`: the file of a single-file
+    /// torrent, the top folder of a multi-file one (`save_path` joined with the name used
+    /// on disk); `None` while the metadata is not known (a magnet link fetching it).
+    #[serde(with = "super::serde_forms::opt_path")]
+    pub content_path: Option<PathBuf>,
+    /// v2 info hash (BEP 52, SHA-256, 64 lowercase hex digits) of a hybrid torrent, when
+    /// its metainfo has one.
+    pub info_hash_v2: Option<String>,
+    /// BEP 27 private torrent (no DHT, PEX or LSD).
+    pub private: bool,
+    /// The URL of the tracker that answered an announce last, else its first tracker;
+    /// empty without trackers (qBittorrent's "current tracker"). The whole URL, passkey
+    /// included: never log it (mask it with [`crate::net::mask_passkey`]).
+    pub tracker: String,
+    /// When every wanted piece was verified here (Unix seconds); `None` while incomplete
+    /// or when it came complete from disk without being downloaded here.
+    pub completed_at: Option<u64>,
+    /// When a payload byte last moved either way (Unix seconds); when it was added (or
+    /// completed) until one did in this run.
+    pub last_activity: u64,
+    /// Seconds spent seeding before the current spell (all runs).
+    pub seeded_secs: u64,
+    /// When the current spell of seeding began (Unix seconds); `None` while not seeding.
+    /// The time seeded now is `seeded_secs + (now - seeding_since)`.
+    pub seeding_since: Option<u64>,
     /// Its own seeding goals (share limits; -2 fields: the category's or session's).
     pub share_limits: super::ShareLimits,
     /// Sequential download: new pieces in index order (qBittorrent's `seq_dl`).
@@ -246,6 +278,14 @@ pub enum PauseCause {
 }
 
 impl TorrentRow {
+    /// Seconds spent seeding, all runs together, at `now` (Unix seconds).
+    pub fn seeding_secs(&self, now: u64) -> u64 {
+        self.seeded_secs
+            + self
+                .seeding_since
+                .map_or(0, |since| now.saturating_sub(since))
+    }
+
     /// Whether the payload's size is known: `false` for a magnet link whose metadata has
     /// not arrived yet (fetching, or paused or in error before it came), whose size, done
     /// and piece count all read 0. A torrent of 0 bytes is refused when added, so a known
@@ -355,6 +395,9 @@ pub struct TorrentDetail {
     pub creation_date: Option<i64>,
     /// BEP 27 private torrent (no DHT, no PEX).
     pub private: bool,
+    /// Its files are in a top folder named after it (a multi-file torrent); a single-file
+    /// torrent's file is the content itself.
+    pub multi_file: bool,
     /// Bytes per piece.
     pub piece_length: u32,
     /// Wasted payload bytes (duplicates, pieces that failed their hash check).
@@ -550,6 +593,9 @@ pub struct FileRow {
     pub done: u64,
     /// Download priority.
     pub priority: FilePriority,
+    /// The first and last piece holding bytes of it (inclusive; a file of 0 bytes: the
+    /// piece where it starts, twice).
+    pub piece_range: (u32, u32),
 }
 
 /// Download priority of a file.
@@ -573,6 +619,9 @@ pub enum FilePriority {
 pub struct TrackerRow {
     /// Announce URL with any passkey in its path or query masked.
     pub url: String,
+    /// The announce URL as the torrent has it, passkey included (what a tracker edit
+    /// names); never log it.
+    pub announce_url: String,
     /// BEP 12 tier, from 0.
     pub tier: u32,
     /// What the last exchange with it gave.

@@ -8,6 +8,9 @@ use std::path::PathBuf;
 use serde::Deserialize;
 
 use super::schedule::AltSpeedSchedule;
+/// What a torrent that reaches a seeding goal gets (`[seeding] action`); the contract's
+/// type, so that front ends can read and change it while the session runs.
+pub use crate::api::GoalAction;
 use crate::storage::disk::MAX_DISK_THREADS;
 use crate::storage::{HandleCache, Preallocate, StorageMode, StorageOptions};
 
@@ -734,23 +737,6 @@ impl CategoryConfig {
         }
         Ok(())
     }
-}
-
-/// What a torrent that reaches a seeding goal gets (`[seeding] action`).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum GoalAction {
-    /// Stop it (paused, with the goal as the reason; it stays stopped across restarts).
-    #[default]
-    Stop,
-    /// Remove it from the session; its files stay.
-    Remove,
-    /// Remove it and delete its files.
-    RemoveWithData,
-    /// Keep seeding, its upload limited to `alt_upload_rate_limit` (the session's
-    /// alternative upload limit; its own limit applies when lower). Config value
-    /// `"alt_upload"`. Raising the goal gives it its own limit back.
-    AltUpload,
 }
 
 /// Check a `HOST:PORT` entry (DHT bootstrap nodes): a host name of letters, digits, `-`,

@@ -58,6 +58,9 @@ fn every_key_is_documented_in_the_default_file() {
         "max_connections_per_server",
         "min_rate",
         "min_rate_window",
+        "listen",
+        "username",
+        "password",
     ] {
         assert!(
             DEFAULT_TOML.contains(&format!("# {key} ="))

@@ -26,8 +26,8 @@ use tokio::io::{
 use tokio::sync::oneshot;
 
 use crate::api::{
-    AddError, Command, EngineEvent, TorrentId, TrackerEditError, TrackerEditOutcome,
-    TrackerEditReply,
+    AddError, Command, EngineEvent, SessionSettings, SettingsReply, TorrentDetail, TorrentId,
+    TrackerEditError, TrackerEditOutcome, TrackerEditReply,
 };
 
 use super::delta::SnapshotFrame;
@@ -100,6 +100,12 @@ pub enum WireReply {
     Shutdown,
     /// [`Command::EditTrackers`]: how many URLs changed, or why nothing did.
     Trackers(Result<TrackerEditOutcome, TrackerEditError>),
+    /// Of [`Command::Flush`]: the effect of the commands before it is published.
+    Flushed,
+    /// Of [`Command::Detail`].
+    Detail(Option<Box<TorrentDetail>>),
+    /// Of [`Command::ChangeSettings`].
+    Settings(Result<SessionSettings, String>),
 }
 
 /// The client's side of a request in flight: the reply sender taken out of the command
@@ -114,6 +120,12 @@ pub enum PendingReply {
     Shutdown(oneshot::Sender<()>),
     /// Of [`Command::EditTrackers`].
     Trackers(TrackerEditReply),
+    /// Of [`Command::Flush`].
+    Flushed(oneshot::Sender<()>),
+    /// Of [`Command::Detail`].
+    Detail(oneshot::Sender<Option<Box<TorrentDetail>>>),
+    /// Of [`Command::ChangeSettings`].
+    Settings(SettingsReply),
 }
 
 impl PendingReply {
@@ -131,6 +143,15 @@ impl PendingReply {
                 let _ = tx.send(());
             }
             (PendingReply::Trackers(tx), WireReply::Trackers(r)) => {
+                let _ = tx.send(r);
+            }
+            (PendingReply::Flushed(tx), WireReply::Flushed) => {
+                let _ = tx.send(());
+            }
+            (PendingReply::Detail(tx), WireReply::Detail(r)) => {
+                let _ = tx.send(r);
+            }
+            (PendingReply::Settings(tx), WireReply::Settings(r)) => {
                 let _ = tx.send(r);
             }
             _ => return false,
@@ -151,6 +172,12 @@ pub enum AwaitedReply {
     Shutdown(oneshot::Receiver<()>),
     /// Of [`Command::EditTrackers`].
     Trackers(oneshot::Receiver<Result<TrackerEditOutcome, TrackerEditError>>),
+    /// Of [`Command::Flush`].
+    Flushed(oneshot::Receiver<()>),
+    /// Of [`Command::Detail`].
+    Detail(oneshot::Receiver<Option<Box<TorrentDetail>>>),
+    /// Of [`Command::ChangeSettings`].
+    Settings(oneshot::Receiver<Result<SessionSettings, String>>),
 }
 
 impl AwaitedReply {
@@ -161,6 +188,9 @@ impl AwaitedReply {
             AwaitedReply::Events(rx) => rx.await.ok().map(WireReply::Events),
             AwaitedReply::Shutdown(rx) => rx.await.ok().map(|()| WireReply::Shutdown),
             AwaitedReply::Trackers(rx) => rx.await.ok().map(WireReply::Trackers),
+            AwaitedReply::Flushed(rx) => rx.await.ok().map(|()| WireReply::Flushed),
+            AwaitedReply::Detail(rx) => rx.await.ok().map(WireReply::Detail),
+            AwaitedReply::Settings(rx) => rx.await.ok().map(WireReply::Settings),
         }
     }
 }
@@ -180,7 +210,17 @@ pub fn take_reply(command: &mut Command) -> Option<PendingReply> {
             oneshot::channel().0,
         ))),
         Command::EditTrackers { reply, .. } => reply.take().map(PendingReply::Trackers),
-        Command::Pause(_)
+        Command::Flush(tx) => Some(PendingReply::Flushed(std::mem::replace(
+            tx,
+            oneshot::channel().0,
+        ))),
+        Command::Detail(_, tx) => Some(PendingReply::Detail(std::mem::replace(
+            tx,
+            oneshot::channel().0,
+        ))),
+        Command::ChangeSettings(_, reply) => reply.take().map(PendingReply::Settings),
+        Command::Rename { .. }
+        | Command::Pause(_)
         | Command::Resume(_)
         | Command::TogglePause(_)
         | Command::PauseAll
@@ -238,6 +278,21 @@ pub fn install_reply(command: &mut Command) -> Option<AwaitedReply> {
             let (tx, rx) = oneshot::channel();
             *reply = Some(tx);
             Some(AwaitedReply::Trackers(rx))
+        }
+        Command::Flush(reply) => {
+            let (tx, rx) = oneshot::channel();
+            *reply = tx;
+            Some(AwaitedReply::Flushed(rx))
+        }
+        Command::Detail(_, reply) => {
+            let (tx, rx) = oneshot::channel();
+            *reply = tx;
+            Some(AwaitedReply::Detail(rx))
+        }
+        Command::ChangeSettings(_, reply) => {
+            let (tx, rx) = oneshot::channel();
+            *reply = Some(tx);
+            Some(AwaitedReply::Settings(rx))
         }
         _ => None,
     }

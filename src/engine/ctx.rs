@@ -125,8 +125,9 @@ pub struct SessionCtx {
     pub next_key: AtomicU64,
     /// Events to the session task.
     pub events: mpsc::UnboundedSender<SessionEvent>,
-    /// The DHT node (BEP 5), when enabled and started.
-    pub dht: Option<crate::dht::Dht>,
+    /// The DHT node (BEP 5) while it runs (started from the config, switched on and off
+    /// while the session runs); the same slot as `link.dht`.
+    pub dht: Arc<crate::dht::DhtSlot>,
     /// Local Service Discovery (BEP 14), when enabled and started.
     pub lsd: Option<crate::lsd::Lsd>,
     /// Runs `on_added` / `on_complete` programs (see [`super::hooks`]).
@@ -174,6 +175,7 @@ impl SessionCtx {
             config.upload_rate_limit,
         ));
         let peer_events = events.clone();
+        let dht = Arc::new(crate::dht::DhtSlot::new(dht));
         let link = Arc::new(LinkCtx::new(
             listen_port,
             config.pex,
@@ -394,6 +396,9 @@ pub enum SessionEvent {
     },
     /// A look at the IP filter file ended (unchanged, read, or unreadable).
     IpFilter(super::ip_filter::Reload),
+    /// A DHT node switched on while the session runs has started (`None`: it could not;
+    /// the reason is in the log).
+    DhtStarted(Option<crate::dht::Dht>),
     /// Delete-data of a removed torrent finished.
     Deleted {
         /// The torrent's name.

@@ -10,7 +10,7 @@ use thiserror::Error;
 use crate::piece::{Bitfield, FileLayout, Geometry};
 
 /// The record format this build writes (first byte of every record).
-pub const RECORD_FORMAT: u8 = 7;
+pub const RECORD_FORMAT: u8 = 8;
 
 /// Why a record could not be used.
 #[derive(Debug, Error, PartialEq, Eq)]
@@ -122,8 +122,12 @@ pub struct TorrentRecord {
     /// (format 6; older records have none counted).
     #[serde(skip)]
     pub activity: ActivityRecord,
-    /// Web seed URLs (BEP 19 `url-list`, format 7); `None` when not known: older records
-    /// (the .torrent kept in the state store says, when it is next loaded).
+    /// The name the user gave it (qBittorrent's `torrents/rename`), shown instead of
+    /// [`TorrentRecord::name`]; `None`: its own (format 7; older records have none).
+    #[serde(skip)]
+    pub display_name: Option<String>,
+    /// Web seed URLs (BEP 19 `url-list`, a magnet's `ws`; format 8); `None` when not known:
+    /// older records (the .torrent kept in the state store says, when it is next loaded).
     #[serde(skip)]
     pub web_seeds: Option<Vec<String>>,
 }
@@ -229,6 +233,8 @@ impl TorrentRecord {
         let out = postcard::to_extend(&self.goals, out).unwrap_or_else(|_| vec![RECORD_FORMAT]);
         let out = postcard::to_extend(&self.manage, out).unwrap_or_else(|_| vec![RECORD_FORMAT]);
         let out = postcard::to_extend(&self.activity, out).unwrap_or_else(|_| vec![RECORD_FORMAT]);
+        let out =
+            postcard::to_extend(&self.display_name, out).unwrap_or_else(|_| vec![RECORD_FORMAT]);
         postcard::to_extend(&self.web_seeds, out).unwrap_or_else(|_| vec![RECORD_FORMAT])
     }
 
@@ -270,7 +276,13 @@ impl TorrentRecord {
                     } else {
                         let (activity, rest) = postcard::take_from_bytes(rest).map_err(damaged)?;
                         r.activity = activity;
-                        r.web_seeds = postcard::from_bytes(rest).map_err(damaged)?;
+                        if format == 7 {
+                            r.display_name = postcard::from_bytes(rest).map_err(damaged)?;
+                        } else {
+                            let (name, rest) = postcard::take_from_bytes(rest).map_err(damaged)?;
+                            r.display_name = name;
+                            r.web_seeds = postcard::from_bytes(rest).map_err(damaged)?;
+                        }
                     }
                 }
             }

@@ -30,6 +30,7 @@ fn record(name: &str, added_at: u64) -> TorrentRecord {
         goals: Default::default(),
         manage: Default::default(),
         activity: Default::default(),
+        display_name: None,
         web_seeds: None,
     }
 }
@@ -99,15 +100,25 @@ fn format_4_records_read_with_default_management_and_format_5_keeps_it() {
     v5 = postcard::to_extend(&r.goals, v5).unwrap();
     v5 = postcard::to_extend(&r.manage, v5).unwrap();
     assert_eq!(TorrentRecord::decode(&v5).unwrap(), r);
-    // format 6 keeps the inactive seeding time, and reads with no web seeds known
+    // format 6 keeps the inactive seeding time
     r.activity.inactive_secs = 4_321;
     assert_eq!(TorrentRecord::decode(&r.encode()).unwrap(), r);
-    let mut v6 = v5.clone();
+    // format 6 (no name given after the activity, no web seeds) still reads, with none
+    let mut v6 = r.encode();
+    assert_eq!(v6.pop(), Some(0), "a None is one byte: the web seeds");
+    assert_eq!(v6.pop(), Some(0), "and the name given");
     v6[0] = 6;
-    v6 = postcard::to_extend(&r.activity, v6).unwrap();
     assert_eq!(TorrentRecord::decode(&v6).unwrap(), r);
     assert_eq!(TorrentRecord::decode(&v6).unwrap().web_seeds, None);
-    // format 7 keeps the web seeds (and that none is known)
+    // format 7 keeps a name given (and knows no web seeds)
+    r.display_name = Some("My Show".into());
+    let mut v7 = r.encode();
+    assert_eq!(v7.pop(), Some(0), "no web seeds known");
+    v7[0] = 7;
+    assert_eq!(TorrentRecord::decode(&v7).unwrap(), r);
+    assert_eq!(TorrentRecord::decode(&r.encode()).unwrap(), r);
+    r.display_name = None;
+    // format 8 keeps the web seeds (and that none is known)
     r.web_seeds = Some(vec!["http://127.0.0.1:8/a b/".into(), "https://h/f".into()]);
     assert_eq!(TorrentRecord::decode(&r.encode()).unwrap(), r);
     r.web_seeds = Some(Vec::new());

@@ -22,6 +22,7 @@ pub mod lt;
 pub mod mounts;
 pub mod payload;
 pub mod procmem;
+pub mod qbt;
 pub mod rat;
 pub mod scenario;
 pub mod tmux;

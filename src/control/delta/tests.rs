@@ -50,6 +50,7 @@ fn detail(id: u64, peers: usize, have: usize) -> Arc<TorrentDetail> {
             size: 660 << 20,
             done: 0,
             priority: FilePriority::Normal,
+            piece_range: (0, 0),
         }],
         trackers: vec![TrackerRow {
             url: "http://t.example/announce".into(),
@@ -62,6 +63,7 @@ fn detail(id: u64, peers: usize, have: usize) -> Arc<TorrentDetail> {
             leechers: Some(1),
             downloaded: None,
             peers: 4,
+            announce_url: "http://t.example/announce".into(),
         }],
         pieces: pieces.into(),
         ..TorrentDetail::default()
@@ -112,7 +114,8 @@ fn one_changed_row_of_a_hundred_is_all_that_travels() {
     assert!(!Arc::ptr_eq(&first.rows[41], &second.rows[41]));
     // nothing changed but the figures: the row list itself is shared
     let (len, third) = through(&mut enc, &mut dec, &snap(3, next.clone(), None));
-    assert!(len < 40, "{len}");
+    // the session's figures (rates, counts) and its settings (default folder, goals, queue)
+    assert!(len < 64, "{len}");
     assert!(Arc::ptr_eq(&second.rows, &third.rows));
     // a snapshot the same as the last one sent: the figures do not travel either
     let again = Arc::new(Snapshot {

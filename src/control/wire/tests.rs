@@ -372,6 +372,15 @@ fn every_server_msg() -> Vec<ServerMsg> {
         first_last: true,
         unchecked: 13,
         unchecked_failed: 14,
+        total_size: 15,
+        content_path: Some("/s/n".into()),
+        info_hash_v2: Some("cd".repeat(32)),
+        private: true,
+        tracker: "udp://t:1/announce".into(),
+        completed_at: Some(16),
+        last_activity: 17,
+        seeded_secs: 18,
+        seeding_since: Some(19),
     };
     let detail = TorrentDetail {
         id: TorrentId(3),
@@ -382,6 +391,7 @@ fn every_server_msg() -> Vec<ServerMsg> {
         created_by: Some("lt".into()),
         creation_date: Some(-1),
         private: true,
+        multi_file: true,
         piece_length: 16384,
         wasted: 1,
         peers: vec![PeerRow {
@@ -405,6 +415,7 @@ fn every_server_msg() -> Vec<ServerMsg> {
             size: 1,
             done: 1,
             priority: FilePriority::Skip,
+            piece_range: (0, 1),
         }],
         trackers: vec![TrackerRow {
             url: "udp://t:1".into(),
@@ -417,6 +428,7 @@ fn every_server_msg() -> Vec<ServerMsg> {
             leechers: Some(2),
             downloaded: Some(3),
             peers: 4,
+            announce_url: "udp://t:1/announce".into(),
         }],
         pieces: vec![
             PieceState::Have,
@@ -477,6 +489,7 @@ fn every_server_msg() -> Vec<ServerMsg> {
             }]
             .into(),
             tags: vec!["t".into()].into(),
+            settings: ratorrent_settings(),
         },
         rows: vec![Arc::new(row)].into(),
         detail: Some(Arc::new(detail)),
@@ -561,4 +574,16 @@ fn the_wire_form_is_pinned_to_the_protocol_version() {
     );
 }
 
-const PINNED_DIGEST: &str = "780110f9b92ac0da";
+const PINNED_DIGEST: &str = "500cb1b1531347a4";
+
+/// Session settings with every field set.
+fn ratorrent_settings() -> crate::api::SessionSettings {
+    crate::api::SessionSettings {
+        download_dir: "/d".into(),
+        ratio_limit: 2.0,
+        seeding_time_limit: 3,
+        inactive_seeding_time_limit: 4,
+        queueing: true,
+        ..Default::default()
+    }
+}

@@ -105,9 +105,9 @@ impl TorrentShared {
     }
 
     /// The DHT node, when this torrent may use it (see [`TorrentShared::set_dht`]).
-    pub fn dht(&self) -> Option<&crate::dht::Dht> {
+    pub fn dht(&self) -> Option<crate::dht::Dht> {
         if self.dht.load(Ordering::Relaxed) {
-            self.ctx.dht.as_ref()
+            self.ctx.dht.get()
         } else {
             None
         }

@@ -66,7 +66,7 @@ pub async fn run<T: Transport>(
     // BEP 5: a peer that runs a DHT node learns where ours listens (a magnet link is
     // public until its info dictionary says otherwise)
     if remote.supports_dht()
-        && let Some(dht) = &fetch.ctx.dht
+        && let Some(dht) = fetch.ctx.dht.get()
     {
         Message::Port(dht.local_addr().port()).encode(&mut out);
     }
@@ -99,7 +99,7 @@ pub async fn run<T: Transport>(
                             Message::Extended { ext_id, payload } => (ext_id, payload),
                             // BEP 5: the peer's DHT node, at its IP
                             Message::Port(p) => {
-                                if let Some(dht) = &fetch.ctx.dht {
+                                if let Some(dht) = fetch.ctx.dht.get() {
                                     dht.add_node(std::net::SocketAddr::new(info.addr.ip(), p));
                                 }
                                 continue;

@@ -151,6 +151,12 @@ impl Session {
                     mask_passkey(url)
                 )));
             }
+            AddSource::Data { name, bytes } => {
+                let meta = Metainfo::from_bytes(&bytes.0)
+                    .map_err(|e| AddError::Invalid(format!("{name}: not a valid torrent: {e}")))?;
+                let (name, bytes) = (name.clone(), bytes.clone());
+                return self.add_metainfo(meta, &bytes.0, &name, req);
+            }
         };
         let (meta, bytes) = Metainfo::load_with_bytes(&path).map_err(AddError::Invalid)?;
         self.add_metainfo(meta, &bytes, &path.display().to_string(), req)

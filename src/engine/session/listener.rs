@@ -72,7 +72,7 @@ pub(super) async fn route_incoming(
     }
     // BEP 5 reserved bit: the torrent is not known here, so private ones get it too
     // (they neither send nor act on `port` messages)
-    let ours = Handshake::ours(info_hash, ctx.peer_id).with_dht(ctx.dht.is_some());
+    let ours = Handshake::ours(info_hash, ctx.peer_id).with_dht(ctx.dht.is_on());
     match peer_conn::accept(&mut stream, reserved, ours).await {
         Ok(remote) => ctx.send(SessionEvent::Handshaken {
             info_hash,

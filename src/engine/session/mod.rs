@@ -26,6 +26,7 @@ macro_rules! env {
             publish_now: &mut $s.publish_now,
             store: $s.persist.store(),
             queue: &$s.queue.gate,
+            seeding: &$s.settings.seeding,
         }
     };
 }
@@ -38,6 +39,7 @@ mod listener;
 mod persist;
 mod publish;
 mod queue;
+mod settings;
 mod start;
 mod tracker_edit;
 
@@ -89,6 +91,10 @@ struct Session {
     queue: queue::Queue,
     /// Categories and tags.
     categories: categories::CategoryState,
+    /// The settings a front end may change while the session runs (see `settings`).
+    settings: settings::Settings,
+    /// [`Command::Flush`] replies owed at the next publish.
+    flushes: Vec<tokio::sync::oneshot::Sender<()>>,
 }
 
 /// Most commands taken in one go before the work that follows an input (see
@@ -103,9 +109,16 @@ impl Session {
         listener: TcpListener,
     ) {
         // a changed DHT node count is published (the status bar shows it)
-        let mut dht_nodes = self.ctx.dht.as_ref().map(crate::dht::Dht::watch_nodes);
+        let mut dht_nodes = self.ctx.dht.get().map(|d| d.watch_nodes());
+        let mut dht_generation = self.ctx.dht.generation();
         let mut had_nodes = false;
         loop {
+            if self.ctx.dht.generation() != dht_generation {
+                // the DHT was switched on or off while the session runs
+                dht_generation = self.ctx.dht.generation();
+                dht_nodes = self.ctx.dht.get().map(|d| d.watch_nodes());
+                had_nodes = false;
+            }
             let deadline = self.timers.next_deadline();
             tokio::select! {
                 c = commands.recv() => {
@@ -402,6 +415,23 @@ impl Session {
             Command::RecentEvents(reply) => {
                 let _ = reply.send(self.log.recent());
             }
+            Command::Rename { id, name } => {
+                self.with(id, |t, env| t.rename(name, env));
+            }
+            Command::Flush(reply) => {
+                self.flushes.push(reply);
+                self.publish_now = true;
+            }
+            Command::Detail(id, reply) => {
+                let d = self.detail_of(id);
+                let _ = reply.send(d.map(Box::new));
+            }
+            Command::ChangeSettings(change, reply) => {
+                let r = self.change_settings(change);
+                if let Some(reply) = reply {
+                    let _ = reply.send(r);
+                }
+            }
             Command::Shutdown(_) => {}
             c @ (Command::SetCategory { .. }
             | Command::CreateCategory(_)
@@ -525,6 +555,7 @@ impl Session {
                 .log
                 .push(Some(torrent), level, EventKind::Hook, message),
             SessionEvent::IpFilter(r) => self.on_ip_filter(r),
+            SessionEvent::DhtStarted(node) => self.on_dht_started(node),
         }
     }
 
@@ -577,7 +608,7 @@ impl Session {
                 }
             }
         }
-        if let Some(dht) = &self.ctx.dht
+        if let Some(dht) = self.ctx.dht.take()
             && let Err(e) = dht.shutdown().await
         {
             tracing::warn!("{e}");
@@ -590,6 +621,20 @@ impl Session {
         self.publish();
     }
 
+    /// The detail of torrent `id` built once, for [`Command::Detail`] (the metainfo is
+    /// loaded for it as for the focused torrent); `None` when there is no such torrent.
+    fn detail_of(&mut self, id: TorrentId) -> Option<crate::api::TorrentDetail> {
+        let now = Instant::now();
+        let t = self.torrents.get_mut(&id)?;
+        {
+            let env = env!(self, now);
+            let _ = t.metainfo(&env);
+        }
+        let mut d = t.detail(now);
+        d.goals = t.goal_view(&self.settings.seeding, now);
+        Some(d)
+    }
+
     /// Publish a snapshot if anything shown changed (see [`Publisher::publish`]).
     fn publish(&mut self) {
         self.timers.cancel(TimerKey::Publish);
@@ -598,6 +643,8 @@ impl Session {
             publish::session_stats(&self.ctx, self.guard.free_space(), self.alt.is_on());
         global.categories = self.categories.shown.clone();
         global.tags = self.categories.tags_shown.clone();
+        global.settings = self.settings_view();
+        global.queueing = global.settings.queueing;
         let next = self
             .publisher
             .publish(now, &mut self.torrents, global, |t| {
@@ -608,11 +655,15 @@ impl Session {
                     let _ = t.metainfo(&env);
                 }
                 let mut d = t.detail(now);
-                d.goals = t.goal_view(&self.ctx.config.seeding, now);
+                d.goals = t.goal_view(&self.settings.seeding, now);
                 d
             });
         if let Some(at) = next {
             self.timers.schedule_no_later(TimerKey::Publish, at);
+        }
+        // the snapshot now shows every command handled before these
+        for reply in self.flushes.drain(..) {
+            let _ = reply.send(());
         }
     }
 }

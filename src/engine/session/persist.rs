@@ -397,7 +397,7 @@ impl Session {
                             let t = Torrent::new(
                                 id,
                                 Arc::new(meta),
-                                self.ctx.config.download_dir.clone(),
+                                self.settings.download_dir.clone(),
                                 self.ctx.config.seed_after_download,
                                 slots,
                                 false,

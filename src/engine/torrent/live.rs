@@ -109,7 +109,7 @@ pub(crate) mod fixture {
             false,
             0,
             Arc::new(Limits::unlimited()),
-            None,
+            Default::default(),
             Box::new(|_, _, _| {}),
         ))
     }

@@ -32,6 +32,7 @@ impl Torrent {
     ) -> Torrent {
         let sum = Summary {
             info_hash: link.info_hash,
+            info_hash_v2: link.info_hash_v2,
             name: link.display_name(),
             geometry: crate::piece::Geometry::default(),
             payload_size: 0,

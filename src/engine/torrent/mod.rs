@@ -150,6 +150,8 @@ pub struct Env<'a> {
     pub store: Option<&'a Arc<crate::state::StateStore>>,
     /// The queue's slots: whether this torrent must wait as `Queued` when it would run.
     pub queue: &'a crate::engine::queue::QueueGate,
+    /// The session's seeding goals in effect (`[seeding]`, changeable while it runs).
+    pub seeding: &'a crate::config::engine::SeedingConfig,
 }
 
 /// `left` announced while the size is unknown (magnet links; libtorrent does the same):
@@ -220,6 +222,11 @@ pub struct Torrent {
     /// It completed with a final folder to go to (a category's download path in use): the
     /// session starts the move after the input (see `torrent/category.rs`).
     final_move_due: bool,
+    /// Payload bytes moved either way at the last row, and when they last changed (Unix
+    /// seconds): the row's `last_activity`. `None` until the first row.
+    activity: Option<(u64, u64)>,
+    /// The name the user gave it, shown instead of its own (`None`: its own).
+    display_name: Option<String>,
     /// Pieces taken without a check that did not match when first hashed (this run).
     unchecked_failed: u32,
     /// Its web seeds (BEP 19).
@@ -287,6 +294,8 @@ impl Torrent {
             manage: Default::default(),
             queue_rank: 0,
             final_move_due: false,
+            activity: None,
+            display_name: None,
             unchecked_failed: 0,
             web_seeds: webseeds::WebSeeds::new(sum.web_seeds.as_deref().unwrap_or_default()),
             sum,
@@ -313,6 +322,8 @@ impl Torrent {
             .ok_or_else(|| err("the torrent's metainfo is not available".into()))?;
         let m = Arc::new(store.load_metainfo(&self.sum.info_hash).map_err(err)?);
         *resident = Some(m.clone());
+        // a restored hybrid learns its v2 info hash here (its record does not keep it)
+        self.sum.info_hash_v2 = m.info_hash_v2;
         Ok(m)
     }
 
@@ -753,6 +764,23 @@ impl Torrent {
         self.limits.download.set_rate(download);
         self.set_own_upload_limit(upload);
         self.persist_dirty = true;
+    }
+
+    /// Show it as `name` (qBittorrent's `torrents/rename`: the name only, its files stay
+    /// where they are); `None` or a blank name: its own name again. Kept in its record.
+    pub fn rename(&mut self, name: Option<String>, env: &mut Env<'_>) {
+        let name = name.filter(|n| !n.trim().is_empty());
+        if name == self.display_name {
+            return;
+        }
+        let msg = match &name {
+            Some(n) => format!("{}: renamed {n}", self.sum.name),
+            None => format!("{}: its own name again", self.sum.name),
+        };
+        self.display_name = name;
+        self.persist_dirty = true;
+        *env.publish_now = true;
+        self.log(env, EventLevel::Info, EventKind::StateChanged, msg);
     }
 }
 

@@ -60,6 +60,7 @@ impl Torrent {
         // a goal's stop holds only a torrent that stays paused (the user's pause)
         t.goals.stopped = r.goals.stopped.clone().filter(|_| r.paused);
         t.manage = r.manage.clone();
+        t.display_name = r.display_name.clone();
         t.completed_at = r.completed_at;
         t.carried = (r.downloaded, r.uploaded, 0);
         t.limits.download.set_rate(r.down_limit);
@@ -196,6 +197,7 @@ impl Torrent {
             activity: crate::state::ActivityRecord {
                 inactive_secs: self.goals.inactive(std::time::Instant::now()).as_secs(),
             },
+            display_name: self.display_name.clone(),
         }
     }
 
@@ -230,6 +232,7 @@ impl Torrent {
 pub fn summary_of(info_hash: InfoHash, r: &TorrentRecord) -> Summary {
     Summary {
         info_hash,
+        info_hash_v2: None,
         name: r.name.clone(),
         geometry: r.geometry().unwrap_or_default(),
         payload_size: r.payload_size,
@@ -323,6 +326,7 @@ mod tests {
                 unverified: vec![0b1000_0000],
             },
             activity: crate::state::ActivityRecord { inactive_secs: 600 },
+            display_name: Some("renamed".into()),
             web_seeds: Some(vec!["http://127.0.0.1:8/pub/".into()]),
         }
     }

@@ -148,6 +148,19 @@ pub fn peer_row(
     }
 }
 
+/// The first and last piece holding bytes of file `span` (a file of 0 bytes: the piece
+/// where it starts, twice).
+pub fn piece_range(span: &crate::piece::FileSpan, geo: &crate::piece::Geometry) -> (u32, u32) {
+    let r = span.pieces(geo);
+    if r.is_empty() {
+        let p =
+            u32::try_from(span.offset / u64::from(geo.piece_length().max(1))).unwrap_or(u32::MAX);
+        (p, p)
+    } else {
+        (r.start, r.end - 1)
+    }
+}
+
 /// The row message of a magnet link fetching its info dictionary: `have` of `total`
 /// metadata pieces (0: size unknown yet) from `peers` peers.
 pub fn fetch_message(have: u32, total: u32, peers: usize) -> String {
@@ -242,7 +255,10 @@ impl Torrent {
         TorrentRow {
             id: self.id,
             rev: self.view.rev(),
-            name: self.sum.name.clone(),
+            name: self
+                .display_name
+                .clone()
+                .unwrap_or_else(|| self.sum.name.clone()),
             info_hash: self.sum.info_hash.to_hex(),
             size,
             done,
@@ -276,11 +292,42 @@ impl Torrent {
             category: self.manage.category.clone(),
             tags: self.manage.tags.clone(),
             auto_managed: self.manage.auto_managed,
+            total_size: self.sum.payload_size,
+            content_path: (n > 0).then(|| self.save_dir.join(&self.sum.name)),
+            info_hash_v2: self
+                .sum
+                .info_hash_v2
+                .map(|h| data_encoding::HEXLOWER.encode(&h)),
+            private: self.sum.private,
+            tracker: self.trackers.current_url().unwrap_or_default().to_owned(),
+            completed_at: self.completed_at,
+            last_activity: self.last_activity(downloaded + uploaded),
+            seeded_secs: self.goals.seeded_before,
+            seeding_since: self.goals.seeding_since_unix,
             share_limits: self.share_limits(),
             sequential: self.manage.sequential,
             first_last: self.manage.first_last,
             unchecked: self.unchecked_count(),
             unchecked_failed: self.unchecked_failed,
+        }
+    }
+
+    /// When a payload byte last moved (Unix seconds), given the bytes moved so far: now
+    /// when they changed since the last row, else as before (at first: when it completed,
+    /// else when it was added).
+    fn last_activity(&mut self, moved: u64) -> u64 {
+        match self.activity {
+            Some((before, at)) if before == moved => at,
+            Some(_) => {
+                let at = super::now_unix();
+                self.activity = Some((moved, at));
+                at
+            }
+            None => {
+                let at = self.completed_at.unwrap_or(self.added_at);
+                self.activity = Some((moved, at));
+                at
+            }
         }
     }
 
@@ -313,6 +360,7 @@ impl Torrent {
                     size: f.length,
                     done: self.sum.file_done(span, &have),
                     priority: *prio,
+                    piece_range: piece_range(span, &self.sum.geometry),
                 })
                 .collect(),
             None => Vec::new(),
@@ -341,6 +389,7 @@ impl Torrent {
             created_by: meta.as_ref().and_then(|m| m.created_by.clone()),
             creation_date: meta.as_ref().and_then(|m| m.creation_date),
             private: self.sum.private,
+            multi_file: self.sum.multi_file,
             piece_length: self.sum.geometry.piece_length(),
             wasted,
             peers,
