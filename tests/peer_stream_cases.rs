@@ -12,7 +12,7 @@ use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use ratorrent::api::{PeerSource, TorrentId, TorrentState};
-use ratorrent::config::engine::EngineConfig;
+use ratorrent::config::engine::{Encryption, EngineConfig};
 use ratorrent::engine::ctx::{SessionCtx, SessionEvent};
 use ratorrent::engine::link::ctx::Limits;
 use ratorrent::engine::link::message::PeerError;
@@ -521,9 +521,13 @@ async fn outgoing_handshake_with_wrong_info_hash_or_protocol_is_refused() {
             .unwrap(),
         PeerId::generate(),
     );
-    let e = peer_task::connect(addr, ours).await.expect_err("refused");
+    let e = peer_task::connect(addr, ours, Encryption::Disable)
+        .await
+        .expect_err("refused");
     assert!(matches!(e, PeerError::WrongInfoHash), "{e}");
-    let e = peer_task::connect(addr, ours).await.expect_err("refused");
+    let e = peer_task::connect(addr, ours, Encryption::Disable)
+        .await
+        .expect_err("refused");
     assert!(e.to_string().contains("not a BitTorrent handshake"), "{e}");
     server.await.unwrap();
 }

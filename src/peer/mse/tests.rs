@@ -4,8 +4,8 @@ const XA: [u8; 20] = [
     1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20,
 ];
 const XB: [u8; 20] = [
-    101, 102, 103, 104, 105, 106, 107, 108, 109, 110, 111, 112, 113, 114, 115, 116, 117, 118,
-    119, 120,
+    101, 102, 103, 104, 105, 106, 107, 108, 109, 110, 111, 112, 113, 114, 115, 116, 117, 118, 119,
+    120,
 ];
 const SKEY: InfoHash = InfoHash([7; 20]);
 
@@ -32,8 +32,15 @@ fn keys_and_keystreams_match_an_independent_implementation() {
     assert_eq!(hex(&s[..16]), "d05ed96a95215a89b44073afe5d0b162");
     let mut vc = VC;
     cipher(b"keyA", &s, &SKEY).apply(&mut vc);
-    assert_eq!(hex(&vc), "6001a24df82bedd6", "keyA stream after 1,024 bytes");
-    assert_eq!(hex(&req2(&SKEY)), "4a90947f810ab816d0d9b5370b2b1dddde511d77");
+    assert_eq!(
+        hex(&vc),
+        "6001a24df82bedd6",
+        "keyA stream after 1,024 bytes"
+    );
+    assert_eq!(
+        hex(&req2(&SKEY)),
+        "4a90947f810ab816d0d9b5370b2b1dddde511d77"
+    );
 }
 
 #[test]
@@ -125,7 +132,10 @@ fn a_responder_that_allows_only_plaintext_selects_it_and_require_refuses_it() {
     let a = MseHandshake::initiator(SKEY, &ia, Policy::Prefer);
     let b = MseHandshake::responder_with(CRYPTO_PLAINTEXT, XB);
     let (ea, eb) = exchange(a, b, 50).unwrap();
-    assert_eq!((ea.method, eb.method), (Method::Plaintext, Method::Plaintext));
+    assert_eq!(
+        (ea.method, eb.method),
+        (Method::Plaintext, Method::Plaintext)
+    );
     assert!(ea.send.is_none() && eb.recv.is_none());
     assert_eq!(eb.received, ia, "IA is RC4 even when plaintext follows");
 
@@ -342,7 +352,11 @@ fn a_responder_refuses_garbage_within_628_bytes_holding_no_more() {
             window: KEY_LEN + MAX_PAD + 20
         })
     );
-    assert_eq!(sent, KEY_LEN + MAX_PAD + 20, "refused at the end of the window");
+    assert_eq!(
+        sent,
+        KEY_LEN + MAX_PAD + 20,
+        "refused at the end of the window"
+    );
 }
 
 #[test]

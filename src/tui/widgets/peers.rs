@@ -39,6 +39,8 @@ pub fn flags(peer: &PeerRow) -> String {
     }
     if f.encrypted {
         out.push('E');
+    } else if f.obfuscated {
+        out.push('e');
     }
     if f.utp {
         out.push('P');
