@@ -19,7 +19,7 @@ use std::time::Duration;
 use common::anchors::AnchorSeeder;
 use common::payload;
 use common::rat::Rat;
-use common::relay::{Relay, contains};
+use common::relay::Relay;
 use common::scenario::{rat_tail, scratch_dir, serial};
 use common::{Encryption, LtPeer, SeedArgs, TestTracker, compare_files, free_port, make_torrent};
 use ratorrent::metainfo::InfoHash;
@@ -28,7 +28,6 @@ const SEEDER_IP: Ipv4Addr = Ipv4Addr::new(127, 0, 0, 2);
 /// Size of the payload: 12 MiB + a tail, 48 pieces of 256 KiB.
 const SIZE: u64 = 12 * 1024 * 1024 + 4321;
 const DOWNLOAD_TIMEOUT: Duration = Duration::from_secs(120);
-const HANDSHAKE: &[u8] = b"BitTorrent protocol";
 
 /// A payload, its torrent for the seeders (tracker `seeders`) and a copy for the leecher
 /// naming tracker `leecher` (same info dictionary, so the same info hash).
@@ -44,10 +43,14 @@ struct Setup {
 }
 
 fn setup(seed: u64) -> Setup {
+    setup_sized(seed, SIZE)
+}
+
+fn setup_sized(seed: u64, size: u64) -> Setup {
     let dir = scratch_dir();
     let src = dir.path().join("src");
     let data = src.join("payload.bin");
-    payload::write_file(&data, SIZE, seed).unwrap();
+    payload::write_file(&data, size, seed).unwrap();
     let seeders = TestTracker::start();
     let leecher = TestTracker::start();
     let torrent = dir.path().join("seed.torrent");
@@ -117,7 +120,7 @@ impl Setup {
 
 /// Every connection through `relay` carried no plaintext BitTorrent handshake either way,
 /// and together they carried at least the payload.
-fn assert_never_plaintext(relay: &Relay, what: &str) {
+fn assert_never_plaintext(relay: &Relay, size: u64, what: &str) {
     let wires = relay.wires();
     assert!(
         !wires.is_empty(),
@@ -125,18 +128,18 @@ fn assert_never_plaintext(relay: &Relay, what: &str) {
     );
     for (i, w) in wires.iter().enumerate() {
         assert!(
-            !contains(&w.to_target, HANDSHAKE),
-            "{what}: connection {i}: our side sent the handshake string in plaintext"
+            !w.to_handshake,
+            "{what}: connection {i}: the dialling side sent the handshake string in plaintext"
         );
         assert!(
-            !contains(&w.from_target, HANDSHAKE),
-            "{what}: connection {i}: the seeder's side sent the handshake string in plaintext"
+            !w.from_handshake,
+            "{what}: connection {i}: the answering side sent the handshake string in plaintext"
         );
     }
-    let down: usize = wires.iter().map(|w| w.from_target.len()).sum();
+    let moved: u64 = wires.iter().map(|w| w.to_total.max(w.from_total)).sum();
     assert!(
-        down as u64 >= SIZE,
-        "{what}: only {down} bytes came through the relay"
+        moved >= size,
+        "{what}: only {moved} bytes came through the relay"
     );
 }
 
@@ -154,7 +157,7 @@ fn prefer_and_require(s: &Setup, addr: std::net::SocketAddr, who: &str) -> Relay
     s.leecher_only(relay.addr());
     let mut rat = s.rat("require");
     s.assert_downloaded(&mut rat, &format!("{who}, require"));
-    assert_never_plaintext(&relay, &format!("{who}, require"));
+    assert_never_plaintext(&relay, SIZE, &format!("{who}, require"));
     relay
 }
 
@@ -261,10 +264,7 @@ fn prefer_dials_again_in_plaintext_when_the_peer_refuses_mse_and_require_never_d
     let wires = relay.wires();
     assert!(!wires.is_empty(), "it tried");
     for w in &wires {
-        assert!(
-            !contains(&w.to_target, HANDSHAKE),
-            "require never falls back"
-        );
+        assert!(!w.to_handshake, "require never falls back");
         assert!(
             w.from_target.is_empty(),
             "the plaintext-only seeder answers nothing"
@@ -321,4 +321,44 @@ fn a_magnet_still_fetching_metadata_answers_an_incoming_mse_handshake() {
         .wait_line("CRYPTO", Duration::from_secs(5))
         .unwrap_or_else(|e| panic!("{e}"));
     assert!(l.ends_with(" rc4"), "{l}");
+}
+
+/// Seeding over MSE, at a size beyond every buffer: a `ratorrent download --seed` with the
+/// default `prefer` to a libtorrent leecher that forces encryption, 320 MiB through the
+/// recording relay: complete, byte-exact, and RC4 all the way (no plaintext handshake).
+#[test]
+fn seeds_320_mib_over_rc4_to_a_libtorrent_leecher_that_forces_encryption() {
+    const BIG: u64 = 320 * 1024 * 1024 + 999;
+    let _serial = serial();
+    let s = setup_sized(0xe7, BIG);
+    let (mut seeder, port) =
+        common::scenario::start_rat_seeder(&s.seeders, &s.torrent, &s.src, s.ih, "");
+    let relay = Relay::start(std::net::SocketAddr::from(([127, 0, 0, 1], port)));
+    s.list(relay.addr());
+    let leecher_ip = Ipv4Addr::new(127, 0, 0, 3);
+    let mut args = common::LeechArgs::new(
+        &s.leecher_torrent,
+        &s.dst,
+        leecher_ip,
+        common::free_port_on(leecher_ip),
+    );
+    args.encryption = Encryption::Forced;
+    args.timeout_s = 300;
+    let mut leecher = LtPeer::leech(&args);
+    let took = common::scenario::wait_lt_done(
+        &mut leecher,
+        BIG,
+        Duration::from_secs(300),
+        Some(Duration::from_secs(30)),
+    )
+    .unwrap_or_else(|e| panic!("320 MiB over MSE to libtorrent: {e}\n{}", rat_tail(&seeder)));
+    compare_files(&s.src.join("payload.bin"), &s.dst.join("payload.bin"))
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_never_plaintext(&relay, BIG, "seeding to libtorrent forced");
+    common::scenario::stop_seeder(&mut seeder).unwrap_or_else(|e| panic!("{e}"));
+    eprintln!(
+        "320 MiB over RC4 to libtorrent in {:.1} s ({:.0} MiB/s)",
+        took.as_secs_f64(),
+        BIG as f64 / 1048576.0 / took.as_secs_f64()
+    );
 }

@@ -9,14 +9,29 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+/// Bytes of each direction kept for inspection (all are counted and searched).
+pub const KEEP: usize = 1 << 20;
+
 /// What crossed one relayed connection.
 #[derive(Debug, Default, Clone)]
 pub struct Wire {
-    /// From the dialling side to the target.
+    /// From the dialling side to the target: the first [`KEEP`] bytes.
     pub to_target: Vec<u8>,
-    /// From the target back.
+    /// From the target back: the first [`KEEP`] bytes.
     pub from_target: Vec<u8>,
+    /// Bytes from the dialling side, all of them.
+    pub to_total: u64,
+    /// Bytes from the target, all of them.
+    pub from_total: u64,
+    /// The BitTorrent handshake string ([`HANDSHAKE`]) crossed towards the target
+    /// somewhere, chunk boundaries included.
+    pub to_handshake: bool,
+    /// It crossed back from the target.
+    pub from_handshake: bool,
 }
+
+/// `BitTorrent protocol`: in plaintext, the handshake's protocol string.
+pub const HANDSHAKE: &[u8] = b"BitTorrent protocol";
 
 /// A running relay; stops accepting when dropped (connections in flight end with their
 /// sockets).
@@ -81,11 +96,8 @@ impl Relay {
     }
 
     /// Bytes copied so far, both ways, all connections.
-    pub fn total(&self) -> usize {
-        self.wires()
-            .iter()
-            .map(|w| w.to_target.len() + w.from_target.len())
-            .sum()
+    pub fn total(&self) -> u64 {
+        self.wires().iter().map(|w| w.to_total + w.from_total).sum()
     }
 }
 
@@ -99,19 +111,29 @@ impl Drop for Relay {
 fn pipe(mut from: TcpStream, mut to: TcpStream, wire: Arc<Mutex<Wire>>, to_target: bool) {
     std::thread::spawn(move || {
         let mut buf = vec![0u8; 64 * 1024];
+        // the end of the previous chunk, so a string cut in two is still found
+        let mut carry: Vec<u8> = Vec::new();
         loop {
             let n = match from.read(&mut buf) {
                 Ok(0) | Err(_) => break,
                 Ok(n) => n,
             };
+            carry.extend_from_slice(&buf[..n]);
+            let found = contains(&carry, HANDSHAKE);
+            let keep_from = carry.len().saturating_sub(HANDSHAKE.len() - 1);
+            carry.drain(..keep_from);
             {
-                let mut w = wire.lock().unwrap();
-                let v = if to_target {
-                    &mut w.to_target
+                let mut guard = wire.lock().unwrap();
+                let w = &mut *guard;
+                let (v, total, seen) = if to_target {
+                    (&mut w.to_target, &mut w.to_total, &mut w.to_handshake)
                 } else {
-                    &mut w.from_target
+                    (&mut w.from_target, &mut w.from_total, &mut w.from_handshake)
                 };
-                v.extend_from_slice(&buf[..n]);
+                let room = KEEP.saturating_sub(v.len()).min(n);
+                v.extend_from_slice(&buf[..room]);
+                *total += n as u64;
+                *seen |= found;
             }
             if to.write_all(&buf[..n]).is_err() {
                 break;
