@@ -184,5 +184,9 @@ mod tests {
         p.source = PeerSource::Pex;
         p.flags.snubbed = true;
         assert_eq!(flags(&p), "D U S I E X");
+        // an MSE handshake with plaintext after it
+        p.flags.encrypted = false;
+        p.flags.obfuscated = true;
+        assert_eq!(flags(&p), "D U S I e X");
     }
 }
