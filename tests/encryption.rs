@@ -362,3 +362,70 @@ fn seeds_320_mib_over_rc4_to_a_libtorrent_leecher_that_forces_encryption() {
         BIG as f64 / 1048576.0 / took.as_secs_f64()
     );
 }
+
+/// The TUI at 80×24 (`encryption = "require"`) downloading from a libtorrent seeder that
+/// forces encryption (slowed to 512 KiB/s so the peer stays on screen): the Peers tab shows
+/// the seeder with `E`, General counts it as encrypted. (With `prefer` this seeder, which
+/// allows both methods and does not prefer RC4, selects plaintext after the handshake: `e`.)
+#[test]
+fn the_tui_shows_the_encrypted_peer_under_tmux() {
+    use common::tmux::TmuxPane;
+    let _serial = serial();
+    let s = setup(0xe8);
+    let port = common::free_port_on(SEEDER_IP);
+    let mut args = SeedArgs::new(&s.torrent, &s.src, SEEDER_IP, port);
+    args.encryption = Encryption::Forced;
+    args.upload_limit = Some(512 << 10);
+    let _seeder = LtPeer::seed(&args);
+    let dir = s._dir.path();
+    let config = dir.join("tui.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "listen_port = {}\ndownload_dir = \"{}\"\n[dht]\nenabled = false\n\
+             [peer]\nencryption = \"require\"\n",
+            free_port(),
+            s.dst.display()
+        ),
+    )
+    .unwrap();
+    let home = dir.join("home");
+    std::fs::create_dir_all(&home).unwrap();
+    let cmd = format!(
+        "{} --config {} {}",
+        common::rat::bin(),
+        config.display(),
+        s.torrent.display()
+    );
+    let tmux = TmuxPane::start(
+        "mse",
+        &cmd,
+        &[
+            ("LANG", std::path::Path::new("C.UTF-8")),
+            ("HOME", &home),
+            ("XDG_CONFIG_HOME", &home),
+            ("XDG_STATE_HOME", &home),
+            ("XDG_DATA_HOME", &home),
+        ],
+        80,
+        24,
+    );
+    tmux.wait_row("payload.bin", "Downloading", Duration::from_secs(30));
+    tmux.keys("Enter");
+    let general = tmux.wait_for("1 encrypted", Duration::from_secs(15));
+    assert!(
+        general.contains("1 connected (1 seed, 1 encrypted)"),
+        "{general}"
+    );
+    tmux.keys("Tab");
+    let peers = tmux.wait_until("the seeder with E", Duration::from_secs(10), |sc| {
+        sc.lines()
+            .any(|l| l.contains("127.0.0.2:") && l.split_whitespace().any(|w| w == "E"))
+    });
+    assert!(peers.contains("Flags"), "{peers}");
+    tmux.keys("Escape");
+    tmux.keys("q");
+    tmux.wait_for("Quit", Duration::from_secs(5));
+    tmux.keys("y");
+    assert!(tmux.wait_exit(Duration::from_secs(15)), "quit");
+}
