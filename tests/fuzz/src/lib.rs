@@ -1032,7 +1032,11 @@ fn mse_drive(
         sent += hs.take_output().len();
         // Yb + PadB + message 4 at most (responder); message 1 + message 3 (initiator)
         assert!(sent <= mse::KEY_LEN + mse::MAX_PAD + 40 + 68 + 14 + mse::MAX_IA);
-        assert!(hs.buffered() <= mse::MAX_BUFFERED, "holds {}", hs.buffered());
+        assert!(
+            hs.buffered() <= mse::MAX_BUFFERED,
+            "holds {}",
+            hs.buffered()
+        );
         match step {
             Ok(mse::Step::NeedMore) => {}
             Ok(mse::Step::Done(est)) => {
@@ -1077,7 +1081,12 @@ pub fn check_mse(data: &[u8]) {
     match mode {
         0 => {
             let allowed = u32::from(pad % 3) + 1;
-            mse_drive(mse::MseHandshake::responder_with(allowed, MSE_XB), rest, cuts, true);
+            mse_drive(
+                mse::MseHandshake::responder_with(allowed, MSE_XB),
+                rest,
+                cuts,
+                true,
+            );
         }
         1 => {
             let hs = mse::MseHandshake::initiator_with(
