@@ -89,7 +89,8 @@ impl Setup {
         self.leecher.add_peer(self.ih, v4, Some(0));
     }
 
-    /// `ratorrent download` of the leecher's torrent with `[peer] encryption = mode`.
+    /// `ratorrent download` of the leecher's torrent with `[peer] encryption = mode`
+    /// (`disable` as the `--encryption` flag over a config that says `require`).
     fn rat(&self, mode: &str) -> Rat {
         let port = free_port().to_string();
         let args = [
@@ -100,6 +101,11 @@ impl Setup {
             "--port",
             &port,
         ];
+        if mode == "disable" {
+            let mut args = args.to_vec();
+            args.extend(["--encryption", "disable"]);
+            return Rat::spawn(&args, "[peer]\nencryption = \"require\"\n");
+        }
         Rat::spawn(&args, &format!("[peer]\nencryption = \"{mode}\"\n"))
     }
 

@@ -414,6 +414,22 @@ pub enum Encryption {
     Disable,
 }
 
+impl std::str::FromStr for Encryption {
+    type Err = String;
+
+    /// `"prefer"`, `"require"` or `"disable"`.
+    fn from_str(s: &str) -> Result<Encryption, String> {
+        match s {
+            "prefer" => Ok(Encryption::Prefer),
+            "require" => Ok(Encryption::Require),
+            "disable" => Ok(Encryption::Disable),
+            other => Err(format!(
+                "unknown encryption {other:?} (expected prefer, require or disable)"
+            )),
+        }
+    }
+}
+
 impl Encryption {
     /// The value as written in the config file.
     pub fn name(self) -> &'static str {
