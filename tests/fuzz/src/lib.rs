@@ -1026,7 +1026,7 @@ fn mse_drive(
         let cut = cuts.get(i).map_or(usize::MAX, |&c| usize::from(c).max(1));
         i += 1;
         let n = hs.read_hint().min(cut).min(input.len() - at);
-        assert!(n >= 1 && n <= mse::MAX_BUFFERED);
+        assert!((1..=mse::MAX_BUFFERED).contains(&n));
         let step = hs.feed(&input[at..at + n], &mut find);
         at += n;
         sent += hs.take_output().len();
