@@ -98,10 +98,6 @@ pub enum PeerError {
     /// The MSE/PE handshake (Message Stream Encryption) failed.
     #[error(transparent)]
     Mse(#[from] crate::peer::mse::MseError),
-    /// Encryption is required and the peer speaks plaintext, or encryption is off and the
-    /// peer speaks MSE (`[peer] encryption`).
-    #[error("{0}")]
-    EncryptionPolicy(&'static str),
     /// Handshake or connect took too long.
     #[error("timed out during {0}")]
     Timeout(&'static str),
