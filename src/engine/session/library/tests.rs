@@ -48,7 +48,15 @@ fn an_mse_responder_finds_every_listed_torrent_by_its_req2_hash() {
         assert_eq!(seen_by_listener.find_req2(&req2(&ih(b))), Some(ih(b)));
     }
     assert_eq!(seen_by_listener.find_req2(&req2(&ih(4))), None);
-    assert_eq!(seen_by_listener.find_req2(&ih(2).0), None, "not the hash itself");
+    assert_eq!(
+        seen_by_listener.find_req2(&ih(2).0),
+        None,
+        "not the hash itself"
+    );
     lib.unlist(&ih(2));
-    assert_eq!(seen_by_listener.find_req2(&req2(&ih(2))), None, "gone with it");
+    assert_eq!(
+        seen_by_listener.find_req2(&req2(&ih(2))),
+        None,
+        "gone with it"
+    );
 }
