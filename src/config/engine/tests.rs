@@ -40,6 +40,8 @@ bootstrap = ["127.0.0.2:6881"]
 [lsd]
 enabled = true
 interface = "127.0.0.1"
+[peer]
+encryption = "require"
 [seeding]
 ratio_limit = 2
 seeding_time_limit = 10080
@@ -109,6 +111,9 @@ days = "weekends"
         lsd: LsdConfig {
             enabled: true,
             interface: Some(std::net::Ipv4Addr::LOCALHOST),
+        },
+        peer: crate::config::engine::PeerConfig {
+            encryption: crate::config::engine::Encryption::Require,
         },
         seeding: crate::config::engine::SeedingConfig {
             ratio_limit: 2.0,

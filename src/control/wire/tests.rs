@@ -559,7 +559,7 @@ fn the_wire_form_is_pinned_to_the_protocol_version() {
     );
 }
 
-const PINNED_DIGEST: &str = "0b0534d9831cba20";
+const PINNED_DIGEST: &str = "ec11c9e78aefef13";
 
 /// Session settings with every field set.
 fn ratorrent_settings() -> crate::api::SessionSettings {
