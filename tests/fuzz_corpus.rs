@@ -28,6 +28,7 @@ const CHECKS: &[(&str, Check)] = &[
     ("tracker_http", checks::check_tracker_http),
     ("lsd", checks::check_lsd),
     ("webseed", checks::check_webseed_answer),
+    ("mse", checks::check_mse),
 ];
 
 /// The targets declared in `tests/fuzz/Cargo.toml` (`[[bin]]` names).

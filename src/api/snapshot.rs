@@ -530,8 +530,10 @@ pub struct PeerFlags {
     pub peer_interested: bool,
     /// It connected to us.
     pub incoming: bool,
-    /// The stream is encrypted (MSE).
+    /// The stream is RC4 encrypted (MSE/PE).
     pub encrypted: bool,
+    /// Only the handshake was encrypted (MSE/PE with plaintext selected).
+    pub obfuscated: bool,
     /// Over uTP (BEP 29) rather than TCP.
     pub utp: bool,
     /// It has our requests and sent nothing for a while.

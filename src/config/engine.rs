@@ -102,6 +102,8 @@ pub struct EngineConfig {
     pub lsd: LsdConfig,
     /// Web seeds (BEP 19), the `[webseeds]` table.
     pub webseeds: WebSeedConfig,
+    /// Peer connections, the `[peer]` table (MSE/PE encryption).
+    pub peer: PeerConfig,
     /// Program run when the user adds a torrent (not when one is restored at start), as an
     /// argument list: the program first, then its arguments, each with its placeholders
     /// replaced (see [`crate::engine::hooks::expand`]); never run through a shell. Empty
@@ -158,6 +160,7 @@ impl Default for EngineConfig {
             dht: DhtConfig::default(),
             lsd: LsdConfig::default(),
             webseeds: WebSeedConfig::default(),
+            peer: PeerConfig::default(),
             on_added: Vec::new(),
             on_complete: Vec::new(),
             hook_timeout: 600,
@@ -390,6 +393,58 @@ impl DhtConfig {
     /// The UDP port to bind, given the TCP port the session listens on.
     pub fn udp_port(&self, listen_port: u16) -> u16 {
         self.port.unwrap_or(listen_port)
+    }
+}
+
+/// The `[peer]` table: how peer connections are made.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct PeerConfig {
+    /// Message Stream Encryption (MSE/PE, as libtorrent, Transmission and qBittorrent
+    /// speak it). Default: [`Encryption::Prefer`].
+    pub encryption: Encryption,
+}
+
+/// `[peer] encryption`: MSE/PE (RC4 over a Diffie-Hellman handshake) for peer connections.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Encryption {
+    /// Dial with MSE offering RC4 or plaintext, and dial again in plaintext when the peer
+    /// refuses it; accept plaintext and MSE connections (an incoming MSE handshake gets
+    /// RC4 when the peer provides it).
+    #[default]
+    Prefer,
+    /// MSE with RC4 only, both ways: plaintext connections are refused and never a byte of
+    /// the BitTorrent protocol goes out in plaintext.
+    Require,
+    /// Plaintext only: never dial with MSE; incoming MSE handshakes are refused.
+    Disable,
+}
+
+impl std::str::FromStr for Encryption {
+    type Err = String;
+
+    /// `"prefer"`, `"require"` or `"disable"`.
+    fn from_str(s: &str) -> Result<Encryption, String> {
+        match s {
+            "prefer" => Ok(Encryption::Prefer),
+            "require" => Ok(Encryption::Require),
+            "disable" => Ok(Encryption::Disable),
+            other => Err(format!(
+                "unknown encryption {other:?} (expected prefer, require or disable)"
+            )),
+        }
+    }
+}
+
+impl Encryption {
+    /// The value as written in the config file.
+    pub fn name(self) -> &'static str {
+        match self {
+            Encryption::Prefer => "prefer",
+            Encryption::Require => "require",
+            Encryption::Disable => "disable",
+        }
     }
 }
 

@@ -26,6 +26,10 @@ use super::torrent::announce::AnnounceJob;
 pub const MAX_ANNOUNCES: usize = 32;
 /// Incoming connections allowed to be in their handshake at once (beyond: closed at once).
 pub const MAX_PENDING_INCOMING: usize = 128;
+/// Incoming MSE/PE handshakes at once (each costs two 768-bit modular exponentiations);
+/// beyond, a connection that starts one is closed at once. Part of the
+/// [`MAX_PENDING_INCOMING`] connections.
+pub const MAX_MSE_HANDSHAKES: usize = 32;
 
 /// Connection counters kept exact by RAII: a [`ConnSlot`] decrements its counter when it is
 /// dropped, on every path (error, panic, task abort), so the counts cannot drift.
@@ -37,6 +41,8 @@ pub struct ConnCounters {
     pub half_open: AtomicUsize,
     /// Incoming connections still in their handshake.
     pub pending_incoming: AtomicUsize,
+    /// Incoming connections in their MSE/PE handshake.
+    pub mse_handshakes: AtomicUsize,
 }
 
 /// Which counter a [`ConnSlot`] holds.
@@ -48,6 +54,8 @@ pub enum SlotKind {
     HalfOpen,
     /// An incoming handshake.
     PendingIncoming,
+    /// An incoming MSE/PE handshake.
+    MseHandshake,
 }
 
 /// One unit of a [`ConnCounters`] counter, given back on drop.
@@ -63,6 +71,7 @@ impl ConnCounters {
             SlotKind::Established => &self.established,
             SlotKind::HalfOpen => &self.half_open,
             SlotKind::PendingIncoming => &self.pending_incoming,
+            SlotKind::MseHandshake => &self.mse_handshakes,
         }
     }
 

@@ -258,10 +258,15 @@ pub fn facts(
         ),
         Plain,
     ));
+    // with the detail: how many of the connected peers are encrypted (MSE/PE, RC4)
+    let encrypted = detail.map_or(String::new(), |d| {
+        let n = d.peers.iter().filter(|p| p.flags.encrypted).count();
+        format!(", {n} encrypted")
+    });
     out.push(fact(
         "Peers",
         format!(
-            "{} connected ({} {}); swarm {} {}, {} {}",
+            "{} connected ({} {}{encrypted}); swarm {} {}, {} {}",
             row.peers,
             row.seeds,
             plural(u64::from(row.seeds), "seed", "seeds"),
@@ -612,6 +617,48 @@ mod tests {
             "0 connected (0 seeds); swarm ? seeds, ? leechers"
         );
         assert_eq!(facts.last().map(|f| f.tone), Some(Tone::Dim));
+    }
+
+    #[test]
+    fn the_peers_line_counts_encrypted_peers_when_the_detail_is_there() {
+        use crate::api::{PeerFlags, PeerRow};
+        let sym = Theme::default().sym;
+        let row = TorrentRow {
+            name: "x".to_owned(),
+            peers: 3,
+            seeds: 1,
+            ..TorrentRow::default()
+        };
+        let peer = |encrypted, obfuscated| PeerRow {
+            addr: "127.0.0.1:1".parse().unwrap(),
+            client: String::new(),
+            flags: PeerFlags {
+                encrypted,
+                obfuscated,
+                ..PeerFlags::default()
+            },
+            progress: 0.0,
+            down_rate: 0,
+            up_rate: 0,
+            downloaded: 0,
+            uploaded: 0,
+            source: crate::api::PeerSource::Tracker,
+        };
+        let d = TorrentDetail {
+            peers: vec![peer(true, false), peer(false, true), peer(false, false)],
+            ..TorrentDetail::default()
+        };
+        let f = facts(&row, Some(&d), &Keymap::default(), &sym);
+        assert_eq!(
+            value(&f, "Peers"),
+            "3 connected (1 seed, 1 encrypted); swarm ? seeds, ? leechers",
+            "RC4 only: a handshake-only peer is not counted"
+        );
+        let f = facts(&row, None, &Keymap::default(), &sym);
+        assert_eq!(
+            value(&f, "Peers"),
+            "3 connected (1 seed); swarm ? seeds, ? leechers"
+        );
     }
 
     #[test]

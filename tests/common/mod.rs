@@ -9,12 +9,15 @@
 //! - [`lt`]: [`LtPeer`], real libtorrent seeders/leechers (`tests/support/lt_peer.py`).
 //! - [`hostile`]: scripted hostile peers (non-readers, silent, half-open, takes-nothing).
 //! - [`procmem`]: memory peaks, context switches and CPU ticks of a process from `/proc`.
+//! - [`anchors`]: qBittorrent and Transmission seeders (`qbittorrent-nox`, `transmission-cli`).
+//! - [`relay`]: a TCP relay that records the bytes on the wire.
 //! - [`scenario`]: seeder start/stop, leecher waits with stall detection, tmpfs scratch.
 //! - here: [`free_port`], [`temp_dir`], [`wait_until`], [`HarnessError`].
 //!
 //! Everything stays on 127.0.0.0/8. Test crates use only part of this, hence the allow.
 #![allow(dead_code, unused_imports)]
 
+pub mod anchors;
 pub mod client;
 pub mod daemon;
 pub mod hostile;
@@ -24,6 +27,7 @@ pub mod payload;
 pub mod procmem;
 pub mod qbt;
 pub mod rat;
+pub mod relay;
 pub mod scenario;
 pub mod tmux;
 pub mod tracker;

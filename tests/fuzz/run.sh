@@ -37,7 +37,7 @@ export CARGO_TARGET_DIR="${FUZZ_TARGET_DIR:-$here/target}"
 # one libFuzzer job per target; RSS cap well below the machine's memory
 rss_mb="${FUZZ_RSS_MB:-2048}"
 
-all=(bencode metainfo magnet peer_wire extension metadata pex tracker_udp tracker_http lsd webseed krpc)
+all=(bencode metainfo magnet peer_wire extension metadata pex tracker_udp tracker_http lsd webseed krpc mse)
 kept_root="$here/corpus-min"
 minimise="${FUZZ_MINIMISE:-0}"
 targets=("$@")
@@ -58,6 +58,7 @@ seed_dirs() {
     lsd) echo "$seeds/lsd" ;;
     webseed) echo "$seeds/webseed" ;;
     krpc) echo "$seeds/krpc" ;;
+    mse) echo "$seeds/mse" ;;
   esac
   [ -d "$kept_root/$1" ] && echo "$kept_root/$1"
   return 0

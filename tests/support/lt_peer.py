@@ -320,7 +320,8 @@ PEER_SOURCES = [(0x1, "tracker"), (0x2, "dht"), (0x4, "pex"), (0x8, "lsd"), (0x1
 
 
 def report_peers(h, seen):
-    """Print `PEER <ip>:<port> <sources>` once for every peer newly connected."""
+    """Print `PEER <ip>:<port> <sources>` and `CRYPTO <ip>:<port> rc4|mse-plaintext|none`
+    once for every peer newly connected (its handshake over)."""
     try:
         peers = h.get_peer_info()
     except RuntimeError:
@@ -330,9 +331,19 @@ def report_peers(h, seen):
         key = f"{ip}:{port}"
         if key in seen:
             continue
+        if p.flags & (lt.peer_info.connecting | lt.peer_info.handshake):
+            continue  # told once its handshake is over (the encryption is known then)
         seen.add(key)
         src = ",".join(name for bit, name in PEER_SOURCES if p.source & bit) or "none"
         print(f"PEER {key} {src}", flush=True)
+        # MSE/PE: RC4 stream, plaintext after an encrypted handshake, or no MSE at all
+        if p.flags & lt.peer_info.rc4_encrypted:
+            enc = "rc4"
+        elif p.flags & lt.peer_info.plaintext_encrypted:
+            enc = "mse-plaintext"
+        else:
+            enc = "none"
+        print(f"CRYPTO {key} {enc}", flush=True)
 
 
 def status_line(h):

@@ -45,6 +45,8 @@ enabled = false
 max_connections_per_server = 2
 min_rate = "4K"
 min_rate_window = 10
+[peer]
+encryption = "require"
 [seeding]
 ratio_limit = 2
 seeding_time_limit = 10080
@@ -120,6 +122,9 @@ days = "weekends"
             max_connections_per_server: 2,
             min_rate: 4096,
             min_rate_window: 10,
+        },
+        peer: crate::config::engine::PeerConfig {
+            encryption: crate::config::engine::Encryption::Require,
         },
         seeding: crate::config::engine::SeedingConfig {
             ratio_limit: 2.0,

@@ -574,7 +574,7 @@ fn the_wire_form_is_pinned_to_the_protocol_version() {
     );
 }
 
-const PINNED_DIGEST: &str = "500cb1b1531347a4";
+const PINNED_DIGEST: &str = "41fe55b4c2798f51";
 
 /// Session settings with every field set.
 fn ratorrent_settings() -> crate::api::SessionSettings {

@@ -98,6 +98,9 @@ pub enum PeerError {
     /// Its socket accepted none of our data for too long.
     #[error("peer stopped reading (no write progress for {0} s)")]
     Stalled(u64),
+    /// The MSE/PE handshake (Message Stream Encryption) failed.
+    #[error(transparent)]
+    Mse(#[from] crate::peer::mse::MseError),
     /// Handshake or connect took too long.
     #[error("timed out during {0}")]
     Timeout(&'static str),

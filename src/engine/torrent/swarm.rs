@@ -163,13 +163,13 @@ impl Torrent {
                 Handshake::ours(self.sum.info_hash, ctx.peer_id).with_dht(self.dht_allowed(env));
             tokio::spawn(async move {
                 let _slot = slot;
-                match peer_conn::connect(addr, ours).await {
+                match peer_conn::connect(addr, ours, ctx.config.peer.encryption).await {
                     Ok((stream, remote)) => ctx.send(SessionEvent::Handshaken {
                         info_hash: ours.info_hash,
                         addr,
                         outgoing: true,
                         remote,
-                        stream: PeerStream::Tcp(stream),
+                        stream,
                     }),
                     Err(error) => ctx.send(SessionEvent::DialFailed {
                         torrent: id,
@@ -317,13 +317,9 @@ impl Torrent {
         };
         self.book.connected(addr, source, env.now);
         let key = env.ctx.key();
-        let info = Arc::new(PeerInfo::new(
-            addr,
-            outgoing,
-            remote.peer_id,
-            source,
-            now_ms,
-        ));
+        let info = Arc::new(
+            PeerInfo::new(addr, outgoing, remote.peer_id, source, now_ms).with_mse(stream.mse()),
+        );
         let (ctrl_tx, ctrl_rx) = mpsc::unbounded_channel();
         self.peers
             .insert(key, PeerHandle::new(info.clone(), ctrl_tx, now_ms));
@@ -336,6 +332,9 @@ impl Torrent {
                         PeerStream::Tcp(s) => {
                             peer_conn::run(t.clone(), key, s, info, remote, ctrl_rx).await
                         }
+                        PeerStream::TcpMse(s) => {
+                            peer_conn::run(t.clone(), key, *s, info, remote, ctrl_rx).await
+                        }
                     };
                     t.peer_event(key, PeerEvent::Gone { error: r.err() });
                 });
@@ -346,6 +345,9 @@ impl Torrent {
                     let r = match stream {
                         PeerStream::Tcp(s) => {
                             peer_conn::run_metadata(f.clone(), key, s, info, remote, ctrl_rx).await
+                        }
+                        PeerStream::TcpMse(s) => {
+                            peer_conn::run_metadata(f.clone(), key, *s, info, remote, ctrl_rx).await
                         }
                     };
                     f.peer_event(key, PeerEvent::Gone { error: r.err() });

@@ -40,6 +40,8 @@ pub fn flags(peer: &PeerRow) -> String {
     }
     if f.encrypted {
         out.push('E');
+    } else if f.obfuscated {
+        out.push('e');
     }
     if f.utp {
         out.push('P');
@@ -247,5 +249,9 @@ mod tests {
         p.source = PeerSource::Pex;
         p.flags.snubbed = true;
         assert_eq!(flags(&p), "D U S I E X");
+        // an MSE handshake with plaintext after it
+        p.flags.encrypted = false;
+        p.flags.obfuscated = true;
+        assert_eq!(flags(&p), "D U S I e X");
     }
 }
