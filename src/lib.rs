@@ -14,7 +14,7 @@
 //! | front ends | `main.rs` (the binary), [`tui`], [`webui`], [`headless`], [`daemon`], [`watch`], [`cli`] | start-up, the terminal UI, the qBittorrent-compatible Web API, `download`/`info`/`check`, `ratorrent daemon`, the watch folder, the arguments |
 //! | the contract | [`api`], [`control`] | plain data both sides share ([`api::Snapshot`], [`api::Command`], [`api::EngineEvent`], typed errors) and [`api::Client`], the one way into a running engine; the same contract over the daemon's Unix socket |
 //! | the engine | [`engine`], configured by [`config::engine`] | the session actor that owns every torrent, the torrent state machines, peer connections, the picker, the deadline queue |
-//! | services | [`storage`], [`state`], [`tracker`], [`fetch`], [`peer`], [`dht`], [`lsd`] | payload files and disk threads, the state store, announces and scrapes, a .torrent fetched by URL, the peer wire protocol, peer sources |
+//! | services | [`storage`], [`state`], [`tracker`], [`fetch`], [`webseed`], [`peer`], [`dht`], [`lsd`] | payload files and disk threads, the state store, announces and scrapes, a .torrent fetched by URL, web seeds' URLs and checked Range requests, the peer wire protocol, peer sources |
 //! | domain | [`metainfo`], [`piece`], [`bencode`], [`units`], [`net`], [`untrusted`], [`lock`], [`atomic_write`] | .torrent files and magnet links, piece geometry and file layout, sizes and rates, address scope, text fit for a terminal |
 //!
 //! What may import what, besides "downwards only":
@@ -69,6 +69,7 @@
 //! | wire codec, extensions (BEP 10), PEX (BEP 11), metadata (BEP 9), the MSE/PE handshake | [`peer`] |
 //! | HTTP and UDP trackers (BEP 3/15/23/48) | [`tracker`] |
 //! | a .torrent file fetched by http(s) URL (add from URL) | [`fetch`] |
+//! | web seeds (BEP 19): file URLs, one checked Range GET, back-off | [`webseed`] (the service), `engine/webseed/` (a server's task: runs of blocks from the picker, blocks to the disk threads), `engine/picker/web.rs` (what a web seed gets), `engine/torrent/webseeds.rs` (the torrent's servers, their hash failures and rows) |
 //! | the DHT node (BEP 5/32), Local Service Discovery (BEP 14) | [`dht`], [`lsd`] |
 //! | sizes, rates, durations: format and parse | [`units`] |
 //! | address scope, tracker URLs fit to show, IP filter lists (parse, look up) | [`net`] |
@@ -149,4 +150,5 @@ pub mod tui;
 pub mod units;
 pub mod untrusted;
 pub mod watch;
+pub mod webseed;
 pub mod webui;

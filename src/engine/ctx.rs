@@ -144,6 +144,10 @@ pub struct SessionCtx {
     /// The IP filter in force (none until the `ip_filter` file is read) and its count of
     /// blocked attempts; every torrent's peer book holds it too.
     pub ip_filter: Arc<super::ip_filter::Blocklist>,
+    /// The HTTP client of web seeds (BEP 19), made on first use: the session's HTTP policy
+    /// (user agent, connect timeout, redirect cap, proxy from the environment), kept-alive
+    /// connections shared by every web seed; or why it cannot be made.
+    webseed_http: std::sync::OnceLock<Result<reqwest::Client, String>>,
 }
 
 impl SessionCtx {
@@ -218,12 +222,32 @@ impl SessionCtx {
             dht,
             lsd,
             ip_filter,
+            webseed_http: std::sync::OnceLock::new(),
         })
     }
 
     /// A fresh key, unique in the session (peer keys, disk keys).
     pub fn key(&self) -> u64 {
         self.next_key.fetch_add(1, Ordering::Relaxed)
+    }
+
+    /// The HTTP client of web seeds (made on the first call).
+    ///
+    /// # Errors
+    /// The client cannot be made (TLS set-up): why.
+    pub fn webseed_client(&self) -> Result<reqwest::Client, String> {
+        self.webseed_http
+            .get_or_init(|| {
+                // no total timeout: a range of several MiB over a slow link takes what it
+                // takes; the minimum rate ([webseeds] min_rate) catches a stalled server
+                crate::tracker::http::client_builder(
+                    crate::tracker::http::DEFAULT_CONNECT_TIMEOUT,
+                    std::time::Duration::from_secs(7 * 24 * 3600),
+                )
+                .build()
+                .map_err(|e| crate::tracker::http::error_chain(&e))
+            })
+            .clone()
     }
 
     /// Send an event to the session task (dropped if the session is gone).

@@ -31,6 +31,7 @@ fn record(name: &str, added_at: u64) -> TorrentRecord {
         manage: Default::default(),
         activity: Default::default(),
         display_name: None,
+        web_seeds: None,
     }
 }
 
@@ -102,15 +103,27 @@ fn format_4_records_read_with_default_management_and_format_5_keeps_it() {
     // format 6 keeps the inactive seeding time
     r.activity.inactive_secs = 4_321;
     assert_eq!(TorrentRecord::decode(&r.encode()).unwrap(), r);
-    // format 6 (no name given after the activity) still reads, with none
+    // format 6 (no name given after the activity, no web seeds) still reads, with none
     let mut v6 = r.encode();
-    assert_eq!(v6.pop(), Some(0), "None is one byte");
+    assert_eq!(v6.pop(), Some(0), "a None is one byte: the web seeds");
+    assert_eq!(v6.pop(), Some(0), "and the name given");
     v6[0] = 6;
     assert_eq!(TorrentRecord::decode(&v6).unwrap(), r);
-    // format 7 keeps a name given
+    assert_eq!(TorrentRecord::decode(&v6).unwrap().web_seeds, None);
+    // format 7 keeps a name given (and knows no web seeds)
     r.display_name = Some("My Show".into());
+    let mut v7 = r.encode();
+    assert_eq!(v7.pop(), Some(0), "no web seeds known");
+    v7[0] = 7;
+    assert_eq!(TorrentRecord::decode(&v7).unwrap(), r);
     assert_eq!(TorrentRecord::decode(&r.encode()).unwrap(), r);
     r.display_name = None;
+    // format 8 keeps the web seeds (and that none is known)
+    r.web_seeds = Some(vec!["http://127.0.0.1:8/a b/".into(), "https://h/f".into()]);
+    assert_eq!(TorrentRecord::decode(&r.encode()).unwrap(), r);
+    r.web_seeds = Some(Vec::new());
+    assert_eq!(TorrentRecord::decode(&r.encode()).unwrap(), r);
+    r.web_seeds = None;
     r.activity = ActivityRecord::default();
     // unchecked pieces of another length than the bitfield: damaged
     r.manage.unverified = vec![0, 0];

@@ -283,6 +283,13 @@ pub fn facts(
     ));
     if let Some(d) = detail {
         out.push(fact("Sources", sources_line(d), Plain));
+        if let Some((line, trouble)) = web_seeds_line(d) {
+            out.push(fact(
+                "Web seeds",
+                clean(&line),
+                if trouble { Tone::Warning } else { Plain },
+            ));
+        }
         if !d.given_peers.is_empty() {
             out.push(fact("Given peers", given_peers_line(d), Plain));
         }
@@ -400,6 +407,37 @@ pub fn sources_line(d: &TorrentDetail) -> String {
     line
 }
 
+/// The torrent's web seeds (BEP 19) by state, with the first one's trouble, e.g.
+/// `"1 active, 1 backed off; mirror.example:8080: HTTP 503 Service Unavailable"`; and
+/// whether something is wrong. `None` without web seeds.
+pub fn web_seeds_line(d: &TorrentDetail) -> Option<(String, bool)> {
+    use crate::api::WebSeedState as W;
+    if d.web_seeds.is_empty() {
+        return None;
+    }
+    let parts: Vec<String> = [W::Active, W::BackedOff, W::Dropped, W::Idle]
+        .into_iter()
+        .filter_map(|s| {
+            let n = d.web_seeds.iter().filter(|w| w.state == s).count();
+            (n > 0).then(|| format!("{n} {}", s.label()))
+        })
+        .collect();
+    let mut line = parts.join(", ");
+    let trouble = d
+        .web_seeds
+        .iter()
+        .find(|w| w.message.is_some() && (w.state != W::Active || w.missing_files > 0))
+        .or_else(|| d.web_seeds.iter().find(|w| w.message.is_some()));
+    let wrong = trouble.is_some_and(|w| w.state != W::Idle);
+    if let Some(w) = trouble
+        && let Some(m) = &w.message
+    {
+        let host = crate::tui::widgets::peers::web_seed_host(&w.url);
+        line.push_str(&format!("; {host}: {m}"));
+    }
+    Some((line, wrong))
+}
+
 /// The peers the user gave, e.g. `"127.0.0.2:6881 (magnet link), [::1]:7000 (by hand)"`;
 /// at most four, then how many more.
 pub fn given_peers_line(d: &TorrentDetail) -> String {
@@ -445,6 +483,7 @@ pub fn no_trackers_line(d: &TorrentDetail, on: (bool, bool)) -> String {
         [
             S::Magnet,
             S::Manual,
+            S::WebSeed,
             S::Dht,
             S::Lsd,
             S::Pex,
@@ -471,8 +510,11 @@ pub fn no_trackers_line(d: &TorrentDetail, on: (bool, bool)) -> String {
                 S::Pex => "PEX",
                 S::Incoming => "incoming connections",
                 S::Tracker => "trackers",
+                S::WebSeed => "web seeds",
             };
-            if c.connected > 0 {
+            if c.source == S::WebSeed {
+                format!("{what} ({} active)", c.connected)
+            } else if c.connected > 0 {
                 format!("{what} ({} connected)", c.connected)
             } else {
                 what.to_owned()

@@ -64,7 +64,25 @@ pub fn require_libtorrent() {
 /// # Panics
 /// When libtorrent is missing or the script fails (its stderr is in the message).
 pub fn make_torrent(data: &Path, out: &Path, tracker: &str, piece_length: Option<u32>) -> InfoHash {
-    make_torrent_as(data, out, tracker, piece_length, false)
+    make_torrent_as(data, out, tracker, piece_length, false, &[])
+}
+
+/// [`make_torrent`] with web seeds (`url-list`, BEP 19) and, with `hybrid`, as libtorrent
+/// makes one by default (v1 + v2, files padded to piece boundaries with BEP 47 pad files);
+/// an empty `tracker` makes a tracker-less torrent. Returns the v1 info hash.
+///
+/// # Panics
+/// As [`make_torrent`].
+#[allow(dead_code)]
+pub fn make_web_seed_torrent(
+    data: &Path,
+    out: &Path,
+    tracker: &str,
+    piece_length: Option<u32>,
+    hybrid: bool,
+    web_seeds: &[String],
+) -> InfoHash {
+    make_torrent_as(data, out, tracker, piece_length, hybrid, web_seeds)
 }
 
 /// [`make_torrent`] as libtorrent makes one by default: hybrid (v1 + v2), each file padded
@@ -79,7 +97,7 @@ pub fn make_padded_torrent(
     tracker: &str,
     piece_length: Option<u32>,
 ) -> InfoHash {
-    make_torrent_as(data, out, tracker, piece_length, true)
+    make_torrent_as(data, out, tracker, piece_length, true, &[])
 }
 
 fn make_torrent_as(
@@ -88,6 +106,7 @@ fn make_torrent_as(
     tracker: &str,
     piece_length: Option<u32>,
     hybrid: bool,
+    web_seeds: &[String],
 ) -> InfoHash {
     require_libtorrent();
     let mut cmd = Command::new(PYTHON);
@@ -98,12 +117,13 @@ fn make_torrent_as(
     } else {
         cmd.arg(lt_peer_script()).arg("make-torrent");
     }
-    cmd.arg("--data")
-        .arg(data)
-        .arg("--out")
-        .arg(out)
-        .arg("--tracker")
-        .arg(tracker);
+    cmd.arg("--data").arg(data).arg("--out").arg(out);
+    if !tracker.is_empty() {
+        cmd.arg("--tracker").arg(tracker);
+    }
+    for w in web_seeds {
+        cmd.arg("--web-seed").arg(w);
+    }
     if let Some(p) = piece_length {
         cmd.arg("--piece-length").arg(p.to_string());
     }

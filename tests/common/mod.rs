@@ -3,6 +3,8 @@
 //! - [`client`]: waits on an in-process session's snapshots, with deadlines.
 //! - [`daemon`]: `ratorrent daemon` as a test process, the folders it shares with a TUI.
 //! - [`tracker`]: [`TestTracker`], an in-process HTTP tracker (BEP 3/23/48) on 127.0.0.1.
+//! - [`webseed`]: [`webseed::WebSeedServer`], an HTTP file server with Range support and faults
+//!   (a web seed, BEP 19).
 //! - [`payload`]: deterministic payload files/trees and byte-for-byte comparison.
 //! - [`lt`]: [`LtPeer`], real libtorrent seeders/leechers (`tests/support/lt_peer.py`).
 //! - [`hostile`]: scripted hostile peers (non-readers, silent, half-open, takes-nothing).
@@ -29,6 +31,7 @@ pub mod relay;
 pub mod scenario;
 pub mod tmux;
 pub mod tracker;
+pub mod webseed;
 
 use std::fmt;
 use std::net::{Ipv4Addr, TcpListener};

@@ -7,7 +7,7 @@ Standard library + libtorrent only.
 Subcommands:
 
   make-torrent --data PATH --out FILE.torrent [--tracker URL] [--piece-length BYTES] [--hybrid]
-               [--private]
+               [--private] [--web-seed URL ...]
       Write a v1-only .torrent (BEP 3) of a file or a directory (no --tracker: a
       tracker-less torrent, for the DHT or LSD; --private: private=1, BEP 27). Prints the
       info hash (40 hex digits) on stdout.
@@ -395,6 +395,8 @@ def cmd_make_torrent(a):
         ct.add_tracker(a.tracker)
     if a.private:
         ct.set_priv(True)
+    for url in a.web_seed:
+        ct.add_url_seed(url)
     ct.set_creator("ratorrent tests lt_peer.py")
     lt.set_piece_hashes(ct, os.path.dirname(data))
     blob = lt.bencode(ct.generate())
@@ -556,6 +558,8 @@ def main():
     mk.add_argument("--piece-length", type=int, default=0, help="bytes, power of two (0: auto)")
     mk.add_argument("--private", action="store_true", help="private=1 in the info dict (BEP 27)")
     mk.add_argument("--hybrid", action="store_true", help="v1+v2 with pad files (libtorrent's default)")
+    mk.add_argument("--web-seed", action="append", default=[], metavar="URL",
+                    help="a url-list entry (BEP 19 web seed; repeatable)")
 
     def peer_args(sp):
         sp.add_argument("--torrent", required=(sp.prog.split()[-1] == "seed"))

@@ -9,7 +9,7 @@ use crate::api::{
     AddRequest, AddSource, Category, CategoryInfo, EventKind, EventLevel, FilePriority, FileRow,
     GlobalStats, GoalView, PauseCause, PeerFlags, PeerRow, PeerSource, PieceState, QueueMove,
     ShareLimits, Snapshot, SourceCount, TorrentDetail, TorrentError, TorrentErrorKind, TorrentRow,
-    TorrentState, TrackerEdit, TrackerRow, TrackerStatus,
+    TorrentState, TrackerEdit, TrackerRow, TrackerStatus, WebSeedRow, WebSeedState,
 };
 use crate::control::DaemonInfo;
 use crate::control::delta::Encoder;
@@ -346,6 +346,7 @@ fn every_server_msg() -> Vec<ServerMsg> {
         eta_secs: Some(3),
         seeds: 4,
         peers: 5,
+        web_seeds: 1,
         swarm_seeds: Some(6),
         swarm_leechers: Some(7),
         downloaded: 8,
@@ -441,6 +442,20 @@ fn every_server_msg() -> Vec<ServerMsg> {
             connected: 1,
         }],
         given_peers: vec![("[::1]:2".parse().unwrap(), PeerSource::Manual)],
+        web_seeds: vec![WebSeedRow {
+            url: "http://w/p/".into(),
+            state: WebSeedState::BackedOff,
+            down_rate: 1,
+            downloaded: 2,
+            requests: 3,
+            failures: 4,
+            hash_fails: 5,
+            max_hash_fails: 6,
+            bad_bytes: 7,
+            missing_files: 8,
+            message: Some("HTTP 503".into()),
+            retry_at: Some(at),
+        }],
         goals: GoalView {
             ratio: Some(1.5),
             seeding_minutes: Some(2),
@@ -554,12 +569,12 @@ fn the_wire_form_is_pinned_to_the_protocol_version() {
         .collect();
     assert_eq!(
         (PROTOCOL_VERSION, digest.as_str()),
-        (1, PINNED_DIGEST),
+        (2, PINNED_DIGEST),
         "the control protocol's wire form changed: raise PROTOCOL_VERSION and pin the new digest"
     );
 }
 
-const PINNED_DIGEST: &str = "ec11c9e78aefef13";
+const PINNED_DIGEST: &str = "41fe55b4c2798f51";
 
 /// Session settings with every field set.
 fn ratorrent_settings() -> crate::api::SessionSettings {

@@ -61,6 +61,9 @@ pub enum PeerEvent {
     /// The info dictionary of a magnet link is complete and verified
     /// ([`super::metadata::MetadataFetch::take_done`]).
     MetadataComplete,
+    /// A web seed's news for the torrent's log (BEP 19): a request failed and when the
+    /// server is tried again, or a file the server does not have.
+    WebSeedNote(String),
     /// The connection ended.
     Gone {
         /// Why, if it was an error.

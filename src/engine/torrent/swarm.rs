@@ -29,7 +29,11 @@ impl Torrent {
     /// No peer for a while: drop the shared state, the storage and the metainfo (the
     /// verified pieces and counters stay), unless pieces are in progress.
     pub(super) fn go_quiet(&mut self) {
-        if !self.peers.is_empty() || !self.dialing.is_empty() || self.life.check_job().is_some() {
+        if !self.peers.is_empty()
+            || !self.dialing.is_empty()
+            || self.life.check_job().is_some()
+            || self.web_seeds.running()
+        {
             return;
         }
         if let Some(s) = self.shared() {
@@ -433,6 +437,7 @@ impl Torrent {
             }
             PeerEvent::PieceUnreadable { piece, error } => self.piece_lost(piece, &error, env),
             PeerEvent::MetadataComplete => self.metadata_arrived(env),
+            PeerEvent::WebSeedNote(note) => self.web_seed_note(key, note, env),
             PeerEvent::Pex(added) => {
                 // a seed has no use for other seeds
                 let seeding = self.shared().is_some_and(|s| s.is_complete());

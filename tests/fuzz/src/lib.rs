@@ -998,6 +998,70 @@ fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
 }
 
 // ---------------------------------------------------------------------------------------
+// web seed answers (BEP 19)
+// ---------------------------------------------------------------------------------------
+
+/// A web seed's answer head, judged as [`ratorrent::webseed::fetch::check_answer`] does.
+/// Input: 4 bytes (file length - 1), 4 bytes (where the range starts, modulo the file),
+/// 4 bytes (its length - 1, modulo what is left), 2 bytes (the status, modulo 600), then
+/// the `Content-Range` value up to a newline and the `Content-Length` value after it (a
+/// lone `-` for a header left out). Accepted answers must name exactly the range asked for;
+/// errors are bounded.
+pub fn check_webseed_answer(data: &[u8]) {
+    use ratorrent::webseed::fetch::check_answer;
+    if data.len() < 14 {
+        return;
+    }
+    let word = |i: usize| {
+        u64::from(u32::from_be_bytes([
+            data[i],
+            data[i + 1],
+            data[i + 2],
+            data[i + 3],
+        ]))
+    };
+    let file_len = word(0) + 1;
+    let at = word(4) % file_len;
+    let len = 1 + word(8) % (file_len - at);
+    let status = u16::from_be_bytes([data[12], data[13]]) % 600;
+    let rest = &data[14..];
+    let (range, length) = match rest.iter().position(|&b| b == b'\n') {
+        Some(i) => (&rest[..i], Some(&rest[i + 1..])),
+        None => (rest, None),
+    };
+    let header = |v: &'static [u8], x: &'_ [u8]| -> bool { x == v };
+    let range = (!header(b"-", range)).then_some(range);
+    let length = length.filter(|l| !header(b"-", l));
+    match check_answer(status, range, length, at, len, file_len) {
+        Ok(()) => {
+            let declared = length
+                .and_then(|l| std::str::from_utf8(l).ok())
+                .and_then(|l| l.trim().parse::<u64>().ok());
+            match status {
+                206 => {
+                    let text = String::from_utf8_lossy(range.expect("a 206 needs a range"));
+                    let want = format!("{at}-{}/", at + len - 1);
+                    assert!(
+                        text.replace(' ', "").contains(&want),
+                        "accepted {text:?} for bytes {at}-{}/{file_len}",
+                        at + len - 1
+                    );
+                    assert!(
+                        declared.is_none_or(|d| d == len),
+                        "length {declared:?} for {len}"
+                    );
+                }
+                200 => {
+                    assert!(at == 0 && len == file_len && declared == Some(len));
+                }
+                s => panic!("status {s} accepted"),
+            }
+        }
+        Err(e) => check_error(&e),
+    }
+}
+
+// ---------------------------------------------------------------------------------------
 // MSE/PE handshake
 // ---------------------------------------------------------------------------------------
 
