@@ -66,6 +66,17 @@ pub struct PeerInfo {
 }
 
 impl PeerInfo {
+    /// Whether this connection is with the peer listening at `addr`: the address we dialled,
+    /// an incoming peer's own address, or an incoming peer's address with the listen port
+    /// it told (BEP 10 `p`).
+    pub fn reaches(&self, addr: SocketAddr) -> bool {
+        if self.addr == addr {
+            return true;
+        }
+        let port = self.listen_port.load(Ordering::Relaxed);
+        !self.outgoing && port != 0 && self.addr.ip() == addr.ip() && port == addr.port()
+    }
+
     /// Fresh state for a just-handshaken connection (both sides choking, not interested).
     pub fn new(
         addr: SocketAddr,
@@ -139,6 +150,34 @@ mod tests {
         assert_eq!(i.last_recv.load(Ordering::Relaxed), 1_000);
         assert_eq!(i.last_send.load(Ordering::Relaxed), 1_000);
         assert_eq!(i.listen_port.load(Ordering::Relaxed), 0);
+    }
+
+    #[test]
+    fn a_connection_reaches_its_dialled_address_or_an_incoming_peers_listen_port() {
+        let out = info(0);
+        assert!(out.reaches("127.0.0.1:6881".parse().unwrap()));
+        assert!(!out.reaches("127.0.0.1:6882".parse().unwrap()));
+        let inc = PeerInfo::new(
+            "127.0.0.9:40000".parse().unwrap(),
+            false,
+            PeerId([8; 20]),
+            PeerSource::Incoming,
+            0,
+        );
+        assert!(
+            !inc.reaches("127.0.0.9:6881".parse().unwrap()),
+            "port not told yet"
+        );
+        inc.listen_port.store(6881, Ordering::Relaxed);
+        assert!(inc.reaches("127.0.0.9:6881".parse().unwrap()));
+        assert!(inc.reaches("127.0.0.9:40000".parse().unwrap()));
+        assert!(
+            !inc.reaches("127.0.0.10:6881".parse().unwrap()),
+            "another host"
+        );
+        // an outgoing connection's listen port (never stored) does not widen it
+        out.listen_port.store(7000, Ordering::Relaxed);
+        assert!(!out.reaches("127.0.0.1:7000".parse().unwrap()));
     }
 
     #[test]

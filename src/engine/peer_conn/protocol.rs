@@ -318,6 +318,14 @@ impl Conn {
                 }
             }
             PeerCtrl::CheckInterest => self.update_interest(),
+            PeerCtrl::Repick => {
+                let cancelled: Vec<BlockRef> = self.in_flight.iter().copied().collect();
+                self.release_all();
+                self.t.picker().disown(self.key);
+                for b in cancelled {
+                    self.send(Message::Cancel(b));
+                }
+            }
             PeerCtrl::Pex(now) => self.send_pex(&now),
             PeerCtrl::Tick | PeerCtrl::Disconnect(_) | PeerCtrl::Upgrade => {}
         }
@@ -441,8 +449,9 @@ impl Conn {
             }
             if let Some(p) = h.listen_port
                 && !self.info.outgoing
+                && self.info.listen_port.swap(p, Ordering::Relaxed) != p
             {
-                self.info.listen_port.store(p, Ordering::Relaxed);
+                self.t.peer_event(self.key, PeerEvent::ListenPort);
             }
             self.peer_ut_metadata = h.ut_metadata;
             self.peer_ut_pex = h.ut_pex;

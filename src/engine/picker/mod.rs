@@ -367,6 +367,16 @@ impl Picker {
         }
     }
 
+    /// Pieces `peer` started are nobody's now (their blocks not yet requested go to whoever
+    /// picks next, in the order of [`Picker::pick`] step 2); availability is unchanged.
+    pub fn disown(&mut self, peer: PeerKey) {
+        for part in self.partial.values_mut() {
+            if part.owner == Some(peer) {
+                part.owner = None;
+            }
+        }
+    }
+
     /// Number of connected peers that have piece `p`.
     pub fn availability(&self, p: u32) -> u16 {
         self.availability.get(p as usize).copied().unwrap_or(0)
@@ -412,7 +422,30 @@ impl Picker {
             }
             self.take_unrequested(p, max - (out.len() - start), out);
         }
-        // 2. new pieces, rarest first (or the next in index order)
+        // 2. pieces a peer that left had started (their blocks were given back), highest
+        //    priority and then lowest index first: finished before anything new, so a connection that closes with
+        //    its pipeline full (a duplicate the other side dropped) does not leave holes
+        //    behind a sequential download or open pieces nobody finishes
+        if want(out) {
+            let mut orphans: Vec<u32> = self
+                .partial
+                .iter()
+                .filter(|(p, part)| part.owner.is_none() && part.unrequested > 0 && has.get(**p))
+                .map(|(&p, _)| p)
+                .collect();
+            // higher priority first (e.g. the first and last pieces of files), then index
+            orphans.sort_by_key(|&p| (std::cmp::Reverse(self.prio[p as usize]), p));
+            for p in orphans {
+                if !want(out) {
+                    return;
+                }
+                if let Some(part) = self.partial.get_mut(&p) {
+                    part.owner = Some(peer);
+                }
+                self.take_unrequested(p, max - (out.len() - start), out);
+            }
+        }
+        // 3. new pieces, rarest first (or the next in index order)
         while want(out) {
             let next = if self.sequential {
                 self.first_missing(has)
@@ -425,7 +458,7 @@ impl Picker {
             self.start_piece(p, Some(peer));
             self.take_unrequested(p, max - (out.len() - start), out);
         }
-        // 3. other peers' pieces with blocks nobody asked for yet
+        // 4. other peers' pieces with blocks nobody asked for yet
         if want(out) {
             let shared: Vec<u32> = self
                 .partial
@@ -440,7 +473,7 @@ impl Picker {
                 self.take_unrequested(p, max - (out.len() - start), out);
             }
         }
-        // 4. endgame: every needed block is requested; ask again for ones still missing
+        // 5. endgame: every needed block is requested; ask again for ones still missing
         if want(out) && self.in_endgame() {
             let pieces: Vec<u32> = self
                 .partial

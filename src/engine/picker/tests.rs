@@ -521,3 +521,49 @@ fn sequential_goes_through_a_high_priority_file_at_the_end_first_in_one_pass() {
         started.elapsed()
     );
 }
+
+#[test]
+fn pieces_a_departed_peer_started_come_before_new_ones_lowest_first() {
+    // a connection requests pieces 0..4 and closes with them all in flight (a duplicate
+    // connection the other side dropped): the next peer finishes those before starting
+    // 4.., in sequential order and in rarest first alike
+    for sequential in [true, false] {
+        let mut pk = picker(12, BLOCK_SIZE, BLOCK_SIZE);
+        pk.set_sequential(sequential);
+        let all = Bitfield::full(12);
+        pk.peer_bitfield(&all);
+        let mut gone = Vec::new();
+        pk.pick(1, &all, &[], 4, &mut gone);
+        let mut started: Vec<u32> = gone.iter().map(|b| b.piece).collect();
+        started.sort_unstable();
+        for b in &gone {
+            pk.release(b);
+        }
+        pk.peer_gone(1, &all);
+        pk.peer_bitfield(&all);
+        pk.check_invariants();
+        let mut out = Vec::new();
+        pk.pick(2, &all, &[], 6, &mut out);
+        let picked: Vec<u32> = out.iter().map(|b| b.piece).collect();
+        assert_eq!(
+            picked[..4],
+            started[..],
+            "sequential {sequential}: {picked:?}"
+        );
+        if sequential {
+            assert_eq!(picked, [0, 1, 2, 3, 4, 5]);
+        }
+        // and they are now this peer's: it keeps them after a choke
+        for b in &out {
+            pk.release(b);
+        }
+        let mut again = Vec::new();
+        pk.pick(2, &all, &[], 6, &mut again);
+        let mut again: Vec<u32> = again.iter().map(|b| b.piece).collect();
+        let mut picked = picked;
+        again.sort_unstable();
+        picked.sort_unstable();
+        assert_eq!(again, picked);
+        pk.check_invariants();
+    }
+}

@@ -203,6 +203,10 @@ pub struct Torrent {
     dialing: HashSet<SocketAddr>,
     /// Hash failures per connection (bans).
     strikes: Strikes,
+    /// Connections closed as a twin (one peer, two connections) whose end the kept one
+    /// waits for: (closed, kept). When the closed one's task has given its requests back,
+    /// the kept one asks again ([`PeerCtrl::Repick`]).
+    twins: Vec<(u64, u64)>,
     meters: (RateMeter, RateMeter),
     /// Byte counters of shared states that were dropped (pause/resume keeps totals).
     carried: (u64, u64, u64),
@@ -284,6 +288,7 @@ impl Torrent {
             peers: PeerSet::new(),
             dialing: HashSet::new(),
             strikes: Strikes::default(),
+            twins: Vec::new(),
             meters: Default::default(),
             carried: (0, 0, 0),
             last_round: Instant::now(),

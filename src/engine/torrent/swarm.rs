@@ -268,6 +268,22 @@ impl Torrent {
             }
             return refuse("blocked by the IP filter");
         }
+        // an incoming connection from the peer we dialled (it told its listen port): keep
+        // the one libtorrent's rule keeps, as the peer will (see `keeps_outgoing`)
+        if outgoing && keeps_outgoing(env.ctx.listen_port, addr.port()) {
+            let twin = self
+                .peers
+                .iter()
+                .find_map(|(k, p)| (!p.info.outgoing && p.info.reaches(addr)).then_some(*k));
+            if let Some(twin) = twin
+                && let Some(p) = self.peers.remove(twin)
+            {
+                p.send(PeerCtrl::Disconnect("connected twice"));
+                self.book.disconnected(p.info.addr, true, false, env.now);
+                self.choker.peer_gone(twin);
+            }
+            // (the connection admitted now has asked for nothing yet)
+        }
         if self.peers.has_peer_id(&remote.peer_id) || self.peers.has_addr(&addr) {
             if outgoing {
                 self.book.connected(addr, PeerSource::Tracker, env.now);
@@ -380,6 +396,49 @@ impl Torrent {
         }
     }
 
+    /// Incoming connection `key` gave its listen port: if another connection reaches the
+    /// same address, both ends opened a connection at once and one must go. Both ends have
+    /// to close the same one, so the rule is the one libtorrent applies (and ours on the
+    /// other end): the side whose listen port is lower keeps the connection it dialled
+    /// (equal ports: we keep ours). Two incoming connections from
+    /// one listener: the later one goes. The closed connection's requests go back to the
+    /// picker, which hands them to the connection kept before anything new.
+    fn drop_if_connected_twice(&mut self, key: u64, env: &mut Env<'_>) {
+        let Some(info) = self.peers.get(key).map(|p| p.info.clone()) else {
+            return;
+        };
+        let port = info.listen_port.load(Ordering::Relaxed);
+        if port == 0 {
+            return;
+        }
+        let dial = SocketAddr::new(info.addr.ip(), port);
+        let twin = self.peers.iter().find_map(|(k, p)| {
+            (*k != key
+                && p.info.reaches(dial)
+                && (p.info.outgoing || p.info.connected_at <= info.connected_at))
+                .then(|| (*k, p.info.outgoing))
+        });
+        let Some((twin, twin_outgoing)) = twin else {
+            return;
+        };
+        let close = if twin_outgoing && keeps_outgoing(env.ctx.listen_port, dial.port()) {
+            key
+        } else if twin_outgoing {
+            twin
+        } else {
+            key
+        };
+        if let Some(p) = self.peers.remove(close) {
+            tracing::debug!(addr = %p.info.addr, %dial, "peer connected twice: one connection closed");
+            p.send(PeerCtrl::Disconnect("connected twice"));
+            self.book
+                .disconnected(p.info.addr, !p.info.outgoing, false, env.now);
+            self.choker.peer_gone(close);
+            let kept = if close == key { twin } else { key };
+            self.twins.push((close, kept));
+        }
+    }
+
     /// Peer exchange (BEP 11): hand every connection the list of peers connected now
     /// (dialable addresses: the one we dialled, or an incoming peer's listen port); each
     /// connection sends its peer the difference at most once a minute. Off for private
@@ -438,6 +497,7 @@ impl Torrent {
             PeerEvent::PieceUnreadable { piece, error } => self.piece_lost(piece, &error, env),
             PeerEvent::MetadataComplete => self.metadata_arrived(env),
             PeerEvent::WebSeedNote(note) => self.web_seed_note(key, note, env),
+            PeerEvent::ListenPort => self.drop_if_connected_twice(key, env),
             PeerEvent::Pex(added) => {
                 // a seed has no use for other seeds
                 let seeding = self.shared().is_some_and(|s| s.is_complete());
@@ -454,6 +514,12 @@ impl Torrent {
                 }
             }
             PeerEvent::Gone { error } => {
+                if let Some(i) = self.twins.iter().position(|(closed, _)| *closed == key) {
+                    let (_, kept) = self.twins.swap_remove(i);
+                    if let Some(k) = self.peers.get(kept) {
+                        k.send(PeerCtrl::Repick);
+                    }
+                }
                 self.strikes.forget(key);
                 self.choker.peer_gone(key);
                 if let Some(p) = self.peers.remove(key) {
@@ -504,6 +570,14 @@ impl Strikes {
     pub fn clear(&mut self) {
         self.counts.clear();
     }
+}
+
+/// Of two connections with one peer (one dialled by each side), whether we keep the one
+/// we dialled: our listen port `ours` is lower than the peer's `theirs` (equal: we keep
+/// ours, where libtorrent picks at random). libtorrent applies the same rule, so both
+/// ends close the same connection and not one each.
+fn keeps_outgoing(ours: u16, theirs: u16) -> bool {
+    ours <= theirs
 }
 
 /// What PEX (BEP 11) tells others of a connected peer: the address it can be dialled at
