@@ -381,7 +381,7 @@ async fn the_session_download_limit_applies_to_web_seeds() {
     h.shutdown().await.unwrap();
 }
 
-/// The web seeds are kept in the session state (record format 7): a torrent added paused
+/// The web seeds are kept in the session state (record format 8): a torrent added paused
 /// comes back after a restart with its web seed listed before its .torrent is read, and
 /// downloads from it when resumed.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -423,7 +423,7 @@ impl Picker {
             self.take_unrequested(p, max - (out.len() - start), out);
         }
         // 2. pieces a peer that left had started (their blocks were given back), highest
-        //    priority and then lowest index first: finished before anything new, so a connection that closes with
+        //    priority first, then in index order (sequential) or rarest first: finished before anything new, so a connection that closes with
         //    its pipeline full (a duplicate the other side dropped) does not leave holes
         //    behind a sequential download or open pieces nobody finishes
         if want(out) {
@@ -434,7 +434,12 @@ impl Picker {
                 .map(|(&p, _)| p)
                 .collect();
             // higher priority first (e.g. the first and last pieces of files), then index
-            orphans.sort_by_key(|&p| (std::cmp::Reverse(self.prio[p as usize]), p));
+            // order (sequential) or the rarest-first order (rarest, random among equals)
+            let seq = self.sequential;
+            orphans.sort_by_key(|&p| {
+                let rank = if seq { p } else { self.pos[p as usize] };
+                (std::cmp::Reverse(self.prio[p as usize]), rank)
+            });
             for p in orphans {
                 if !want(out) {
                     return;
