@@ -38,7 +38,7 @@ fn torrent(
             storage,
             unchecked: HaveBits::new(geometry.piece_count()),
             geometry,
-            hashes,
+            hashes: crate::piece::PieceHashes::v1(hashes),
             sink: Arc::new(move |e| {
                 let _ = tx.send(e);
             }),
