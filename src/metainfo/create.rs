@@ -606,6 +606,16 @@ mod tests {
 /// first tracker), `announce-list` (`trackers`, when any) and `info` (the raw bytes, so the
 /// info hash is unchanged), keys in sorted order.
 pub fn torrent_from_info(info: &[u8], trackers: &[Vec<String>]) -> Vec<u8> {
+    torrent_from_parts(info, trackers, &std::collections::BTreeMap::new())
+}
+
+/// [`torrent_from_info`] with the `piece layers` of a v2 torrent (BEP 52) fetched from
+/// peers: by pieces root, 32 bytes per piece.
+pub fn torrent_from_parts(
+    info: &[u8],
+    trackers: &[Vec<String>],
+    layers: &std::collections::BTreeMap<[u8; 32], Vec<u8>>,
+) -> Vec<u8> {
     fn string(out: &mut Vec<u8>, s: &[u8]) {
         out.extend_from_slice(s.len().to_string().as_bytes());
         out.push(b':');
@@ -629,6 +639,15 @@ pub fn torrent_from_info(info: &[u8], trackers: &[Vec<String>]) -> Vec<u8> {
     }
     string(&mut out, b"info");
     out.extend_from_slice(info);
+    if !layers.is_empty() {
+        string(&mut out, b"piece layers");
+        out.push(b'd');
+        for (root, layer) in layers {
+            string(&mut out, root);
+            string(&mut out, layer);
+        }
+        out.push(b'e');
+    }
     out.push(b'e');
     out
 }

@@ -10,7 +10,7 @@ use thiserror::Error;
 use crate::piece::{Bitfield, FileLayout, Geometry};
 
 /// The record format this build writes (first byte of every record).
-pub const RECORD_FORMAT: u8 = 7;
+pub const RECORD_FORMAT: u8 = 8;
 
 /// Why a record could not be used.
 #[derive(Debug, Error, PartialEq, Eq)]
@@ -126,6 +126,11 @@ pub struct TorrentRecord {
     /// [`TorrentRecord::name`]; `None`: its own (format 7; older records have none).
     #[serde(skip)]
     pub display_name: Option<String>,
+    /// The v2 info hash (BEP 52, SHA-256) of a v2-only or hybrid torrent, so that a
+    /// restored hybrid is known by both hashes before its .torrent is read (format 8; older
+    /// records have none: the hash is learnt when the .torrent is next read).
+    #[serde(skip)]
+    pub info_hash_v2: Option<[u8; 32]>,
 }
 
 /// What a record keeps of a torrent's activity (format 6).
@@ -229,7 +234,9 @@ impl TorrentRecord {
         let out = postcard::to_extend(&self.goals, out).unwrap_or_else(|_| vec![RECORD_FORMAT]);
         let out = postcard::to_extend(&self.manage, out).unwrap_or_else(|_| vec![RECORD_FORMAT]);
         let out = postcard::to_extend(&self.activity, out).unwrap_or_else(|_| vec![RECORD_FORMAT]);
-        postcard::to_extend(&self.display_name, out).unwrap_or_else(|_| vec![RECORD_FORMAT])
+        let out =
+            postcard::to_extend(&self.display_name, out).unwrap_or_else(|_| vec![RECORD_FORMAT]);
+        postcard::to_extend(&self.info_hash_v2, out).unwrap_or_else(|_| vec![RECORD_FORMAT])
     }
 
     /// Decode a stored record.
@@ -270,7 +277,13 @@ impl TorrentRecord {
                     } else {
                         let (activity, rest) = postcard::take_from_bytes(rest).map_err(damaged)?;
                         r.activity = activity;
-                        r.display_name = postcard::from_bytes(rest).map_err(damaged)?;
+                        if format == 7 {
+                            r.display_name = postcard::from_bytes(rest).map_err(damaged)?;
+                        } else {
+                            let (name, rest) = postcard::take_from_bytes(rest).map_err(damaged)?;
+                            r.display_name = name;
+                            r.info_hash_v2 = postcard::from_bytes(rest).map_err(damaged)?;
+                        }
                     }
                 }
             }

@@ -31,6 +31,7 @@ fn record(name: &str, added_at: u64) -> TorrentRecord {
         manage: Default::default(),
         activity: Default::default(),
         display_name: None,
+        info_hash_v2: None,
     }
 }
 
@@ -105,11 +106,21 @@ fn format_4_records_read_with_default_management_and_format_5_keeps_it() {
     // format 6 (no name given after the activity) still reads, with none
     let mut v6 = r.encode();
     assert_eq!(v6.pop(), Some(0), "None is one byte");
+    assert_eq!(v6.pop(), Some(0), "None is one byte");
     v6[0] = 6;
     assert_eq!(TorrentRecord::decode(&v6).unwrap(), r);
     // format 7 keeps a name given
     r.display_name = Some("My Show".into());
     assert_eq!(TorrentRecord::decode(&r.encode()).unwrap(), r);
+    // format 7 (no v2 info hash after the name) still reads, with none
+    let mut v7 = r.encode();
+    assert_eq!(v7.pop(), Some(0), "None is one byte");
+    v7[0] = 7;
+    assert_eq!(TorrentRecord::decode(&v7).unwrap(), r);
+    // format 8 keeps the v2 info hash of a v2-only or hybrid torrent (BEP 52)
+    r.info_hash_v2 = Some([0xab; 32]);
+    assert_eq!(TorrentRecord::decode(&r.encode()).unwrap(), r);
+    r.info_hash_v2 = None;
     r.display_name = None;
     r.activity = ActivityRecord::default();
     // unchecked pieces of another length than the bitfield: damaged

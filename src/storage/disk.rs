@@ -498,7 +498,9 @@ impl Worker {
             return Ok(t.hashes.has_v1());
         };
         let Some(want) = vp.expected else {
-            return Ok(false); // the file's piece layer is not known: cannot vouch for it
+            // the file's piece layer is not known (a hybrid added by a magnet link): the
+            // v1 side vouches alone; a v2-only torrent cannot verify the piece
+            return Ok(t.hashes.has_v1());
         };
         if st.leaves_from_disk {
             let mut h = crate::piece::merkle::LeafHasher::new();

@@ -21,6 +21,7 @@
 //! and drops a peer whose socket stopped draining.
 
 pub mod handover;
+pub mod hashes;
 pub mod metadata;
 pub mod protocol;
 pub mod upload;
@@ -38,6 +39,7 @@ use super::link::metadata::MetadataFetch;
 use super::link::peer::PeerInfo;
 use super::link::shared::TorrentShared;
 use super::link::stream::Transport;
+use crate::metainfo::InfoHash;
 use crate::peer::PeerId;
 use crate::peer::wire::{self, Handshake};
 
@@ -60,6 +62,8 @@ pub const WRITE_STALL_TIMEOUT: Duration = Duration::from_secs(30);
 pub const STALL_CHOKE: Duration = Duration::from_secs(2);
 
 /// Connect to `addr`, exchange handshakes for `ours.info_hash`, return the stream and theirs.
+/// The peer may answer with `alias` instead (a hybrid torrent's v2 hash cut to 20 bytes: a
+/// v2 peer that heard our BEP 52 bit switches to it, as libtorrent does).
 ///
 /// # Errors
 /// Connect/handshake timeouts (10 s each), I/O errors, a wrong info hash or protocol
@@ -67,6 +71,7 @@ pub const STALL_CHOKE: Duration = Duration::from_secs(2);
 pub async fn connect(
     addr: SocketAddr,
     ours: Handshake,
+    alias: Option<InfoHash>,
 ) -> Result<(TcpStream, Handshake), PeerError> {
     let mut stream = tokio::time::timeout(CONNECT_TIMEOUT, TcpStream::connect(addr))
         .await
@@ -80,7 +85,7 @@ pub async fn connect(
     })
     .await
     .map_err(|_| PeerError::Timeout("handshake"))??;
-    if theirs.info_hash != ours.info_hash {
+    if theirs.info_hash != ours.info_hash && Some(theirs.info_hash) != alias {
         return Err(PeerError::WrongInfoHash);
     }
     if theirs.peer_id == ours.peer_id {

@@ -130,6 +130,10 @@ impl Session {
         // .torrent copy must not reach the store after this add
         self.persist.listed(&ih);
         self.library.list(ih, id);
+        // a hybrid is also known by its v2 hash cut to 20 bytes (BEP 52): v2 peers name it so
+        if let Some(alias) = t.v2_alias() {
+            self.library.list(alias, id);
+        }
         self.torrents.insert(id, t);
         self.publisher.insert(id);
         self.queue_insert(id);
@@ -377,7 +381,11 @@ impl Session {
         self.checks.remove(id);
         self.timers
             .cancel_where(|k| matches!(k, TimerKey::Torrent(tid, _) if *tid == id));
-        self.library.unlist(&t.info_hash());
+        for h in t.swarm_hashes() {
+            if self.library.find(&h) == Some(id) {
+                self.library.unlist(&h);
+            }
+        }
         self.publisher.remove(id);
         self.queue_remove(id);
         send_stops(self.ctx.clone(), stops);
