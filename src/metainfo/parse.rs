@@ -403,19 +403,7 @@ impl Metainfo {
 
         let (name, name_disk, name_changes) = names(info, || info_hash)?;
 
-        // piece length
-        let piece_length = match info.get(b"piece length") {
-            None => {
-                return Err(MetainfoError::Missing {
-                    field: "piece length".into(),
-                });
-            }
-            Some(Value::Int(v)) => match u32::try_from(*v) {
-                Ok(pl) if pl > 0 && pl <= MAX_PIECE_LENGTH => pl,
-                _ => return Err(MetainfoError::PieceLength { value: *v }),
-            },
-            Some(v) => return Err(wrong_type("piece length", "an integer", v)),
-        };
+        let piece_length = piece_length(info)?;
 
         let (files, multi_file, piece_hashes, v2) = match info.get(b"pieces") {
             None if meta_version == Some(2) => {
@@ -643,6 +631,20 @@ impl Metainfo {
     }
 }
 
+/// `piece length`: 1 ..= [`MAX_PIECE_LENGTH`] bytes.
+fn piece_length(info: &Dict<'_>) -> Result<u32, MetainfoError> {
+    match info.get(b"piece length") {
+        None => Err(MetainfoError::Missing {
+            field: "piece length".into(),
+        }),
+        Some(Value::Int(v)) => match u32::try_from(*v) {
+            Ok(pl) if pl > 0 && pl <= MAX_PIECE_LENGTH => Ok(pl),
+            _ => Err(MetainfoError::PieceLength { value: *v }),
+        },
+        Some(v) => Err(wrong_type("piece length", "an integer", v)),
+    }
+}
+
 /// The v1 piece hashes: `pieces` cut into 20-byte SHA-1s, as many as the files' total
 /// length needs in pieces of `piece_length` bytes.
 fn v1_hashes(
@@ -705,15 +707,28 @@ fn v2_only(
     ),
     MetainfoError,
 > {
-    use super::v2;
-    v2::check_piece_length(piece_length)?;
-    let tree = v2::tree_files(info)?;
+    let tree = super::v2::tree_files(info)?;
+    let (files, multi_file, indices) =
+        v2_only_files(&tree, name, name_disk, name_changes, piece_length)?;
+    let hashes = super::v2::hashes(top, &tree, &indices, &files, piece_length)?;
+    Ok((files, multi_file, Vec::new(), Some(hashes)))
+}
+
+/// A v2-only torrent's file list (paths resolved, collisions renamed, symlink targets
+/// found), whether it is multi-file, and the index in the list of each tree file.
+fn v2_only_files(
+    tree: &[super::v2::TreeFile<'_>],
+    name: &str,
+    name_disk: &str,
+    name_changes: PathChanges,
+    piece_length: u32,
+) -> Result<(Vec<FileInfo>, bool, Vec<usize>), MetainfoError> {
+    super::v2::check_piece_length(piece_length)?;
     let (mut files, multi_file, indices, targets) =
-        v2::v2_only_files(&tree, name, name_disk, name_changes, piece_length)?;
+        super::v2::v2_only_files(tree, name, name_disk, name_changes, piece_length)?;
     rename_collisions(&mut files);
     resolve_symlink_targets(&mut files, &targets, name_disk);
-    let hashes = v2::hashes(top, &tree, &indices, &files, piece_length)?;
-    Ok((files, multi_file, Vec::new(), Some(hashes)))
+    Ok((files, multi_file, indices))
 }
 
 /// Parse the multi-file `files` list (BEP 3), with disk paths under `name_disk`.
@@ -814,6 +829,17 @@ fn file_list(
 pub fn files_from_bytes(data: &[u8]) -> Result<Vec<FileInfo>, MetainfoError> {
     let root = decode_whole(data)?;
     let (_, info) = top_and_info(&root)?;
+    if info.get(b"pieces").is_none() && info.get_int(b"meta version") == Some(2) {
+        // v2-only: the file tree, laid out from piece boundaries (its layers unchecked)
+        let v2 = || {
+            use sha2::{Digest, Sha256};
+            InfoHash::truncated(&Sha256::digest(info.raw).into())
+        };
+        let (name, name_disk, name_changes) = names(info, v2)?;
+        let tree = super::v2::tree_files(info)?;
+        let pl = piece_length(info)?;
+        return Ok(v2_only_files(&tree, &name, &name_disk, name_changes, pl)?.0);
+    }
     let (name, name_disk, name_changes) = names(info, || InfoHash::of_info_bytes(info.raw))?;
     Ok(file_list(info, &name, &name_disk, name_changes)?.0)
 }

@@ -5,8 +5,8 @@
 //! - the `file tree` is a tree of dictionaries whose leaves are files: a component mapped to
 //!   a dictionary holding only the key `""`, itself holding `length` (≥ 0) and, for a
 //!   non-empty file, a 32-byte non-zero `pieces root`; no padding files (`attr` p), no
-//!   empty folders, no empty or repeated names, no `.` or `..` and no `/` in a name (such a
-//!   name could only be meant to leave the torrent's folder);
+//!   empty folders, no empty or repeated names, no `.` or `..` name (it could only be meant
+//!   to leave its folder; other names are sanitised as v1 paths are, [`super::path`]);
 //! - the piece length is a power of two of at least 16 KiB;
 //! - `piece layers` (beside `info`), when present: a dictionary of strings; the layer of a
 //!   file larger than one piece holds 32 bytes per piece of that file and hashes up to its
@@ -15,8 +15,10 @@
 //!
 //! A v2-only torrent's payload is laid out as v2 wants it: each file starts a piece, so a
 //! padding file (BEP 47, never on disk) follows every file whose length is not a multiple
-//! of the piece length, except the last. Its 20-byte identity on the wire (handshakes,
-//! trackers, the DHT) is the SHA-256 info hash cut to 20 bytes.
+//! of the piece length, the last one included (so every piece has the piece length, as
+//! libtorrent 2.0.8 and later see it; the padding is zeros and outside every file's Merkle
+//! tree). Its 20-byte identity on the wire (handshakes, trackers, the DHT) is the SHA-256
+//! info hash cut to 20 bytes.
 //!
 //! Paths in messages are escaped (control characters) and cut, safe for a terminal.
 
@@ -130,9 +132,6 @@ fn walk<'a>(
                 prefix,
                 "a '.' or '..' name (it would leave its folder): refused",
             ));
-        }
-        if name.contains(&b'/') || name.contains(&0) {
-            return Err(invalid(prefix, "a name holding '/' or NUL: refused"));
         }
         let Some(node) = value.as_dict() else {
             return Err(invalid(prefix, "not a dictionary"));
@@ -293,7 +292,8 @@ fn check_layer(
 
 /// A v2-only torrent's files from its tree: sanitised paths under `name_disk` (a tree of one
 /// file at its top is a single-file torrent named `name`), a padding file after each file
-/// that does not end on a piece boundary (but the last), symlink entries kept (no bytes).
+/// that does not end on a piece boundary (the last one too), symlink entries kept (no
+/// bytes).
 /// Returns the files, whether the torrent is multi-file, the index in the file list of
 /// each tree file, and the symlink targets to resolve.
 ///
@@ -362,7 +362,10 @@ pub(crate) fn v2_only_files(
         });
         offset = offset.checked_add(t.length).ok_or(V2Error::TooLarge)?;
         let tail = offset % pl;
-        if tail != 0 && Some(i) != last_with_data && last_with_data.is_some_and(|l| i < l) {
+        // the last file with data is padded too ("tail padding", as libtorrent 2.0.8 and
+        // later lay a v2 torrent out): its last piece is a whole piece on the wire, so
+        // requests for it are the same size on both sides
+        if tail != 0 && last_with_data.is_some_and(|l| i <= l) {
             let length = pl - tail;
             files.push(FileInfo {
                 path: PathBuf::from(name_disk)
