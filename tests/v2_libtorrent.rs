@@ -3,7 +3,9 @@
 //! sizes and seeds it, ratorrent downloads each byte-exact; a libtorrent leecher downloads
 //! the v2-only torrent from a ratorrent seeder; a v2 magnet link (`urn:btmh:`) works with a
 //! libtorrent peer serving the metadata and the piece layers (BEP 52 hash requests), and the
-//! layers are kept in the session state, so a restart needs no peer to check the data.
+//! layers are kept in the session state, so a restart needs no peer to check the data; and
+//! libtorrent fetches metadata and layers from a ratorrent seeder (our answers to its hash
+//! requests).
 
 mod common;
 
@@ -210,4 +212,33 @@ async fn a_v2_magnet_link_fetches_metadata_and_piece_layers_from_libtorrent() {
     })
     .await;
     h.shutdown().await.unwrap();
+}
+
+/// libtorrent, given only a v2 magnet link and our address, fetches the metadata (BEP 9)
+/// and the piece layers (BEP 52 hash requests, answered from our piece layers with their
+/// proofs) from a ratorrent seeder, then the data.
+#[test]
+fn libtorrent_fetches_metadata_and_piece_layers_from_a_ratorrent_seeder() {
+    let p = Payload::new();
+    let torrent = p.path("v2.torrent");
+    make_v2_torrent(&p.data(), &torrent, &p.tracker.url(), Some(PIECE));
+    let meta = Metainfo::from_file(&torrent).unwrap();
+    let port = free_port();
+    let mut rat = Rat::download(&torrent, &p.src(), port, &["--seed"]);
+    rat.wait_stdout("seeding until interrupted", Duration::from_secs(60))
+        .unwrap_or_else(|e| panic!("{e}\n{}", rat.output()));
+    let v2 = data_encoding::HEXLOWER.encode(&meta.info_hash_v2.unwrap());
+    let dst = p.path("dst");
+    let mut args = LeechArgs::new(&torrent, &dst, LEECHER_IP, free_port_on(LEECHER_IP));
+    args.magnet = Some(format!("magnet:?xt=urn:btmh:1220{v2}&dn=payload"));
+    args.connect = vec![std::net::SocketAddr::from((Ipv4Addr::LOCALHOST, port))];
+    let mut leecher = LtPeer::leech(&args);
+    leecher
+        .wait_line("METADATA", Duration::from_secs(60))
+        .unwrap_or_else(|e| panic!("{e}\n{}\n{}", leecher.stderr(), rat.output()));
+    leecher
+        .wait_done(Duration::from_secs(60))
+        .unwrap_or_else(|e| panic!("{e}\n{}\n{}", leecher.stderr(), rat.output()));
+    compare_trees(&p.data(), &dst.join("payload")).unwrap();
+    rat.terminate();
 }
