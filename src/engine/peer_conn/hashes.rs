@@ -13,7 +13,8 @@ use bytes::{BufMut, Bytes, BytesMut};
 
 use crate::engine::link::shared::TorrentShared;
 use crate::peer::wire::{HashRequest, Message};
-use crate::piece::merkle;
+use crate::piece::V2File;
+use crate::piece::merkle::{self, LayerTree};
 
 /// Most hashes answered in one message (libtorrent asks for 512 at a time).
 pub const MAX_HASHES: u32 = 512;
@@ -34,19 +35,31 @@ pub fn answer(t: &TorrentShared, req: &HashRequest) -> Message {
 fn hashes(t: &TorrentShared, req: &HashRequest) -> Option<Bytes> {
     let (index, file) = t.v2_file(&req.pieces_root)?;
     let piece_level = t.disk.hashes.v2.as_ref()?.piece_level();
+    if !valid(file, piece_level, req) {
+        return None;
+    }
+    hashes_from(t.layer_tree(index)?, req)
+}
+
+/// Whether `req` can be answered for `file` from its piece layer (at `piece_level` levels
+/// above the leaves) and above: inside the tree, at or above the layer, at most
+/// [`MAX_HASHES`] hashes, no more proof than there are levels.
+pub fn valid(file: &V2File, piece_level: u32, req: &HashRequest) -> bool {
     let top = file.levels();
     let base = req.base_layer;
     let level_size = merkle::leaf_count(file.length) >> base.min(63);
-    if base < piece_level
+    !(base < piece_level
         || base >= top
         || req.length == 0
         || req.length > MAX_HASHES
         || u64::from(req.index) + u64::from(req.length) > level_size
-        || req.proof_layers >= top - base
-    {
-        return None;
-    }
-    let tree = t.layer_tree(index)?;
+        || req.proof_layers >= top - base)
+}
+
+/// The hashes a [`valid`] `req` asks for, from the file's `tree`, then the uncle hashes
+/// that prove them; `None` when the tree lacks a node asked for.
+pub fn hashes_from(tree: &LayerTree, req: &HashRequest) -> Option<Bytes> {
+    let base = req.base_layer;
     let uncles = merkle::uncle_count(req.length, req.proof_layers).max(0) as usize;
     let mut out = BytesMut::with_capacity(32 * (req.length as usize + uncles));
     for pos in u64::from(req.index)..u64::from(req.index) + u64::from(req.length) {
