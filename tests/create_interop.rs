@@ -5,6 +5,11 @@
 //! Transmission (transmission-cli): v1 by all three, hybrid and v2 by libtorrent and
 //! qBittorrent. Transmission 3.00 (Debian 12's) reads no torrent with a `file tree`: it
 //! refuses a hybrid libtorrent makes exactly as it refuses ours, which the test checks.
+//!
+//! Also the engine's create-and-seed ([`AddSource::Create`], the TUI's create dialog): a
+//! hybrid made of a folder is written beside it and seeds at once, without a check, and a
+//! libtorrent leecher downloads it byte-exact; a missing or empty folder and an existing
+//! .torrent file are refused with the reason, and the session goes on.
 
 mod common;
 
@@ -13,10 +18,14 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
+use common::client::wait_row;
 use common::payload::{self, FileSpec};
 use common::qbt::{QbtNox, Web};
 use common::rat::{self, Rat};
 use common::{LeechArgs, LtPeer, TestTracker, compare_trees, free_port, free_port_on, temp_dir};
+use ratorrent::api::{AddError, AddRequest, AddSource, ClientError, CreateSource, TorrentState};
+use ratorrent::config::engine::{DhtConfig, EngineConfig};
+use ratorrent::engine::session;
 use ratorrent::metainfo::{InfoHash, MetaVersion, Metainfo};
 
 const LEECHER_IP: Ipv4Addr = Ipv4Addr::new(127, 0, 0, 3);
@@ -281,8 +290,16 @@ async fn torrents_ratorrent_creates_download_in_libtorrent_qbittorrent_and_trans
             common::lt::make_padded_torrent(&data, &theirs, &tracker.url(), Some(32 * 1024));
             for t in [&torrent, &theirs] {
                 let o = Command::new("transmission-show").arg(t).output().unwrap();
-                let out = String::from_utf8_lossy(&o.stdout);
-                assert!(out.contains("Error parsing .torrent file"), "{out}");
+                let out = format!(
+                    "{}{}",
+                    String::from_utf8_lossy(&o.stdout),
+                    String::from_utf8_lossy(&o.stderr)
+                );
+                assert!(
+                    !o.status.success(),
+                    "transmission-show read {}: {out}",
+                    t.display()
+                );
             }
         }
         if case.transmission {
@@ -294,4 +311,106 @@ async fn torrents_ratorrent_creates_download_in_libtorrent_qbittorrent_and_trans
         }
         drop(rat);
     }
+}
+
+/// A create-and-seed request for `path` in `version` announcing to `tracker`.
+fn create_request(path: &Path, version: MetaVersion, tracker: &str) -> AddRequest {
+    AddRequest::new(AddSource::Create(CreateSource {
+        path: path.to_path_buf(),
+        output: None,
+        version,
+        trackers: vec![vec![tracker.to_owned()]],
+        private: false,
+    }))
+    .seed(true)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_engine_creates_a_hybrid_of_a_folder_seeds_it_at_once_and_libtorrent_downloads_it() {
+    let tracker = TestTracker::start();
+    let dir = temp_dir();
+    let src = dir.path().join("src");
+    let data = src.join("payload");
+    payload::write_tree(&data, &layout(), 0x5eed).unwrap();
+    let config = EngineConfig {
+        // elsewhere: the torrent must seed from the data's own folder
+        download_dir: dir.path().join("downloads"),
+        listen_port: 0,
+        dht: DhtConfig::off(),
+        ..EngineConfig::default()
+    };
+    let h = session::start_with_state(config, &dir.path().join("state"))
+        .await
+        .unwrap();
+
+    let id = h
+        .client
+        .add(create_request(&data, MetaVersion::Hybrid, &tracker.url()))
+        .await
+        .unwrap();
+    let torrent = src.join("payload.torrent");
+    let meta = Metainfo::from_file(&torrent).expect("written beside the folder");
+    assert_eq!(meta.version(), MetaVersion::Hybrid);
+    assert_eq!(meta.name, "payload");
+    let row = wait_row(&h.client, id, "seeding", Duration::from_secs(20), |r| {
+        r.state == TorrentState::Seeding
+    })
+    .await;
+    assert_eq!(row.pieces_have, row.pieces_total);
+    assert_eq!(row.unchecked, row.pieces_total, "added without a check");
+    assert_eq!(row.info_hash, meta.info_hash.to_hex());
+
+    // a libtorrent leecher finds it through the tracker and gets every byte
+    let dst = dir.path().join("lt");
+    let (t, d) = (torrent.clone(), dst.clone());
+    tokio::task::spawn_blocking(move || {
+        let mut l = LtPeer::leech(&LeechArgs::new(
+            &t,
+            &d,
+            LEECHER_IP,
+            free_port_on(LEECHER_IP),
+        ));
+        l.wait_done(Duration::from_secs(90))
+            .unwrap_or_else(|e| panic!("{e}\n{}", l.stderr()));
+    })
+    .await
+    .unwrap();
+    compare_trees(&data, &dst.join("payload")).unwrap();
+    let row = wait_row(&h.client, id, "uploaded", Duration::from_secs(10), |r| {
+        r.uploaded >= payload::total_len(&layout())
+    })
+    .await;
+    assert_eq!(row.unchecked_failed, 0);
+
+    // mistakes are refused with the reason, and nothing is added
+    let again = h
+        .client
+        .add(create_request(&data, MetaVersion::V2, &tracker.url()))
+        .await
+        .unwrap_err();
+    assert!(again.to_string().contains("exists"), "{again}");
+    let empty = src.join("empty");
+    std::fs::create_dir(&empty).unwrap();
+    let missing = src.join("missing");
+    for (path, why) in [(&empty, "nothing to share"), (&missing, "cannot read")] {
+        let e = h
+            .client
+            .add(create_request(path, MetaVersion::Hybrid, &tracker.url()))
+            .await
+            .unwrap_err();
+        assert!(
+            matches!(e, ClientError::Refused(AddError::Invalid(_))),
+            "{e:?}"
+        );
+        assert!(e.to_string().contains(why), "{}: {e}", path.display());
+        assert!(
+            !src.join(format!(
+                "{}.torrent",
+                path.file_name().unwrap().to_str().unwrap()
+            ))
+            .exists()
+        );
+    }
+    assert_eq!(h.client.snapshot().rows.len(), 1);
+    h.shutdown().await.unwrap();
 }

@@ -1,10 +1,10 @@
 //! The control protocol on the wire: the hello lines, the frames and the messages.
 //!
 //! A connection starts with one text line each way, readable by hand (`socat`):
-//! - the client: `ratorrent-control 1 ratorrent/0.1.0` (the protocol version it speaks,
+//! - the client: `ratorrent-control 2 ratorrent/0.1.0` (the protocol version it speaks,
 //!   then who it is);
-//! - the daemon: `ratorrent-control 1 ok pid=1234 state=/home/u/.local/share/ratorrent`, or
-//!   `ratorrent-control 1 refused REASON` (another user, another version, too many
+//! - the daemon: `ratorrent-control 2 ok pid=1234 state=/home/u/.local/share/ratorrent`, or
+//!   `ratorrent-control 2 refused REASON` (another user, another version, too many
 //!   connections), after which it closes.
 //!
 //! The hello lines never change form, so any two builds understand why they cannot talk.
@@ -33,7 +33,7 @@ use crate::api::{
 use super::delta::SnapshotFrame;
 
 /// The version of the control protocol this build speaks: the hello lines' second word.
-pub const PROTOCOL_VERSION: u32 = 1;
+pub const PROTOCOL_VERSION: u32 = 2;
 
 /// The first word of both hello lines.
 pub const HELLO_WORD: &str = "ratorrent-control";

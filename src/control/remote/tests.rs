@@ -169,7 +169,7 @@ async fn unknown_versions_garbage_and_oversized_frames_close_only_their_connecti
     let (line, _) = raw_hello(&d.socket, b"ratorrent-control 999 ratorrent/9.9.9\n").await;
     assert!(
         line.starts_with(
-            "ratorrent-control 1 refused this daemon speaks control protocol 1, the client 999"
+            "ratorrent-control 2 refused this daemon speaks control protocol 2, the client 999"
         ),
         "{line}"
     );
@@ -219,9 +219,9 @@ async fn a_daemon_of_another_version_is_named_by_the_client() {
     let path = dir.path().join("s.sock");
     let listener = tokio::net::UnixListener::bind(&path).unwrap();
     let answers = [
-        "ratorrent-control 2 refused this daemon speaks control protocol 2, the client 1\n",
-        "ratorrent-control 2 ok pid=1 state=/s\n",
-        "ratorrent-control 1 refused too many connections to this daemon\n",
+        "ratorrent-control 3 refused this daemon speaks control protocol 3, the client 2\n",
+        "ratorrent-control 3 ok pid=1 state=/s\n",
+        "ratorrent-control 2 refused too many connections to this daemon\n",
         "SSH-2.0-OpenSSH_9.2\n",
     ];
     let serving = tokio::spawn(async move {
@@ -236,12 +236,12 @@ async fn a_daemon_of_another_version_is_named_by_the_client() {
     for _ in 0..2 {
         let e = connect(&path).await.unwrap_err();
         assert!(
-            matches!(e, AttachError::Version { ours: 1, daemon: 2 }),
+            matches!(e, AttachError::Version { ours: 2, daemon: 3 }),
             "{e:?}"
         );
         assert!(
             e.to_string()
-                .starts_with("the daemon speaks control protocol 2 and this ratorrent speaks 1"),
+                .starts_with("the daemon speaks control protocol 3 and this ratorrent speaks 2"),
             "{e}"
         );
     }

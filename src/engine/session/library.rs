@@ -155,6 +155,12 @@ impl Session {
                     mask_passkey(url)
                 )));
             }
+            AddSource::Create(c) => {
+                return Err(AddError::Invalid(format!(
+                    "{}: a new torrent is hashed first",
+                    c.path.display()
+                )));
+            }
             AddSource::Data { name, bytes } => {
                 let meta = Metainfo::from_bytes(&bytes.0)
                     .map_err(|e| AddError::Invalid(format!("{name}: not a valid torrent: {e}")))?;
@@ -240,7 +246,7 @@ impl Session {
 
     /// Add a parsed .torrent (`bytes` as read, kept in the state store; `from` names where
     /// it came from in errors: the path or the masked URL).
-    fn add_metainfo(
+    pub(super) fn add_metainfo(
         &mut self,
         meta: Metainfo,
         bytes: &[u8],
