@@ -39,6 +39,11 @@ pub struct Cli {
     #[arg(long, global = true, value_name = "file|mmap")]
     pub storage: Option<crate::storage::StorageMode>,
 
+    /// MSE/PE encryption of peer connections: `prefer`, `require` or `disable` (overrides
+    /// `[peer] encryption`).
+    #[arg(long, global = true, value_name = "prefer|require|disable")]
+    pub encryption: Option<crate::config::engine::Encryption>,
+
     /// Watch folder for the TUI (overrides `watch_dir`): .torrent files dropped there are
     /// added, then renamed `.added` (or `.invalid`, with the reason in the log).
     #[arg(long, global = true, value_name = "DIR")]

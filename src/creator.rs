@@ -167,7 +167,7 @@ impl Created {
     }
 }
 
-/// A magnet link for `m`: its hashes, name and trackers.
+/// A magnet link for `m`: its hashes, name, trackers and web seeds (`ws`, BEP 19).
 pub fn magnet_of(m: &Metainfo) -> String {
     Magnet {
         info_hash: m.info_hash,
@@ -176,6 +176,7 @@ pub fn magnet_of(m: &Metainfo) -> String {
         trackers: m.trackers.iter().flatten().cloned().collect(),
         peers: Vec::new(),
         select_only: Vec::new(),
+        web_seeds: m.web_seeds.clone(),
         notes: Vec::new(),
     }
     .to_link()

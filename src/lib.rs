@@ -14,7 +14,7 @@
 //! | front ends | `main.rs` (the binary), [`tui`], [`webui`], [`headless`], [`creator`], [`daemon`], [`watch`], [`cli`] | start-up, the terminal UI, the qBittorrent-compatible Web API, `download`/`info`/`check`, `create`, `ratorrent daemon`, the watch folder, the arguments |
 //! | the contract | [`api`], [`control`] | plain data both sides share ([`api::Snapshot`], [`api::Command`], [`api::EngineEvent`], typed errors) and [`api::Client`], the one way into a running engine; the same contract over the daemon's Unix socket |
 //! | the engine | [`engine`], configured by [`config::engine`] | the session actor that owns every torrent, the torrent state machines, peer connections, the picker, the deadline queue |
-//! | services | [`storage`], [`state`], [`tracker`], [`fetch`], [`peer`], [`dht`], [`lsd`] | payload files and disk threads, the state store, announces and scrapes, a .torrent fetched by URL, the peer wire protocol, peer sources |
+//! | services | [`storage`], [`state`], [`tracker`], [`fetch`], [`webseed`], [`peer`], [`dht`], [`lsd`] | payload files and disk threads, the state store, announces and scrapes, a .torrent fetched by URL, web seeds' URLs and checked Range requests, the peer wire protocol, peer sources |
 //! | domain | [`metainfo`], [`piece`], [`bencode`], [`units`], [`net`], [`untrusted`], [`lock`], [`atomic_write`] | .torrent files and magnet links, piece geometry and file layout, sizes and rates, address scope, text fit for a terminal |
 //!
 //! What may import what, besides "downwards only":
@@ -46,7 +46,7 @@
 //! | the session actor: loop and dispatch | `engine/session/mod.rs` |
 //! | start-up, the handle | `engine/session/start.rs` ([`engine::session::SessionHandle`]) |
 //! | torrents by id and info hash, add and remove | `engine/session/library.rs` |
-//! | incoming connections routed by info hash (BEP 3) | `engine/session/listener.rs` |
+//! | incoming connections routed by info hash (BEP 3), plaintext or MSE/PE by their first bytes | `engine/session/listener.rs` (the torrent of an MSE handshake: `HASH('req2', info hash)` in `engine/session/library.rs`'s registry) |
 //! | snapshots: rows, the focused torrent's detail, pacing | `engine/session/publish.rs` |
 //! | the state store's side: restore, checkpoints | `engine/session/persist.rs` over [`state`] |
 //! | one engine per state folder: who runs it (pid, daemon or TUI, socket) | `state/owner.rs` ([`state::Owner`]) |
@@ -56,6 +56,7 @@
 //! | one torrent: life cycle, inputs, timers | `engine/torrent/` (`state.rs` the pure machine whose `Checking` and `Moving` states own their `jobs`, `mod.rs` the `Torrent`, one file per kind of input: `swarm`, `trackers`, `disk`, `magnet`, `relocate`, `dht`, `lsd`; `wanted`, `summary`, `view`, `persist`, `goals` the seeding goals (share limits), `piece_order` sequential download and first/last pieces first, `unchecked` pieces added without a hash check (skip hash check)) |
 //! | what a torrent and its connections share | `engine/link/` |
 //! | one peer connection: handshake, protocol, uploads, metadata | `engine/peer_conn/` |
+//! | MSE/PE encryption: the handshake as a state machine fed bytes (DH, keys, RC4, pads, sync windows); on a live stream; the RC4 stream after it | `peer/mse.rs`; `engine/peer_conn/mse.rs`; `engine/link/encrypted.rs` |
 //! | which block to request next (rarest first, or in index order; priority levels from file priorities and first/last pieces) | `engine/picker/` |
 //! | choking, announce schedule, peer book | `engine/torrent/{choke,announce,peer_book}.rs` |
 //! | the one deadline queue, rate limits, the event log | `engine/{timer,rate,event_log}.rs` |
@@ -65,9 +66,10 @@
 //! | disk and hash threads (a piece added without a check hashed before its first upload), recheck, moving data | `storage/{disk,check,mover}.rs` |
 //! | piece geometry, blocks, bitfields, the file layout | [`piece`] |
 //! | .torrent reading and writing, magnet links (BEP 9), paths | [`metainfo`] |
-//! | wire codec, extensions (BEP 10), PEX (BEP 11), metadata (BEP 9) | [`peer`] |
+//! | wire codec, extensions (BEP 10), PEX (BEP 11), metadata (BEP 9), the MSE/PE handshake | [`peer`] |
 //! | HTTP and UDP trackers (BEP 3/15/23/48) | [`tracker`] |
 //! | a .torrent file fetched by http(s) URL (add from URL) | [`fetch`] |
+//! | web seeds (BEP 19): file URLs, one checked Range GET, back-off | [`webseed`] (the service), `engine/webseed/` (a server's task: runs of blocks from the picker, blocks to the disk threads), `engine/picker/web.rs` (what a web seed gets), `engine/torrent/webseeds.rs` (the torrent's servers, their hash failures and rows) |
 //! | the DHT node (BEP 5/32), Local Service Discovery (BEP 14) | [`dht`], [`lsd`] |
 //! | sizes, rates, durations: format and parse | [`units`] |
 //! | address scope, tracker URLs fit to show, IP filter lists (parse, look up) | [`net`] |
@@ -149,4 +151,5 @@ pub mod tui;
 pub mod units;
 pub mod untrusted;
 pub mod watch;
+pub mod webseed;
 pub mod webui;

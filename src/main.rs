@@ -86,6 +86,9 @@ fn load_config(cli: &Cli) -> anyhow::Result<Config> {
     if let Some(s) = cli.storage {
         config.engine.storage = s;
     }
+    if let Some(e) = cli.encryption {
+        config.engine.peer.encryption = e;
+    }
     if let Some(dir) = &cli.watch {
         config.watch_dir = Some(dir.clone());
     }

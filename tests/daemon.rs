@@ -393,7 +393,7 @@ fn the_socket_refuses_another_user_unknown_versions_garbage_and_oversized_frames
     let answer = raw(&socket, b"ratorrent-control 999 ratorrent/9.9.9\n");
     assert_eq!(
         answer,
-        "ratorrent-control 1 refused this daemon speaks control protocol 1, the client 999: attach with the ratorrent build the daemon runs, or restart the daemon with this one\n"
+        "ratorrent-control 2 refused this daemon speaks control protocol 2, the client 999: attach with the ratorrent build the daemon runs, or restart the daemon with this one\n"
     );
     // garbage and oversized frames close their connection, never the daemon
     let hello = ratorrent::control::wire::client_hello();

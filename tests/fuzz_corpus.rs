@@ -29,6 +29,8 @@ const CHECKS: &[(&str, Check)] = &[
     ("tracker_udp", checks::check_tracker_udp),
     ("tracker_http", checks::check_tracker_http),
     ("lsd", checks::check_lsd),
+    ("webseed", checks::check_webseed_answer),
+    ("mse", checks::check_mse),
 ];
 
 /// The targets declared in `tests/fuzz/Cargo.toml` (`[[bin]]` names).

@@ -1537,7 +1537,6 @@ fn v2_only_torrents_are_read_and_hostile_ones_refused_clearly() {
         .push("meta version", B::I(2))
         .push("file tree", d(vec![("n", d(vec![("", leaf)]))]));
     let m = parse(info.clone()).unwrap();
-    use sha2::Digest as _;
     let want: [u8; 32] = sha2::Sha256::digest(info.bytes()).into();
     assert_eq!(m.info_hash_v2, Some(want));
     // meta version 2 without a file tree: neither v1 nor a hybrid (issue 16)

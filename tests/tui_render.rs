@@ -170,6 +170,7 @@ fn detail() -> TorrentDetail {
         piece_length: 256 * 1024,
         wasted: 512 * 1024,
         given_peers: Vec::new(),
+        web_seeds: Vec::new(),
         peer_sources: vec![
             SourceCount {
                 source: PeerSource::Tracker,
@@ -2509,6 +2510,91 @@ fn the_add_dialog_sends_skip_check_sequential_and_first_last() {
         }
         other => panic!("{other:?}"),
     }
+}
+
+/// Web seeds (BEP 19) with a torrent's peers: one row per server in the Peers tab (its host,
+/// its state, its rate), a block per server in the Trackers tab (its state, URL, error and
+/// retry), a line in General (by state, the first one's trouble); at 80×24 and 200×50.
+#[test]
+fn web_seeds_in_the_peers_trackers_and_general_tabs() {
+    use ratorrent::api::{WebSeedRow, WebSeedState};
+    let retry = SystemTime::now() + Duration::from_secs(150);
+    let mut d = detail();
+    d.peers.truncate(2);
+    d.trackers.truncate(1);
+    let seed = |url: &str, state, rate, message: Option<&str>| WebSeedRow {
+        url: url.into(),
+        state,
+        down_rate: rate,
+        downloaded: rate * 60,
+        requests: if state == WebSeedState::Active { 4 } else { 0 },
+        failures: u32::from(state == WebSeedState::BackedOff) * 2,
+        hash_fails: 0,
+        max_hash_fails: 3,
+        bad_bytes: 0,
+        missing_files: 0,
+        message: message.map(str::to_owned),
+        retry_at: (state == WebSeedState::BackedOff).then_some(retry),
+    };
+    d.web_seeds = vec![
+        seed(
+            "https://mirror.example.org/pub/linux/",
+            WebSeedState::Active,
+            48 * MIB,
+            None,
+        ),
+        seed(
+            "http://slow.example.net:8080/files/",
+            WebSeedState::BackedOff,
+            0,
+            Some(
+                "linux/debian.iso: wrong Content-Range: asked for bytes 0-4194303/4194304, got bytes 16384-4210687/4194304",
+            ),
+        ),
+    ];
+    d.peer_sources.push(SourceCount {
+        source: PeerSource::WebSeed,
+        known: 2,
+        connected: 1,
+    });
+    let mut app = App::new(snapshot_with(1, four(), Some(d)));
+    app.handle_key(code(KeyCode::Enter));
+    snap_both(&mut app, "web_seeds_general");
+    let text = screen(&render(&mut app, 80, 24));
+    assert!(
+        text.contains("Web seeds") && text.contains("1 active, 1 backed off; slow.example.net"),
+        "{text}"
+    );
+    assert!(text.contains("web seed 1/2"), "sources: {text}");
+    while app.tab() != Tab::Peers {
+        app.handle_key(code(KeyCode::Tab));
+    }
+    snap_both(&mut app, "web_seeds_peers");
+    let text = screen(&render(&mut app, 80, 24));
+    assert!(
+        text.contains("Peers 4"),
+        "two peers and two web seeds: {text}"
+    );
+    assert!(text.contains("mirror.example.org"), "{text}");
+    assert!(text.contains("backed off"), "{text}");
+    while app.tab() != Tab::Trackers {
+        app.handle_key(code(KeyCode::Tab));
+    }
+    snap_both(&mut app, "web_seeds_trackers");
+    let text = screen(&render(&mut app, 80, 24));
+    assert!(text.contains("Trackers 3"), "{text}");
+    assert!(text.contains("web seed backed off"), "{text}");
+    assert!(text.contains("retry in 2m"), "{text}");
+    assert!(text.contains("wrong Content-Range"), "{text}");
+    // the cursor reaches the web seeds
+    for _ in 0..2 {
+        app.handle_key(key('j'));
+    }
+    let text = screen(&render(&mut app, 80, 24));
+    assert!(
+        text.contains("http://slow.example.net:8080/files/"),
+        "{text}"
+    );
 }
 
 #[test]

@@ -69,6 +69,9 @@ pub enum EventKind {
     /// A torrent's piece order changed: sequential download or first and last pieces
     /// first went on or off.
     PieceOrder,
+    /// A web seed (BEP 19) failed (and when it is tried again), lacks a file, or was
+    /// dropped: the message names the server (passkeys masked) and says why.
+    WebSeed,
 }
 
 /// One event.

@@ -34,7 +34,7 @@ pub use settings::{GoalAction, SessionSettings, SettingsChange, SettingsReply};
 pub use snapshot::{
     FilePriority, FileRow, GlobalStats, PauseCause, PeerFlags, PeerRow, PeerSource, PieceState,
     Snapshot, SnapshotReceiver, SourceCount, TorrentDetail, TorrentRow, TorrentState, TrackerRow,
-    TrackerStatus, share_ratio,
+    TrackerStatus, WebSeedRow, WebSeedState, share_ratio,
 };
 pub use tracker_edit::{TrackerEdit, TrackerEditError, TrackerEditOutcome, TrackerEditReply};
 

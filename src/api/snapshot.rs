@@ -177,6 +177,8 @@ pub struct TorrentRow {
     pub seeds: u32,
     /// Connected peers in total (seeders included).
     pub peers: u32,
+    /// Its web seeds (BEP 19) in use now (not backed off nor dropped); they are not peers.
+    pub web_seeds: u32,
     /// Seeders in the swarm as a tracker last reported (`complete`), if one did.
     pub swarm_seeds: Option<u32>,
     /// Leechers in the swarm as a tracker last reported (`incomplete`), if one did.
@@ -418,6 +420,67 @@ pub struct TorrentDetail {
     pub given_peers: Vec<(SocketAddr, PeerSource)>,
     /// Its seeding goals: its own limits, those in effect, the time seeded.
     pub goals: super::GoalView,
+    /// Its web seeds (BEP 19 `url-list`), in the torrent's order.
+    pub web_seeds: Vec<WebSeedRow>,
+}
+
+/// One web seed of a torrent (BEP 19): an HTTP(S) server holding its files (Peers and
+/// Trackers tabs).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct WebSeedRow {
+    /// The URL as the torrent gives it, any passkey in its path or query masked.
+    pub url: String,
+    /// What it does now.
+    pub state: WebSeedState,
+    /// Payload rate from it, bytes/s.
+    pub down_rate: u64,
+    /// Payload bytes received from it (this run).
+    pub downloaded: u64,
+    /// Range requests in flight.
+    pub requests: u32,
+    /// Failed requests in a row (0 after a success).
+    pub failures: u32,
+    /// Pieces with its data that failed their hash check (this run); at
+    /// [`WebSeedRow::max_hash_fails`] it is dropped.
+    pub hash_fails: u32,
+    /// Hash failures after which it is dropped for this run.
+    pub max_hash_fails: u32,
+    /// Bytes counted against it: pieces with its data that failed their hash check.
+    pub bad_bytes: u64,
+    /// Files the server does not have (answered 404 or 410): their pieces come from peers.
+    pub missing_files: u32,
+    /// Its last error, for the user to read (kept after a success until the next error).
+    pub message: Option<String>,
+    /// When it is tried again, while backed off.
+    pub retry_at: Option<SystemTime>,
+}
+
+/// What a web seed does now.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub enum WebSeedState {
+    /// Not in use: the torrent does not download (paused, complete, seeding), or web seeds
+    /// are off (`[webseeds] enabled = false`).
+    #[default]
+    Idle,
+    /// In use: requests in flight, or waiting for a piece to ask for.
+    Active,
+    /// Failed and waiting before it is tried again ([`WebSeedRow::retry_at`]).
+    BackedOff,
+    /// Not used again this run: too many pieces with its data failed their hash check, or
+    /// its URL cannot be used (see the message).
+    Dropped,
+}
+
+impl WebSeedState {
+    /// Short label, e.g. `"backed off"`.
+    pub fn label(self) -> &'static str {
+        match self {
+            WebSeedState::Idle => "idle",
+            WebSeedState::Active => "active",
+            WebSeedState::BackedOff => "backed off",
+            WebSeedState::Dropped => "dropped",
+        }
+    }
 }
 
 /// How many peers one source gave a torrent (detail view).
@@ -467,8 +530,10 @@ pub struct PeerFlags {
     pub peer_interested: bool,
     /// It connected to us.
     pub incoming: bool,
-    /// The stream is encrypted (MSE).
+    /// The stream is RC4 encrypted (MSE/PE).
     pub encrypted: bool,
+    /// Only the handshake was encrypted (MSE/PE with plaintext selected).
+    pub obfuscated: bool,
     /// Over uTP (BEP 29) rather than TCP.
     pub utp: bool,
     /// It has our requests and sent nothing for a while.
@@ -495,6 +560,8 @@ pub enum PeerSource {
     Magnet,
     /// Added by the user.
     Manual,
+    /// A web seed of the torrent (BEP 19 `url-list`): an HTTP(S) server, not a peer.
+    WebSeed,
 }
 
 impl PeerSource {
@@ -508,6 +575,7 @@ impl PeerSource {
             PeerSource::Lsd => "LSD",
             PeerSource::Magnet => "magnet",
             PeerSource::Manual => "manual",
+            PeerSource::WebSeed => "web seed",
         }
     }
 }

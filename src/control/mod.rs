@@ -50,13 +50,28 @@ pub fn socket_dir(state_dir: &Path) -> PathBuf {
     }
 }
 
+/// Longest path a Unix socket address holds (`sun_path` is 108 bytes with its NUL).
+const MAX_SOCKET_PATH: usize = 107;
+
 /// The control socket's path for the engine on `state_dir`: [`socket_dir`] joined with
-/// `control-<first 16 hex digits of SHA-256(state_dir)>.sock`.
+/// `control-<first 16 hex digits of SHA-256(state_dir)>.sock`; when that is longer than a
+/// Unix socket address can be (a deep state folder without `XDG_RUNTIME_DIR`), the same
+/// name in `ratorrent-<uid>` under the system's temporary folder (made 0700 and checked to
+/// be ours by [`prepare_socket_dir`], like the others).
 pub fn socket_path(state_dir: &Path) -> PathBuf {
     use std::os::unix::ffi::OsStrExt;
     let digest = sha2::Sha256::digest(state_dir.as_os_str().as_bytes());
     let hex: String = digest[..8].iter().map(|b| format!("{b:02x}")).collect();
-    socket_dir(state_dir).join(format!("control-{hex}.sock"))
+    let name = format!("control-{hex}.sock");
+    let path = socket_dir(state_dir).join(&name);
+    if path.as_os_str().len() <= MAX_SOCKET_PATH {
+        return path;
+    }
+    // SAFETY: geteuid(2) cannot fail
+    let uid = unsafe { libc::geteuid() };
+    std::env::temp_dir()
+        .join(format!("ratorrent-{uid}"))
+        .join(name)
 }
 
 /// Create `dir` (and its parents) for the control socket with mode 0700: an existing one
@@ -97,6 +112,27 @@ pub fn prepare_socket_dir(dir: &Path) -> std::io::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A state folder so deep that the socket's usual path would not fit a Unix socket
+    /// address (it failed with "path must be shorter than SUN_LEN"): a short one in the
+    /// temporary folder, still one per state folder.
+    #[test]
+    fn a_deep_state_folder_gets_a_socket_path_that_fits() {
+        let deep = PathBuf::from(format!("/srv/{}/ratorrent", "d".repeat(120)));
+        let deeper = PathBuf::from(format!("/srv/{}/ratorrent", "e".repeat(120)));
+        let (a, b) = (socket_path(&deep), socket_path(&deeper));
+        assert!(a.as_os_str().len() <= MAX_SOCKET_PATH, "{}", a.display());
+        assert_ne!(a, b);
+        assert!(a.starts_with(std::env::temp_dir()), "{}", a.display());
+        // and it binds
+        let dir = tempfile::tempdir().unwrap();
+        let state = dir.path().join("x".repeat(100)).join("ratorrent");
+        let path = socket_path(&state);
+        prepare_socket_dir(path.parent().unwrap()).unwrap();
+        let listener = std::os::unix::net::UnixListener::bind(&path).unwrap();
+        drop(listener);
+        let _ = std::fs::remove_file(&path);
+    }
 
     #[test]
     fn the_socket_is_named_after_the_state_folder_in_a_private_folder() {

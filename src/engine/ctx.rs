@@ -26,6 +26,10 @@ use super::torrent::announce::AnnounceJob;
 pub const MAX_ANNOUNCES: usize = 32;
 /// Incoming connections allowed to be in their handshake at once (beyond: closed at once).
 pub const MAX_PENDING_INCOMING: usize = 128;
+/// Incoming MSE/PE handshakes at once (each costs two 768-bit modular exponentiations);
+/// beyond, a connection that starts one is closed at once. Part of the
+/// [`MAX_PENDING_INCOMING`] connections.
+pub const MAX_MSE_HANDSHAKES: usize = 32;
 
 /// Connection counters kept exact by RAII: a [`ConnSlot`] decrements its counter when it is
 /// dropped, on every path (error, panic, task abort), so the counts cannot drift.
@@ -37,6 +41,8 @@ pub struct ConnCounters {
     pub half_open: AtomicUsize,
     /// Incoming connections still in their handshake.
     pub pending_incoming: AtomicUsize,
+    /// Incoming connections in their MSE/PE handshake.
+    pub mse_handshakes: AtomicUsize,
 }
 
 /// Which counter a [`ConnSlot`] holds.
@@ -48,6 +54,8 @@ pub enum SlotKind {
     HalfOpen,
     /// An incoming handshake.
     PendingIncoming,
+    /// An incoming MSE/PE handshake.
+    MseHandshake,
 }
 
 /// One unit of a [`ConnCounters`] counter, given back on drop.
@@ -63,6 +71,7 @@ impl ConnCounters {
             SlotKind::Established => &self.established,
             SlotKind::HalfOpen => &self.half_open,
             SlotKind::PendingIncoming => &self.pending_incoming,
+            SlotKind::MseHandshake => &self.mse_handshakes,
         }
     }
 
@@ -135,6 +144,10 @@ pub struct SessionCtx {
     /// The IP filter in force (none until the `ip_filter` file is read) and its count of
     /// blocked attempts; every torrent's peer book holds it too.
     pub ip_filter: Arc<super::ip_filter::Blocklist>,
+    /// The HTTP client of web seeds (BEP 19), made on first use: the session's HTTP policy
+    /// (user agent, connect timeout, redirect cap, proxy from the environment), kept-alive
+    /// connections shared by every web seed; or why it cannot be made.
+    webseed_http: std::sync::OnceLock<Result<reqwest::Client, String>>,
 }
 
 impl SessionCtx {
@@ -209,12 +222,32 @@ impl SessionCtx {
             dht,
             lsd,
             ip_filter,
+            webseed_http: std::sync::OnceLock::new(),
         })
     }
 
     /// A fresh key, unique in the session (peer keys, disk keys).
     pub fn key(&self) -> u64 {
         self.next_key.fetch_add(1, Ordering::Relaxed)
+    }
+
+    /// The HTTP client of web seeds (made on the first call).
+    ///
+    /// # Errors
+    /// The client cannot be made (TLS set-up): why.
+    pub fn webseed_client(&self) -> Result<reqwest::Client, String> {
+        self.webseed_http
+            .get_or_init(|| {
+                // no total timeout: a range of several MiB over a slow link takes what it
+                // takes; the minimum rate ([webseeds] min_rate) catches a stalled server
+                crate::tracker::http::client_builder(
+                    crate::tracker::http::DEFAULT_CONNECT_TIMEOUT,
+                    std::time::Duration::from_secs(7 * 24 * 3600),
+                )
+                .build()
+                .map_err(|e| crate::tracker::http::error_chain(&e))
+            })
+            .clone()
     }
 
     /// Send an event to the session task (dropped if the session is gone).

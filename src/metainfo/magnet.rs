@@ -1,7 +1,7 @@
 //! Magnet links (BEP 9 §magnet URI format, BEP 53 `so`): what a link names before its
 //! metadata is fetched from peers.
 //!
-//! `magnet:?xt=urn:btih:<hash>&dn=<name>&tr=<tracker>&x.pe=<host:port>&so=<files>`
+//! `magnet:?xt=urn:btih:<hash>&dn=<name>&tr=<tracker>&x.pe=<host:port>&so=<files>&ws=<url>`
 //!
 //! - `xt=urn:btih:` with 40 hex digits or 32 base32 characters, either case; `xt=urn:btmh:`
 //!   (BEP 52, multihash `1220` + 64 hex digits): with a btih beside it a hybrid torrent
@@ -9,7 +9,8 @@
 //!   to 20 bytes).
 //! - `dn`: `+` is a space, `%XX` an escaped byte (lossy UTF-8).
 //! - `tr` (any number, in order, duplicates dropped), `x.pe` peer addresses (IP literal and
-//!   port; `[v6]:port`), `so` file indices and ranges (`0,2,4-6`).
+//!   port; `[v6]:port`), `so` file indices and ranges (`0,2,4-6`), `ws` web seeds (BEP 19
+//!   URLs, as libtorrent reads them; used once the metadata has arrived).
 //! - Keys in any case; numbered keys (`xt.1`, `tr.2`) count as their base key; unknown
 //!   keys are ignored.
 //! - An empty parameter (`tr=`, `x.pe=`, `so=`, `xt=`, a value of only spaces, a key with no
@@ -19,7 +20,7 @@
 //!   last `dn` and the last `so` win, a repeated `xt` must name the same hash.
 //!
 //! Everything is bounded: the link ([`MAX_LINK_BYTES`]), trackers ([`MAX_TRACKERS`]),
-//! peers ([`MAX_PEERS`]), `so` indices ([`MAX_SELECT`]) and notes ([`MAX_NOTED_PEERS`]).
+//! web seeds ([`MAX_WEB_SEEDS`]), peers ([`MAX_PEERS`]), `so` indices ([`MAX_SELECT`]) and notes ([`MAX_NOTED_PEERS`]).
 
 use std::net::{IpAddr, SocketAddr};
 
@@ -31,6 +32,8 @@ use super::InfoHash;
 pub const MAX_LINK_BYTES: usize = 64 * 1024;
 /// Most `tr` trackers kept from one link.
 pub const MAX_TRACKERS: usize = 200;
+/// Most `ws` web seeds kept from one link.
+pub const MAX_WEB_SEEDS: usize = 50;
 /// Most `x.pe` peers kept from one link.
 pub const MAX_PEERS: usize = 200;
 /// Most file indices a `so` list may name (ranges expanded).
@@ -56,6 +59,8 @@ pub struct Magnet {
     pub peers: Vec<SocketAddr>,
     /// `so` (BEP 53): indices of the files to download, ascending, each once; empty = all.
     pub select_only: Vec<usize>,
+    /// `ws`: web seed URLs (BEP 19), in link order, each once.
+    pub web_seeds: Vec<String>,
     /// Parts of the link that were not used, for the user (e.g. an `x.pe` hostname).
     pub notes: Vec<String>,
 }
@@ -118,6 +123,7 @@ impl Magnet {
             trackers: Vec::new(),
             peers: Vec::new(),
             select_only: Vec::new(),
+            web_seeds: Vec::new(),
             notes: Vec::new(),
         };
         // keys whose value was empty, each named once in a note at the end
@@ -135,6 +141,7 @@ impl Magnet {
                 "dn" => "dn",
                 "tr" => "tr",
                 "so" => "so",
+                "ws" => "ws",
                 _ => continue,
             };
             let value = value.trim();
@@ -180,6 +187,11 @@ impl Magnet {
                     if !m.trackers.iter().any(|t| t == value) {
                         m.trackers.push(value.to_string());
                     }
+                }
+                "ws" if m.web_seeds.len() < MAX_WEB_SEEDS
+                    && !m.web_seeds.iter().any(|w| w == value) =>
+                {
+                    m.web_seeds.push(value.to_string());
                 }
                 "x.pe" => {
                     // normalised before the checks: `[::ffff:0.0.0.0]:1` is unspecified and
@@ -252,8 +264,8 @@ impl Magnet {
             .is_some_and(|v2| InfoHash::truncated(&v2) == self.info_hash)
     }
 
-    /// A canonical link for this magnet: `xt` (btih in hex, then btmh), `dn`, `tr`s, `x.pe`s
-    /// and `so` (as ranges, `0-99999`). Only `%`, `&`, `+`, `#`, `=` and control characters
+    /// A canonical link for this magnet: `xt` (btih in hex, then btmh), `dn`, `tr`s, `x.pe`s,
+    /// `so` (as ranges, `0-99999`) and `ws`s. Only `%`, `&`, `+`, `#`, `=` and control characters
     /// are percent-encoded (a space is `+`; other characters, also non-ASCII, are written as
     /// they are), so the link is no longer than the one it was parsed from, give or take the
     /// 8 bytes of a base32 btih written in hex: it stays within [`MAX_LINK_BYTES`]. Parsing
@@ -299,6 +311,9 @@ impl Magnet {
         }
         if !self.select_only.is_empty() {
             pair("so", &ranges(&self.select_only, ","));
+        }
+        for w in &self.web_seeds {
+            pair("ws", w);
         }
         s
     }
@@ -350,6 +365,12 @@ impl Magnet {
         if !self.peers.is_empty() {
             let list: Vec<String> = self.peers.iter().map(|p| p.to_string()).collect();
             let _ = writeln!(s, "Peers:         {}", list.join(", "));
+        }
+        if !self.web_seeds.is_empty() {
+            let _ = writeln!(s, "Web seeds:");
+            for w in &self.web_seeds {
+                let _ = writeln!(s, "  {}", esc(&crate::net::mask_passkey(w)));
+            }
         }
         if !self.select_only.is_empty() {
             let _ = writeln!(
@@ -575,6 +596,31 @@ mod tests {
     /// `to_link`, and `x.pe` peers were deduplicated and checked before IPv4-mapped
     /// addresses were normalised.
     #[test]
+    fn web_seeds_are_kept_once_in_order_and_written_back() {
+        let hash = "a16c2be1a916a134c32eef4f6437dbdc2b0ac8a0";
+        let m = Magnet::parse(&format!(
+            "magnet:?xt=urn:btih:{hash}&ws=http%3A%2F%2Fm.example%2Fpub%2F&WS.1=https://n.example/a+b%2Bc/?k=1%262&ws=http%3A%2F%2Fm.example%2Fpub%2F&ws="
+        ))
+        .unwrap();
+        assert_eq!(
+            m.web_seeds,
+            ["http://m.example/pub/", "https://n.example/a b+c/?k=1&2"]
+        );
+        assert!(m.notes.iter().any(|n| n.contains("ws=")), "{:?}", m.notes);
+        let back = Magnet::parse(&m.to_link()).unwrap();
+        assert_eq!(back.web_seeds, m.web_seeds);
+        assert!(
+            m.describe()
+                .contains("Web seeds:\n  http://m.example/pub/\n")
+        );
+        let many: String = (0..MAX_WEB_SEEDS + 5)
+            .map(|i| format!("&ws=http://h/{i}"))
+            .collect();
+        let m = Magnet::parse(&format!("magnet:?xt=urn:btih:{hash}{many}")).unwrap();
+        assert_eq!(m.web_seeds.len(), MAX_WEB_SEEDS);
+    }
+
+    #[test]
     fn dn_and_x_pe_are_normalised_before_they_are_kept() {
         let hash = "a16c2be1a916a134c32eef4f6437dbdc2b0ac8a0";
         let m = Magnet::parse(&format!("magnet:?xt=urn:btih:{hash}&dn=%01%02")).unwrap();
@@ -678,7 +724,7 @@ mod tests {
         assert_eq!(
             m.notes,
             vec![
-                "empty parameters ignored: tr=, xt=, x.pe=, so=".to_owned(),
+                "empty parameters ignored: tr=, xt=, x.pe=, so=, ws=".to_owned(),
                 "\"xt=urn:ed2k:00\" ignored (not a BitTorrent info hash)".to_owned(),
             ]
         );

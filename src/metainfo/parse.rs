@@ -652,7 +652,7 @@ fn v1_hashes(
     files: &[FileInfo],
     piece_length: u32,
 ) -> Result<Vec<[u8; 20]>, MetainfoError> {
-    if pieces.len() % 20 != 0 {
+    if !pieces.len().is_multiple_of(20) {
         return Err(MetainfoError::PiecesNotMultipleOf20 { len: pieces.len() });
     }
     let total_length = match files.last() {

@@ -72,5 +72,6 @@ pub fn client_name(id: &PeerId) -> String {
 
 pub mod extension;
 pub mod metadata;
+pub mod mse;
 pub mod pex;
 pub mod wire;

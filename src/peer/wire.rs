@@ -335,7 +335,7 @@ pub fn decode(buf: &mut BytesMut, max_len: u32) -> Result<Option<Message>, WireE
             }
         }
         id::HASHES => {
-            if n < HASH_REQUEST_LEN || (n - HASH_REQUEST_LEN) % 32 != 0 {
+            if n < HASH_REQUEST_LEN || !(n - HASH_REQUEST_LEN).is_multiple_of(32) {
                 return Err(WireError::BadLength {
                     name: "hashes",
                     got: n,

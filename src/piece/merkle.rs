@@ -217,7 +217,7 @@ pub fn verify_hashes(
     root: &Hash32,
 ) -> Option<Vec<Hash32>> {
     let count = base.len() as u64;
-    if count == 0 || !count.is_power_of_two() || index % count != 0 {
+    if count == 0 || !count.is_power_of_two() || !index.is_multiple_of(count) {
         return None;
     }
     let sub = count.trailing_zeros();
@@ -229,7 +229,7 @@ pub fn verify_hashes(
     let mut node = reduce(&mut row, level, count);
     let mut pos = index >> sub;
     for u in uncles {
-        node = if pos % 2 == 0 {
+        node = if pos.is_multiple_of(2) {
             pair(&node, u)
         } else {
             pair(u, &node)

@@ -533,7 +533,9 @@ fn hash_leaves(st: &mut PieceHash, data_len: u32, begin: u32, data: &[u8]) {
         return; // padding after the file: not part of its tree
     }
     let end = (begin as usize + data.len()).min(data_len as usize);
-    if begin % BLOCK_SIZE != 0 || (end % BLOCK_SIZE as usize != 0 && end != data_len as usize) {
+    if !begin.is_multiple_of(BLOCK_SIZE)
+        || (!end.is_multiple_of(BLOCK_SIZE as usize) && end != data_len as usize)
+    {
         st.leaves_from_disk = true;
         return;
     }

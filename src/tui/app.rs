@@ -829,9 +829,9 @@ impl App {
                 let detail = detail.map(|d| &**d);
                 general::facts(row, detail, &self.opts.keymap, &self.opts.theme.sym).len()
             }),
-            Tab::Peers => detail.map_or(0, |d| d.peers.len()),
+            Tab::Peers => detail.map_or(0, |d| d.peers.len() + d.web_seeds.len()),
             Tab::Files => self.files.visible_len(),
-            Tab::Trackers => detail.map_or(0, |d| d.trackers.len()),
+            Tab::Trackers => detail.map_or(0, |d| d.trackers.len() + d.web_seeds.len()),
             Tab::Log => self.torrent_events().count(),
             Tab::Pieces | Tab::Speed => 0,
         }

@@ -153,12 +153,17 @@ pub async fn files(api: &Api, p: &Params) -> Result<Reply, ApiError> {
     Ok(Reply::Json(Value::Array(list)))
 }
 
-/// `torrents/webseeds`: ratorrent does not use web seeds (BEP 19): always an empty list
-/// for a torrent it has.
-pub fn webseeds(api: &Api, p: &Params) -> Result<Reply, ApiError> {
-    let hash = p.require("hash")?;
-    find(&api.client.snapshot(), hash).ok_or_else(|| ApiError::NotFound(String::new()))?;
-    Ok(Reply::Json(Value::Array(Vec::new())))
+/// `torrents/webseeds`: the torrent's web seeds (BEP 19 `url-list`, a magnet's `ws`) as
+/// qBittorrent lists them, `[{"url": ...}]` (passkeys masked, as everywhere ratorrent shows
+/// a URL).
+pub async fn webseeds(api: &Api, p: &Params) -> Result<Reply, ApiError> {
+    let (_, d) = row_and_detail(api, p).await?;
+    let list: Vec<Value> = d
+        .web_seeds
+        .iter()
+        .map(|w| json!({ "url": w.url }))
+        .collect();
+    Ok(Reply::Json(Value::Array(list)))
 }
 
 /// `torrents/pieceStates`: one number per piece, 0 missing, 1 downloading, 2 verified.

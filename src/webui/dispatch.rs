@@ -342,7 +342,7 @@ async fn run(api: &Api, name: &str, p: &Params) -> Result<Reply, ApiError> {
             "properties" => details::properties(api, p).await,
             "files" => details::files(api, p).await,
             "trackers" => details::trackers(api, p).await,
-            "webseeds" => details::webseeds(api, p),
+            "webseeds" => details::webseeds(api, p).await,
             "pieceStates" => details::piece_states(api, p).await,
             "add" => add::add(api, p).await,
             "categories" | "createCategory" | "editCategory" | "removeCategories"

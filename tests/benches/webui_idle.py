@@ -12,13 +12,17 @@ Clients (each a fresh process and state per run, the same N torrents of `make-id
 - `ratorrent-webui-added`: `[webui]` enabled and every torrent added through it
   (`torrents/add` uploads, `torrents/info` polled until all seed), as the harness drives
   qBittorrent;
+- `ratorrent-daemon`: `ratorrent daemon` (no terminal), API off, the torrents dropped into
+  its watch folder (copies in the run's work folder);
+- `ratorrent-daemon-webui`: `ratorrent daemon` with `[webui]` on and every torrent added
+  through it, as the harness drives qBittorrent;
 - `qbittorrent`: the harness's own qbittorrent-nox adapter (Web API adds).
 
 Usage (root; the harness re-execs nothing here, so enter the network namespace first):
 
     RATBENCH_NETNS=1 unshare --net -- /usr/bin/python3 tests/benches/webui_idle.py \\
         BENCH_DIR RATORRENT_BIN idle --idle-dir /dev/shm/ratbench/idle100 \\
-        --clients ratorrent-tui,ratorrent-tui-webui,ratorrent-webui-added,qbittorrent \\
+        --clients ratorrent-tui,ratorrent-tui-webui,ratorrent-webui-added,ratorrent-daemon,ratorrent-daemon-webui,qbittorrent \\
         --rounds 3 --settle 30 --window 30 --results results.jsonl
 
 then `bench.py report results.jsonl`.
@@ -125,7 +129,44 @@ class RatWebuiAdded(clients.Adapter):
         return sum(1 for t in ts if t["state"] in self.DONE), len(ts)
 
 
-for i, cls in enumerate((RatTui, RatTuiWebui, RatWebuiAdded)):
+def daemon(cfg, data, watch=None):
+    """`ratorrent daemon` (`exec`: the measured process is the daemon itself)."""
+    args = [RAT, "--config", cfg, "daemon", "-o", data]
+    if watch:
+        args += ["--watch", watch]
+    return args
+
+
+class RatDaemon(clients.Generic):
+    """The daemon, API off: the torrents go in through its watch folder (copies, so the
+    idle set is never renamed); the harness's settle covers the adds and checks."""
+    name = "ratorrent-daemon"
+
+    def __init__(self, work, port, *a, **k):
+        super().__init__(work, port, name=self.name)
+
+    def idle_cmd(self, torrent_dir, datadir):
+        watch = os.path.join(self.work, "watch")
+        os.makedirs(watch, exist_ok=True)
+        for f in os.listdir(torrent_dir):
+            if f.endswith(".torrent"):
+                with open(os.path.join(torrent_dir, f), "rb") as src, \
+                        open(os.path.join(watch, f), "wb") as dst:
+                    dst.write(src.read())
+        return daemon(config(self.work, self.port), datadir, watch)
+
+
+class RatDaemonWebui(RatWebuiAdded):
+    """The daemon with `[webui]` on, every torrent added through it."""
+    name = "ratorrent-daemon-webui"
+
+    def daemon_cmd(self, outdir):
+        web = self.port + 1000
+        self.api = f"http://127.0.0.1:{web}/api/v2"
+        return daemon(config(self.work, self.port, web), outdir)
+
+
+for i, cls in enumerate((RatTui, RatTuiWebui, RatWebuiAdded, RatDaemon, RatDaemonWebui)):
     clients.ADAPTERS[cls.name] = cls
     clients.PORTS[cls.name] = 7011 + 2 * i
 

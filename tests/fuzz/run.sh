@@ -37,7 +37,7 @@ export CARGO_TARGET_DIR="${FUZZ_TARGET_DIR:-$here/target}"
 # one libFuzzer job per target; RSS cap well below the machine's memory
 rss_mb="${FUZZ_RSS_MB:-2048}"
 
-all=(bencode metainfo metainfo_v2 hash_messages magnet peer_wire extension metadata pex tracker_udp tracker_http lsd krpc)
+all=(bencode metainfo metainfo_v2 hash_messages magnet peer_wire extension metadata pex tracker_udp tracker_http lsd webseed krpc mse)
 kept_root="$here/corpus-min"
 minimise="${FUZZ_MINIMISE:-0}"
 targets=("$@")
@@ -58,7 +58,9 @@ seed_dirs() {
     tracker_udp) echo "$fx/tracker_udp $seeds/tracker_udp" ;;
     tracker_http) echo "$fx/tracker_http $seeds/tracker_http" ;;
     lsd) echo "$seeds/lsd" ;;
+    webseed) echo "$seeds/webseed" ;;
     krpc) echo "$seeds/krpc" ;;
+    mse) echo "$seeds/mse" ;;
   esac
   [ -d "$kept_root/$1" ] && echo "$kept_root/$1"
   return 0

@@ -7,7 +7,7 @@ Standard library + libtorrent only.
 Subcommands:
 
   make-torrent --data PATH --out FILE.torrent [--tracker URL] [--piece-length BYTES] [--hybrid]
-               [--private]
+               [--private] [--web-seed URL ...]
       Write a v1-only .torrent (BEP 3) of a file or a directory (no --tracker: a
       tracker-less torrent, for the DHT or LSD; --private: private=1, BEP 27). Prints the
       info hash (40 hex digits) on stdout.
@@ -321,7 +321,8 @@ PEER_SOURCES = [(0x1, "tracker"), (0x2, "dht"), (0x4, "pex"), (0x8, "lsd"), (0x1
 
 
 def report_peers(h, seen):
-    """Print `PEER <ip>:<port> <sources>` once for every peer newly connected."""
+    """Print `PEER <ip>:<port> <sources>` and `CRYPTO <ip>:<port> rc4|mse-plaintext|none`
+    once for every peer newly connected (its handshake over)."""
     try:
         peers = h.get_peer_info()
     except RuntimeError:
@@ -331,9 +332,19 @@ def report_peers(h, seen):
         key = f"{ip}:{port}"
         if key in seen:
             continue
+        if p.flags & (lt.peer_info.connecting | lt.peer_info.handshake):
+            continue  # told once its handshake is over (the encryption is known then)
         seen.add(key)
         src = ",".join(name for bit, name in PEER_SOURCES if p.source & bit) or "none"
         print(f"PEER {key} {src}", flush=True)
+        # MSE/PE: RC4 stream, plaintext after an encrypted handshake, or no MSE at all
+        if p.flags & lt.peer_info.rc4_encrypted:
+            enc = "rc4"
+        elif p.flags & lt.peer_info.plaintext_encrypted:
+            enc = "mse-plaintext"
+        else:
+            enc = "none"
+        print(f"CRYPTO {key} {enc}", flush=True)
 
 
 def status_line(h):
@@ -389,13 +400,18 @@ def cmd_make_torrent(a):
         ct.add_tracker(a.tracker)
     if a.private:
         ct.set_priv(True)
+    for url in a.web_seed:
+        ct.add_url_seed(url)
     ct.set_creator("ratorrent tests lt_peer.py")
     lt.set_piece_hashes(ct, os.path.dirname(data))
     blob = lt.bencode(ct.generate())
     with open(a.out, "wb") as f:
         f.write(blob)
     ti = lt.torrent_info(a.out)
-    print(str(ti.info_hashes().get_best()), flush=True)
+    # the v1 hash of a v1 or hybrid torrent; a v2-only one's v2 hash cut to 20 bytes
+    # (get_best() would give a hybrid's v2 hash)
+    hashes = ti.info_hashes()
+    print(str(hashes.v1 if hashes.has_v1() else hashes.get_best()), flush=True)
 
 
 def dht_node_count(ses):
@@ -552,6 +568,8 @@ def main():
     mk.add_argument("--hybrid", action="store_true", help="v1+v2 with pad files (libtorrent's default)")
     mk.add_argument("--v2", action="store_true",
                     help="v2 only (BEP 52); prints the v2 hash cut to 20 bytes")
+    mk.add_argument("--web-seed", action="append", default=[], metavar="URL",
+                    help="a url-list entry (BEP 19 web seed; repeatable)")
 
     def peer_args(sp):
         sp.add_argument("--torrent", required=(sp.prog.split()[-1] == "seed"))

@@ -40,6 +40,13 @@ bootstrap = ["127.0.0.2:6881"]
 [lsd]
 enabled = true
 interface = "127.0.0.1"
+[webseeds]
+enabled = false
+max_connections_per_server = 2
+min_rate = "4K"
+min_rate_window = 10
+[peer]
+encryption = "require"
 [seeding]
 ratio_limit = 2
 seeding_time_limit = 10080
@@ -109,6 +116,15 @@ days = "weekends"
         lsd: LsdConfig {
             enabled: true,
             interface: Some(std::net::Ipv4Addr::LOCALHOST),
+        },
+        webseeds: crate::config::engine::WebSeedConfig {
+            enabled: false,
+            max_connections_per_server: 2,
+            min_rate: 4096,
+            min_rate_window: 10,
+        },
+        peer: crate::config::engine::PeerConfig {
+            encryption: crate::config::engine::Encryption::Require,
         },
         seeding: crate::config::engine::SeedingConfig {
             ratio_limit: 2.0,

@@ -9,7 +9,7 @@ use crate::api::{
     AddRequest, AddSource, Category, CategoryInfo, EventKind, EventLevel, FilePriority, FileRow,
     GlobalStats, GoalView, PauseCause, PeerFlags, PeerRow, PeerSource, PieceState, QueueMove,
     ShareLimits, Snapshot, SourceCount, TorrentDetail, TorrentError, TorrentErrorKind, TorrentRow,
-    TorrentState, TrackerEdit, TrackerRow, TrackerStatus,
+    TorrentState, TrackerEdit, TrackerRow, TrackerStatus, WebSeedRow, WebSeedState,
 };
 use crate::control::DaemonInfo;
 use crate::control::delta::Encoder;
@@ -357,6 +357,7 @@ fn every_server_msg() -> Vec<ServerMsg> {
         eta_secs: Some(3),
         seeds: 4,
         peers: 5,
+        web_seeds: 1,
         swarm_seeds: Some(6),
         swarm_leechers: Some(7),
         downloaded: 8,
@@ -452,6 +453,20 @@ fn every_server_msg() -> Vec<ServerMsg> {
             connected: 1,
         }],
         given_peers: vec![("[::1]:2".parse().unwrap(), PeerSource::Manual)],
+        web_seeds: vec![WebSeedRow {
+            url: "http://w/p/".into(),
+            state: WebSeedState::BackedOff,
+            down_rate: 1,
+            downloaded: 2,
+            requests: 3,
+            failures: 4,
+            hash_fails: 5,
+            max_hash_fails: 6,
+            bad_bytes: 7,
+            missing_files: 8,
+            message: Some("HTTP 503".into()),
+            retry_at: Some(at),
+        }],
         goals: GoalView {
             ratio: Some(1.5),
             seeding_minutes: Some(2),
@@ -570,7 +585,7 @@ fn the_wire_form_is_pinned_to_the_protocol_version() {
     );
 }
 
-const PINNED_DIGEST: &str = "0a2b82fffd293416";
+const PINNED_DIGEST: &str = "ffdd52cf168a09d4";
 
 /// Session settings with every field set.
 fn ratorrent_settings() -> crate::api::SessionSettings {

@@ -159,7 +159,7 @@ impl LayerFetch {
     /// Which (file, chunk) `req` is, if it is one of ours exactly.
     fn find(&self, req: &HashRequest) -> Option<(usize, u32)> {
         let f = self.files.iter().position(|f| f.root == req.pieces_root)?;
-        if req.index % CHUNK != 0 || req.index >= self.files[f].pieces {
+        if !req.index.is_multiple_of(CHUNK) || req.index >= self.files[f].pieces {
             return None;
         }
         let c = req.index / CHUNK;

@@ -61,6 +61,9 @@ pub enum PeerEvent {
     /// The info dictionary of a magnet link is complete and verified
     /// ([`super::metadata::MetadataFetch::take_done`]).
     MetadataComplete,
+    /// A web seed's news for the torrent's log (BEP 19): a request failed and when the
+    /// server is tried again, or a file the server does not have.
+    WebSeedNote(String),
     /// The connection ended.
     Gone {
         /// Why, if it was an error.
@@ -95,6 +98,9 @@ pub enum PeerError {
     /// Its socket accepted none of our data for too long.
     #[error("peer stopped reading (no write progress for {0} s)")]
     Stalled(u64),
+    /// The MSE/PE handshake (Message Stream Encryption) failed.
+    #[error(transparent)]
+    Mse(#[from] crate::peer::mse::MseError),
     /// Handshake or connect took too long.
     #[error("timed out during {0}")]
     Timeout(&'static str),

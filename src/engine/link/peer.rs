@@ -9,6 +9,7 @@ use std::time::Instant;
 use super::clock::Millis;
 use crate::api::PeerSource;
 use crate::peer::PeerId;
+use crate::peer::mse::Method;
 
 /// Peer state shared with the torrent (choker, sweep, eviction) and the snapshot publisher.
 /// Times are ms on the session clock.
@@ -59,6 +60,9 @@ pub struct PeerInfo {
     /// The peer's listen port from BEP 10 `p` (0 = not sent): where an incoming peer can be
     /// dialled later, and what PEX tells others.
     pub listen_port: AtomicU16,
+    /// What its MSE/PE handshake selected (RC4, or plaintext after it); `None`: a
+    /// plaintext BitTorrent connection.
+    pub mse: Option<Method>,
 }
 
 impl PeerInfo {
@@ -93,7 +97,14 @@ impl PeerInfo {
             requests_seen: AtomicU64::new(0),
             client: std::sync::Mutex::new(None),
             listen_port: AtomicU16::new(0),
+            mse: None,
         }
+    }
+
+    /// The same, with what its MSE/PE handshake selected (`None`: plaintext BitTorrent).
+    pub fn with_mse(mut self, mse: Option<Method>) -> PeerInfo {
+        self.mse = mse;
+        self
     }
 
     /// Data is queued for it and its socket made no progress for `for_ms`.

@@ -1,10 +1,14 @@
 //! The byte streams a connection runs on: [`Transport`] (anything that splits into a read
-//! and a write half: TCP today, uTP or an encrypted stream later, in-memory pipes in tests)
+//! and a write half: TCP today, uTP later, an MSE/PE stream over either
+//! ([`super::encrypted::MseStream`]), in-memory pipes in tests)
 //! and [`PeerStream`], a handshaken stream on its way from the listener or a dial to its
 //! torrent.
 
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::TcpStream;
+
+use super::encrypted::MseStream;
+use crate::peer::mse::Method;
 
 /// A byte stream a peer connection can run on: it splits into independent read and write
 /// halves (TCP: `into_split`, lock-free).
@@ -38,4 +42,16 @@ impl Transport for tokio::io::DuplexStream {
 pub enum PeerStream {
     /// Plain TCP.
     Tcp(TcpStream),
+    /// TCP after an MSE/PE handshake (RC4, or plaintext after the obfuscated handshake).
+    TcpMse(Box<MseStream<TcpStream>>),
+}
+
+impl PeerStream {
+    /// What the MSE handshake selected; `None`: a plaintext BitTorrent connection.
+    pub fn mse(&self) -> Option<Method> {
+        match self {
+            PeerStream::Tcp(_) => None,
+            PeerStream::TcpMse(s) => Some(s.method()),
+        }
+    }
 }

@@ -75,6 +75,7 @@ pub async fn run<T: Transport>(
         Message::Port(dht.local_addr().port()).encode(&mut out);
     }
     wr.write_all(&out).await?;
+    wr.flush().await?;
     info.last_send
         .store(fetch.ctx.clock.now_ms(), Ordering::Relaxed);
     out.clear();
@@ -235,6 +236,7 @@ pub async fn run<T: Transport>(
                         if let Some(t) = fetch.handed_over() {
                             if !out.is_empty() {
                                 wr.write_all(&out).await?;
+    wr.flush().await?;
                                 out.clear();
                             }
                             return Ok(t);
@@ -279,6 +281,7 @@ pub async fn run<T: Transport>(
             }
             if !out.is_empty() {
                 wr.write_all(&out).await?;
+    wr.flush().await?;
                 info.last_send.store(fetch.ctx.clock.now_ms(), Ordering::Relaxed);
                 out.clear();
             }

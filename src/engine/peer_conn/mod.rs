@@ -2,7 +2,7 @@
 //! an upload pump that owns the socket's write half.
 //!
 //! Connections are generic over the byte stream ([`Transport`]: anything that splits into an
-//! `AsyncRead` and an `AsyncWrite`), so TCP today and uTP or an encrypted stream later are
+//! `AsyncRead` and an `AsyncWrite`), so TCP, an MSE/PE stream over it, and uTP later are
 //! additions; tests drive them over in-memory pipes. What a connection shares with its
 //! torrent (orders, events, [`PeerInfo`], [`TorrentShared`], [`MetadataFetch`]) lives in
 //! [`crate::engine::link`], below both.
@@ -11,6 +11,9 @@
 //!   (a short lock, never across an await) which blocks to request, hands received blocks
 //!   to the disk threads, and reports to the torrent through
 //!   [`PeerEvent`](crate::engine::link::message::PeerEvent)s.
+//! - [`mse`]: the MSE/PE handshake on a live stream, before the BitTorrent one (dialling
+//!   with `[peer] encryption`, answering a connection whose first bytes are not a
+//!   BitTorrent handshake).
 //! - [`upload`]: the writer sends our messages and serves the peer's requests from the disk
 //!   within a byte budget (per connection and session-wide), so a peer that stops reading
 //!   holds at most two batches of memory and is dropped when its socket makes no progress.
@@ -23,6 +26,7 @@
 pub mod handover;
 pub mod hashes;
 pub mod metadata;
+pub mod mse;
 pub mod protocol;
 pub mod upload;
 
@@ -30,7 +34,7 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::net::TcpStream;
 use tokio::sync::mpsc;
 
@@ -38,9 +42,11 @@ use super::link::message::{PeerCtrl, PeerError};
 use super::link::metadata::MetadataFetch;
 use super::link::peer::PeerInfo;
 use super::link::shared::TorrentShared;
-use super::link::stream::Transport;
+use super::link::stream::{PeerStream, Transport};
+use crate::config::engine::Encryption;
 use crate::metainfo::InfoHash;
 use crate::peer::PeerId;
+use crate::peer::mse::Policy;
 use crate::peer::wire::{self, Handshake};
 
 /// Connect timeout for outgoing connections.
@@ -64,21 +70,79 @@ pub const STALL_CHOKE: Duration = Duration::from_secs(2);
 /// Connect to `addr`, exchange handshakes for `ours.info_hash`, return the stream and theirs.
 /// The peer may answer with `alias` instead (a hybrid torrent's v2 hash cut to 20 bytes: a
 /// v2 peer that heard our BEP 52 bit switches to it, as libtorrent does).
+/// With `encryption` [`Encryption::Prefer`] the connection starts with an MSE/PE handshake
+/// offering RC4 or plaintext, and a peer that does not complete it is dialled again in
+/// plaintext; [`Encryption::Require`] offers RC4 only and never falls back;
+/// [`Encryption::Disable`] dials in plaintext.
 ///
 /// # Errors
-/// Connect/handshake timeouts (10 s each), I/O errors, a wrong info hash or protocol
-/// string, or a connection to ourselves.
+/// Connect/handshake timeouts (10 s each), I/O errors, a refused MSE handshake (with
+/// `require`), a wrong info hash or protocol string, or a connection to ourselves.
 pub async fn connect(
     addr: SocketAddr,
     ours: Handshake,
     alias: Option<InfoHash>,
-) -> Result<(TcpStream, Handshake), PeerError> {
-    let mut stream = tokio::time::timeout(CONNECT_TIMEOUT, TcpStream::connect(addr))
+    encryption: Encryption,
+) -> Result<(PeerStream, Handshake), PeerError> {
+    let policy = match encryption {
+        Encryption::Disable => return connect_plain(addr, ours, alias).await,
+        Encryption::Prefer => Policy::Prefer,
+        Encryption::Require => Policy::Require,
+    };
+    let stream = tcp_connect(addr).await?;
+    let mse = tokio::time::timeout(
+        mse::MSE_TIMEOUT,
+        mse::initiate(stream, ours.info_hash, &ours.to_bytes(), policy),
+    )
+    .await
+    .unwrap_or(Err(PeerError::Timeout("MSE handshake")));
+    let mut stream = match mse {
+        Ok(s) => s,
+        Err(e) if encryption == Encryption::Prefer => {
+            tracing::debug!(%addr, "MSE handshake failed ({e}); dialling again in plaintext");
+            return connect_plain(addr, ours, alias).await;
+        }
+        Err(e) => return Err(e),
+    };
+    // our handshake went out as the initial payload
+    let theirs = exchange(&mut stream, ours, alias, false).await?;
+    Ok((PeerStream::TcpMse(Box::new(stream)), theirs))
+}
+
+/// A TCP connection to `addr` within [`CONNECT_TIMEOUT`], Nagle off.
+async fn tcp_connect(addr: SocketAddr) -> Result<TcpStream, PeerError> {
+    let stream = tokio::time::timeout(CONNECT_TIMEOUT, TcpStream::connect(addr))
         .await
         .map_err(|_| PeerError::Timeout("connect"))??;
     stream.set_nodelay(true)?;
+    Ok(stream)
+}
+
+/// [`connect`] in plaintext.
+async fn connect_plain(
+    addr: SocketAddr,
+    ours: Handshake,
+    alias: Option<InfoHash>,
+) -> Result<(PeerStream, Handshake), PeerError> {
+    let mut stream = tcp_connect(addr).await?;
+    let theirs = exchange(&mut stream, ours, alias, true).await?;
+    Ok((PeerStream::Tcp(stream), theirs))
+}
+
+/// Send our handshake (unless it went out already) and read theirs, within
+/// [`HANDSHAKE_TIMEOUT`]; check it is for our torrent (its hash or `alias`) and not from
+/// ourselves.
+async fn exchange<S: AsyncRead + AsyncWrite + Unpin>(
+    stream: &mut S,
+    ours: Handshake,
+    alias: Option<InfoHash>,
+    send: bool,
+) -> Result<Handshake, PeerError> {
     let theirs = tokio::time::timeout(HANDSHAKE_TIMEOUT, async {
-        stream.write_all(&ours.to_bytes()).await?;
+        if send {
+            stream.write_all(&ours.to_bytes()).await?;
+            stream.flush().await?;
+        }
         let mut buf = [0u8; wire::HANDSHAKE_LEN];
         stream.read_exact(&mut buf).await?;
         Ok::<_, PeerError>(Handshake::parse(&buf)?)
@@ -91,7 +155,7 @@ pub async fn connect(
     if theirs.peer_id == ours.peer_id {
         return Err(PeerError::SelfConnection);
     }
-    Ok((stream, theirs))
+    Ok(theirs)
 }
 
 /// Finish an incoming handshake whose first 48 bytes (up to the info hash) were read by the
@@ -99,14 +163,14 @@ pub async fn connect(
 ///
 /// # Errors
 /// I/O errors, a 10 s timeout, or a self-connection.
-pub async fn accept(
-    stream: &mut TcpStream,
+pub async fn accept<S: AsyncRead + AsyncWrite + Unpin>(
+    stream: &mut S,
     reserved: [u8; 8],
     ours: Handshake,
 ) -> Result<Handshake, PeerError> {
-    stream.set_nodelay(true)?;
     let pid = tokio::time::timeout(HANDSHAKE_TIMEOUT, async {
         stream.write_all(&ours.to_bytes()).await?;
+        stream.flush().await?;
         let mut pid = [0u8; 20];
         stream.read_exact(&mut pid).await?;
         Ok::<_, PeerError>(pid)

@@ -12,6 +12,8 @@
 //! availability moves a piece to the neighbouring bucket by one swap, so a `have` costs O(1)
 //! and picking a new piece scans from the rarest bucket up. Verified pieces leave `order`.
 
+mod web;
+
 use std::collections::BTreeMap;
 
 use crate::piece::Bitfield;
@@ -415,7 +417,7 @@ impl Picker {
             let next = if self.sequential {
                 self.first_missing(has)
             } else {
-                self.rarest_missing(has)
+                self.rarest_missing(has, 1)
             };
             let Some(p) = next else {
                 break;
@@ -481,10 +483,11 @@ impl Picker {
     }
 
     /// The rarest piece `has` offers that nobody started, chosen at random within its
-    /// availability bucket (pieces nobody has, bucket 0, are skipped).
+    /// availability bucket, from bucket `lowest` up (a peer passes 1: pieces no connected
+    /// peer has are skipped, it cannot have them; a web seed passes 0: those first).
     /// Among wanted pieces the highest priority level with missing pieces goes first; a
     /// lower level is taken only when the peer has none of the higher one.
-    fn rarest_missing(&self, has: &Bitfield) -> Option<u32> {
+    fn rarest_missing(&self, has: &Bitfield, lowest: usize) -> Option<u32> {
         let top = (1..=PRIO_FIRST_LAST)
             .rev()
             .find(|&l| self.missing[l as usize] > 0)?;
@@ -494,7 +497,7 @@ impl Picker {
                 && has.get(p)
         };
         let mut fallback: Option<u32> = None;
-        for a in 1..self.bucket_start.len() {
+        for a in lowest..self.bucket_start.len() {
             let (s, e) = (self.bucket_start[a] as usize, self.bucket_end(a) as usize);
             if s >= e {
                 continue;

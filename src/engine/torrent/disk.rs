@@ -347,6 +347,7 @@ impl Torrent {
                 );
                 // peers we lost interest in while the piece was being hashed have it again
                 self.peers.broadcast(&PeerCtrl::CheckInterest);
+                let peers = self.strike_web_seeds(peers, size, env);
                 self.strike(peers, env);
             }
             DiskEvent::UncheckedVerified(_) => self.on_unchecked_verified(env),

@@ -41,6 +41,8 @@ impl Torrent {
             private: false,
             multi_file: false,
             files: crate::piece::FileLayout::default(),
+            // the link's `ws` (the info dictionary carries no `url-list`)
+            web_seeds: Some(link.web_seeds.clone()),
         };
         let mut t = Torrent::blank(id, sum, save_dir, seed, upload_slots);
         t.keep_meta = keep_meta;
@@ -115,7 +117,10 @@ impl Torrent {
         // the metadata connections are kept through the check (the state machine carries
         // them), then go on with the full protocol with what their peers said before
         // (issue 16)
+        // the web seeds are the link's (`ws`): the info dictionary has no `url-list`
+        let web_seeds = self.sum.web_seeds.take();
         self.sum = Summary::of(&meta);
+        self.sum.web_seeds = web_seeds;
         if self.sum.private {
             // BEP 27: the info dictionary says private; neither the DHT nor LSD is used
             // from now on

@@ -21,7 +21,9 @@
 //!   sources in effect), [`goals`] (seeding goals: share limits, the seeding clock),
 //!   `category` (its category, tags and automatic management; the move to the save path
 //!   on completion), `piece_order` (sequential download, first and last pieces first),
-//!   `unchecked` (pieces taken without a hash check, verified before their first upload).
+//!   `unchecked` (pieces taken without a hash check, verified before their first upload),
+//!   [`webseeds`] (its web seeds, BEP 19: their tasks while it downloads, hash failures
+//!   counted against them, their rows).
 
 pub mod announce;
 mod category;
@@ -51,6 +53,7 @@ mod trackers;
 mod unchecked;
 pub mod view;
 pub mod wanted;
+pub mod webseeds;
 
 use std::collections::HashSet;
 use std::net::SocketAddr;
@@ -226,6 +229,8 @@ pub struct Torrent {
     display_name: Option<String>,
     /// Pieces taken without a check that did not match when first hashed (this run).
     unchecked_failed: u32,
+    /// Its web seeds (BEP 19).
+    web_seeds: webseeds::WebSeeds,
 }
 
 impl Torrent {
@@ -292,6 +297,7 @@ impl Torrent {
             activity: None,
             display_name: None,
             unchecked_failed: 0,
+            web_seeds: webseeds::WebSeeds::new(sum.web_seeds.as_deref().unwrap_or_default()),
             sum,
         }
     }
@@ -498,6 +504,7 @@ impl Torrent {
         for e in effects {
             self.apply(e, env);
         }
+        self.sync_web_seeds(env);
         // not running and not checking: nothing needs the metainfo now (the storage went
         // with the state that had it)
         if !self.life.is_running() && self.life.check_job().is_none() {
@@ -637,6 +644,7 @@ impl Torrent {
         self.peers
             .broadcast(&PeerCtrl::Disconnect("torrent stopped"));
         self.peers = PeerSet::new();
+        self.web_seeds.stop_all();
         self.dialing.clear();
         self.book.clear();
         self.strikes.clear();

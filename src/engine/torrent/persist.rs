@@ -193,6 +193,7 @@ impl Torrent {
                 unverified: self.unchecked_record(),
                 ..self.manage.clone()
             },
+            web_seeds: self.sum.web_seeds.clone(),
             activity: crate::state::ActivityRecord {
                 inactive_secs: self.goals.inactive(std::time::Instant::now()).as_secs(),
             },
@@ -240,6 +241,7 @@ pub fn summary_of(info_hash: InfoHash, r: &TorrentRecord) -> Summary {
         private: r.private,
         multi_file: r.multi_file,
         files: r.layout().unwrap_or_default(),
+        web_seeds: r.web_seeds.clone(),
     }
 }
 
@@ -326,6 +328,7 @@ mod tests {
             },
             activity: crate::state::ActivityRecord { inactive_secs: 600 },
             display_name: Some("renamed".into()),
+            web_seeds: Some(vec!["http://127.0.0.1:8/pub/".into()]),
             info_hash_v2: Some([9; 32]),
         }
     }

@@ -30,6 +30,9 @@ pub struct Summary {
     pub multi_file: bool,
     /// Where the files lie in the payload, in payload order, padding files included.
     pub files: FileLayout,
+    /// Web seed URLs (BEP 19 `url-list`); `None` while not known (a record older than
+    /// format 7: read from the .torrent when it is next loaded).
+    pub web_seeds: Option<Vec<String>>,
 }
 
 impl Summary {
@@ -46,6 +49,7 @@ impl Summary {
             private: meta.private,
             multi_file: meta.multi_file,
             files: meta.layout(),
+            web_seeds: Some(meta.web_seeds.clone()),
         }
     }
 
@@ -97,6 +101,7 @@ mod tests {
             private: false,
             multi_file: true,
             files,
+            web_seeds: Some(Vec::new()),
         }
     }
 

@@ -29,7 +29,11 @@ impl Torrent {
     /// No peer for a while: drop the shared state, the storage and the metainfo (the
     /// verified pieces and counters stay), unless pieces are in progress.
     pub(super) fn go_quiet(&mut self) {
-        if !self.peers.is_empty() || !self.dialing.is_empty() || self.life.check_job().is_some() {
+        if !self.peers.is_empty()
+            || !self.dialing.is_empty()
+            || self.life.check_job().is_some()
+            || self.web_seeds.running()
+        {
             return;
         }
         if let Some(s) = self.shared() {
@@ -163,13 +167,13 @@ impl Torrent {
             let alias = self.v2_alias();
             tokio::spawn(async move {
                 let _slot = slot;
-                match peer_conn::connect(addr, ours, alias).await {
+                match peer_conn::connect(addr, ours, alias, ctx.config.peer.encryption).await {
                     Ok((stream, remote)) => ctx.send(SessionEvent::Handshaken {
                         info_hash: ours.info_hash,
                         addr,
                         outgoing: true,
                         remote,
-                        stream: PeerStream::Tcp(stream),
+                        stream,
                     }),
                     Err(error) => ctx.send(SessionEvent::DialFailed {
                         torrent: id,
@@ -317,13 +321,9 @@ impl Torrent {
         };
         self.book.connected(addr, source, env.now);
         let key = env.ctx.key();
-        let info = Arc::new(PeerInfo::new(
-            addr,
-            outgoing,
-            remote.peer_id,
-            source,
-            now_ms,
-        ));
+        let info = Arc::new(
+            PeerInfo::new(addr, outgoing, remote.peer_id, source, now_ms).with_mse(stream.mse()),
+        );
         let (ctrl_tx, ctrl_rx) = mpsc::unbounded_channel();
         self.peers
             .insert(key, PeerHandle::new(info.clone(), ctrl_tx, now_ms));
@@ -336,6 +336,9 @@ impl Torrent {
                         PeerStream::Tcp(s) => {
                             peer_conn::run(t.clone(), key, s, info, remote, ctrl_rx).await
                         }
+                        PeerStream::TcpMse(s) => {
+                            peer_conn::run(t.clone(), key, *s, info, remote, ctrl_rx).await
+                        }
                     };
                     t.peer_event(key, PeerEvent::Gone { error: r.err() });
                 });
@@ -346,6 +349,9 @@ impl Torrent {
                     let r = match stream {
                         PeerStream::Tcp(s) => {
                             peer_conn::run_metadata(f.clone(), key, s, info, remote, ctrl_rx).await
+                        }
+                        PeerStream::TcpMse(s) => {
+                            peer_conn::run_metadata(f.clone(), key, *s, info, remote, ctrl_rx).await
                         }
                     };
                     f.peer_event(key, PeerEvent::Gone { error: r.err() });
@@ -435,6 +441,7 @@ impl Torrent {
             }
             PeerEvent::PieceUnreadable { piece, error } => self.piece_lost(piece, &error, env),
             PeerEvent::MetadataComplete => self.metadata_arrived(env),
+            PeerEvent::WebSeedNote(note) => self.web_seed_note(key, note, env),
             PeerEvent::Pex(added) => {
                 // a seed has no use for other seeds
                 let seeding = self.shared().is_some_and(|s| s.is_complete());

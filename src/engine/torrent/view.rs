@@ -130,7 +130,8 @@ pub fn peer_row(
             peer_choking: i.peer_choking.load(Ordering::Relaxed),
             peer_interested: i.peer_interested.load(Ordering::Relaxed),
             incoming: !i.outgoing,
-            encrypted: false,
+            encrypted: i.mse == Some(crate::peer::mse::Method::Rc4),
+            obfuscated: i.mse == Some(crate::peer::mse::Method::Plaintext),
             utp: false,
             snubbed: i.snubbed.load(Ordering::Relaxed),
             optimistic,
@@ -176,6 +177,7 @@ impl Torrent {
     /// every publish tick while this is true.
     pub fn is_live(&self) -> bool {
         !self.peers.is_empty()
+            || self.web_seeds.running()
             || self.life.check_job().is_some()
             || self.life.move_progress().is_some()
             || self.meters.0.rate() > 0
@@ -270,6 +272,7 @@ impl Torrent {
             eta_secs,
             seeds,
             peers: self.peers.len() as u32,
+            web_seeds: self.web_seeds.active(),
             swarm_seeds,
             swarm_leechers,
             downloaded,
@@ -364,10 +367,20 @@ impl Torrent {
             None => Vec::new(),
         };
         let (_, _, wasted) = self.totals();
+        let mut peer_sources =
+            source_counts(&self.book.source_counts(), &peers, |s| self.in_effect(s));
+        let web_seeds = self.web_seeds.rows(now);
+        if !web_seeds.is_empty() {
+            peer_sources.push(SourceCount {
+                source: PeerSource::WebSeed,
+                known: web_seeds.len() as u32,
+                connected: self.web_seeds.active(),
+            });
+        }
         TorrentDetail {
             // the session fills it in (it holds the `[seeding]` config)
             goals: Default::default(),
-            peer_sources: source_counts(&self.book.source_counts(), &peers, |s| self.in_effect(s)),
+            peer_sources,
             given_peers: self.given_peers(),
             id: self.id,
             info_hash: self.sum.info_hash.to_hex(),
@@ -384,6 +397,7 @@ impl Torrent {
             files,
             trackers: self.trackers.rows(now, SystemTime::now()),
             pieces: Arc::from(pieces),
+            web_seeds,
         }
     }
 }

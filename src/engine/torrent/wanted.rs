@@ -278,6 +278,7 @@ mod tests {
             private: false,
             multi_file: true,
             files,
+            web_seeds: Some(Vec::new()),
         }
     }
 

@@ -18,6 +18,9 @@ use sha1::{Digest, Sha1};
 use super::CreateError;
 use crate::piece::merkle::{self, Hash32, LeafHasher};
 
+/// One hashed piece: its index, its SHA-1 (v1) and the root of its 16 KiB leaves (v2).
+type HashedPiece = (u32, [u8; 20], Hash32);
+
 /// Bytes read at once: a fixed buffer, never a whole piece (pieces go up to 512 MiB).
 pub(super) const HASH_READ: usize = 1 << 20;
 
@@ -93,26 +96,25 @@ impl Job<'_> {
         let n = self.piece_count();
         let next = AtomicU32::new(0);
         let workers = self.threads.clamp(1, 64).min(n.max(1) as usize);
-        let results: Vec<Result<Vec<(u32, [u8; 20], Hash32)>, CreateError>> =
-            std::thread::scope(|s| {
-                let handles: Vec<_> = (0..workers)
-                    .map(|_| {
-                        let next = &next;
-                        s.spawn(move || self.worker(next, n))
-                    })
-                    .collect();
-                handles
-                    .into_iter()
-                    .map(|h| {
-                        h.join().unwrap_or_else(|_| {
-                            Err(CreateError::Io {
-                                path: PathBuf::new(),
-                                source: std::io::Error::other("a hashing thread failed"),
-                            })
+        let results: Vec<Result<Vec<HashedPiece>, CreateError>> = std::thread::scope(|s| {
+            let handles: Vec<_> = (0..workers)
+                .map(|_| {
+                    let next = &next;
+                    s.spawn(move || self.worker(next, n))
+                })
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| {
+                    h.join().unwrap_or_else(|_| {
+                        Err(CreateError::Io {
+                            path: PathBuf::new(),
+                            source: std::io::Error::other("a hashing thread failed"),
                         })
                     })
-                    .collect()
-            });
+                })
+                .collect()
+        });
         let mut v1 = vec![[0u8; 20]; if self.v1 { n as usize } else { 0 }];
         let mut v2_pieces = vec![[0u8; 32]; if self.v2 { n as usize } else { 0 }];
         for r in results {
@@ -174,11 +176,7 @@ impl Job<'_> {
     }
 
     /// One worker: pieces from the shared counter until none is left.
-    fn worker(
-        &self,
-        next: &AtomicU32,
-        n: u32,
-    ) -> Result<Vec<(u32, [u8; 20], Hash32)>, CreateError> {
+    fn worker(&self, next: &AtomicU32, n: u32) -> Result<Vec<HashedPiece>, CreateError> {
         let mut buf = vec![0u8; HASH_READ.min(self.piece_length as usize)];
         let mut open: Option<(usize, File)> = None;
         let mut leaves = LeafHasher::new();
@@ -303,7 +301,7 @@ pub(super) fn layout(sources: &[Source], piece_length: u32, aligned: bool) -> Ve
             length: s.length,
         });
         offset += s.length;
-        if aligned && offset % pl != 0 && last.is_some_and(|l| i < l) {
+        if aligned && !offset.is_multiple_of(pl) && last.is_some_and(|l| i < l) {
             let length = pl - offset % pl;
             out.push(Segment {
                 file: None,

@@ -31,6 +31,7 @@ pub fn kind_label(kind: EventKind) -> &'static str {
         EventKind::Settings => "settings",
         EventKind::PeerRefused => "peer",
         EventKind::PieceOrder => "order",
+        EventKind::WebSeed => "web seed",
     }
 }
 

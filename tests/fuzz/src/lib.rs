@@ -19,7 +19,7 @@ use bytes::{Bytes, BytesMut};
 use ratorrent::bencode::{self, DecodeError, Value};
 use ratorrent::lsd;
 use ratorrent::metainfo::{InfoHash, Magnet, Metainfo, magnet, path::is_contained};
-use ratorrent::peer::{extension, metadata, pex, wire};
+use ratorrent::peer::{extension, metadata, mse, pex, wire};
 use ratorrent::piece::merkle;
 use ratorrent::tracker::{
     self, AnnounceResponse, MAX_INTERVAL_SECS, MESSAGE_MAX_CHARS, MIN_INTERVAL_SECS, TrackerError,
@@ -1213,4 +1213,218 @@ impl KrpcNode {
 /// Where `needle` first occurs in `hay`.
 fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
     hay.windows(needle.len()).position(|w| w == needle)
+}
+
+// ---------------------------------------------------------------------------------------
+// web seed answers (BEP 19)
+// ---------------------------------------------------------------------------------------
+
+/// A web seed's answer head, judged as [`ratorrent::webseed::fetch::check_answer`] does.
+/// Input: 4 bytes (file length - 1), 4 bytes (where the range starts, modulo the file),
+/// 4 bytes (its length - 1, modulo what is left), 2 bytes (the status, modulo 600), then
+/// the `Content-Range` value up to a newline and the `Content-Length` value after it (a
+/// lone `-` for a header left out). Accepted answers must name exactly the range asked for;
+/// errors are bounded.
+pub fn check_webseed_answer(data: &[u8]) {
+    use ratorrent::webseed::fetch::check_answer;
+    if data.len() < 14 {
+        return;
+    }
+    let word = |i: usize| {
+        u64::from(u32::from_be_bytes([
+            data[i],
+            data[i + 1],
+            data[i + 2],
+            data[i + 3],
+        ]))
+    };
+    let file_len = word(0) + 1;
+    let at = word(4) % file_len;
+    let len = 1 + word(8) % (file_len - at);
+    let status = u16::from_be_bytes([data[12], data[13]]) % 600;
+    let rest = &data[14..];
+    let (range, length) = match rest.iter().position(|&b| b == b'\n') {
+        Some(i) => (&rest[..i], Some(&rest[i + 1..])),
+        None => (rest, None),
+    };
+    let header = |v: &'static [u8], x: &'_ [u8]| -> bool { x == v };
+    let range = (!header(b"-", range)).then_some(range);
+    let length = length.filter(|l| !header(b"-", l));
+    match check_answer(status, range, length, at, len, file_len) {
+        Ok(()) => {
+            let declared = length
+                .and_then(|l| std::str::from_utf8(l).ok())
+                .and_then(|l| l.trim().parse::<u64>().ok());
+            match status {
+                206 => {
+                    let text = String::from_utf8_lossy(range.expect("a 206 needs a range"));
+                    let want = format!("{at}-{}/", at + len - 1);
+                    assert!(
+                        text.replace(' ', "").contains(&want),
+                        "accepted {text:?} for bytes {at}-{}/{file_len}",
+                        at + len - 1
+                    );
+                    assert!(
+                        declared.is_none_or(|d| d == len),
+                        "length {declared:?} for {len}"
+                    );
+                }
+                200 => {
+                    assert!(at == 0 && len == file_len && declared == Some(len));
+                }
+                s => panic!("status {s} accepted"),
+            }
+        }
+        Err(e) => check_error(&e),
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// MSE/PE handshake
+// ---------------------------------------------------------------------------------------
+
+/// Private keys of the scripted sides of [`check_mse`] (fixed, so the fuzzer can reach
+/// the encrypted fields: it writes their plaintext).
+const MSE_XA: [u8; 20] = [0xA5; 20];
+const MSE_XB: [u8; 20] = [0x5B; 20];
+/// The torrent the fuzzed responder serves.
+const MSE_SKEY: InfoHash = InfoHash([0x17; 20]);
+
+/// Feed `input` to `hs` the way the engine's driver does (never more than
+/// [`mse::MseHandshake::read_hint`] at a time, the chunk sizes also cut by `cuts`) and check
+/// the bounds on the way: what it holds, what it sends, that a refused or finished
+/// handshake takes nothing more, that errors say something.
+fn mse_drive(
+    mut hs: mse::MseHandshake,
+    input: &[u8],
+    cuts: &[u8],
+    responder: bool,
+) -> Option<mse::Established> {
+    let mut find = |h: &[u8; 20]| (*h == mse::req2(&MSE_SKEY)).then_some(MSE_SKEY);
+    let mut at = 0;
+    let mut sent = hs.take_output().len();
+    let mut i = 0;
+    while at < input.len() {
+        let cut = cuts.get(i).map_or(usize::MAX, |&c| usize::from(c).max(1));
+        i += 1;
+        let n = hs.read_hint().min(cut).min(input.len() - at);
+        assert!((1..=mse::MAX_BUFFERED).contains(&n));
+        let step = hs.feed(&input[at..at + n], &mut find);
+        at += n;
+        sent += hs.take_output().len();
+        // Yb + PadB + message 4 at most (responder); message 1 + message 3 (initiator)
+        assert!(sent <= mse::KEY_LEN + mse::MAX_PAD + 40 + 68 + 14 + mse::MAX_IA);
+        assert!(
+            hs.buffered() <= mse::MAX_BUFFERED,
+            "holds {}",
+            hs.buffered()
+        );
+        match step {
+            Ok(mse::Step::NeedMore) => {}
+            Ok(mse::Step::Done(est)) => {
+                if responder {
+                    assert_eq!(est.info_hash, MSE_SKEY, "only a served torrent is found");
+                }
+                assert_eq!(est.send.is_some(), est.method == mse::Method::Rc4);
+                assert_eq!(est.recv.is_some(), est.method == mse::Method::Rc4);
+                assert!(est.received.len() <= mse::MAX_IA + mse::MAX_BUFFERED);
+                return Some(est);
+            }
+            Err(e) => {
+                check_error(&e);
+                assert!(matches!(
+                    hs.feed(b"x", &mut find),
+                    Err(mse::MseError::Finished)
+                ));
+                return None;
+            }
+        }
+    }
+    None
+}
+
+/// MSE/PE handshakes fed hostile bytes. `data[0]` picks the case, the next byte the pad
+/// length, the next 8 the read sizes; the rest is:
+/// - 0, 1: raw bytes to a responder, an initiator (garbage, truncations);
+/// - 2: the plaintext of message 3's encrypted part (VC, crypto_provide, len(PadC), PadC,
+///   len(IA), IA, ...) behind a valid `Ya`, PadA and the sync hashes, to a responder;
+/// - 3: the plaintext of message 4 (VC, crypto_select, len(PadD), PadD, stream) behind a
+///   valid `Yb` and PadB, to an initiator that provides `data[1] & 3`.
+///
+/// Invariants: no panic; at most [`mse::MAX_BUFFERED`] bytes held; bounded output; a
+/// finished handshake names the served torrent and a method both sides allow; errors are
+/// final and say something.
+pub fn check_mse(data: &[u8]) {
+    if data.len() < 10 {
+        return;
+    }
+    let (mode, pad, cuts, rest) = (data[0] % 4, data[1], &data[2..10], &data[10..]);
+    let pad_len = usize::from(pad) * 2 + usize::from(pad & 1); // 0..=511
+    match mode {
+        0 => {
+            let allowed = u32::from(pad % 3) + 1;
+            mse_drive(
+                mse::MseHandshake::responder_with(allowed, MSE_XB),
+                rest,
+                cuts,
+                true,
+            );
+        }
+        1 => {
+            let hs = mse::MseHandshake::initiator_with(
+                MSE_SKEY,
+                b"\x13BitTorrent protocol",
+                u32::from(pad % 3) + 1,
+                MSE_XA,
+                pad_len,
+            );
+            mse_drive(hs, rest, cuts, false);
+        }
+        2 => {
+            let s = mse::shared_secret(&MSE_XA, &mse::public_key(&MSE_XB)).unwrap();
+            let mut m = mse::public_key(&MSE_XA).to_vec();
+            m.extend(std::iter::repeat_n(0x42, pad_len));
+            m.extend_from_slice(&mse::req1(&s));
+            // the odd pads name a torrent the responder does not hold
+            let skey = if pad & 1 == 0 {
+                MSE_SKEY
+            } else {
+                InfoHash([0x99; 20])
+            };
+            m.extend_from_slice(&mse::req2_xor_req3(&skey, &s));
+            let mut enc = rest.to_vec();
+            mse::cipher(b"keyA", &s, &skey).apply(&mut enc);
+            m.extend_from_slice(&enc);
+            let allowed = u32::from(pad % 3) + 1;
+            if let Some(est) = mse_drive(
+                mse::MseHandshake::responder_with(allowed, MSE_XB),
+                &m,
+                cuts,
+                true,
+            ) {
+                let bits = match est.method {
+                    mse::Method::Rc4 => mse::CRYPTO_RC4,
+                    mse::Method::Plaintext => mse::CRYPTO_PLAINTEXT,
+                };
+                assert!(allowed & bits != 0, "selected a method not allowed");
+            }
+        }
+        _ => {
+            let provide = u32::from(pad & 3).max(1);
+            let hs = mse::MseHandshake::initiator_with(MSE_SKEY, b"ia", provide, MSE_XA, 0);
+            let s = mse::shared_secret(&MSE_XB, &mse::public_key(&MSE_XA)).unwrap();
+            let mut m = mse::public_key(&MSE_XB).to_vec();
+            m.extend(std::iter::repeat_n(0x24, pad_len));
+            let mut enc = rest.to_vec();
+            mse::cipher(b"keyB", &s, &MSE_SKEY).apply(&mut enc);
+            m.extend_from_slice(&enc);
+            if let Some(est) = mse_drive(hs, &m, cuts, false) {
+                let bits = match est.method {
+                    mse::Method::Rc4 => mse::CRYPTO_RC4,
+                    mse::Method::Plaintext => mse::CRYPTO_PLAINTEXT,
+                };
+                assert!(provide & bits != 0, "took a method it did not provide");
+            }
+        }
+    }
 }

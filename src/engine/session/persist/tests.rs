@@ -36,6 +36,7 @@ fn record(name: &str, added_at: u64) -> TorrentRecord {
         manage: Default::default(),
         activity: Default::default(),
         display_name: None,
+        web_seeds: None,
         info_hash_v2: None,
     }
 }
