@@ -473,7 +473,7 @@ pub fn check_meta(
     let have = check_pieces(
         &storage,
         meta.geometry(),
-        &meta.piece_hashes,
+        &meta.hashes(),
         threads,
         &AtomicU32::new(0),
         &AtomicBool::new(false),

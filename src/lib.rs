@@ -11,7 +11,7 @@
 //!
 //! | layer | modules | what it is |
 //! |---|---|---|
-//! | front ends | `main.rs` (the binary), [`tui`], [`webui`], [`headless`], [`daemon`], [`watch`], [`cli`] | start-up, the terminal UI, the qBittorrent-compatible Web API, `download`/`info`/`check`, `ratorrent daemon`, the watch folder, the arguments |
+//! | front ends | `main.rs` (the binary), [`tui`], [`webui`], [`headless`], [`creator`], [`daemon`], [`watch`], [`cli`] | start-up, the terminal UI, the qBittorrent-compatible Web API, `download`/`info`/`check`, `create`, `ratorrent daemon`, the watch folder, the arguments |
 //! | the contract | [`api`], [`control`] | plain data both sides share ([`api::Snapshot`], [`api::Command`], [`api::EngineEvent`], typed errors) and [`api::Client`], the one way into a running engine; the same contract over the daemon's Unix socket |
 //! | the engine | [`engine`], configured by [`config::engine`] | the session actor that owns every torrent, the torrent state machines, peer connections, the picker, the deadline queue |
 //! | services | [`storage`], [`state`], [`tracker`], [`fetch`], [`webseed`], [`peer`], [`dht`], [`lsd`] | payload files and disk threads, the state store, announces and scrapes, a .torrent fetched by URL, web seeds' URLs and checked Range requests, the peer wire protocol, peer sources |
@@ -132,6 +132,7 @@ pub mod bencode;
 pub mod cli;
 pub mod config;
 pub mod control;
+pub mod creator;
 pub mod daemon;
 pub mod dht;
 pub mod engine;

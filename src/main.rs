@@ -247,6 +247,50 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 ExitCode::FAILURE
             })
         }
+        Some(Cmd::Create {
+            path,
+            output,
+            format,
+            piece_size,
+            trackers,
+            web_seeds,
+            private,
+            comment,
+            source,
+            no_date,
+            threads,
+            force,
+            quiet,
+        }) => {
+            use ratorrent::creator::{self, CreateOptions};
+            let piece_length = piece_size
+                .as_deref()
+                .map(creator::parse_piece_size)
+                .transpose()
+                .map_err(|e| anyhow::anyhow!(e))?;
+            let opts = CreateOptions {
+                path: path.clone(),
+                version: (*format).into(),
+                piece_length,
+                trackers: trackers
+                    .iter()
+                    .map(|t| creator::parse_tier(t))
+                    .filter(|t| !t.is_empty())
+                    .collect(),
+                web_seeds: web_seeds.clone(),
+                private: *private,
+                comment: comment.clone(),
+                source: source.clone(),
+                date: !*no_date,
+                threads: *threads,
+            };
+            let output = output.clone().unwrap_or_else(|| opts.default_output());
+            let created = creator::create(&opts, &output, *force, !*quiet)?;
+            if !*quiet {
+                print!("{}", created.summary());
+            }
+            Ok(ExitCode::SUCCESS)
+        }
         Some(Cmd::Passwd) => {
             // no config needed (it may be the one that lacks a password)
             let password = read_new_password()?;

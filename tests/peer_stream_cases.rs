@@ -73,7 +73,7 @@ async fn start(meta: Metainfo, download_dir: &Path, dir: tempfile::TempDir) -> F
         check_pieces(
             &disk.storage,
             geo,
-            &meta.piece_hashes,
+            &meta.hashes(),
             2,
             &Default::default(),
             &Default::default(),
@@ -528,11 +528,11 @@ async fn outgoing_handshake_with_wrong_info_hash_or_protocol_is_refused() {
             .unwrap(),
         PeerId::generate(),
     );
-    let e = peer_task::connect(addr, ours, Encryption::Disable)
+    let e = peer_task::connect(addr, ours, None, Encryption::Disable)
         .await
         .expect_err("refused");
     assert!(matches!(e, PeerError::WrongInfoHash), "{e}");
-    let e = peer_task::connect(addr, ours, Encryption::Disable)
+    let e = peer_task::connect(addr, ours, None, Encryption::Disable)
         .await
         .expect_err("refused");
     assert!(e.to_string().contains("not a BitTorrent handshake"), "{e}");

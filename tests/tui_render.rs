@@ -2596,3 +2596,86 @@ fn web_seeds_in_the_peers_trackers_and_general_tabs() {
         "{text}"
     );
 }
+
+#[test]
+fn create_dialog_at_both_sizes_refuses_mistakes_and_sends_a_hybrid_to_seed() {
+    let dir = tempfile::tempdir().unwrap();
+    let album = dir.path().join("album");
+    std::fs::create_dir(&album).unwrap();
+    std::fs::write(album.join("a.bin"), b"some bytes").unwrap();
+    let mut app = full_app(UiOptions::default());
+    app.handle_key(key('N'));
+    snap_both(&mut app, "dialog_create");
+    // nothing typed, then a path that does not exist: said in the dialog, which stays open
+    assert!(app.handle_key(code(KeyCode::Enter)).is_empty());
+    let text = screen(&render(&mut app, 80, 24));
+    assert!(text.contains("type the file or folder to share"), "{text}");
+    type_text(&mut app, "/nonexistent/album");
+    assert!(app.handle_key(code(KeyCode::Enter)).is_empty());
+    let text = screen(&render(&mut app, 80, 24));
+    assert!(text.contains("no such file or folder"), "{text}");
+    assert!(matches!(app.dialog(), Some(Dialog::Form(_))));
+    // q and N type into the field instead of quitting or reopening
+    app.handle_key(KeyEvent::new(KeyCode::Char('u'), KeyModifiers::CONTROL));
+    type_text(&mut app, &format!("{}/alb", dir.path().display()));
+    app.handle_key(code(KeyCode::Tab));
+    let Some(Dialog::Form(form)) = app.dialog() else {
+        panic!("form")
+    };
+    assert!(
+        form.fields[0]
+            .value()
+            .starts_with(&album.display().to_string()),
+        "Tab completes: {}",
+        form.fields[0].value()
+    );
+    // trackers (two tiers), then private
+    app.handle_key(code(KeyCode::Down));
+    app.handle_key(code(KeyCode::Down));
+    type_text(
+        &mut app,
+        "http://a/announce, http://b/announce; udp://c:6969",
+    );
+    app.handle_key(code(KeyCode::Down));
+    app.handle_key(code(KeyCode::Down));
+    app.handle_key(key(' '));
+    let cmds = app.handle_key(code(KeyCode::Enter));
+    match &cmds[..] {
+        [Command::Add(req, None)] => {
+            let AddSource::Create(c) = &req.source else {
+                panic!("{:?}", req.source)
+            };
+            assert_eq!(c.path, album);
+            assert_eq!(c.output_path(), dir.path().join("album.torrent"));
+            assert_eq!(c.version, ratorrent::metainfo::MetaVersion::Hybrid);
+            assert_eq!(
+                c.trackers,
+                [
+                    vec![
+                        "http://a/announce".to_owned(),
+                        "http://b/announce".to_owned()
+                    ],
+                    vec!["udp://c:6969".to_owned()],
+                ]
+            );
+            assert!(c.private && req.seed && !req.paused, "{req:?}");
+        }
+        other => panic!("{other:?}"),
+    }
+    assert!(app.dialog().is_none());
+    assert!(
+        app.notice().unwrap().contains("creating album.torrent"),
+        "{:?}",
+        app.notice()
+    );
+    // the engine's refusal (an empty folder) is read on the message line
+    app.add_result(Err(AddError::Invalid(format!(
+        "cannot create a torrent of {}: nothing to share",
+        album.display()
+    ))));
+    let text = screen(&render(&mut app, 80, 24));
+    assert!(
+        text.contains("not added: cannot create a torrent"),
+        "{text}"
+    );
+}

@@ -14,7 +14,44 @@ use super::snapshot::FilePriority;
 /// Sending end of the command channel.
 pub type CommandSender = tokio::sync::mpsc::Sender<Command>;
 
-/// What to add: a .torrent file, a magnet link or the URL of a .torrent file.
+/// A torrent to make of a file or folder and seed ([`AddSource::Create`]).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CreateSource {
+    /// The file or folder to share (its parent folder is where the torrent's data is).
+    #[serde(with = "super::serde_forms::path")]
+    pub path: PathBuf,
+    /// Where to write the .torrent file; `None`: `NAME.torrent` beside the file or folder.
+    #[serde(with = "super::serde_forms::opt_path")]
+    pub output: Option<PathBuf>,
+    /// v1, v2 or hybrid (BEP 52).
+    pub version: crate::metainfo::MetaVersion,
+    /// Tiers of announce URLs (BEP 12).
+    pub trackers: Vec<Vec<String>>,
+    /// BEP 27 private.
+    pub private: bool,
+}
+
+impl CreateSource {
+    /// The .torrent file to write: [`CreateSource::output`], or `NAME.torrent` beside the
+    /// file or folder.
+    pub fn output_path(&self) -> PathBuf {
+        self.output.clone().unwrap_or_else(|| {
+            let name = self
+                .path
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_else(|| "new".into());
+            self.path
+                .parent()
+                .unwrap_or_else(|| std::path::Path::new("."))
+                .join(format!("{name}.torrent"))
+        })
+    }
+}
+
+/// What to add: a .torrent file, a magnet link, the URL or bytes of a .torrent file, or a
+/// file or folder to make a torrent of. New variants go last (the control protocol encodes
+/// the variant's index).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub enum AddSource {
     /// Path of a .torrent file to read.
@@ -35,6 +72,11 @@ pub enum AddSource {
         /// The file's bytes.
         bytes: TorrentBytes,
     },
+    /// A torrent to make of a file or folder ([`crate::metainfo::create`]): the engine
+    /// hashes it off its task, writes the .torrent file, and adds it seeding (no check: the
+    /// data was just hashed; each piece is hashed again before it is first sent). Until
+    /// the hashing ends the torrent does not exist, and the add's reply waits.
+    Create(CreateSource),
 }
 
 /// The bytes of a .torrent file ([`AddSource::Data`]): shared, and shown by their length
@@ -98,6 +140,7 @@ impl std::fmt::Display for AddSource {
                 write!(f, "{}", crate::net::mask_passkey(m))
             }
             AddSource::Data { name, .. } => f.write_str(name),
+            AddSource::Create(c) => write!(f, "a new torrent of {}", c.path.display()),
         }
     }
 }

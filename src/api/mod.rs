@@ -24,7 +24,9 @@ pub use categories::{
     parent_category, remove_tags,
 };
 pub use client::{Client, ClientError, Reply};
-pub use command::{AddRequest, AddSource, Command, CommandSender, QueueMove, TorrentBytes};
+pub use command::{
+    AddRequest, AddSource, Command, CommandSender, CreateSource, QueueMove, TorrentBytes,
+};
 pub use error::{AddError, TorrentError, TorrentErrorKind};
 pub use event::{EngineEvent, EventKind, EventLevel, EventReceiver};
 pub use goals::{GOAL_ALT_RATE, GoalView, NO_LIMIT, ShareLimits, USE_GLOBAL};

@@ -403,6 +403,15 @@ pub enum SessionEvent {
         /// The body or magnet link, or why nothing usable came back.
         result: Result<crate::fetch::Fetched, crate::fetch::FetchError>,
     },
+    /// A torrent of a file or folder was made and written (or could not be).
+    Created {
+        /// The add as asked, its source the file or folder.
+        request: crate::api::AddRequest,
+        /// Where the answer goes.
+        reply: Option<AddReply>,
+        /// The torrent's bytes and where they were written, or why not.
+        result: Result<(Vec<u8>, std::path::PathBuf), String>,
+    },
     /// A look at the IP filter file ended (unchanged, read, or unreadable).
     IpFilter(super::ip_filter::Reload),
     /// A DHT node switched on while the session runs has started (`None`: it could not;

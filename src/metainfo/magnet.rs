@@ -4,8 +4,9 @@
 //! `magnet:?xt=urn:btih:<hash>&dn=<name>&tr=<tracker>&x.pe=<host:port>&so=<files>&ws=<url>`
 //!
 //! - `xt=urn:btih:` with 40 hex digits or 32 base32 characters, either case; `xt=urn:btmh:`
-//!   (BEP 52, multihash `1220` + 64 hex digits) is recognised: with a btih beside it (a
-//!   hybrid torrent) the btih is used; alone it is refused ("v2-only ... not supported yet").
+//!   (BEP 52, multihash `1220` + 64 hex digits): with a btih beside it a hybrid torrent
+//!   (known by both hashes), alone a v2-only torrent (known on the wire by the v2 hash cut
+//!   to 20 bytes).
 //! - `dn`: `+` is a space, `%XX` an escaped byte (lossy UTF-8).
 //! - `tr` (any number, in order, duplicates dropped), `x.pe` peer addresses (IP literal and
 //!   port; `[v6]:port`), `so` file indices and ranges (`0,2,4-6`), `ws` web seeds (BEP 19
@@ -44,9 +45,10 @@ pub const MAX_NOTED_PEERS: usize = 8;
 /// What a magnet link names.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Magnet {
-    /// v1 info hash (from `urn:btih:`).
+    /// The 20-byte info hash on the wire: the v1 info hash (from `urn:btih:`), or for a
+    /// v2-only link the v2 info hash cut to 20 bytes ([`InfoHash::truncated`]).
     pub info_hash: InfoHash,
-    /// v2 info hash (SHA-256, from `urn:btmh:1220...`) of a hybrid torrent.
+    /// v2 info hash (SHA-256, from `urn:btmh:1220...`) of a v2-only or hybrid torrent.
     pub info_hash_v2: Option<[u8; 32]>,
     /// `dn`: the display name, decoded; `None` when absent or empty.
     pub name: Option<String>,
@@ -89,9 +91,6 @@ pub enum MagnetError {
         "magnet link v2 info hash \"{0}\" is malformed: expected 1220 followed by 64 hex digits"
     )]
     BadInfoHashV2(String),
-    /// Only a v2 hash (`urn:btmh:`).
-    #[error("v2-only magnet links (urn:btmh without urn:btih) are not supported yet")]
-    V2Only,
     /// Two different v1 hashes, or two different v2 hashes.
     #[error("magnet link names two different info hashes")]
     TwoInfoHashes,
@@ -242,7 +241,14 @@ impl Magnet {
                         .push(format!("\"xt={t}\" ignored (not a BitTorrent info hash)"));
                 }
             }
-            (None, Some(_), _) => return Err(MagnetError::V2Only),
+            (None, Some(h), unknown) => {
+                m.info_hash = InfoHash::truncated(&h);
+                m.info_hash_v2 = Some(h);
+                if let Some(t) = unknown {
+                    m.notes
+                        .push(format!("\"xt={t}\" ignored (not a BitTorrent info hash)"));
+                }
+            }
             (None, None, Some(t)) => return Err(MagnetError::UnknownTopic(t)),
             (None, None, None) => return Err(MagnetError::NoExactTopic),
         }
@@ -250,6 +256,12 @@ impl Magnet {
             m.select_only = expand_select(&ranges);
         }
         Ok(m)
+    }
+
+    /// Whether the link names a v2-only torrent (a btmh and no btih).
+    pub fn is_v2_only(&self) -> bool {
+        self.info_hash_v2
+            .is_some_and(|v2| InfoHash::truncated(&v2) == self.info_hash)
     }
 
     /// A canonical link for this magnet: `xt` (btih in hex, then btmh), `dn`, `tr`s, `x.pe`s,
@@ -281,7 +293,9 @@ impl Magnet {
                 }
             }
         };
-        pair("xt", &format!("urn:btih:{}", self.info_hash.to_hex()));
+        if !self.is_v2_only() {
+            pair("xt", &format!("urn:btih:{}", self.info_hash.to_hex()));
+        }
         if let Some(v2) = &self.info_hash_v2 {
             let hex = data_encoding::HEXLOWER.encode(v2);
             pair("xt", &format!("urn:btmh:1220{hex}"));
@@ -316,10 +330,22 @@ impl Magnet {
             "Name:          {}",
             self.name.as_deref().map_or("(none given)".into(), esc)
         );
-        let _ = writeln!(s, "Info hash v1:  {}", self.info_hash.to_hex());
+        if self.is_v2_only() {
+            let _ = writeln!(s, "Info hash v1:  none (a v2-only torrent, BEP 52)");
+        } else {
+            let _ = writeln!(s, "Info hash v1:  {}", self.info_hash.to_hex());
+        }
         if let Some(v2) = &self.info_hash_v2 {
             let hex = data_encoding::HEXLOWER.encode(v2);
-            let _ = writeln!(s, "Info hash v2:  {hex} (hybrid: the v1 hash is used)");
+            if self.is_v2_only() {
+                let _ = writeln!(
+                    s,
+                    "Info hash v2:  {hex} (on the wire: {})",
+                    self.info_hash.to_hex()
+                );
+            } else {
+                let _ = writeln!(s, "Info hash v2:  {hex} (hybrid: peers are found by both)");
+            }
         }
         let _ = writeln!(s, "Source:        magnet link");
         let _ = writeln!(
@@ -509,10 +535,6 @@ mod tests {
             ),
             ("magnet:?xt=urn:sha1:abc", "not a BitTorrent info hash"),
             ("magnet:?xt=urn:btmh:1220aa", "v2 info hash"),
-            (
-                "magnet:?xt=urn:btmh:1220e3d7397a7f2247340e8b7418afa79dc6da7784f6f23f1cd102d04cd1705b5478",
-                "v2-only",
-            ),
             (
                 "magnet:?xt=urn:btmh:1220e3d7397a7f2247340e8b7418afa79dc6da7784f6f23f1cd102d04cd1705b5478&xt=urn:btmh:1220f3d7397a7f2247340e8b7418afa79dc6da7784f6f23f1cd102d04cd1705b5478&xt=urn:btih:6556a734d002eb0183449c4e0faa35afdf57f085",
                 "two different",

@@ -142,6 +142,8 @@ pub enum Action {
     SessionLog,
     /// Open the add-torrent dialog.
     Add,
+    /// Open the create-torrent dialog (a torrent of a file or folder, seeded at once).
+    Create,
     /// Pause every torrent.
     PauseAll,
     /// Resume every torrent.
@@ -407,6 +409,13 @@ pub static ACTIONS: &[ActionSpec] = &[
         &[C::Torrents],
         [K::char('a')],
         "Add torrents (file, glob, magnet or URL)"
+    ),
+    spec!(
+        Create,
+        "create",
+        &[C::Torrents],
+        [K::char('N')],
+        "New torrent of a file or folder, seeded at once"
     ),
     spec!(
         PauseAll,

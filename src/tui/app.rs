@@ -649,6 +649,7 @@ impl App {
                 self.log_scroll.cursor = self.events.all().len().saturating_sub(1);
             }
             Action::Add => self.open_add(),
+            Action::Create => self.open_create(),
             Action::PauseAll | Action::ResumeAll => self.all(action == Action::PauseAll),
             Action::TogglePause => self.toggle_pause(),
             Action::Recheck => {

@@ -129,6 +129,7 @@ async fn fake_engine(
                 AddSource::File(p) => p.file_name().unwrap().to_string_lossy().to_string(),
                 AddSource::Magnet(m) | AddSource::Url(m) => m.clone(),
                 AddSource::Data { name, .. } => name.clone(),
+                AddSource::Create(c) => c.path.display().to_string(),
             };
             let answer = if name.starts_with("dup") {
                 Err(AddError::AlreadyAdded {

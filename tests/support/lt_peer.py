@@ -218,7 +218,7 @@ def add_torrent(ses, torrent, save_path, seed_mode=False, magnet=None, pex=False
             params = lt.parse_magnet_uri(magnet)
         except RuntimeError as e:
             fail(f"cannot parse {magnet}: {e}", 2)
-        ih = str(params.info_hashes.v1)
+        ih = str(params.info_hashes.get_best())
     else:
         try:
             ti = lt.torrent_info(torrent)
@@ -226,7 +226,8 @@ def add_torrent(ses, torrent, save_path, seed_mode=False, magnet=None, pex=False
             fail(f"cannot load {torrent}: {e}", 2)
         params = lt.add_torrent_params()
         params.ti = ti
-        ih = str(ti.info_hashes().v1)
+        # the hash on the wire: v1, or a v2-only torrent's v2 hash cut to 20 bytes
+        ih = str(ti.info_hashes().get_best())
     params.save_path = save_path
     flags = 0 if lsd else lt.torrent_flags.disable_lsd
     if not dht:
@@ -388,8 +389,12 @@ def cmd_make_torrent(a):
     lt.add_files(fs, data)
     if fs.num_files() == 0:
         fail(f"{data} holds no file", 2)
-    # --hybrid: libtorrent's default (v1 + v2, files padded to piece boundaries)
-    flags = 0 if a.hybrid else lt.create_torrent.v1_only
+    # --hybrid: libtorrent's default (v1 + v2, files padded to piece boundaries);
+    # --v2: BEP 52 only
+    if a.v2:
+        flags = lt.create_torrent.v2_only
+    else:
+        flags = 0 if a.hybrid else lt.create_torrent.v1_only
     ct = lt.create_torrent(fs, a.piece_length, flags=flags)
     if a.tracker:
         ct.add_tracker(a.tracker)
@@ -403,7 +408,10 @@ def cmd_make_torrent(a):
     with open(a.out, "wb") as f:
         f.write(blob)
     ti = lt.torrent_info(a.out)
-    print(str(ti.info_hashes().v1), flush=True)
+    # the v1 hash of a v1 or hybrid torrent; a v2-only one's v2 hash cut to 20 bytes
+    # (get_best() would give a hybrid's v2 hash)
+    hashes = ti.info_hashes()
+    print(str(hashes.v1 if hashes.has_v1() else hashes.get_best()), flush=True)
 
 
 def dht_node_count(ses):
@@ -558,6 +566,8 @@ def main():
     mk.add_argument("--piece-length", type=int, default=0, help="bytes, power of two (0: auto)")
     mk.add_argument("--private", action="store_true", help="private=1 in the info dict (BEP 27)")
     mk.add_argument("--hybrid", action="store_true", help="v1+v2 with pad files (libtorrent's default)")
+    mk.add_argument("--v2", action="store_true",
+                    help="v2 only (BEP 52); prints the v2 hash cut to 20 bytes")
     mk.add_argument("--web-seed", action="append", default=[], metavar="URL",
                     help="a url-list entry (BEP 19 web seed; repeatable)")
 

@@ -222,6 +222,17 @@ fn every_command() -> Vec<Command> {
     vec![
         Command::Add(add, None),
         Command::Add(AddRequest::new(PathBuf::from("/x.torrent")), None),
+        Command::Add(
+            AddRequest::new(AddSource::Create(crate::api::CreateSource {
+                path: "/data/album".into(),
+                output: Some("/t/album.torrent".into()),
+                version: crate::metainfo::MetaVersion::Hybrid,
+                trackers: vec![vec!["http://t/a".into(), "udp://u:1".into()], vec![]],
+                private: true,
+            }))
+            .seed(true),
+            None,
+        ),
         Command::Pause(id),
         Command::Resume(id),
         Command::TogglePause(id),
@@ -574,7 +585,7 @@ fn the_wire_form_is_pinned_to_the_protocol_version() {
     );
 }
 
-const PINNED_DIGEST: &str = "41fe55b4c2798f51";
+const PINNED_DIGEST: &str = "ffdd52cf168a09d4";
 
 /// Session settings with every field set.
 fn ratorrent_settings() -> crate::api::SessionSettings {

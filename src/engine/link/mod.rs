@@ -7,7 +7,8 @@
 //! - [`shared`]: [`shared::TorrentShared`], the running torrent as its connections see it
 //!   (verified pieces, picker, counters, storage).
 //! - [`metadata`]: [`metadata::MetadataFetch`], a magnet link's info dictionary being
-//!   fetched by several connections at once (BEP 9).
+//!   fetched by several connections at once (BEP 9), and [`layers`]: a v2 torrent's piece
+//!   layers fetched after it (BEP 52).
 //! - [`message`]: orders down ([`message::PeerCtrl`]), events up ([`message::PeerEvent`]),
 //!   and why a connection ended ([`message::PeerError`]).
 //! - [`peer`]: [`peer::PeerInfo`], one connected peer's flags and counters.
@@ -21,6 +22,7 @@
 pub mod clock;
 pub mod ctx;
 pub mod encrypted;
+pub mod layers;
 pub mod message;
 pub mod metadata;
 pub mod peer;

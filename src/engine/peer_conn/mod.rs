@@ -24,6 +24,7 @@
 //! and drops a peer whose socket stopped draining.
 
 pub mod handover;
+pub mod hashes;
 pub mod metadata;
 pub mod mse;
 pub mod protocol;
@@ -43,6 +44,7 @@ use super::link::peer::PeerInfo;
 use super::link::shared::TorrentShared;
 use super::link::stream::{PeerStream, Transport};
 use crate::config::engine::Encryption;
+use crate::metainfo::InfoHash;
 use crate::peer::PeerId;
 use crate::peer::mse::Policy;
 use crate::peer::wire::{self, Handshake};
@@ -66,6 +68,8 @@ pub const WRITE_STALL_TIMEOUT: Duration = Duration::from_secs(30);
 pub const STALL_CHOKE: Duration = Duration::from_secs(2);
 
 /// Connect to `addr`, exchange handshakes for `ours.info_hash`, return the stream and theirs.
+/// The peer may answer with `alias` instead (a hybrid torrent's v2 hash cut to 20 bytes: a
+/// v2 peer that heard our BEP 52 bit switches to it, as libtorrent does).
 /// With `encryption` [`Encryption::Prefer`] the connection starts with an MSE/PE handshake
 /// offering RC4 or plaintext, and a peer that does not complete it is dialled again in
 /// plaintext; [`Encryption::Require`] offers RC4 only and never falls back;
@@ -77,10 +81,11 @@ pub const STALL_CHOKE: Duration = Duration::from_secs(2);
 pub async fn connect(
     addr: SocketAddr,
     ours: Handshake,
+    alias: Option<InfoHash>,
     encryption: Encryption,
 ) -> Result<(PeerStream, Handshake), PeerError> {
     let policy = match encryption {
-        Encryption::Disable => return connect_plain(addr, ours).await,
+        Encryption::Disable => return connect_plain(addr, ours, alias).await,
         Encryption::Prefer => Policy::Prefer,
         Encryption::Require => Policy::Require,
     };
@@ -95,12 +100,12 @@ pub async fn connect(
         Ok(s) => s,
         Err(e) if encryption == Encryption::Prefer => {
             tracing::debug!(%addr, "MSE handshake failed ({e}); dialling again in plaintext");
-            return connect_plain(addr, ours).await;
+            return connect_plain(addr, ours, alias).await;
         }
         Err(e) => return Err(e),
     };
     // our handshake went out as the initial payload
-    let theirs = exchange(&mut stream, ours, false).await?;
+    let theirs = exchange(&mut stream, ours, alias, false).await?;
     Ok((PeerStream::TcpMse(Box::new(stream)), theirs))
 }
 
@@ -117,17 +122,20 @@ async fn tcp_connect(addr: SocketAddr) -> Result<TcpStream, PeerError> {
 async fn connect_plain(
     addr: SocketAddr,
     ours: Handshake,
+    alias: Option<InfoHash>,
 ) -> Result<(PeerStream, Handshake), PeerError> {
     let mut stream = tcp_connect(addr).await?;
-    let theirs = exchange(&mut stream, ours, true).await?;
+    let theirs = exchange(&mut stream, ours, alias, true).await?;
     Ok((PeerStream::Tcp(stream), theirs))
 }
 
 /// Send our handshake (unless it went out already) and read theirs, within
-/// [`HANDSHAKE_TIMEOUT`]; check it is for our torrent and not from ourselves.
+/// [`HANDSHAKE_TIMEOUT`]; check it is for our torrent (its hash or `alias`) and not from
+/// ourselves.
 async fn exchange<S: AsyncRead + AsyncWrite + Unpin>(
     stream: &mut S,
     ours: Handshake,
+    alias: Option<InfoHash>,
     send: bool,
 ) -> Result<Handshake, PeerError> {
     let theirs = tokio::time::timeout(HANDSHAKE_TIMEOUT, async {
@@ -141,7 +149,7 @@ async fn exchange<S: AsyncRead + AsyncWrite + Unpin>(
     })
     .await
     .map_err(|_| PeerError::Timeout("handshake"))??;
-    if theirs.info_hash != ours.info_hash {
+    if theirs.info_hash != ours.info_hash && Some(theirs.info_hash) != alias {
         return Err(PeerError::WrongInfoHash);
     }
     if theirs.peer_id == ours.peer_id {

@@ -149,6 +149,10 @@ impl Session {
         // .torrent copy must not reach the store after this add
         self.persist.listed(&ih);
         self.library.list(ih, id);
+        // a hybrid is also known by its v2 hash cut to 20 bytes (BEP 52): v2 peers name it so
+        if let Some(alias) = t.v2_alias() {
+            self.library.list(alias, id);
+        }
         self.torrents.insert(id, t);
         self.publisher.insert(id);
         self.queue_insert(id);
@@ -168,6 +172,12 @@ impl Session {
                 return Err(AddError::Invalid(format!(
                     "{}: an add by URL is fetched first",
                     mask_passkey(url)
+                )));
+            }
+            AddSource::Create(c) => {
+                return Err(AddError::Invalid(format!(
+                    "{}: a new torrent is hashed first",
+                    c.path.display()
                 )));
             }
             AddSource::Data { name, bytes } => {
@@ -255,7 +265,7 @@ impl Session {
 
     /// Add a parsed .torrent (`bytes` as read, kept in the state store; `from` names where
     /// it came from in errors: the path or the masked URL).
-    fn add_metainfo(
+    pub(super) fn add_metainfo(
         &mut self,
         meta: Metainfo,
         bytes: &[u8],
@@ -396,7 +406,11 @@ impl Session {
         self.checks.remove(id);
         self.timers
             .cancel_where(|k| matches!(k, TimerKey::Torrent(tid, _) if *tid == id));
-        self.library.unlist(&t.info_hash());
+        for h in t.swarm_hashes() {
+            if self.library.find(&h) == Some(id) {
+                self.library.unlist(&h);
+            }
+        }
         self.publisher.remove(id);
         self.queue_remove(id);
         send_stops(self.ctx.clone(), stops);

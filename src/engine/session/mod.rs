@@ -32,6 +32,7 @@ macro_rules! env {
 }
 
 mod categories;
+mod create;
 mod disk_guard;
 mod ip_filter;
 mod library;
@@ -296,6 +297,12 @@ impl Session {
                     self.fetch(url, req, reply);
                     return;
                 }
+                if let AddSource::Create(c) = &req.source {
+                    // answered when the hashing ends (SessionEvent::Created)
+                    let c = c.clone();
+                    self.create(c, req, reply);
+                    return;
+                }
                 let r = self.add(req);
                 self.add_answered(r, reply);
             }
@@ -544,6 +551,14 @@ impl Session {
                 result,
             } => {
                 let r = self.add_fetched(request, result);
+                self.add_answered(r, reply);
+            }
+            SessionEvent::Created {
+                request,
+                reply,
+                result,
+            } => {
+                let r = self.add_created(request, result);
                 self.add_answered(r, reply);
             }
             SessionEvent::Deleted { name, error } => self.on_deleted(name, error),

@@ -76,14 +76,21 @@ impl Torrent {
             self.dht.started += 1;
             let ctx = env.ctx.clone();
             let torrent = self.id;
-            let mut found = dht.lookup(self.sum.info_hash, Some(ctx.listen_port));
+            // BEP 52: a hybrid is looked up and announced under both hashes
+            let lookups: Vec<_> = self
+                .swarm_hashes()
+                .map(|h| dht.lookup(h, Some(ctx.listen_port)))
+                .collect();
             let task = tokio::spawn(async move {
-                while let Some(a) = found.recv().await {
-                    let mut peers = vec![a];
-                    while let Ok(a) = found.try_recv() {
-                        peers.push(a);
+                // the lookups run at once; their peers are read one lookup after the other
+                for mut found in lookups {
+                    while let Some(a) = found.recv().await {
+                        let mut peers = vec![a];
+                        while let Ok(a) = found.try_recv() {
+                            peers.push(a);
+                        }
+                        ctx.send(SessionEvent::DhtPeers { torrent, peers });
                     }
-                    ctx.send(SessionEvent::DhtPeers { torrent, peers });
                 }
             });
             self.dht.task = Some(task.abort_handle());

@@ -42,7 +42,7 @@ pub fn open_disk(
         key,
         storage,
         geometry: meta.geometry(),
-        hashes: meta.piece_hashes.clone(),
+        hashes: meta.hashes(),
         unchecked: crate::piece::HaveBits::new(meta.geometry().piece_count()),
         sink: Arc::new(move |event| {
             let _ = events.send(SessionEvent::Disk {

@@ -60,12 +60,15 @@ impl Torrent {
     /// (kept by the `FetchingMetadata` state if the torrent starts fetching).
     pub(super) fn new_fetch(&self, env: &Env<'_>) -> Option<Fetch> {
         self.awaiting_metadata().then(|| {
-            Fetch::new(MetadataFetch::new(
-                self.id,
-                self.sum.info_hash,
-                env.ctx.config.max_metadata_size,
-                env.ctx.link.clone(),
-            ))
+            Fetch::new(
+                MetadataFetch::new(
+                    self.id,
+                    self.sum.info_hash,
+                    env.ctx.config.max_metadata_size,
+                    env.ctx.link.clone(),
+                )
+                .with_v2(self.sum.info_hash_v2),
+            )
         })
     }
 
@@ -80,7 +83,14 @@ impl Torrent {
         let Some(select_only) = self.info.magnet().map(|l| l.select_only.clone()) else {
             return;
         };
-        let bytes = crate::metainfo::create::torrent_from_info(&info, &self.sum.trackers);
+        // a v2-only torrent's piece layers, fetched after the info dictionary (BEP 52), are
+        // kept with it: a restart does not fetch them again
+        let layers = self
+            .life
+            .fetch()
+            .map(|f| f.get().layers())
+            .unwrap_or_default();
+        let bytes = crate::metainfo::create::torrent_from_parts(&info, &self.sum.trackers, &layers);
         let meta = match Metainfo::from_bytes(&bytes) {
             Ok(m) => m,
             Err(e) => {

@@ -353,9 +353,24 @@ impl Torrent {
         self.load_meta(env).ok()
     }
 
-    /// v1 info hash.
+    /// The info hash on the wire: v1, or for a v2-only torrent the v2 hash cut to 20 bytes.
     pub fn info_hash(&self) -> InfoHash {
         self.sum.info_hash
+    }
+
+    /// A hybrid torrent's other 20-byte name: its v2 info hash cut to 20 bytes (BEP 52), by
+    /// which v2 peers, trackers and the DHT know it too. `None` for v1 and v2-only ones.
+    pub fn v2_alias(&self) -> Option<InfoHash> {
+        self.sum
+            .info_hash_v2
+            .map(|v| InfoHash::truncated(&v))
+            .filter(|a| *a != self.sum.info_hash)
+    }
+
+    /// Every 20-byte hash the torrent is known by: [`Torrent::info_hash`], then the
+    /// [`Torrent::v2_alias`] of a hybrid (announced to trackers, the DHT and LSD).
+    pub fn swarm_hashes(&self) -> impl Iterator<Item = InfoHash> {
+        std::iter::once(self.sum.info_hash).chain(self.v2_alias())
     }
 
     /// The state shown to the user.

@@ -198,6 +198,7 @@ impl Torrent {
                 inactive_secs: self.goals.inactive(std::time::Instant::now()).as_secs(),
             },
             display_name: self.display_name.clone(),
+            info_hash_v2: self.sum.info_hash_v2,
         }
     }
 
@@ -232,7 +233,7 @@ impl Torrent {
 pub fn summary_of(info_hash: InfoHash, r: &TorrentRecord) -> Summary {
     Summary {
         info_hash,
-        info_hash_v2: None,
+        info_hash_v2: r.info_hash_v2,
         name: r.name.clone(),
         geometry: r.geometry().unwrap_or_default(),
         payload_size: r.payload_size,
@@ -328,6 +329,7 @@ mod tests {
             activity: crate::state::ActivityRecord { inactive_secs: 600 },
             display_name: Some("renamed".into()),
             web_seeds: Some(vec!["http://127.0.0.1:8/pub/".into()]),
+            info_hash_v2: Some([9; 32]),
         }
     }
 

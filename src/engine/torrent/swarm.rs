@@ -159,11 +159,15 @@ impl Torrent {
             self.dialing.insert(addr);
             let ctx = env.ctx.clone();
             let id = self.id;
-            let ours =
-                Handshake::ours(self.sum.info_hash, ctx.peer_id).with_dht(self.dht_allowed(env));
+            // BEP 52: a hybrid is dialled by its v1 hash with the v2 bit set; the peer may
+            // answer by the v2 hash
+            let ours = Handshake::ours(self.sum.info_hash, ctx.peer_id)
+                .with_dht(self.dht_allowed(env))
+                .with_v2(self.sum.info_hash_v2.is_some());
+            let alias = self.v2_alias();
             tokio::spawn(async move {
                 let _slot = slot;
-                match peer_conn::connect(addr, ours, ctx.config.peer.encryption).await {
+                match peer_conn::connect(addr, ours, alias, ctx.config.peer.encryption).await {
                     Ok((stream, remote)) => ctx.send(SessionEvent::Handshaken {
                         info_hash: ours.info_hash,
                         addr,

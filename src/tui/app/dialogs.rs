@@ -14,6 +14,10 @@ impl App {
         self.dialog = Some(Dialog::Form(form));
     }
 
+    pub(super) fn open_create(&mut self) {
+        self.dialog = Some(Dialog::Form(popups::create::open(&self.opts.keymap)));
+    }
+
     pub(super) fn open_remove(&mut self, delete_data: bool) {
         let ids = self.targets();
         if ids.is_empty() {
@@ -200,6 +204,7 @@ impl App {
         }
         let result = match &form.kind {
             FormKind::Add => popups::add::submit(form, self.opts.seed_after_download),
+            FormKind::Create => popups::create::submit(form),
             FormKind::Limits { torrents } => popups::limits::submit(form, torrents, &self.snapshot),
             FormKind::Move { torrents } => popups::move_storage::submit(form, torrents),
             FormKind::Goals { torrents } => popups::goals::submit(form, torrents, &self.snapshot),

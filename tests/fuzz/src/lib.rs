@@ -20,6 +20,7 @@ use ratorrent::bencode::{self, DecodeError, Value};
 use ratorrent::lsd;
 use ratorrent::metainfo::{InfoHash, Magnet, Metainfo, magnet, path::is_contained};
 use ratorrent::peer::{extension, metadata, mse, pex, wire};
+use ratorrent::piece::merkle;
 use ratorrent::tracker::{
     self, AnnounceResponse, MAX_INTERVAL_SECS, MESSAGE_MAX_CHARS, MIN_INTERVAL_SECS, TrackerError,
     http, udp,
@@ -177,7 +178,11 @@ pub fn check_metainfo(data: &[u8]) {
     assert!(m.total_length > 0);
     assert!(m.piece_length >= 1 && m.piece_length <= ratorrent::metainfo::MAX_PIECE_LENGTH);
     let pieces = m.total_length.div_ceil(u64::from(m.piece_length));
-    assert_eq!(m.piece_hashes.len() as u64, pieces, "piece count");
+    if m.version() == ratorrent::metainfo::MetaVersion::V2 {
+        assert!(m.piece_hashes.is_empty(), "a v2-only torrent has no SHA-1s");
+    } else {
+        assert_eq!(m.piece_hashes.len() as u64, pieces, "piece count");
+    }
     assert!(pieces <= u64::from(u32::MAX));
     assert_eq!(m.piece_count() as u64, pieces);
     let g = ratorrent::piece::Geometry::new(m.total_length, m.piece_length, m.piece_count())
@@ -192,7 +197,13 @@ pub fn check_metainfo(data: &[u8]) {
     assert_eq!(m.piece_size(m.piece_count()), 0);
     assert!(m.block_count(0) >= 1);
 
-    assert_eq!(InfoHash::of_info_bytes(&m.info_bytes), m.info_hash);
+    if m.version() == ratorrent::metainfo::MetaVersion::V2 {
+        // known on the wire by its v2 hash cut to 20 bytes
+        let v2 = m.info_hash_v2.expect("a v2 torrent has a v2 hash");
+        assert_eq!(InfoHash::truncated(&v2), m.info_hash);
+    } else {
+        assert_eq!(InfoHash::of_info_bytes(&m.info_bytes), m.info_hash);
+    }
     match bencode::decode(&m.info_bytes) {
         Ok(Value::Dict(_)) => {}
         other => panic!("info bytes are not a dictionary: {other:?}"),
@@ -200,7 +211,8 @@ pub fn check_metainfo(data: &[u8]) {
 
     assert!(!m.files.is_empty());
     if !m.multi_file {
-        assert_eq!(m.files.len(), 1);
+        // one file; a v2-only one may be followed by its padding (tail padding)
+        assert_eq!(m.files.iter().filter(|f| !f.pad).count(), 1);
     }
     let mut offset = 0u64;
     let mut files: HashSet<String> = HashSet::new();
@@ -238,6 +250,212 @@ pub fn check_metainfo(data: &[u8]) {
     if m.files.len() <= 10_000 {
         let _ = m.describe();
     }
+}
+
+// ---------------------------------------------------------------------------------------
+// BEP 52: the v2 side of a .torrent
+// ---------------------------------------------------------------------------------------
+
+/// v2 and hybrid `.torrent` files (BEP 52): everything [`check_metainfo`] checks, and on
+/// success: the v2 piece length is a power of two ≥ 16 KiB; each v2 file is a real file of
+/// the list starting on a piece boundary at its first piece; a piece layer kept has one
+/// hash per piece and hashes up to the file's root; every piece's v2 data lies inside the
+/// piece; the fast file-list reader gives the same files.
+pub fn check_metainfo_v2(data: &[u8]) {
+    check_metainfo(data);
+    let Ok(m) = Metainfo::from_bytes(data) else {
+        return;
+    };
+    let Some(v2) = &m.v2 else {
+        return;
+    };
+    let pl = v2.piece_length;
+    assert!(
+        pl.is_power_of_two() && pl >= 16 * 1024,
+        "v2 piece length {pl}"
+    );
+    assert_eq!(pl, m.piece_length);
+    assert_eq!(
+        ratorrent::metainfo::files_from_bytes(data).ok().as_ref(),
+        Some(&m.files),
+        "the fast file list differs"
+    );
+    let level = v2.piece_level();
+    for f in &v2.files {
+        let fi = &m.files[f.file];
+        assert!(!fi.pad && !fi.symlink && fi.length == f.length && f.length > 0);
+        assert_eq!(
+            fi.offset % u64::from(pl),
+            0,
+            "a v2 file off a piece boundary"
+        );
+        assert_eq!(u64::from(f.first_piece), fi.offset / u64::from(pl));
+        if let Some(layer) = &f.layer {
+            assert!(f.needs_layer(pl));
+            assert_eq!(layer.len() as u32, f.piece_count(pl));
+            let width = 1u64 << (f.levels() - level);
+            assert_eq!(merkle::root_of(layer, level, width), f.root);
+        }
+    }
+    for p in 0..m.piece_count().min(100_000) {
+        if let Some(vp) = v2.piece(p) {
+            assert!(vp.data_len >= 1 && vp.data_len <= m.piece_size(p));
+            assert!(vp.width.is_power_of_two());
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// BEP 52: hash request / hashes / hash reject
+// ---------------------------------------------------------------------------------------
+
+/// A file of `pieces` pieces of 32 KiB (two leaves each), its layer made from `seed`.
+fn hash_file(pieces: u32, seed: u8) -> (ratorrent::piece::V2Hashes, merkle::LayerTree) {
+    let layer: Vec<[u8; 32]> = (0..pieces)
+        .map(|i| merkle::leaf(&[seed, (i >> 8) as u8, i as u8]))
+        .collect();
+    let length = u64::from(pieces) * 32_768 - u64::from(seed % 200);
+    let tree = merkle::LayerTree::new(&layer, 1, merkle::levels(length));
+    let v2 = ratorrent::piece::V2Hashes {
+        piece_length: 32_768,
+        files: vec![ratorrent::piece::V2File {
+            file: 0,
+            first_piece: 0,
+            length,
+            root: tree.root().unwrap_or_default(),
+            layer: None,
+        }],
+    };
+    (v2, tree)
+}
+
+/// BEP 52 hash messages as a peer sends them (the first two bytes pick a file of 2 ..=
+/// 1025 pieces, the rest is a stream of wire messages): each decodes and re-encodes; a
+/// `hash request` we would answer gets exactly `length` hashes plus the uncles
+/// libtorrent counts, and an answer to a whole-chunk request at the piece layer verifies
+/// against the root; `hashes` and `hash reject` go through the piece-layer fetch of a
+/// magnet link (wrong hashes and floods are errors, never panics, and never a layer that
+/// does not hash to the root).
+pub fn check_hash_messages(data: &[u8]) {
+    use ratorrent::engine::link::layers::LayerFetch;
+    use ratorrent::engine::peer_conn::hashes;
+    let (head, stream) = data.split_at(data.len().min(2));
+    let pieces = 2
+        + u32::from(head.first().copied().unwrap_or(0)) * 4
+        + u32::from(head.get(1).copied().unwrap_or(0) % 4);
+    let (v2, tree) = hash_file(pieces, head.get(1).copied().unwrap_or(0));
+    let file = &v2.files[0];
+    let mut fetch = LayerFetch::new(&v2).expect("a file of two pieces or more needs its layer");
+    let cap = wire::message_cap(0);
+    for step in decode_all(stream, cap) {
+        let Step::Msg(m, _) = step else { continue };
+        match &m {
+            wire::Message::HashRequest(r) => {
+                if !hashes::valid(file, v2.piece_level(), r) {
+                    continue;
+                }
+                let Some(answer) = hashes::hashes_from(&tree, r) else {
+                    continue;
+                };
+                let uncles = merkle::uncle_count(r.length, r.proof_layers).max(0) as usize;
+                let n = answer.len() / 32;
+                assert_eq!(answer.len() % 32, 0);
+                if r.length >= 2 {
+                    assert_eq!(n, r.length as usize + uncles, "{r:?}");
+                }
+                // our own requests' shape: whole chunks up to the root's children
+                let chunk = r.length.is_power_of_two()
+                    && r.index % r.length == 0
+                    && r.base_layer == v2.piece_level()
+                    && r.proof_layers + 1 == file.levels() - r.base_layer;
+                if chunk && r.length >= 2 {
+                    let all: Vec<[u8; 32]> = answer
+                        .chunks_exact(32)
+                        .map(|c| c.try_into().unwrap())
+                        .collect();
+                    let (base, up) = all.split_at(r.length as usize);
+                    assert!(
+                        merkle::verify_hashes(
+                            base,
+                            up,
+                            u64::from(r.index),
+                            r.base_layer,
+                            u64::from(pieces),
+                            file.levels(),
+                            &file.root,
+                        )
+                        .is_some(),
+                        "our answer to {r:?} does not verify"
+                    );
+                }
+            }
+            wire::Message::Hashes { req, hashes } => {
+                let key = u64::from(req.index % 4);
+                if let Err(e) = fetch.on_hashes(key, req, hashes) {
+                    check_error(&e);
+                }
+            }
+            wire::Message::HashReject(req) => {
+                let key = u64::from(req.index % 4);
+                if let Err(e) = fetch.on_reject(key, req) {
+                    check_error(&e);
+                }
+            }
+            _ => {}
+        }
+    }
+    // whatever was kept is a whole, true layer
+    for (root, layer) in fetch.layers() {
+        assert_eq!(root, file.root);
+        let hashes: Vec<[u8; 32]> = layer
+            .chunks_exact(32)
+            .map(|c| c.try_into().unwrap())
+            .collect();
+        assert_eq!(hashes.len() as u32, pieces);
+        let width = 1u64 << (file.levels() - v2.piece_level());
+        assert_eq!(merkle::root_of(&hashes, v2.piece_level(), width), file.root);
+    }
+}
+
+/// Inputs for [`check_hash_messages`] that reach its deep paths: for files of several
+/// sizes, the requests a magnet link's fetch makes, their true answers (served by our own
+/// code), a wrong answer, rejects, and requests out of the tree.
+pub fn hash_message_seeds() -> Vec<Vec<u8>> {
+    use ratorrent::engine::link::layers::LayerFetch;
+    use ratorrent::engine::peer_conn::hashes;
+    let mut out = Vec::new();
+    for (a, b) in [(0u8, 0u8), (0, 1), (3, 2), (100, 3), (255, 3)] {
+        let pieces = 2 + u32::from(a) * 4 + u32::from(b % 4);
+        let (v2, tree) = hash_file(pieces, b);
+        let mut fetch = LayerFetch::new(&v2).unwrap();
+        let reqs = fetch.next_requests(0, 0, std::time::Instant::now());
+        let mut buf = BytesMut::new();
+        for r in &reqs {
+            wire::Message::HashRequest(*r).encode(&mut buf);
+            let answer = hashes::hashes_from(&tree, r).unwrap();
+            wire::Message::Hashes {
+                req: *r,
+                hashes: answer.clone(),
+            }
+            .encode(&mut buf);
+            let mut wrong = answer.to_vec();
+            wrong[0] ^= 1;
+            wire::Message::Hashes {
+                req: *r,
+                hashes: Bytes::from(wrong),
+            }
+            .encode(&mut buf);
+            wire::Message::HashReject(*r).encode(&mut buf);
+            let mut off = *r;
+            off.base_layer = 0;
+            off.index = u32::MAX - 1;
+            wire::Message::HashRequest(off).encode(&mut buf);
+        }
+        let mut input = vec![a, b];
+        input.extend_from_slice(&buf);
+        out.push(input);
+    }
+    out
 }
 
 // ---------------------------------------------------------------------------------------

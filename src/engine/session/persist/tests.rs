@@ -37,6 +37,7 @@ fn record(name: &str, added_at: u64) -> TorrentRecord {
         activity: Default::default(),
         display_name: None,
         web_seeds: None,
+        info_hash_v2: None,
     }
 }
 
