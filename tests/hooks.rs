@@ -136,9 +136,14 @@ async fn programs_get_each_argument_whole_run_once_and_nothing_in_a_name_is_exec
     let h = session::start_with_state(cfg.clone(), &state)
         .await
         .unwrap();
+    // a category and tags (one with a space, one with shell syntax): %L and %G
     let id = h
         .client
-        .add(AddRequest::new(torrent.clone()))
+        .add(
+            AddRequest::new(torrent.clone())
+                .category("tv/hd")
+                .tags(vec!["cross seed".into(), "$(touch y)".into()]),
+        )
         .await
         .unwrap();
     wait_rows(&h.client, "downloaded", Duration::from_secs(20), |rows| {
@@ -162,7 +167,9 @@ async fn programs_get_each_argument_whole_run_once_and_nothing_in_a_name_is_exec
     .await;
     assert_eq!(added.level, EventLevel::Info, "{}", added.message);
 
-    let content = dst.join(NAME);
+    // the category's folder under the download folder (as qBittorrent does)
+    let save = dst.join("tv").join("hd");
+    let content = save.join(NAME);
     let hex = ih.to_hex();
     let size: u64 = layout.iter().map(|f| f.len).sum();
     let complete = runs(&complete_log);
@@ -172,15 +179,15 @@ async fn programs_get_each_argument_whole_run_once_and_nothing_in_a_name_is_exec
         NAME.to_string(),
         content.to_str().unwrap().to_string(),
         content.to_str().unwrap().to_string(),
-        dst.to_str().unwrap().to_string(),
+        save.to_str().unwrap().to_string(),
         "2".to_string(),
         size.to_string(),
         hex.clone(),
         hex.clone(),
         tracker.url(),
-        String::new(),
-        String::new(),
-        String::new(),
+        "tv/hd".to_string(),
+        "cross seed,$(touch y)".to_string(),
+        String::new(), // %J: a v1 torrent has no v2 info hash
         format!("name={NAME}"),
         "100%".to_string(),
         "%x".to_string(),

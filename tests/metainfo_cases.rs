@@ -9,7 +9,8 @@ use std::path::{Component, Path, PathBuf};
 use ratorrent::bencode;
 use ratorrent::metainfo::path::{MAX_COMPONENT_BYTES, UnsafeComponent};
 use ratorrent::metainfo::{
-    CreateError, InfoHash, Metainfo, MetainfoError, TorrentBuilder, create::NameProblem,
+    CreateError, InfoHash, MetaVersion, Metainfo, MetainfoError, TorrentBuilder,
+    create::NameProblem,
 };
 use serde_json::Value as Json;
 use sha1::{Digest, Sha1};
@@ -2050,6 +2051,32 @@ fn builder_errors() {
         TorrentBuilder::new(&empty).build(),
         Err(CreateError::Empty { .. })
     ));
+    // a folder with one file: fine as hybrid and v1; v2-only would read as the file alone
+    let one = dir.path().join("one");
+    std::fs::create_dir_all(&one).unwrap();
+    write(&one.join("z.bin"), 40_000, 3);
+    for v in [MetaVersion::Hybrid, MetaVersion::V1] {
+        let t = TorrentBuilder::new(&one).version(v).build().unwrap();
+        let m = Metainfo::from_bytes(&t).unwrap();
+        assert_eq!(m.name, "one", "{v:?}");
+    }
+    let err = TorrentBuilder::new(&one)
+        .version(MetaVersion::V2)
+        .build()
+        .unwrap_err();
+    assert!(
+        matches!(&err, CreateError::V2SingleFileFolder { file, .. } if file == "z.bin"),
+        "{err}"
+    );
+    assert!(err.to_string().contains("hybrid"), "{err}");
+    // in a subfolder it is a real folder in the tree: allowed
+    let deep = dir.path().join("deep");
+    std::fs::create_dir_all(deep.join("sub")).unwrap();
+    write(&deep.join("sub").join("z.bin"), 40_000, 4);
+    TorrentBuilder::new(&deep)
+        .version(MetaVersion::V2)
+        .build()
+        .unwrap();
     let file = dir.path().join("f");
     write(&file, 10, 0);
     for bad in [0u32, 1000, 16 * 1024 + 1, 8 * 1024, 1024 * 1024 * 1024] {

@@ -56,9 +56,9 @@ impl HookWhen {
 pub struct HookVars {
     /// `%N`: the torrent's name as shown (the name used on disk).
     pub name: String,
-    /// `%L`: the category (categories do not exist yet: empty).
+    /// `%L`: the category (`""` without one; a subcategory as `tv/hd`).
     pub category: String,
-    /// `%G`: the tags, comma-separated (tags do not exist yet: empty).
+    /// `%G`: the tags, comma-separated in the order given (`""` without any).
     pub tags: String,
     /// `%F`: the content path: the single file of a single-file torrent, else its folder.
     pub content_path: String,
@@ -74,7 +74,7 @@ pub struct HookVars {
     pub tracker: String,
     /// `%I`: the v1 info hash, 40 lower-case hex digits.
     pub info_hash_v1: String,
-    /// `%J`: the v2 info hash (v2 torrents are not supported yet: empty).
+    /// `%J`: the v2 info hash, 64 lower-case hex digits (BEP 52); empty for a v1 torrent.
     pub info_hash_v2: String,
     /// `%K`: the torrent id as qBittorrent gives it: the info hash in hex.
     pub torrent_id: String,

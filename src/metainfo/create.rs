@@ -91,6 +91,20 @@ pub enum CreateError {
         /// The source path.
         path: PathBuf,
     },
+    /// A v2-only torrent of a folder holding one file and nothing else: BEP 52's file tree
+    /// would have one entry at its top, which readers (libtorrent, ratorrent) take for a
+    /// single-file torrent of that file, not a folder.
+    #[error(
+        "a v2-only torrent cannot hold the folder {path:?} with its one file {file:?} (BEP 52 \
+         reads it as the file alone): make a hybrid (the default) or v1 torrent of the \
+         folder, or a v2 torrent of the file itself"
+    )]
+    V2SingleFileFolder {
+        /// The folder.
+        path: PathBuf,
+        /// Its one file's name.
+        file: String,
+    },
     /// The requested piece length is not a power of two in 16 KiB ..= 512 MiB.
     #[error("invalid piece length {0} bytes: must be a power of two from 16 KiB to 512 MiB")]
     PieceLength(u32),
@@ -335,6 +349,16 @@ impl TorrentBuilder {
         let total: u64 = files.iter().map(|f| f.length).sum();
         if total == 0 {
             return Err(CreateError::Empty { path: root });
+        }
+        if multi_file
+            && self.version == MetaVersion::V2
+            && let [only] = files.as_slice()
+            && let [file] = only.components.as_slice()
+        {
+            return Err(CreateError::V2SingleFileFolder {
+                path: root,
+                file: file.clone(),
+            });
         }
         let piece_length = match self.piece_length {
             None => default_piece_length(total),

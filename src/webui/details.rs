@@ -56,7 +56,7 @@ pub async fn properties(api: &Api, p: &Params) -> Result<Reply, ApiError> {
     let date = |v: Option<i64>| if known { v.unwrap_or(-1) } else { -1 };
     Ok(Reply::Json(json!({
         "hash": r.info_hash,
-        "infohash_v1": r.info_hash,
+        "infohash_v1": super::info::info_hash_v1(&r),
         "infohash_v2": r.info_hash_v2.clone().unwrap_or_default(),
         "name": r.name,
         "save_path": r.save_path.to_string_lossy(),

@@ -117,7 +117,31 @@ fn rate_limit(v: u64) -> i64 {
 /// The magnet link of `r` (`xt` and `dn`).
 fn magnet(r: &TorrentRow) -> String {
     let name: String = form_urlencoded::byte_serialize(r.name.as_bytes()).collect();
-    format!("magnet:?xt=urn:btih:{}&dn={name}", r.info_hash)
+    let mut m = String::from("magnet:?");
+    let v1 = info_hash_v1(r);
+    if !v1.is_empty() {
+        m.push_str("xt=urn:btih:");
+        m.push_str(v1);
+        m.push('&');
+    }
+    if let Some(v2) = &r.info_hash_v2 {
+        // BEP 9 + BEP 52: multihash of SHA-256 (0x12), 32 bytes (0x20)
+        m.push_str("xt=urn:btmh:1220");
+        m.push_str(v2);
+        m.push('&');
+    }
+    m.push_str("dn=");
+    m.push_str(&name);
+    m
+}
+
+/// The v1 info hash of `r` as qBittorrent gives it (`infohash_v1`): 40 hex digits, or
+/// `""` for a v2-only torrent (BEP 52), whose `hash` is its v2 info hash cut to 20 bytes.
+pub fn info_hash_v1(r: &TorrentRow) -> &str {
+    match &r.info_hash_v2 {
+        Some(v2) if v2.starts_with(r.info_hash.as_str()) => "",
+        _ => &r.info_hash,
+    }
 }
 
 /// One torrent as `torrents/info` lists it, at `now` (Unix seconds).
@@ -137,7 +161,7 @@ pub fn serialize(r: &TorrentRow, now: u64) -> Value {
     let path = |p: &std::path::Path| p.to_string_lossy().into_owned();
     let mut v = json!({
         "hash": r.info_hash,
-        "infohash_v1": r.info_hash,
+        "infohash_v1": info_hash_v1(r),
         "infohash_v2": r.info_hash_v2.clone().unwrap_or_default(),
         "name": r.name,
         "magnet_uri": magnet(r),
@@ -360,6 +384,44 @@ mod tests {
             message: "gone".into(),
         });
         assert_eq!(state(&e), "missingFiles");
+    }
+
+    #[test]
+    fn hashes_and_magnet_of_v1_hybrid_and_v2_only_torrents() {
+        let mut r = row(TorrentState::Downloading);
+        let v = serialize(&r, 0);
+        assert_eq!(v["infohash_v1"], "ab".repeat(20));
+        assert_eq!(v["infohash_v2"], "");
+        let m = v["magnet_uri"].as_str().unwrap().to_owned();
+        assert!(
+            m.starts_with(&format!("magnet:?xt=urn:btih:{}&dn=", "ab".repeat(20))),
+            "{m}"
+        );
+        // hybrid: both hashes, both in the magnet link
+        r.info_hash_v2 = Some("cd".repeat(32));
+        let v = serialize(&r, 0);
+        assert_eq!(v["infohash_v1"], "ab".repeat(20));
+        assert_eq!(v["infohash_v2"], "cd".repeat(32));
+        let m = v["magnet_uri"].as_str().unwrap().to_owned();
+        assert!(
+            m.contains(&format!("xt=urn:btih:{}&", "ab".repeat(20))),
+            "{m}"
+        );
+        assert!(
+            m.contains(&format!("xt=urn:btmh:1220{}&", "cd".repeat(32))),
+            "{m}"
+        );
+        // v2-only: the hash is the v2 hash cut to 20 bytes; no v1 hash, no btih
+        r.info_hash = "cd".repeat(20);
+        let v = serialize(&r, 0);
+        assert_eq!(v["hash"], "cd".repeat(20));
+        assert_eq!(v["infohash_v1"], "");
+        let m = v["magnet_uri"].as_str().unwrap().to_owned();
+        assert!(!m.contains("btih"), "{m}");
+        assert!(
+            m.starts_with(&format!("magnet:?xt=urn:btmh:1220{}&dn=", "cd".repeat(32))),
+            "{m}"
+        );
     }
 
     #[test]

@@ -7,15 +7,16 @@ use crate::engine::hooks::{HookVars, HookWhen, command_line};
 impl Torrent {
     /// The values of the placeholders for this torrent now: its paths under its save
     /// folder, its file count and payload size (0 for a magnet link still without its
-    /// metadata), the current tracker and the info hash.
+    /// metadata), its category and tags (comma-separated, as qBittorrent gives them), the
+    /// current tracker and the info hashes (v2: 64 hex digits, empty for a v1 torrent).
     pub fn hook_vars(&self) -> HookVars {
         let path = |p: &std::path::Path| p.to_string_lossy().into_owned();
         let content = self.save_dir.join(&self.sum.name);
         let hex = self.sum.info_hash.to_hex();
         HookVars {
             name: self.sum.name.clone(),
-            category: String::new(),
-            tags: String::new(),
+            category: self.category().to_owned(),
+            tags: self.tags().join(","),
             content_path: path(&content),
             root_path: if self.sum.multi_file {
                 path(&content)
@@ -27,7 +28,11 @@ impl Torrent {
             size: self.sum.payload_size,
             tracker: self.trackers.current_url().unwrap_or_default().to_owned(),
             info_hash_v1: hex.clone(),
-            info_hash_v2: String::new(),
+            info_hash_v2: self
+                .sum
+                .info_hash_v2
+                .map(|h| h.iter().map(|b| format!("{b:02x}")).collect())
+                .unwrap_or_default(),
             torrent_id: hex,
         }
     }
