@@ -579,10 +579,15 @@ fn libtorrent_test_torrents_score() {
 
 /// Entries as libtorrent's lists expect: (of the 2.0.8 list, of the current list). Before
 /// the path policy (refusing unsafe, empty, duplicate and symlink paths): (67, 71); before
-/// pieces of 512 MiB (issue 16): (84, 85); before the hybrids' v2 side was checked: (84, 86).
-const SCORE: (usize, usize) = (86, 88);
+/// pieces of 512 MiB (issue 16): (84, 85); before the hybrids' v2 side was checked: (84, 86);
+/// before v2-only torrents (BEP 52, issue 20): (86, 88).
+const SCORE: (usize, usize) = (90, 92);
 
-const V2_ONLY: &str = "v2-only torrents are not supported yet (outside the path policy)";
+const V2_LAYER_KEYS: &str = "a 'piece layers' entry that belongs to no file (or a malformed \
+    key) is ignored: every file's own layer is still required and checked against its \
+    'pieces root' (libtorrent refuses the whole torrent)";
+const UNSORTED: &str = "dictionary keys out of order are read (the info hash is over the \
+    bytes as given), as for v1 torrents; libtorrent refuses the bencoding";
 const WEB_SEEDS: &str = "web seed URLs are kept as given (libtorrent adds the '/' of a \
     multi-file seed and escapes spaces): outside the path policy";
 const ONLY_SEPARATORS: &str =
@@ -615,13 +620,17 @@ const KNOWN_DIFFERENCES: &[(&str, &str, &str)] = &[
     ("url_seed_multi.torrent", "both", WEB_SEEDS),
     ("url_seed_multi_space.torrent", "both", WEB_SEEDS),
     ("url_seed_multi_space_nolist.torrent", "both", WEB_SEEDS),
-    ("v2_only.torrent", "both", V2_ONLY),
-    ("v2_invalid_filename.torrent", "both", V2_ONLY),
-    ("v2_multiple_files.torrent", "both", V2_ONLY),
-    ("v2_invalid_filename2.torrent", "current", V2_ONLY),
-    ("v2_symlinks.torrent", "both", V2_ONLY),
-    ("v2_no_piece_layers.torrent", "both", V2_ONLY),
-    ("v2_incomplete_piece_layer.torrent", "both", V2_ONLY),
+    (
+        "v2_piece_layer_invalid_file_hash.torrent",
+        "both",
+        V2_LAYER_KEYS,
+    ),
+    (
+        "v2_unknown_piece_layer_entry.torrent",
+        "current",
+        V2_LAYER_KEYS,
+    ),
+    ("v2_unordered_files.torrent", "both", UNSORTED),
 ];
 
 #[test]
@@ -728,8 +737,12 @@ fn libtorrent_2_0_8_itself_on_every_file() {
 
 /// (same outcome, both load, same files) against libtorrent 2.0.8 on the 108 files. Before
 /// the path policy: (77, 40, 37); before pieces of 512 MiB: (95, 58, 54); before the
-/// hybrids' v2 side was checked: (96, 59, 55).
-const LT208_SCORE: (usize, usize, usize) = (98, 59, 55);
+/// hybrids' v2 side was checked: (96, 59, 55); before v2-only torrents: (98, 59, 55).
+const LT208_SCORE: (usize, usize, usize) = (104, 67, 62);
+
+const V2_BAD_LAYER: &str = "a piece layer that does not hash to its file's 'pieces root' is \
+    refused when the torrent is read (libtorrent loads it, and no piece of that file can \
+    ever verify)";
 
 /// Files where ratorrent and python3-libtorrent 2.0.8 itself differ (outcome, or the
 /// files: path, size, padding flag, symlink target), with the reason.
@@ -754,14 +767,13 @@ const KNOWN_LT208_DIFFERENCES: &[(&str, &str)] = &[
         "a hybrid whose v1 list has an empty file before a pad: ratorrent keeps the v1 order, \
          libtorrent takes the v2 order (the same bytes at the same offsets)",
     ),
-    ("v2_only.torrent", V2_ONLY),
-    ("v2_incomplete_piece_layer.torrent", V2_ONLY),
-    ("v2_invalid_filename.torrent", V2_ONLY),
-    ("v2_invalid_filename2.torrent", V2_ONLY),
-    ("v2_invalid_piece_layer_root.torrent", V2_ONLY),
-    ("v2_invalid_root_hash.torrent", V2_ONLY),
-    ("v2_multiple_files.torrent", V2_ONLY),
-    ("v2_no_piece_layers.torrent", V2_ONLY),
-    ("v2_symlinks.torrent", V2_ONLY),
-    ("v2_unknown_piece_layer_entry.torrent", V2_ONLY),
+    (
+        "v2_invalid_filename2.torrent",
+        "two file names with nothing usable in them are test/_ and test/_.1 (numbered, inside \
+         the torrent's folder); libtorrent puts the second at 'test', the folder's own path",
+    ),
+    ("v2_invalid_piece_layer_root.torrent", V2_BAD_LAYER),
+    ("v2_invalid_root_hash.torrent", V2_BAD_LAYER),
+    ("v2_piece_layer_invalid_file_hash.torrent", V2_LAYER_KEYS),
+    ("v2_unordered_files.torrent", UNSORTED),
 ];
