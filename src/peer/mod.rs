@@ -73,4 +73,5 @@ pub fn client_name(id: &PeerId) -> String {
 pub mod extension;
 pub mod metadata;
 pub mod pex;
+pub mod utp;
 pub mod wire;
