@@ -834,10 +834,16 @@ impl Conn {
                 }
         });
         let blocked = self.blocked.then_some(self.pace_at_us + 1000);
-        [syn, self.rto_at_us, self.pace_wait_us, blocked, self.probe_at_us]
-            .into_iter()
-            .flatten()
-            .min()
+        [
+            syn,
+            self.rto_at_us,
+            self.pace_wait_us,
+            blocked,
+            self.probe_at_us,
+        ]
+        .into_iter()
+        .flatten()
+        .min()
     }
 
     fn silent_for(&self, now_us: u64) -> bool {
@@ -910,25 +916,31 @@ impl Conn {
     pub fn read(&mut self, dst: &mut [u8], now_us: u64, out: &mut dyn Out) -> usize {
         let n = dst.len().min(self.recv_buf.len());
         let (a, b) = self.recv_buf.as_slices();
-        let na = n.min(a.len());
-        dst[..na].copy_from_slice(&a[..na]);
-        dst[na..n].copy_from_slice(&b[..n - na]);
-        self.recv_buf.drain(..n);
-        if self.recv_buf.is_empty() && self.recv_buf.capacity() > RECV_WINDOW {
-            self.recv_buf.shrink_to(RECV_WINDOW);
-        }
+        copy_range(a, b, 0, &mut dst[..n]);
+        self.consume(n, now_us, out);
+        n
+    }
+
+    /// The received bytes ready to read, as the two halves of the ring.
+    pub fn recv_slices(&self) -> (&[u8], &[u8]) {
+        self.recv_buf.as_slices()
+    }
+
+    /// `n` received bytes were read (see [`Conn::recv_slices`]). Sends a window update
+    /// when the read reopened a shut window.
+    pub fn consume(&mut self, n: usize, now_us: u64, out: &mut dyn Out) {
+        self.recv_buf.drain(..n.min(self.recv_buf.len()));
         if self.state == State::Connected && self.wnd_update_due() {
             self.send_state(now_us, out);
         }
-        n
     }
 
     /// Room in the send buffer, bytes.
     pub fn writable(&self) -> usize {
         let queued = (self.send_off + self.send_buf.len() as u64 - self.sent_off) as usize;
-        SEND_BUFFER.saturating_sub(queued).min(
-            (SEND_BUFFER + MAX_IN_FLIGHT * MSS).saturating_sub(self.send_buf.len()),
-        )
+        SEND_BUFFER
+            .saturating_sub(queued)
+            .min((SEND_BUFFER + MAX_IN_FLIGHT * MSS).saturating_sub(self.send_buf.len()))
     }
 
     /// Queue up to [`Conn::writable`] bytes of `src` and send what the windows allow;

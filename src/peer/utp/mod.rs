@@ -6,9 +6,17 @@
 //! - [`ledbat`]: the congestion window from one-way delay (RFC 6817).
 //! - [`conn`]: one connection as a plain state machine (handshake, send and receive
 //!   buffers, retransmission, windows, pacing).
+//! - [`socket`]: [`UtpSocket`], the UDP socket and the task that routes packets to the
+//!   connections and runs their timers.
+//! - [`stream`]: [`UtpStream`], a connection as `AsyncRead` + `AsyncWrite`.
 //!
 //! Our own code rather than a crate: see README ("uTP") for the crates weighed and why.
 
 pub mod conn;
 pub mod ledbat;
 pub mod packet;
+pub mod socket;
+pub mod stream;
+
+pub use socket::{UtpLimits, UtpSocket};
+pub use stream::UtpStream;

@@ -24,8 +24,8 @@ impl Out for Wire {
             return false;
         }
         self.sent += 1;
-        let dropped =
-            (self.drop_every > 0 && self.sent % self.drop_every == 0) || self.drop_set.contains(&self.sent);
+        let dropped = (self.drop_every > 0 && self.sent % self.drop_every == 0)
+            || self.drop_set.contains(&self.sent);
         if !dropped {
             self.q.push_back((self.now_us + self.delay_us, d.to_vec()));
         }
@@ -125,8 +125,16 @@ impl Pair {
             assert!(
                 self.now_us < end,
                 "not done within {limit_us} µs: a {:?} flight {} cwnd {} inflight {} wnd {} timeouts {} rto {}; b ack_nr {} readable {} ooo {}",
-                self.a.state, self.a.flight_bytes, self.a.cwnd(), self.a.inflight.len(), self.a.peer_wnd, self.a.timeouts, self.a.rto_ms,
-                self.b.ack_nr, self.b.readable(), self.b.ooo.len()
+                self.a.state,
+                self.a.flight_bytes,
+                self.a.cwnd(),
+                self.a.inflight.len(),
+                self.a.peer_wnd,
+                self.a.timeouts,
+                self.a.rto_ms,
+                self.b.ack_nr,
+                self.b.readable(),
+                self.b.ooo.len()
             );
             self.step();
         }
@@ -230,11 +238,18 @@ fn a_reader_that_stops_shuts_the_window_and_nothing_is_dropped() {
         10_000_000,
     );
     let r = p.b.readable();
-    assert!(r <= RECV_WINDOW && r > RECV_WINDOW - MSS, "the window, no more: {r}");
+    assert!(
+        r <= RECV_WINDOW && r > RECV_WINDOW - MSS,
+        "the window, no more: {r}"
+    );
     let sent_while_shut = p.ab.sent;
     p.run_until(|p| p.now_us > 8_000_000, 10_000_000);
     // probes only: a handful of packets in 3 s
-    assert!(p.ab.sent - sent_while_shut < 20, "{}", p.ab.sent - sent_while_shut);
+    assert!(
+        p.ab.sent - sent_while_shut < 20,
+        "{}",
+        p.ab.sent - sent_while_shut
+    );
     // reading reopens it and the rest comes
     let mut got = Vec::new();
     let mut buf = vec![0u8; 100_000];
