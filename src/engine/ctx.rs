@@ -129,6 +129,8 @@ pub struct SessionCtx {
     pub dht: Option<crate::dht::Dht>,
     /// Local Service Discovery (BEP 14), when enabled and started.
     pub lsd: Option<crate::lsd::Lsd>,
+    /// The uTP socket (BEP 29), when uTP is on: dials go through it.
+    pub utp: Option<Arc<crate::peer::utp::UtpSocket>>,
     /// Runs `on_added` / `on_complete` programs (see [`super::hooks`]).
     pub hooks: super::hooks::HookRunner,
     /// The IP filter in force (none until the `ip_filter` file is read) and its count of
@@ -164,6 +166,18 @@ impl SessionCtx {
         events: mpsc::UnboundedSender<SessionEvent>,
         dht: Option<crate::dht::Dht>,
         lsd: Option<crate::lsd::Lsd>,
+    ) -> Arc<SessionCtx> {
+        SessionCtx::with_transports(config, listen_port, events, dht, lsd, None)
+    }
+
+    /// [`SessionCtx::with_peer_sources`] with the uTP socket to dial through.
+    pub fn with_transports(
+        config: EngineConfig,
+        listen_port: u16,
+        events: mpsc::UnboundedSender<SessionEvent>,
+        dht: Option<crate::dht::Dht>,
+        lsd: Option<crate::lsd::Lsd>,
+        utp: Option<Arc<crate::peer::utp::UtpSocket>>,
     ) -> Arc<SessionCtx> {
         let limits = Arc::new(Limits::new(
             config.download_rate_limit,
@@ -206,6 +220,7 @@ impl SessionCtx {
             config,
             dht,
             lsd,
+            utp,
             ip_filter,
         })
     }

@@ -2,8 +2,8 @@
 //! an upload pump that owns the socket's write half.
 //!
 //! Connections are generic over the byte stream ([`Transport`]: anything that splits into an
-//! `AsyncRead` and an `AsyncWrite`), so TCP today and uTP or an encrypted stream later are
-//! additions; tests drive them over in-memory pipes. What a connection shares with its
+//! `AsyncRead` and an `AsyncWrite`): TCP and uTP ([`dial`] tries them in the configured
+//! order), an encrypted stream later; tests drive them over in-memory pipes. What a connection shares with its
 //! torrent (orders, events, [`PeerInfo`], [`TorrentShared`], [`MetadataFetch`]) lives in
 //! [`crate::engine::link`], below both.
 //!
@@ -29,7 +29,7 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::net::TcpStream;
 use tokio::sync::mpsc;
 
@@ -37,8 +37,10 @@ use super::link::message::{PeerCtrl, PeerError};
 use super::link::metadata::MetadataFetch;
 use super::link::peer::PeerInfo;
 use super::link::shared::TorrentShared;
-use super::link::stream::Transport;
+use super::link::stream::{PeerStream, Transport};
+use crate::config::engine::TransportKind;
 use crate::peer::PeerId;
+use crate::peer::utp::UtpSocket;
 use crate::peer::wire::{self, Handshake};
 
 /// Connect timeout for outgoing connections.
@@ -59,7 +61,79 @@ pub const WRITE_STALL_TIMEOUT: Duration = Duration::from_secs(30);
 /// the choker (it loses its upload slot).
 pub const STALL_CHOKE: Duration = Duration::from_secs(2);
 
-/// Connect to `addr`, exchange handshakes for `ours.info_hash`, return the stream and theirs.
+/// How long the preferred transport has alone before the next one is tried beside it.
+pub const FALLBACK_AFTER: Duration = Duration::from_secs(1);
+
+/// Dial `addr` over the `transports` in order of preference and exchange handshakes for
+/// `ours.info_hash` (BEP 3). The first transport has [`FALLBACK_AFTER`] to get through
+/// before the next one is started beside it (at once when it fails); the first handshake
+/// to complete wins and the other attempt is dropped. uTP is skipped without a socket.
+///
+/// # Errors
+/// The last attempt's error: connect/handshake timeouts, I/O errors, a wrong info hash
+/// or protocol string, or a connection to ourselves.
+pub async fn dial(
+    addr: SocketAddr,
+    ours: Handshake,
+    transports: &[TransportKind],
+    utp: Option<&UtpSocket>,
+) -> Result<(PeerStream, Handshake), PeerError> {
+    let usable: Vec<TransportKind> = transports
+        .iter()
+        .copied()
+        .filter(|t| *t == TransportKind::Tcp || utp.is_some())
+        .collect();
+    let one = |t: TransportKind| async move {
+        match (t, utp) {
+            (TransportKind::Utp, Some(u)) => {
+                let s = u.connect(addr).await?;
+                let (s, h) = handshake(s, ours).await?;
+                Ok((PeerStream::Utp(s), h))
+            }
+            _ => {
+                let (s, h) = connect(addr, ours).await?;
+                Ok((PeerStream::Tcp(s), h))
+            }
+        }
+    };
+    let (first, second) = match usable.as_slice() {
+        [] => return Err(PeerError::Closed("no transport to dial with")),
+        [a] => return one(*a).await,
+        [a, b, ..] => (one(*a), one(*b)),
+    };
+    tokio::pin!(first);
+    let head_start = tokio::time::sleep(FALLBACK_AFTER);
+    tokio::pin!(head_start);
+    tokio::select! {
+        r = &mut first => match r {
+            Ok(x) => return Ok(x),
+            Err(e) if fatal(&e) => return Err(e),
+            Err(_) => return second.await,
+        },
+        _ = &mut head_start => {}
+    }
+    tokio::pin!(second);
+    tokio::select! {
+        r = &mut first => match r {
+            Ok(x) => Ok(x),
+            Err(e) if fatal(&e) => Err(e),
+            Err(_) => second.await,
+        },
+        r = &mut second => match r {
+            Ok(x) => Ok(x),
+            Err(e) if fatal(&e) => Err(e),
+            Err(_) => first.await,
+        },
+    }
+}
+
+/// An error no other transport would change: the peer is us, or serves another torrent.
+fn fatal(e: &PeerError) -> bool {
+    matches!(e, PeerError::SelfConnection | PeerError::WrongInfoHash)
+}
+
+/// Connect to `addr` over TCP, exchange handshakes for `ours.info_hash`, return the stream
+/// and theirs.
 ///
 /// # Errors
 /// Connect/handshake timeouts (10 s each), I/O errors, a wrong info hash or protocol
@@ -68,12 +142,26 @@ pub async fn connect(
     addr: SocketAddr,
     ours: Handshake,
 ) -> Result<(TcpStream, Handshake), PeerError> {
-    let mut stream = tokio::time::timeout(CONNECT_TIMEOUT, TcpStream::connect(addr))
+    let stream = tokio::time::timeout(CONNECT_TIMEOUT, TcpStream::connect(addr))
         .await
         .map_err(|_| PeerError::Timeout("connect"))??;
     stream.set_nodelay(true)?;
+    handshake(stream, ours).await
+}
+
+/// Exchange handshakes on a connected `stream` we dialled: send ours, read theirs, check
+/// the info hash and that it is not ourselves.
+///
+/// # Errors
+/// A 10 s timeout, I/O errors, a wrong info hash or protocol string, or a connection to
+/// ourselves.
+pub async fn handshake<S: AsyncRead + AsyncWrite + Unpin>(
+    mut stream: S,
+    ours: Handshake,
+) -> Result<(S, Handshake), PeerError> {
     let theirs = tokio::time::timeout(HANDSHAKE_TIMEOUT, async {
         stream.write_all(&ours.to_bytes()).await?;
+        stream.flush().await?;
         let mut buf = [0u8; wire::HANDSHAKE_LEN];
         stream.read_exact(&mut buf).await?;
         Ok::<_, PeerError>(Handshake::parse(&buf)?)
@@ -94,14 +182,14 @@ pub async fn connect(
 ///
 /// # Errors
 /// I/O errors, a 10 s timeout, or a self-connection.
-pub async fn accept(
-    stream: &mut TcpStream,
+pub async fn accept<S: AsyncRead + AsyncWrite + Unpin>(
+    stream: &mut S,
     reserved: [u8; 8],
     ours: Handshake,
 ) -> Result<Handshake, PeerError> {
-    stream.set_nodelay(true)?;
     let pid = tokio::time::timeout(HANDSHAKE_TIMEOUT, async {
         stream.write_all(&ours.to_bytes()).await?;
+        stream.flush().await?;
         let mut pid = [0u8; 20];
         stream.read_exact(&mut pid).await?;
         Ok::<_, PeerError>(pid)

@@ -1,12 +1,11 @@
-//! The listener: incoming TCP connections are routed by the info hash of their handshake
-//! (BEP 3) off the session's task, and only a finished handshake for a torrent the
+//! The listener: incoming TCP and uTP connections are routed by the info hash of their
+//! handshake (BEP 3) off the session's task, and only a finished handshake for a torrent the
 //! session serves reaches it (as [`SessionEvent::Handshaken`]).
 
 use std::net::SocketAddr;
 use std::sync::Arc;
 
-use tokio::io::AsyncReadExt;
-use tokio::net::TcpStream;
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite};
 
 use super::Session;
 use super::library::Registry;
@@ -18,7 +17,7 @@ use crate::peer::wire::Handshake;
 impl Session {
     /// A connection came in: route it on a task of its own, at most
     /// [`MAX_PENDING_INCOMING`] at once (more are closed at once).
-    pub(super) fn incoming(&mut self, stream: TcpStream, addr: SocketAddr) {
+    pub(super) fn incoming(&mut self, stream: PeerStream, addr: SocketAddr) {
         if self.ctx.ip_filter.pending() {
             tracing::debug!(%addr, "incoming connection before the IP filter is read; closing");
             return;
@@ -41,7 +40,16 @@ impl Session {
         let ctx = self.ctx.clone();
         tokio::spawn(async move {
             let _slot = slot;
-            route_incoming(stream, addr, registry, ctx).await;
+            match stream {
+                PeerStream::Tcp(s) => {
+                    if let Err(e) = s.set_nodelay(true) {
+                        tracing::debug!(%addr, "incoming connection: {e}");
+                        return;
+                    }
+                    route_incoming(s, addr, registry, ctx, PeerStream::Tcp).await
+                }
+                PeerStream::Utp(s) => route_incoming(s, addr, registry, ctx, PeerStream::Utp).await,
+            }
         });
     }
 }
@@ -51,11 +59,12 @@ impl Session {
 /// at once (BEP 3: "if the receiving side does not serve the info hash, it drops the
 /// connection"), and so is anything that is not a BitTorrent handshake or does not arrive
 /// within [`peer_conn::HANDSHAKE_TIMEOUT`].
-pub(super) async fn route_incoming(
-    mut stream: TcpStream,
+pub(super) async fn route_incoming<S: AsyncRead + AsyncWrite + Unpin>(
+    mut stream: S,
     addr: SocketAddr,
     registry: Registry,
     ctx: Arc<SessionCtx>,
+    wrap: impl FnOnce(S) -> PeerStream,
 ) {
     let mut prefix = [0u8; 48];
     match tokio::time::timeout(peer_conn::HANDSHAKE_TIMEOUT, stream.read_exact(&mut prefix)).await {
@@ -79,7 +88,7 @@ pub(super) async fn route_incoming(
             addr,
             outgoing: false,
             remote,
-            stream: PeerStream::Tcp(stream),
+            stream: wrap(stream),
         }),
         Err(e) => tracing::debug!(%addr, "incoming handshake failed: {e}"),
     }
@@ -91,7 +100,7 @@ mod tests {
     use crate::metainfo::InfoHash;
     use crate::peer::wire::HANDSHAKE_LEN;
     use tokio::io::AsyncWriteExt;
-    use tokio::net::TcpListener;
+    use tokio::net::{TcpListener, TcpStream};
     use tokio::sync::mpsc;
 
     /// A listener whose one accepted connection is routed with `registry`; returns the
@@ -110,7 +119,7 @@ mod tests {
         let c = ctx.clone();
         tokio::spawn(async move {
             let (stream, from) = listener.accept().await.unwrap();
-            route_incoming(stream, from, registry, c).await;
+            route_incoming(stream, from, registry, c, PeerStream::Tcp).await;
         });
         (rx, addr, ctx)
     }

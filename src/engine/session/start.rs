@@ -8,7 +8,6 @@ use std::path::Path;
 use std::sync::Arc;
 
 use anyhow::Context as _;
-use tokio::net::TcpListener;
 use tokio::sync::{mpsc, watch};
 
 use super::Session;
@@ -110,19 +109,13 @@ async fn start_session(
         download_dir: super::library::absolute(config.download_dir.clone()),
         ..config
     };
-    let listener = TcpListener::bind(("0.0.0.0", config.listen_port))
-        .await
-        .with_context(|| {
-            format!(
-                "cannot listen for peers on TCP port {} (set listen_port in the config or use --port)",
-                config.listen_port
-            )
-        })?;
-    let listen_port = listener.local_addr()?.port();
+    let listeners = super::bind::bind(&config).await?;
+    let listen_port = listeners.port;
     let dht = start_dht(&config, listen_port).await;
     let (ev_tx, ev_rx) = mpsc::unbounded_channel();
     let lsd = start_lsd(&config, listen_port, ev_tx.clone());
-    let ctx = SessionCtx::with_peer_sources(config, listen_port, ev_tx, dht, lsd);
+    let ctx =
+        SessionCtx::with_transports(config, listen_port, ev_tx, dht, lsd, listeners.utp.clone());
     let (cmd_tx, cmd_rx) = mpsc::channel(256);
     let (snap_tx, snap_rx) = watch::channel(Arc::new(Snapshot {
         seq: 0,
@@ -182,7 +175,7 @@ async fn start_session(
         session.after_input();
     }
     session.schedule_alt_speed();
-    let task = tokio::spawn(session.run(cmd_rx, ev_rx, listener));
+    let task = tokio::spawn(session.run(cmd_rx, ev_rx, listeners));
     Ok(SessionHandle {
         client,
         listen_port,
@@ -190,15 +183,15 @@ async fn start_session(
     })
 }
 
-/// Start the DHT node when the config asks for one: UDP on `[dht] port` (default: the TCP
-/// listen port), dual stack (`[::]`, BEP 32) where the host has IPv6, else IPv4 only. A
+/// Start the DHT node when the config asks for one: UDP on `[dht] port` (default: the
+/// listen port, or the next one when uTP has the listen port's UDP side), dual stack (`[::]`, BEP 32) where the host has IPv6, else IPv4 only. A
 /// node that cannot start is logged and the session runs without it.
 async fn start_dht(config: &EngineConfig, listen_port: u16) -> Option<crate::dht::Dht> {
     use std::net::{Ipv4Addr, Ipv6Addr};
     if !config.dht.enabled {
         return None;
     }
-    let port = config.dht.udp_port(listen_port);
+    let port = config.dht.udp_port(listen_port, config.peer.utp());
     let opts = |bind: SocketAddr| crate::dht::DhtOptions {
         bind,
         bootstrap: config.dht.bootstrap.clone(),

@@ -159,13 +159,14 @@ impl Torrent {
                 Handshake::ours(self.sum.info_hash, ctx.peer_id).with_dht(self.dht_allowed(env));
             tokio::spawn(async move {
                 let _slot = slot;
-                match peer_conn::connect(addr, ours).await {
+                let transports = &ctx.config.peer.transports;
+                match peer_conn::dial(addr, ours, transports, ctx.utp.as_deref()).await {
                     Ok((stream, remote)) => ctx.send(SessionEvent::Handshaken {
                         info_hash: ours.info_hash,
                         addr,
                         outgoing: true,
                         remote,
-                        stream: PeerStream::Tcp(stream),
+                        stream,
                     }),
                     Err(error) => ctx.send(SessionEvent::DialFailed {
                         torrent: id,
@@ -332,6 +333,9 @@ impl Torrent {
                         PeerStream::Tcp(s) => {
                             peer_conn::run(t.clone(), key, s, info, remote, ctrl_rx).await
                         }
+                        PeerStream::Utp(s) => {
+                            peer_conn::run(t.clone(), key, s, info, remote, ctrl_rx).await
+                        }
                     };
                     t.peer_event(key, PeerEvent::Gone { error: r.err() });
                 });
@@ -341,6 +345,9 @@ impl Torrent {
                     let _slot = slot;
                     let r = match stream {
                         PeerStream::Tcp(s) => {
+                            peer_conn::run_metadata(f.clone(), key, s, info, remote, ctrl_rx).await
+                        }
+                        PeerStream::Utp(s) => {
                             peer_conn::run_metadata(f.clone(), key, s, info, remote, ctrl_rx).await
                         }
                     };
