@@ -258,10 +258,17 @@ pub fn facts(
         ),
         Plain,
     ));
+    // the focused torrent's peers by transport (uTP, BEP 29, or TCP)
+    let transports = detail
+        .filter(|d| !d.peers.is_empty())
+        .map_or(String::new(), |d| {
+            let utp = d.peers.iter().filter(|p| p.flags.utp).count();
+            format!("; {utp} uTP, {} TCP", d.peers.len() - utp)
+        });
     out.push(fact(
         "Peers",
         format!(
-            "{} connected ({} {}); swarm {} {}, {} {}",
+            "{} connected ({} {}{transports}); swarm {} {}, {} {}",
             row.peers,
             row.seeds,
             plural(u64::from(row.seeds), "seed", "seeds"),

@@ -59,6 +59,8 @@ pub struct PeerInfo {
     /// The peer's listen port from BEP 10 `p` (0 = not sent): where an incoming peer can be
     /// dialled later, and what PEX tells others.
     pub listen_port: AtomicU16,
+    /// The connection runs over uTP (BEP 29), not TCP.
+    pub utp: bool,
 }
 
 impl PeerInfo {
@@ -93,7 +95,14 @@ impl PeerInfo {
             requests_seen: AtomicU64::new(0),
             client: std::sync::Mutex::new(None),
             listen_port: AtomicU16::new(0),
+            utp: false,
         }
+    }
+
+    /// The same, over uTP when `utp`.
+    pub fn over_utp(mut self, utp: bool) -> PeerInfo {
+        self.utp = utp;
+        self
     }
 
     /// Data is queued for it and its socket made no progress for `for_ms`.

@@ -314,17 +314,13 @@ impl Torrent {
         };
         self.book.connected(addr, source, env.now);
         let key = env.ctx.key();
-        let info = Arc::new(PeerInfo::new(
-            addr,
-            outgoing,
-            remote.peer_id,
-            source,
-            now_ms,
-        ));
+        let info = Arc::new(
+            PeerInfo::new(addr, outgoing, remote.peer_id, source, now_ms).over_utp(stream.is_utp()),
+        );
         let (ctrl_tx, ctrl_rx) = mpsc::unbounded_channel();
         self.peers
             .insert(key, PeerHandle::new(info.clone(), ctrl_tx, now_ms));
-        tracing::debug!(torrent = %self.sum.name, %addr, outgoing, source = source.label(), "peer connected");
+        tracing::debug!(torrent = %self.sum.name, %addr, outgoing, utp = info.utp, source = source.label(), "peer connected");
         match (shared, fetch) {
             (Some(t), _) => {
                 tokio::spawn(async move {

@@ -131,7 +131,7 @@ pub fn peer_row(
             peer_interested: i.peer_interested.load(Ordering::Relaxed),
             incoming: !i.outgoing,
             encrypted: false,
-            utp: false,
+            utp: i.utp,
             snubbed: i.snubbed.load(Ordering::Relaxed),
             optimistic,
         },
