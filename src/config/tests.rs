@@ -370,7 +370,7 @@ fn peer_transports_parse_and_validate() {
         let e = Config::from_toml(bad, Path::new("x"))
             .unwrap_err()
             .to_string();
-        assert!(e.contains(says) && e.contains("line"), "{bad:?}: {e}");
+        assert!(e.contains(says) && e.contains("transport"), "{bad:?}: {e}");
     }
 }
 

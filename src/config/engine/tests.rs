@@ -33,6 +33,8 @@ on_complete = ["/opt/done", "%F", "%Z"]
 hook_timeout = 30
 ip_filter = "/srv/ipfilter.dat.gz"
 ascii = true
+[peer]
+transports = ["tcp", "utp"]
 [dht]
 enabled = false
 port = 7002
@@ -100,6 +102,9 @@ days = "weekends"
         on_added: vec!["/usr/bin/notify-send".into(), "added %N".into()],
         on_complete: vec!["/opt/done".into(), "%F".into(), "%Z".into()],
         hook_timeout: 30,
+        peer: PeerConfig {
+            transports: vec![TransportKind::Tcp, TransportKind::Utp],
+        },
         dht: DhtConfig {
             enabled: false,
             port: Some(7002),

@@ -15,9 +15,12 @@
 //!   could otherwise keep) bounds the error the drift adds to the queuing delay (under
 //!   20 ms at 100 ppm over 3 minutes), and a remote clock that runs slow only lowers the
 //!   base. All arithmetic on timestamps wraps (they are 32-bit µs counters).
-//! - **Window**: `cwnd += MAX_GAIN × off_target × acked / cwnd`, `off_target =
-//!   (TARGET − queuing delay) / TARGET` clamped to [−1, 1], so at most [`MAX_GAIN`] bytes
-//!   a round trip either way (libtorrent's gain). Slow start (the window grows by the bytes
+//! - **Window**: under the target, `cwnd += MAX_GAIN × off_target × acked / cwnd` with
+//!   `off_target = (TARGET − queuing delay) / TARGET`, so at most [`MAX_GAIN`] bytes a
+//!   round trip (libtorrent's gain). Over the target the window shrinks multiplicatively,
+//!   as LEDBAT++ does (`cwnd −= (delay / TARGET − 1) × acked`, at most half a window a
+//!   round trip): RFC 6817's additive decrease of a few KB a round trip takes minutes to
+//!   give a TCP flow its share when the window is hundreds of KB. Slow start (the window grows by the bytes
 //!   acked) until the queuing delay reaches half the target, a loss, or `ssthresh`. A loss
 //!   halves the window (BEP 29's loss factor 0.5) at most once a round trip; a timeout
 //!   drops it to one packet. The window grows only while it is in use (not when the
@@ -146,8 +149,12 @@ impl Ledbat {
         // grow only a window in use
         let limited = f64::from(flight) + f64::from(self.mss) < self.cwnd;
         let qd = self.queuing_delay().unwrap_or(0);
-        let off = ((f64::from(TARGET_US) - f64::from(qd)) / f64::from(TARGET_US)).clamp(-1.0, 1.0);
-        let ledbat = MAX_GAIN * off * f64::from(acked) / self.cwnd;
+        let target = f64::from(TARGET_US);
+        let ledbat = if qd <= TARGET_US {
+            MAX_GAIN * (target - f64::from(qd)) / target * f64::from(acked) / self.cwnd
+        } else {
+            -((f64::from(qd) / target - 1.0).min(0.5)) * f64::from(acked)
+        };
         let mut next = self.cwnd + ledbat;
         if self.slow_start {
             if qd > TARGET_US / 2 || self.cwnd >= self.ssthresh {
@@ -214,18 +221,29 @@ mod tests {
     }
 
     #[test]
-    fn over_target_the_window_shrinks() {
+    fn over_target_the_window_shrinks_by_the_excess_a_round_trip() {
         let mut l = steady(100_000, 5_000);
-        // 150 ms of queuing: off target by -0.5
+        // 125 ms of queuing: a quarter over the target
         for _ in 0..CURRENT_FILTER {
-            l.sample(10, 155_000);
+            l.sample(10, 130_000);
         }
-        assert_eq!(l.queuing_delay(), Some(150_000));
+        assert_eq!(l.queuing_delay(), Some(125_000));
+        // a round trip's worth of ACKs (about 100 KB)
         for _ in 0..72 {
             l.on_ack(MSS, 100_000);
         }
         let w = l.window();
-        assert!((98_400..=98_700).contains(&w), "window {w}");
+        assert!((74_000..=76_000).contains(&w), "window {w}");
+        // far over: at most half a window a round trip
+        let mut l = steady(100_000, 5_000);
+        for _ in 0..CURRENT_FILTER {
+            l.sample(10, 1_005_000);
+        }
+        for _ in 0..36 {
+            l.on_ack(MSS, 100_000);
+        }
+        let w = l.window();
+        assert!((74_000..=76_000).contains(&w), "window {w}");
     }
 
     #[test]

@@ -24,7 +24,7 @@ impl Out for Wire {
             return false;
         }
         self.sent += 1;
-        let dropped = (self.drop_every > 0 && self.sent % self.drop_every == 0)
+        let dropped = (self.drop_every > 0 && self.sent.is_multiple_of(self.drop_every))
             || self.drop_set.contains(&self.sent);
         if !dropped {
             self.q.push_back((self.now_us + self.delay_us, d.to_vec()));
