@@ -39,7 +39,8 @@
 //! | the session actor: loop and dispatch | `engine/session/mod.rs` |
 //! | start-up, the handle | `engine/session/start.rs` ([`engine::session::SessionHandle`]) |
 //! | torrents by id and info hash, add and remove | `engine/session/library.rs` |
-//! | incoming connections routed by info hash (BEP 3) | `engine/session/listener.rs` |
+//! | the listen port: TCP and uTP bound on one number | `engine/session/bind.rs` |
+//! | incoming connections (TCP and uTP) routed by info hash (BEP 3) | `engine/session/listener.rs` |
 //! | snapshots: rows, the focused torrent's detail, pacing | `engine/session/publish.rs` |
 //! | the state store's side: restore, checkpoints | `engine/session/persist.rs` over [`state`] |
 //! | pausing downloads on a full volume | `engine/session/disk_guard.rs` |
@@ -56,6 +57,8 @@
 //! | piece geometry, blocks, bitfields, the file layout | [`piece`] |
 //! | .torrent reading and writing, magnet links (BEP 9), paths | [`metainfo`] |
 //! | wire codec, extensions (BEP 10), PEX (BEP 11), metadata (BEP 9) | [`peer`] |
+//! | uTP (BEP 29): packets, LEDBAT, one connection's state machine, the UDP socket and its task, the stream | [`peer::utp`] (`packet`, `ledbat`, `conn`, `socket`, `stream`) |
+//! | dialling over the configured transports in order, with a fallback | `engine/peer_conn/mod.rs` (`dial`) |
 //! | HTTP and UDP trackers (BEP 3/15/23/48) | [`tracker`] |
 //! | a .torrent file fetched by http(s) URL (add from URL) | [`fetch`] |
 //! | the DHT node (BEP 5/32), Local Service Discovery (BEP 14) | [`dht`], [`lsd`] |

@@ -27,6 +27,7 @@ const CHECKS: &[(&str, Check)] = &[
     ("tracker_udp", checks::check_tracker_udp),
     ("tracker_http", checks::check_tracker_http),
     ("lsd", checks::check_lsd),
+    ("utp", checks::check_utp),
 ];
 
 /// The targets declared in `tests/fuzz/Cargo.toml` (`[[bin]]` names).

@@ -37,7 +37,7 @@ export CARGO_TARGET_DIR="${FUZZ_TARGET_DIR:-$here/target}"
 # one libFuzzer job per target; RSS cap well below the machine's memory
 rss_mb="${FUZZ_RSS_MB:-2048}"
 
-all=(bencode metainfo magnet peer_wire extension metadata pex tracker_udp tracker_http lsd krpc)
+all=(bencode metainfo magnet peer_wire extension metadata pex tracker_udp tracker_http lsd utp krpc)
 kept_root="$here/corpus-min"
 minimise="${FUZZ_MINIMISE:-0}"
 targets=("$@")
@@ -56,6 +56,7 @@ seed_dirs() {
     tracker_udp) echo "$fx/tracker_udp $seeds/tracker_udp" ;;
     tracker_http) echo "$fx/tracker_http $seeds/tracker_http" ;;
     lsd) echo "$seeds/lsd" ;;
+    utp) echo "$seeds/utp" ;;
     krpc) echo "$seeds/krpc" ;;
   esac
   [ -d "$kept_root/$1" ] && echo "$kept_root/$1"
