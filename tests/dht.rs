@@ -527,7 +527,9 @@ fn port_message_adds_a_node() {
         )
     });
     rat.wait_stdout("Seeding", Duration::from_secs(60)).unwrap();
-    let rat_dht = SocketAddr::from((Ipv4Addr::LOCALHOST, port));
+    // uTP has the listen port's UDP side: the DHT node is on the next port
+    let rat_peer = SocketAddr::from((Ipv4Addr::LOCALHOST, port));
+    let rat_dht = SocketAddr::from((Ipv4Addr::LOCALHOST, port + 1));
     assert_eq!(
         find_node_count(rat_dht),
         Some(0),
@@ -537,7 +539,7 @@ fn port_message_adds_a_node() {
     let mut la = LeechArgs::new(&torrent, &dir.path().join("leech"), ip, free_port_on(ip));
     la.dht = true;
     la.dht_bootstrap = net.addrs();
-    la.connect = vec![rat_dht];
+    la.connect = vec![rat_peer];
     let mut leecher = LtPeer::leech(&la);
     leecher.wait_done(Duration::from_secs(60)).unwrap();
     let ok = wait_until(Duration::from_secs(30), || {
