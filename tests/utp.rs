@@ -141,3 +141,40 @@ fn with_both_transports_a_tcp_only_peer_is_reached_over_tcp() {
         start.elapsed()
     );
 }
+
+#[test]
+fn the_download_rate_limit_holds_over_utp() {
+    let tracker = TestTracker::start();
+    let dir = temp_dir();
+    let src = dir.path().join("src");
+    payload::write_tree(&src, &[FileSpec::new("r.bin", 12 << 20)], 0x4a7e).unwrap();
+    let torrent = dir.path().join("r.torrent");
+    make_torrent(&src.join("r.bin"), &torrent, &tracker.url(), None);
+    let mut sa = SeedArgs::new(&torrent, &src, SEEDER_IP, free_port_on(SEEDER_IP));
+    sa.extra = utp_only_lt();
+    let mut seeder = LtPeer::seed(&sa);
+    let dst = dir.path().join("dst");
+    let (t, o, p) = (
+        torrent.to_str().unwrap(),
+        dst.to_str().unwrap(),
+        free_port().to_string(),
+    );
+    let start = Instant::now();
+    // 2 MiB/s: the reader holds back, the receive window shuts, the sender waits
+    let mut rat = Rat::spawn(
+        &["download", t, "-o", o, "--port", &p],
+        "download_rate_limit = \"2M\"\n[peer]\ntransports = [\"utp\"]\n",
+    );
+    let st = rat.wait(Duration::from_secs(60)).unwrap();
+    let took = start.elapsed();
+    assert!(st.success(), "{st}\n{}", rat.output());
+    common::compare_files(&src.join("r.bin"), &dst.join("r.bin")).unwrap();
+    let line = seeder.wait_line("PEER", Duration::from_secs(5)).unwrap();
+    assert!(line.ends_with(" utp"), "{line:?}");
+    // 12 MiB at 2 MiB/s, less a quarter second's burst and what the window held
+    assert!(
+        took >= Duration::from_secs(5),
+        "too fast for the limit: {took:?}"
+    );
+    eprintln!("12 MiB at a 2 MiB/s limit over uTP: {took:.1?}");
+}
