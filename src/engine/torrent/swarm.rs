@@ -15,6 +15,7 @@ use tokio::sync::mpsc;
 use super::peers::PeerHandle;
 use super::{Env, QUIET_AFTER, TimerKey, Torrent, TorrentTimer, choke};
 use crate::api::{EventKind, EventLevel, PeerSource};
+use crate::config::engine::TransportKind;
 use crate::engine::ctx::{SessionEvent, SlotKind};
 use crate::engine::ip_filter::Blocklist;
 use crate::engine::link::message::{PeerCtrl, PeerError, PeerEvent};
@@ -159,15 +160,20 @@ impl Torrent {
                 Handshake::ours(self.sum.info_hash, ctx.peer_id).with_dht(self.dht_allowed(env));
             tokio::spawn(async move {
                 let _slot = slot;
-                let transports = &ctx.config.peer.transports;
-                match peer_conn::dial(addr, ours, transports, ctx.utp.as_deref()).await {
-                    Ok((stream, remote)) => ctx.send(SessionEvent::Handshaken {
-                        info_hash: ours.info_hash,
-                        addr,
-                        outgoing: true,
-                        remote,
-                        stream,
-                    }),
+                let order = ctx.dial_order(addr);
+                match peer_conn::dial(addr, ours, &order, ctx.utp.as_deref()).await {
+                    Ok((stream, remote)) => {
+                        if order.first() == Some(&TransportKind::Utp) && !stream.is_utp() {
+                            ctx.learnt_no_utp(addr);
+                        }
+                        ctx.send(SessionEvent::Handshaken {
+                            info_hash: ours.info_hash,
+                            addr,
+                            outgoing: true,
+                            remote,
+                            stream,
+                        })
+                    }
                     Err(error) => ctx.send(SessionEvent::DialFailed {
                         torrent: id,
                         addr,

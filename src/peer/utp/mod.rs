@@ -6,6 +6,7 @@
 //! - [`ledbat`]: the congestion window from one-way delay (RFC 6817).
 //! - [`conn`]: one connection as a plain state machine (handshake, send and receive
 //!   buffers, retransmission, windows, pacing).
+//! - [`recv`]: datagrams read in batches (`recvmmsg`).
 //! - [`socket`]: [`UtpSocket`], the UDP socket and the task that routes packets to the
 //!   connections and runs their timers.
 //! - [`stream`]: [`UtpStream`], a connection as `AsyncRead` + `AsyncWrite`.
@@ -15,6 +16,7 @@
 pub mod conn;
 pub mod ledbat;
 pub mod packet;
+pub mod recv;
 pub mod socket;
 pub mod stream;
 

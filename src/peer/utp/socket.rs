@@ -1,10 +1,12 @@
 //! The uTP socket: one UDP socket per listen address carrying every uTP connection, and
 //! the task that drives them.
 //!
-//! - **Receiving**: the task drains the socket in batches (up to [`BATCH`] datagrams),
+//! - **Receiving**: the task drains the socket in batches (up to [`BATCH`] datagrams, read
+//!   32 at a time by `recvmmsg`, [`super::recv`]),
 //!   routes each packet by (sender, connection id) to its [`Conn`] under that connection's
 //!   own lock (never held across an await), and once the batch is read sends each touched
-//!   connection's pending ACK (libtorrent's "socket drained" ACK). A datagram that is not
+//!   connection's pending ACK (libtorrent's "socket drained" ACK) and wakes its reader
+//!   and writer, once per batch. A datagram that is not
 //!   uTP is dropped; a `ST_SYN` opens an incoming connection while fewer than
 //!   [`UtpLimits::max_half_open`] are half-open (no data yet) and the table has room;
 //!   data for a connection we do not know gets a `ST_RESET`.
@@ -34,6 +36,7 @@ use tokio::sync::{Notify, mpsc};
 
 use super::conn::{Conn, Out, State};
 use super::packet::{HEADER_LEN, Header, Packet, PacketType};
+use super::recv::RecvBatch;
 use super::stream::UtpStream;
 use crate::lock::MutexExt;
 
@@ -330,7 +333,7 @@ fn new_cell(addr: SocketAddr, conn: Conn, half_open: bool) -> Arc<Cell> {
 
 /// The socket's task: receive batches, timers, until the socket is dropped.
 async fn run(inner: Arc<Inner>) {
-    let mut buf = vec![0u8; 64 * 1024];
+    let mut buf = RecvBatch::new();
     let mut touched: Vec<Arc<Cell>> = Vec::with_capacity(BATCH);
     let mut all: Vec<Arc<Cell>> = Vec::new();
     loop {
@@ -367,12 +370,20 @@ async fn run(inner: Arc<Inner>) {
     }
 }
 
-fn receive_batch(inner: &Arc<Inner>, buf: &mut [u8], touched: &mut Vec<Arc<Cell>>) {
-    for _ in 0..BATCH {
-        match inner.udp.try_recv_from(buf) {
-            Ok((n, from)) => on_datagram(inner, &buf[..n], from, touched),
+fn receive_batch(inner: &Arc<Inner>, rb: &mut RecvBatch, touched: &mut Vec<Arc<Cell>>) {
+    let mut read = 0;
+    while read < BATCH {
+        match rb.read(&inner.udp) {
+            Ok(n) => {
+                for i in 0..n {
+                    if let Some((d, from)) = rb.datagram(i) {
+                        on_datagram(inner, d, from, touched);
+                    }
+                }
+                read += n.max(1);
+            }
             Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
-            Err(_) => continue, // an ICMP error for an earlier datagram
+            Err(_) => read += 1, // an ICMP error for an earlier datagram
         }
     }
     let now = inner.now_us();
@@ -380,6 +391,7 @@ fn receive_batch(inner: &Arc<Inner>, buf: &mut [u8], touched: &mut Vec<Arc<Cell>
         let mut s = cell.slot.locked();
         s.in_batch = false;
         s.conn.ack_if_pending(now, &mut inner.out(cell.addr));
+        s.wake();
         let d = s.conn.deadline();
         drop(s);
         inner.schedule(d);
@@ -429,7 +441,8 @@ fn on_datagram(inner: &Arc<Inner>, d: &[u8], from: SocketAddr, touched: &mut Vec
         s.half_open = false;
         inner.table.locked().half_open -= 1;
     }
-    s.wake();
+    // the reader and writer are woken once the batch is read: woken per packet, they
+    // would run beside this task and wake it again for every packet
     if !s.in_batch {
         s.in_batch = true;
         drop(s);
