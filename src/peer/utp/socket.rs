@@ -275,8 +275,8 @@ impl UtpSocket {
     /// Open a connection to `addr` (BEP 29 handshake: up to three `ST_SYN`s over 3 s).
     ///
     /// # Errors
-    /// `TimedOut` when no answer came, `ConnectionReset` when the peer refused,
-    /// `OutOfMemory`... no: `Other` when the table is full.
+    /// `TimedOut` when no answer came, `ConnectionReset` when the peer refused, `Other`
+    /// when the table is full ([`UtpLimits::max_connections`]).
     pub async fn connect(&self, addr: SocketAddr) -> io::Result<UtpStream> {
         let inner = &self.inner;
         let cell = {
