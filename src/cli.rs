@@ -10,7 +10,7 @@ use crate::metainfo::magnet::is_magnet;
 /// ratorrent — a fast, light BitTorrent client with a terminal UI.
 ///
 /// With no subcommand, opens the TUI with the given .torrent files or magnet links added.
-#[derive(Debug, Parser)]
+#[derive(Debug, Clone, Parser)]
 #[command(version, about, long_about = None)]
 pub struct Cli {
     /// Config file (default: ~/.config/ratorrent/config.toml).
@@ -38,6 +38,11 @@ pub struct Cli {
     /// overrides `storage` in the config.
     #[arg(long, global = true, value_name = "file|mmap")]
     pub storage: Option<crate::storage::StorageMode>,
+
+    /// MSE/PE encryption of peer connections: `prefer`, `require` or `disable` (overrides
+    /// `[peer] encryption`).
+    #[arg(long, global = true, value_name = "prefer|require|disable")]
+    pub encryption: Option<crate::config::engine::Encryption>,
 
     /// Watch folder for the TUI (overrides `watch_dir`): .torrent files dropped there are
     /// added, then renamed `.added` (or `.invalid`, with the reason in the log).
@@ -80,7 +85,7 @@ fn parse_host_port(s: &str) -> Result<String, String> {
 }
 
 /// Headless subcommands.
-#[derive(Debug, Subcommand)]
+#[derive(Debug, Clone, Subcommand)]
 pub enum Cmd {
     /// Download torrents without the TUI, printing progress; exits 0 once every piece of
     /// every torrent is verified (or keeps seeding with --seed until SIGINT/SIGTERM).
@@ -114,6 +119,29 @@ pub enum Cmd {
         #[arg(long)]
         sequential: bool,
     },
+    /// Run the engine without a terminal, for a service (systemd: `config/ratorrent.service`):
+    /// the same session state and watch folder as the TUI, a control socket a TUI attaches
+    /// to (`ratorrent` or `ratorrent attach`), logs in the state folder's log file.
+    /// SIGTERM/SIGINT stop it (state saved, exit 0); SIGHUP reads the config file again.
+    Daemon {
+        /// Where downloads go (overrides `download_dir`).
+        #[arg(short = 'o', long = "output", value_name = "DIR")]
+        output: Option<PathBuf>,
+    },
+    /// Open the TUI on the daemon that runs with this state folder (plain `ratorrent`
+    /// does so too when a daemon runs); fails when none runs. Quitting leaves the daemon
+    /// running; the quit-daemon key (Q) stops it.
+    Attach {
+        /// .torrent files, magnet links or http(s) URLs to add through the daemon.
+        #[arg(value_name = "TORRENT|MAGNET|URL")]
+        torrents: Vec<PathBuf>,
+        /// Where the torrents given here go (default: the daemon's `download_dir`).
+        #[arg(short = 'o', long = "output", value_name = "DIR")]
+        output: Option<PathBuf>,
+        /// Draw with ASCII only (as `ratorrent --ascii`).
+        #[arg(long)]
+        ascii: bool,
+    },
     /// Print a .torrent file's name, info hash, pieces, trackers and files, or what a
     /// magnet link names (info hash, name, trackers, peers).
     Info {
@@ -127,6 +155,80 @@ pub enum Cmd {
         /// The directory that holds the torrent's file (or its top folder).
         dir: PathBuf,
     },
+    /// Make a .torrent of a file or folder: hybrid by default (v1 + v2, BEP 52, as
+    /// qBittorrent makes them), or v1 or v2 only. Pieces are hashed on all cores with a
+    /// progress line; the result is read back before it is written.
+    Create {
+        /// The file or folder to share.
+        #[arg(value_name = "PATH")]
+        path: PathBuf,
+        /// Where to write the .torrent (default: NAME.torrent in the current folder).
+        #[arg(short = 'o', long = "output", value_name = "FILE.torrent")]
+        output: Option<PathBuf>,
+        /// The torrent's format: hybrid (v1 + v2, read by every client), v1 (BEP 3 only),
+        /// or v2 (BEP 52 only; older clients cannot read it).
+        #[arg(long, value_name = "FORMAT", default_value = "hybrid")]
+        format: TorrentFormat,
+        /// Bytes per piece: a power of two from 16 KiB to 512 MiB (e.g. 256K, 4M, 16 MiB);
+        /// chosen from the total size when left out (about 1500 pieces, 16 KiB .. 16 MiB).
+        #[arg(long = "piece-size", alias = "piece-length", value_name = "SIZE")]
+        piece_size: Option<String>,
+        /// An announce URL; repeat for more tiers (BEP 12), tried in the order given; the
+        /// URLs of one tier separated by commas.
+        #[arg(short = 't', long = "tracker", value_name = "URL[,URL...]")]
+        trackers: Vec<String>,
+        /// A web seed URL (BEP 19 `url-list`); repeatable.
+        #[arg(short = 'w', long = "web-seed", value_name = "URL")]
+        web_seeds: Vec<String>,
+        /// Mark the torrent private (BEP 27: trackers only, no DHT, PEX or LSD).
+        #[arg(long)]
+        private: bool,
+        /// A comment.
+        #[arg(short = 'c', long, value_name = "TEXT")]
+        comment: Option<String>,
+        /// A source tag in the info dictionary (private trackers ask for one; it changes
+        /// the info hash).
+        #[arg(short = 's', long = "source", value_name = "TAG")]
+        source: Option<String>,
+        /// Leave the creation date out: the same files and options then give the same
+        /// bytes (and info hashes).
+        #[arg(long = "no-date")]
+        no_date: bool,
+        /// Hashing threads (default: one per core).
+        #[arg(long, value_name = "N")]
+        threads: Option<usize>,
+        /// Replace the output file if it exists.
+        #[arg(short = 'f', long)]
+        force: bool,
+        /// Print nothing but errors (no progress line, no summary).
+        #[arg(short, long)]
+        quiet: bool,
+    },
+    /// Make the hash of a password for the Web API (`[webui] password`): asks for it twice
+    /// on a terminal (or reads one line from standard input) and prints the config line,
+    /// a salted PBKDF2-HMAC-SHA256 hash, to paste into the `[webui]` table.
+    Passwd,
+}
+
+/// The format of a torrent `ratorrent create` makes (BEP 52).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum TorrentFormat {
+    /// v1 and v2 side by side: every client reads it (qBittorrent's default).
+    Hybrid,
+    /// BEP 3 only (SHA-1 pieces).
+    V1,
+    /// BEP 52 only (SHA-256 Merkle trees per file).
+    V2,
+}
+
+impl From<TorrentFormat> for crate::metainfo::MetaVersion {
+    fn from(f: TorrentFormat) -> Self {
+        match f {
+            TorrentFormat::Hybrid => crate::metainfo::MetaVersion::Hybrid,
+            TorrentFormat::V1 => crate::metainfo::MetaVersion::V1,
+            TorrentFormat::V2 => crate::metainfo::MetaVersion::V2,
+        }
+    }
 }
 
 #[cfg(test)]

@@ -12,8 +12,10 @@
 //! the TUI.
 
 pub mod engine;
+pub mod reload;
 pub mod schedule;
 pub mod ui;
+pub mod webui;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -38,6 +40,8 @@ pub struct Config {
     /// Watch folder: .torrent files dropped there are added, then renamed `.added` (or
     /// `.invalid`); `~` expands to the home directory. Default: none (no watching).
     pub watch_dir: Option<PathBuf>,
+    /// The qBittorrent-compatible Web API, the `[webui]` table (off by default).
+    pub webui: webui::WebUiConfig,
     /// The file these settings were read from (`None`: the defaults, no file); named in
     /// the messages of [`Config::invalid_entries`].
     pub source: Option<PathBuf>,
@@ -86,9 +90,10 @@ struct ConfigFile {
     max_metadata_size: Option<u32>,
     add_url_timeout: Option<u32>,
     pex: Option<bool>,
-    peer: Option<engine::PeerConfig>,
     dht: Option<DhtConfig>,
     lsd: Option<LsdConfig>,
+    webseeds: Option<engine::WebSeedConfig>,
+    peer: Option<engine::PeerConfig>,
     on_added: Option<Vec<String>>,
     on_complete: Option<Vec<String>>,
     hook_timeout: Option<u32>,
@@ -98,6 +103,7 @@ struct ConfigFile {
     /// Empty = no filter.
     ip_filter: Option<PathBuf>,
     watch_dir: Option<PathBuf>,
+    webui: Option<webui::WebUiFile>,
     ascii: Option<bool>,
     mouse: Option<bool>,
     confirm_quit: Option<bool>,
@@ -120,7 +126,10 @@ macro_rules! take_set {
 impl ConfigFile {
     /// The parts, with the defaults for what the file leaves out; `text` is the file
     /// (for the line of each `[keys]` and `[colors]` entry).
-    fn into_config(self, text: &str) -> Config {
+    ///
+    /// # Errors
+    /// A `[webui]` value that does not read (its address).
+    fn into_config(self, text: &str) -> Result<Config, engine::BadValue> {
         let mut engine = EngineConfig::default();
         take_set!(
             engine,
@@ -146,9 +155,10 @@ impl ConfigFile {
             max_metadata_size,
             add_url_timeout,
             pex,
-            peer,
             dht,
             lsd,
+            webseeds,
+            peer,
             on_added,
             on_complete,
             hook_timeout,
@@ -185,12 +195,14 @@ impl ConfigFile {
         };
         engine.ip_filter = self.ip_filter.filter(|p| !p.as_os_str().is_empty());
         take_set!(ui, self, ascii, mouse, confirm_quit, columns);
-        Config {
+        let webui = self.webui.unwrap_or_default().into_config()?;
+        Ok(Config {
             engine,
             ui,
             watch_dir: self.watch_dir,
+            webui,
             source: None,
-        }
+        })
     }
 }
 
@@ -337,7 +349,12 @@ impl Config {
             path: path.to_path_buf(),
             message: e.to_string().trim_end().to_string(),
         })?;
-        let mut c = file.into_config(text);
+        let bad = |key, problem: &str| ConfigError::Value {
+            path: path.to_path_buf(),
+            key,
+            problem: problem.to_string(),
+        };
+        let mut c = file.into_config(text).map_err(|b| bad(b.key, &b.problem))?;
         c.source = Some(path.to_path_buf());
         c.engine.download_dir = expand_tilde(&c.engine.download_dir);
         c.watch_dir = c.watch_dir.as_deref().map(expand_tilde);
@@ -346,11 +363,6 @@ impl Config {
             cat.save_path = expand_tilde(&cat.save_path);
             cat.download_path = cat.download_path.as_deref().map(expand_tilde);
         }
-        let bad = |key, problem: &str| ConfigError::Value {
-            path: path.to_path_buf(),
-            key,
-            problem: problem.to_string(),
-        };
         c.engine.check().map_err(|b| bad(b.key, &b.problem))?;
         if c.watch_dir
             .as_ref()

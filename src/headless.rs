@@ -73,12 +73,18 @@ pub fn cli_hint(kind: crate::api::TorrentErrorKind) -> &'static str {
 }
 
 /// One progress line, e.g.
-/// `[ 42.0%] 430.1 MiB / 1.00 GiB  ↓ 312.4 MiB/s  ↑ 0 B/s  peers 1 (1 seeds)  ETA 2s  Downloading`.
+/// `[ 42.0%] 430.1 MiB / 1.00 GiB  ↓ 312.4 MiB/s  ↑ 0 B/s  peers 1 (1 seeds)  ETA 2s  Downloading`,
+/// with `+ 1 web seed` after the peers while web seeds (BEP 19) are in use.
 pub fn progress_line(r: &TorrentRow) -> String {
     let pct = r.progress() * 100.0;
     let eta = r.eta_secs.map_or_else(|| "-".to_string(), units::duration);
+    let web = match r.web_seeds {
+        0 => String::new(),
+        1 => " + 1 web seed".to_owned(),
+        n => format!(" + {n} web seeds"),
+    };
     let mut line = format!(
-        "[{pct:5.1}%] {} / {}  ↓ {}  ↑ {}  peers {} ({} seeds)  ETA {eta}  {}",
+        "[{pct:5.1}%] {} / {}  ↓ {}  ↑ {}  peers {} ({} seeds){web}  ETA {eta}  {}",
         units::size(r.done),
         units::size(r.size),
         units::rate(r.down_rate),
@@ -467,7 +473,7 @@ pub fn check_meta(
     let have = check_pieces(
         &storage,
         meta.geometry(),
-        &meta.piece_hashes,
+        &meta.hashes(),
         threads,
         &AtomicU32::new(0),
         &AtomicBool::new(false),
@@ -478,6 +484,26 @@ pub fn check_meta(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_progress_line_counts_web_seeds_beside_peers() {
+        let mut r = TorrentRow {
+            state: TorrentState::Downloading,
+            size: 100,
+            done: 50,
+            pieces_total: 2,
+            ..TorrentRow::default()
+        };
+        assert!(
+            progress_line(&r).contains("peers 0 (0 seeds)  ETA"),
+            "{}",
+            progress_line(&r)
+        );
+        r.web_seeds = 1;
+        assert!(progress_line(&r).contains("peers 0 (0 seeds) + 1 web seed  ETA"));
+        r.web_seeds = 2;
+        assert!(progress_line(&r).contains("+ 2 web seeds  ETA"));
+    }
 
     #[test]
     fn command_line_hints_never_say_resume_and_the_guard_is_told_from_a_users_pause() {

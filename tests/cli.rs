@@ -537,3 +537,13 @@ fn download_into_a_folder_that_cannot_be_made_fails_at_once_with_one_hint() {
     );
     assert!(line.ends_with("then run the command again)"), "{line}");
 }
+
+#[test]
+fn an_unknown_encryption_is_refused_with_the_three_values() {
+    let (code, _, err) = run(&["--encryption", "forced", "info", "x.torrent"]);
+    assert_ne!(code, 0);
+    assert!(
+        err.contains("prefer") && err.contains("require") && err.contains("disable"),
+        "{err}"
+    );
+}

@@ -366,6 +366,13 @@ fn lsd_mutations() {
 }
 
 #[test]
+fn webseed_answer_mutations() {
+    let seeds = seeds(&[&format!("{SEEDS}/webseed")]);
+    let n = run("webseed", &seeds, false, checks::check_webseed_answer);
+    assert!(n > 1000, "{n}");
+}
+
+#[test]
 fn pex_mutations() {
     let mut s = seeds(&[&format!("{SEEDS}/pex")]);
     let added: Vec<pex::PexPeer> = (0..60u8)

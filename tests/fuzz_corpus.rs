@@ -19,6 +19,8 @@ type Check = fn(&[u8]);
 const CHECKS: &[(&str, Check)] = &[
     ("bencode", checks::check_bencode),
     ("metainfo", checks::check_metainfo),
+    ("metainfo_v2", checks::check_metainfo_v2),
+    ("hash_messages", checks::check_hash_messages),
     ("magnet", checks::check_magnet),
     ("peer_wire", checks::check_peer_stream),
     ("extension", checks::check_extension),
@@ -28,6 +30,8 @@ const CHECKS: &[(&str, Check)] = &[
     ("tracker_http", checks::check_tracker_http),
     ("lsd", checks::check_lsd),
     ("utp", checks::check_utp),
+    ("webseed", checks::check_webseed_answer),
+    ("mse", checks::check_mse),
 ];
 
 /// The targets declared in `tests/fuzz/Cargo.toml` (`[[bin]]` names).
@@ -116,4 +120,21 @@ fn kept_krpc_datagrams_leave_the_dht_node_serving() {
     let (n, failures) = replay("krpc", |d| node.check(d));
     assert!(failures.is_empty(), "{}", failures.join("\n"));
     eprintln!("replayed {n} KRPC datagrams");
+}
+
+/// The seeds of the BEP 52 hash-message target pass its check (and are written to
+/// `tests/fuzz/seeds/hash_messages` when `WRITE_FUZZ_SEEDS` is set).
+#[test]
+fn hash_message_seeds_pass_their_check() {
+    let seeds = checks::hash_message_seeds();
+    for s in &seeds {
+        checks::check_hash_messages(s);
+    }
+    if std::env::var_os("WRITE_FUZZ_SEEDS").is_some() {
+        let dir = Path::new(FUZZ_DIR).join("seeds/hash_messages");
+        std::fs::create_dir_all(&dir).unwrap();
+        for (i, s) in seeds.iter().enumerate() {
+            std::fs::write(dir.join(format!("seed-{i}")), s).unwrap();
+        }
+    }
 }

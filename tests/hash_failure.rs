@@ -25,6 +25,7 @@ const CORRUPT_PIECE: u32 = 0;
 struct FakeLog {
     /// Times the last block of the corrupt piece was served.
     corrupt_deliveries: u32,
+    /// Connections that opened with a BitTorrent handshake.
     connections: u32,
     closed_by_client: u32,
 }
@@ -35,12 +36,16 @@ fn fake_seeder(listener: TcpListener, data: Arc<Vec<u8>>, ih: InfoHash, log: Arc
     let pieces = (data.len() as u32).div_ceil(PIECE);
     for conn in listener.incoming() {
         let Ok(mut s) = conn else { return };
-        log.lock().unwrap().connections += 1;
         let mut hs = [0u8; wire::HANDSHAKE_LEN];
         if s.read_exact(&mut hs).is_err() {
             continue;
         }
-        let theirs = Handshake::parse(&hs).unwrap();
+        // a plaintext-only peer: an MSE handshake (ratorrent's first try with encryption
+        // "prefer") is not a BitTorrent handshake, and is closed
+        let Ok(theirs) = Handshake::parse(&hs) else {
+            continue;
+        };
+        log.lock().unwrap().connections += 1;
         assert_eq!(theirs.info_hash, ih);
         let mut out = BytesMut::new();
         out.extend_from_slice(&Handshake::ours(ih, PeerId(*b"-FK0001-corruptpeer1")).to_bytes());

@@ -305,7 +305,7 @@ fn libtorrent_downloads_from_a_ratorrent_seeder_found_through_lsd() {
             .unwrap_or_else(|e| panic!("{e}\n{}", rat.output()));
         assert_eq!(
             peer,
-            format!("PEER 127.0.0.1:{port} lsd"),
+            format!("PEER 127.0.0.1:{port} lsd tcp"),
             "libtorrent learnt of ratorrent through LSD only"
         );
         leecher

@@ -115,10 +115,14 @@ fn v2_class() {
     // numbered keys
     let m = Magnet::parse(&format!("magnet:?xt.1=urn:btih:{v1}&xt.2=urn:btmh:{v2}")).unwrap();
     assert!(m.info_hash_v2.is_some());
-    // v2 alone: not supported yet, said plainly
-    let e = Magnet::parse(&format!("magnet:?xt=urn:btmh:{v2}")).unwrap_err();
-    assert_eq!(e, MagnetError::V2Only);
-    assert!(e.to_string().contains("not supported yet"));
+    // v2 alone: a v2-only torrent, known on the wire by the v2 hash cut to 20 bytes
+    let m = Magnet::parse(&format!("magnet:?xt=urn:btmh:{v2}")).unwrap();
+    assert!(m.is_v2_only());
+    assert_eq!(m.info_hash.to_hex(), &v2[4..44]);
+    assert_eq!(Magnet::parse(&m.to_link()).unwrap(), m);
+    assert!(!m.to_link().contains("btih"), "{}", m.to_link());
+    let text = m.describe();
+    assert!(text.contains("Info hash v1:  none"), "{text}");
     // a multihash of another function or length
     for bad in [&v2[..60], "1114aabb", &format!("1320{}", &v2[4..])] {
         let e = Magnet::parse(&format!("magnet:?xt=urn:btih:{v1}&xt=urn:btmh:{bad}")).unwrap_err();

@@ -128,16 +128,12 @@ impl Seeder {
         let seen = Arc::new(Seen::default());
         let s2 = seen.clone();
         std::thread::spawn(move || {
-            for (n, c) in l.incoming().enumerate() {
+            for c in l.incoming() {
                 let Ok(c) = c else { continue };
-                s2.connections.fetch_add(1, Ordering::Relaxed);
                 let (served, script, seen) = (served.clone(), script.clone(), s2.clone());
                 std::thread::spawn(move || {
-                    if let Err(e) = serve(c, n, &served, &script, &seen) {
-                        seen.errors
-                            .lock()
-                            .unwrap()
-                            .push(format!("connection {n}: {e}"));
+                    if let Err(e) = serve(c, &served, &script, &seen) {
+                        seen.errors.lock().unwrap().push(e.to_string());
                     }
                 });
             }
@@ -178,18 +174,20 @@ fn ext_handshake(size: Option<u32>) -> Message {
     }
 }
 
-/// One connection of the seeder (`n`: 0 for the first).
-fn serve(
-    mut c: TcpStream,
-    n: usize,
-    served: &Served,
-    script: &Script,
-    seen: &Seen,
-) -> std::io::Result<()> {
+/// One connection of the seeder. It speaks plaintext only: a connection that does not open
+/// with a BitTorrent handshake (ratorrent's MSE attempt under encryption "prefer") is
+/// closed and not counted; the others are numbered from 0 in `seen.connections`.
+fn serve(mut c: TcpStream, served: &Served, script: &Script, seen: &Seen) -> std::io::Result<()> {
     let mut h = [0u8; HANDSHAKE_LEN];
     c.read_exact(&mut h)?;
+    if h[..20] != *b"\x13BitTorrent protocol" {
+        return Ok(());
+    }
+    let n = seen.connections.fetch_add(1, Ordering::Relaxed) as usize;
     if h[28..48] != served.info_hash {
-        return Err(std::io::Error::other("handshake for another torrent"));
+        return Err(std::io::Error::other(format!(
+            "connection {n}: handshake for another torrent"
+        )));
     }
     let mut ours = h;
     ours[20..28].fill(0);

@@ -258,7 +258,13 @@ fn assert_invariants(m: &Metainfo) {
         .map(|i| u64::from(m.piece_size(i)))
         .sum();
     assert_eq!(sum, m.total_length);
-    assert_eq!(m.info_hash, InfoHash::of_info_bytes(&m.info_bytes));
+    if m.version() == ratorrent::metainfo::MetaVersion::V2 {
+        // a v2-only torrent is known on the wire by its v2 hash cut to 20 bytes
+        assert_eq!(m.info_hash, InfoHash::truncated(&m.info_hash_v2.unwrap()));
+        assert!(m.piece_hashes.is_empty());
+    } else {
+        assert_eq!(m.info_hash, InfoHash::of_info_bytes(&m.info_bytes));
+    }
     // a real file is never a folder of another real file, not even ignoring letter case
     let folders: std::collections::HashSet<String> = m
         .files
@@ -1369,28 +1375,155 @@ fn top_level_structure_errors() {
 }
 
 #[test]
-fn v2_only_torrents_are_refused_clearly() {
-    let tree = d(vec![(
-        "a.txt",
+fn v2_only_torrents_are_read_and_hostile_ones_refused_clearly() {
+    use sha2::Digest as _;
+    let leaf = |len: i64, root: Vec<u8>| {
         d(vec![(
             "",
+            d(vec![("length", B::I(len)), ("pieces root", B::S(root))]),
+        )])
+    };
+    // a file of one piece, an empty one, one of three pieces (its layer given), in folders
+    let big_root = {
+        // the layer of 3 pieces of one leaf: leaves padded to 4 with zeros
+        let layer: Vec<[u8; 32]> = (0..3u8).map(|i| [i + 10; 32]).collect();
+        let pair = |a: &[u8], b: &[u8]| -> [u8; 32] {
+            let mut h = sha2::Sha256::new();
+            h.update(a);
+            h.update(b);
+            h.finalize().into()
+        };
+        let l = pair(&layer[0], &layer[1]);
+        let r = pair(&layer[2], &[0; 32]);
+        (pair(&l, &r), layer.concat())
+    };
+    let tree = d(vec![
+        ("a.txt", leaf(10, vec![1; 32])),
+        (
+            "sub",
             d(vec![
-                ("length", B::I(10)),
-                ("pieces root", B::S(vec![1; 32])),
+                ("big.bin", leaf(3 * PL - 5, big_root.0.to_vec())),
+                ("empty", d(vec![("", d(vec![("length", B::I(0))]))])),
             ]),
-        )]),
-    )]);
+        ),
+    ]);
     let info = d(vec![
-        ("file tree", tree),
+        ("file tree", tree.clone()),
         ("meta version", B::I(2)),
         ("name", s("v2")),
         ("piece length", B::I(PL)),
     ]);
-    let err = parse(info).unwrap_err();
+    let with_layers =
+        |info: B, layers: B| d(vec![("info", info), ("piece layers", layers)]).bytes();
+    // a layer for a root no file has is ignored
+    let bytes = with_layers(info.clone(), B::D(vec![(vec![9; 32], B::S(vec![0; 64]))]));
+    let m = Metainfo::from_bytes(&bytes).unwrap();
+    assert_eq!(m.version(), ratorrent::metainfo::MetaVersion::V2);
+    let v2: [u8; 32] = sha2::Sha256::digest(info.bytes()).into();
+    assert_eq!(m.info_hash_v2, Some(v2));
+    assert_eq!(m.info_hash, InfoHash::truncated(&v2));
+    assert!(m.piece_hashes.is_empty());
+    // a.txt, its padding, sub/big.bin, its padding (tail padding), sub/empty
+    let shape: Vec<(String, u64, u64, bool)> = m
+        .files
+        .iter()
+        .map(|f| {
+            (
+                f.path.to_string_lossy().into_owned(),
+                f.offset,
+                f.length,
+                f.pad,
+            )
+        })
+        .collect();
+    assert_eq!(
+        shape,
+        vec![
+            ("v2/a.txt".into(), 0, 10, false),
+            (format!("v2/.pad/{}", PL - 10), 10, PL as u64 - 10, true),
+            ("v2/sub/big.bin".into(), PL as u64, 3 * PL as u64 - 5, false),
+            ("v2/.pad/5".into(), 4 * PL as u64 - 5, 5, true),
+            ("v2/sub/empty".into(), 4 * PL as u64, 0, false),
+        ]
+    );
+    assert_eq!(m.piece_count(), 4);
+    let v = m.v2.as_ref().unwrap();
+    assert!(!v.complete(), "big.bin's layer is missing: peers send it");
+    let text = m.describe();
     assert!(
-        err.to_string()
-            .starts_with("v2-only torrents are not supported yet"),
-        "{err}"
+        text.contains("Info hash v1:  none (a v2-only torrent)"),
+        "{text}"
+    );
+    assert!(
+        text.contains("Piece layers:  missing for 1 file(s)"),
+        "{text}"
+    );
+    // its layer given: complete
+    let good = with_layers(
+        info.clone(),
+        B::D(vec![(big_root.0.to_vec(), B::S(big_root.1.clone()))]),
+    );
+    let m = Metainfo::from_bytes(&good).unwrap();
+    assert!(m.v2.as_ref().unwrap().complete());
+    // hostile: a layer of the wrong length, an oversized one, one that does not hash
+    for (layer, why) in [
+        (big_root.1[..64].to_vec(), "is 64 bytes, but"),
+        (
+            [big_root.1.clone(), vec![0; 32]].concat(),
+            "is 128 bytes, but",
+        ),
+        (vec![7; 96], "does not hash to its 'pieces root'"),
+    ] {
+        let bad = with_layers(info.clone(), B::D(vec![(big_root.0.to_vec(), B::S(layer))]));
+        let e = Metainfo::from_bytes(&bad).unwrap_err().to_string();
+        assert!(
+            e.starts_with("invalid v2 torrent: 'piece layers': the layer of 'sub/big.bin'"),
+            "{e}"
+        );
+        assert!(e.contains(why), "{e}");
+    }
+    // hostile: a '..' (or '.') in the file tree is refused, never resolved
+    for name in ["..", "."] {
+        let tree = d(vec![(name, d(vec![("x", leaf(10, vec![1; 32]))]))]);
+        let info = d(vec![
+            ("file tree", tree),
+            ("meta version", B::I(2)),
+            ("name", s("v2")),
+            ("piece length", B::I(PL)),
+        ]);
+        let e = parse(info).unwrap_err().to_string();
+        assert_eq!(
+            e,
+            format!(
+                "invalid v2 torrent: v2 'file tree' entry '{name}': a '.' or '..' name (it \
+                 would leave its folder): refused"
+            )
+        );
+    }
+    // a piece length v2 cannot use, and a tree without data
+    let e = parse(d(vec![
+        ("file tree", tree.clone()),
+        ("meta version", B::I(2)),
+        ("name", s("v2")),
+        ("piece length", B::I(PL + 1)),
+    ]))
+    .unwrap_err()
+    .to_string();
+    assert!(e.contains("power of two of at least 16 KiB"), "{e}");
+    let e = parse(d(vec![
+        (
+            "file tree",
+            d(vec![("e", d(vec![("", d(vec![("length", B::I(0))]))]))]),
+        ),
+        ("meta version", B::I(2)),
+        ("name", s("v2")),
+        ("piece length", B::I(PL)),
+    ]))
+    .unwrap_err()
+    .to_string();
+    assert_eq!(
+        e,
+        "invalid v2 torrent: the v2 'file tree' holds no data (0 bytes)"
     );
     // a v1 torrent: no v2 hash
     let m = parse(single_info("n", 10)).unwrap();
@@ -1404,7 +1537,6 @@ fn v2_only_torrents_are_refused_clearly() {
         .push("meta version", B::I(2))
         .push("file tree", d(vec![("n", d(vec![("", leaf)]))]));
     let m = parse(info.clone()).unwrap();
-    use sha2::Digest as _;
     let want: [u8; 32] = sha2::Sha256::digest(info.bytes()).into();
     assert_eq!(m.info_hash_v2, Some(want));
     // meta version 2 without a file tree: neither v1 nor a hybrid (issue 16)

@@ -174,7 +174,7 @@ fn exercise(m: &Metainfo, st: &Storage, payload: &[u8]) -> (u32, Vec<String>) {
         check::check_report(
             st,
             m.geometry(),
-            &m.piece_hashes,
+            &m.hashes(),
             1,
             &AtomicU32::new(0),
             &AtomicBool::new(false),

@@ -12,7 +12,7 @@ use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use ratorrent::api::{PeerSource, TorrentId, TorrentState};
-use ratorrent::config::engine::EngineConfig;
+use ratorrent::config::engine::{Encryption, EngineConfig};
 use ratorrent::engine::ctx::{SessionCtx, SessionEvent};
 use ratorrent::engine::link::ctx::Limits;
 use ratorrent::engine::link::message::PeerError;
@@ -73,7 +73,7 @@ async fn start(meta: Metainfo, download_dir: &Path, dir: tempfile::TempDir) -> F
         check_pieces(
             &disk.storage,
             geo,
-            &meta.piece_hashes,
+            &meta.hashes(),
             2,
             &Default::default(),
             &Default::default(),
@@ -476,17 +476,24 @@ async fn p04_incoming_handshake_for_unknown_torrent_is_closed_without_answer() {
         got.is_empty(),
         "no handshake is sent for an unknown info hash"
     );
-    // not BitTorrent at all: closed too
+    // not BitTorrent at all: taken for an MSE handshake (encryption "prefer"), answered
+    // with a public key and pad only, and closed when no synchronisation hash shows within
+    // the spec's 628 bytes
     let mut s = TcpStream::connect(&addr).await.unwrap();
-    s.write_all(b"GET / HTTP/1.1\r\nHost: x\r\n\r\nxxxxxxxxxxxxxxxxxxxxxxxxxxxxx")
-        .await
-        .unwrap();
+    let mut http = b"GET / HTTP/1.1\r\nHost: x\r\n\r\n".to_vec();
+    http.resize(700, b'x');
+    s.write_all(&http).await.unwrap();
     let mut got = Vec::new();
     tokio::time::timeout(Duration::from_secs(5), s.read_to_end(&mut got))
         .await
         .expect("closed promptly")
         .ok();
-    assert!(got.is_empty());
+    assert!(
+        got.len() <= 96 + 512,
+        "{} bytes: no BitTorrent handshake",
+        got.len()
+    );
+    assert!(!got.windows(19).any(|w| w == b"BitTorrent protocol"));
     // the session still serves its torrent afterwards
     let ih = Metainfo::from_file(&dir.path().join("t.torrent"))
         .unwrap()
@@ -521,9 +528,13 @@ async fn outgoing_handshake_with_wrong_info_hash_or_protocol_is_refused() {
             .unwrap(),
         PeerId::generate(),
     );
-    let e = peer_task::connect(addr, ours).await.expect_err("refused");
+    let e = peer_task::connect(addr, ours, None, Encryption::Disable)
+        .await
+        .expect_err("refused");
     assert!(matches!(e, PeerError::WrongInfoHash), "{e}");
-    let e = peer_task::connect(addr, ours).await.expect_err("refused");
+    let e = peer_task::connect(addr, ours, None, Encryption::Disable)
+        .await
+        .expect_err("refused");
     assert!(e.to_string().contains("not a BitTorrent handshake"), "{e}");
     server.await.unwrap();
 }

@@ -22,10 +22,13 @@ use ratorrent::api::{AddRequest, Client, PieceState, Snapshot, TorrentId, Torren
 use ratorrent::config::engine::{DhtConfig, EngineConfig};
 use ratorrent::engine::session;
 
-/// Pieces verified out of order that a snapshot may show: the seeder reads the blocks it
-/// sends on several disk threads and we hash pieces on several, so a piece may come or be
-/// verified a moment before the one requested ahead of it. Random order (rarest first
-/// among equals) is far past this at every point measured below.
+/// How far from index order ([`disorder`]) a snapshot may be: the seeder reads the blocks
+/// it sends on several disk threads and we hash pieces on several, so a piece may be
+/// verified a moment after the ones requested behind it (one such straggler is one, however
+/// many pieces overtook it: CI once saw piece 24 of 96 still out while 25..=35 were in), and
+/// when both ends dial each other at once the connection kept cancels and re-asks, but the
+/// blocks already on the wire still come (a few pieces early). Random order (rarest first
+/// among equals) is dozens away at every point measured below.
 const SLACK: usize = 8;
 
 fn config(download_dir: PathBuf) -> EngineConfig {
@@ -49,6 +52,25 @@ fn slow_seeder(torrent: &Path, src: &Path, last_octet: u8, rate: u64) -> LtPeer 
 fn verified(s: &Snapshot, id: TorrentId) -> Option<Vec<bool>> {
     let d = s.detail.as_ref().filter(|d| d.id == id)?;
     Some(d.pieces.iter().map(|p| *p == PieceState::Have).collect())
+}
+
+/// How far `have` is from pieces 0..k for some k: the fewest pieces to flip to get there
+/// (missing below k plus verified from k on). A piece that came late is one, a piece that
+/// came early is one (e.g. blocks already on the wire when requests were cancelled); random
+/// order is dozens.
+fn disorder(have: &[bool]) -> usize {
+    let mut best = have.iter().filter(|h| **h).count(); // k = 0
+    let mut cost = best;
+    for h in have {
+        // moving k past this piece: a verified one stops counting, a missing one starts
+        if *h {
+            cost -= 1;
+        } else {
+            cost += 1;
+        }
+        best = best.min(cost);
+    }
+    best
 }
 
 /// How far `have` is from a prefix of the pieces: verified pieces past the first missing
@@ -161,7 +183,7 @@ async fn sequential_download_verifies_pieces_in_index_order_and_is_kept_across_a
         .count();
     let worst = samples
         .iter()
-        .max_by_key(|v| out_of_order(v))
+        .max_by_key(|v| disorder(v))
         .map_or(String::new(), |v| map(v));
     println!(
         "{} piece maps, {partial} of them partial; most out of order: {worst}",
@@ -172,8 +194,14 @@ async fn sequential_download_verifies_pieces_in_index_order_and_is_kept_across_a
         "too few piece maps in mid-download to judge: {partial}"
     );
     for v in &samples {
+        if disorder(v) > SLACK {
+            for (i, v) in samples.iter().enumerate() {
+                let phase = if i < first.len() { "before" } else { "after" };
+                println!("{phase} the restart: {}", map(v));
+            }
+        }
         assert!(
-            out_of_order(v) <= SLACK,
+            disorder(v) <= SLACK,
             "pieces verified out of index order: {}",
             map(v)
         );
@@ -222,7 +250,24 @@ async fn sequential_switched_on_during_a_download_takes_the_lowest_missing_piece
         r.sequential
     })
     .await;
-    // the requests made before the switch (about a second of data) come in first
+    // the pieces requested before the switch (a pipeline of up to hundreds of blocks) may
+    // come in at any time after it: they are left out of the order checked below
+    let requested_before: Vec<usize> = h
+        .client
+        .snapshot()
+        .detail
+        .as_ref()
+        .filter(|d| d.id == id)
+        .map(|d| {
+            (0..d.pieces.len())
+                .filter(|&p| d.pieces[p] == PieceState::Downloading)
+                .collect()
+        })
+        .unwrap_or_default();
+    println!(
+        "{} pieces requested before the switch",
+        requested_before.len()
+    );
     let settled = sample_until(&h.client, id, Duration::from_secs(40), |s| {
         verified(s, id).is_some_and(|v| count(&v) >= count(&at_switch) + 48)
     })
@@ -233,16 +278,17 @@ async fn sequential_switched_on_during_a_download_takes_the_lowest_missing_piece
         verified(s, id).is_some_and(|v| count(&v) >= count(&settled) + 40)
     })
     .await;
-    // what came after `settled` are the lowest pieces `settled` missed
-    let missing: Vec<usize> = (0..settled.len()).filter(|&p| !settled[p]).collect();
+    // what came after `settled` are the lowest pieces `settled` missed (of those requested
+    // after the switch)
+    let missing: Vec<usize> = (0..settled.len())
+        .filter(|&p| !settled[p] && !requested_before.contains(&p))
+        .collect();
     for v in &after {
         let new: Vec<usize> = missing.iter().copied().filter(|&p| v[p]).collect();
-        let rank_past = new
-            .iter()
-            .filter(|&&p| missing.iter().position(|&m| m == p).unwrap() >= new.len())
-            .count();
+        // in the order of `missing`: which of them came
+        let came: Vec<bool> = missing.iter().map(|&p| v[p]).collect();
         assert!(
-            rank_past <= SLACK,
+            disorder(&came) <= SLACK,
             "after the switch, pieces past the lowest missing ones: {new:?} of {missing:?}"
         );
     }
@@ -294,8 +340,7 @@ async fn first_and_last_piece_of_every_file_are_verified_before_the_pieces_betwe
     let row = wait_row(&h.client, id, "listed", Duration::from_secs(5), |_| true).await;
     assert!(row.first_last && !row.sequential, "{row:?}");
 
-    // each file's first and last piece, in the torrent's order of files (files of 16 KiB
-    // multiples: no piece is shared)
+    // each file's first and last piece (files of 16 KiB multiples: no piece is shared)
     let detail = common::client::wait_snapshot(&h.client, "detail", Duration::from_secs(5), |s| {
         s.detail
             .as_ref()
@@ -305,13 +350,11 @@ async fn first_and_last_piece_of_every_file_are_verified_before_the_pieces_betwe
     .detail
     .clone()
     .unwrap();
-    let piece = 16 * 1024u64;
+    // the files' own piece ranges (the list is not in the torrent's order of files)
     let mut ends = Vec::new();
-    let mut offset = 0u64;
     for f in &detail.files {
-        ends.push((offset / piece) as usize);
-        ends.push(((offset + f.size - 1) / piece) as usize);
-        offset += f.size;
+        ends.push(f.piece_range.0 as usize);
+        ends.push(f.piece_range.1 as usize);
     }
     let samples = sample_until(&h.client, id, Duration::from_secs(40), |s| {
         s.row(id).is_some_and(|r| r.state == TorrentState::Seeding)
@@ -328,7 +371,8 @@ async fn first_and_last_piece_of_every_file_are_verified_before_the_pieces_betwe
     for v in &samples {
         let middle = (0..v.len()).filter(|p| !ends.contains(p) && v[*p]).count();
         let ends_had = ends.iter().filter(|&&p| v[p]).count();
-        if ends_had < ends.len() {
+        // two ends still out (one alone may be a straggler: see SLACK)
+        if ends_had + 2 <= ends.len() {
             most_early = most_early.max(middle);
             assert!(
                 middle <= SLACK,

@@ -12,7 +12,7 @@ use std::process::Command;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
 
-use ratorrent::piece::{BLOCK_SIZE, BlockRef, Geometry};
+use ratorrent::piece::{BLOCK_SIZE, BlockRef, Geometry, PieceHashes};
 use ratorrent::storage::check::check_report_with;
 use ratorrent::storage::disk::{DiskPool, TorrentDisk};
 use ratorrent::storage::{
@@ -182,10 +182,12 @@ fn a_file_truncated_under_a_mapping_is_an_error_not_sigbus() {
     let total = 40 * plen as usize;
     let payload = pattern(total, 5);
     std::fs::write(dir.path().join("f"), &payload).unwrap();
-    let hashes: Vec<[u8; 20]> = payload
-        .chunks(plen as usize)
-        .map(|c| Sha1::digest(c).into())
-        .collect();
+    let hashes = PieceHashes::v1(
+        payload
+            .chunks(plen as usize)
+            .map(|c| Sha1::digest(c).into())
+            .collect(),
+    );
     let cache = HandleCache::new(16);
     let st = Storage::with_options(
         dir.path(),
@@ -282,10 +284,12 @@ fn adding_and_checking_create_nothing_then_writes_create_only_their_files() {
                 ratorrent::piece::Geometry::new(200_000, 16_384, 13).unwrap(),
             );
         let payload = pattern(200_000, 1);
-        let hashes: Vec<[u8; 20]> = payload
-            .chunks(16_384)
-            .map(|c| Sha1::digest(c).into())
-            .collect();
+        let hashes = PieceHashes::v1(
+            payload
+                .chunks(16_384)
+                .map(|c| Sha1::digest(c).into())
+                .collect(),
+        );
         let geo = Geometry::new(200_000, 16_384, 13).unwrap();
         assert!(!st.any_data_present());
         let r = check_report_with(
@@ -358,10 +362,12 @@ fn a_long_recheck_reports_pieces_as_it_goes_and_can_be_cancelled() {
         let total = 3 * plen as usize - 12_345;
         let payload = pattern(total, 9);
         std::fs::write(dir.path().join("f"), &payload).unwrap();
-        let hashes: Vec<[u8; 20]> = payload
-            .chunks(plen as usize)
-            .map(|c| Sha1::digest(c).into())
-            .collect();
+        let hashes = PieceHashes::v1(
+            payload
+                .chunks(plen as usize)
+                .map(|c| Sha1::digest(c).into())
+                .collect(),
+        );
         drop(payload);
         let cache = HandleCache::new(16);
         let st = Storage::with_options(

@@ -131,7 +131,7 @@ async fn full_disk_fails_the_piece_and_keeps_verified_pieces_in(mode: StorageMod
         key: 1,
         storage,
         geometry: geo,
-        hashes: hashes.clone(),
+        hashes: ratorrent::piece::PieceHashes::v1(hashes.clone()),
         unchecked: ratorrent::piece::HaveBits::new(geo.piece_count()),
         sink: Arc::new(move |e| {
             let _ = tx.send(e);
@@ -228,7 +228,7 @@ fn read_only_mount_seeds_and_refuses_writes_by_name_in(mode: StorageMode) {
     let have = check_pieces(
         &st,
         geo,
-        &all_hashes,
+        &ratorrent::piece::PieceHashes::v1(all_hashes.clone()),
         2,
         &AtomicU32::new(0),
         &AtomicBool::new(false),

@@ -147,6 +147,7 @@ fn detail() -> TorrentDetail {
         size,
         done,
         priority,
+        piece_range: (0, 0),
     };
     let now = SystemTime::now();
     let pieces: Vec<PieceState> = (0..2800)
@@ -166,9 +167,11 @@ fn detail() -> TorrentDetail {
         created_by: Some("mktorrent 1.1".to_owned()),
         creation_date: None,
         private: false,
+        multi_file: true,
         piece_length: 256 * 1024,
         wasted: 512 * 1024,
         given_peers: Vec::new(),
+        web_seeds: Vec::new(),
         peer_sources: vec![
             SourceCount {
                 source: PeerSource::Tracker,
@@ -236,6 +239,7 @@ fn detail() -> TorrentDetail {
         trackers: vec![
             TrackerRow {
                 url: "http://tracker.example.org:6969/announce?passkey=***".to_owned(),
+                announce_url: "http://tracker.example.org:6969/announce?passkey=s3cr3t".to_owned(),
                 tier: 0,
                 status: TrackerStatus::Working,
                 message: None,
@@ -248,6 +252,7 @@ fn detail() -> TorrentDetail {
             },
             TrackerRow {
                 url: "wss://backup.example.net/announce".to_owned(),
+                announce_url: "wss://backup.example.net/announce".to_owned(),
                 tier: 1,
                 status: TrackerStatus::Unsupported,
                 message: Some("WebSocket trackers are not supported".to_owned()),
@@ -970,6 +975,46 @@ fn quit_asks_only_while_torrents_are_active() {
     });
     app.handle_key(key('q'));
     assert!(app.dialog().is_none() && app.should_quit());
+}
+
+#[test]
+fn attached_to_a_daemon_q_leaves_it_running_and_shift_q_asks_before_stopping_it() {
+    let attached = || UiOptions {
+        attached: Some(4321),
+        ..UiOptions::default()
+    };
+    // torrents are active, yet nothing stops: no question
+    let mut app = full_app(attached());
+    app.handle_key(key('q'));
+    assert!(app.dialog().is_none() && app.should_quit() && !app.stops_engine());
+    // the daemon stops only after a yes, whatever confirm_quit says
+    let mut app = full_app(UiOptions {
+        confirm_quit: false,
+        ..attached()
+    });
+    app.handle_key(key('Q'));
+    snap_both(&mut app, "dialog_quit_daemon");
+    let small = screen(&render(&mut app, 80, 24));
+    assert!(
+        small.contains("Stop the daemon?")
+            && small.contains("pid 4321")
+            && small.contains("y: stop the daemon"),
+        "{small}"
+    );
+    app.handle_key(code(KeyCode::Enter));
+    assert!(
+        app.dialog().is_none() && !app.should_quit(),
+        "Enter keeps it"
+    );
+    app.handle_key(key('Q'));
+    app.handle_key(key('y'));
+    assert!(app.should_quit() && app.stops_engine());
+    // without a daemon, Q is quit (the engine is this process's)
+    let mut app = full_app(UiOptions::default());
+    app.handle_key(key('Q'));
+    assert!(matches!(app.dialog(), Some(Dialog::Confirm(_))));
+    app.handle_key(key('y'));
+    assert!(app.should_quit() && app.stops_engine());
 }
 
 #[test]
@@ -2326,6 +2371,7 @@ fn errors_are_read_whole_at_80_columns() {
     d.id = TorrentId(2);
     d.trackers = vec![ratorrent::api::TrackerRow {
         url: "https://tracker.example.org/announce?passkey=…".to_owned(),
+        announce_url: "https://tracker.example.org/announce?passkey=s3cr3t".to_owned(),
         tier: 0,
         status: ratorrent::api::TrackerStatus::Error,
         message: Some(
@@ -2465,4 +2511,172 @@ fn the_add_dialog_sends_skip_check_sequential_and_first_last() {
         }
         other => panic!("{other:?}"),
     }
+}
+
+/// Web seeds (BEP 19) with a torrent's peers: one row per server in the Peers tab (its host,
+/// its state, its rate), a block per server in the Trackers tab (its state, URL, error and
+/// retry), a line in General (by state, the first one's trouble); at 80×24 and 200×50.
+#[test]
+fn web_seeds_in_the_peers_trackers_and_general_tabs() {
+    use ratorrent::api::{WebSeedRow, WebSeedState};
+    let retry = SystemTime::now() + Duration::from_secs(150);
+    let mut d = detail();
+    d.peers.truncate(2);
+    d.trackers.truncate(1);
+    let seed = |url: &str, state, rate, message: Option<&str>| WebSeedRow {
+        url: url.into(),
+        state,
+        down_rate: rate,
+        downloaded: rate * 60,
+        requests: if state == WebSeedState::Active { 4 } else { 0 },
+        failures: u32::from(state == WebSeedState::BackedOff) * 2,
+        hash_fails: 0,
+        max_hash_fails: 3,
+        bad_bytes: 0,
+        missing_files: 0,
+        message: message.map(str::to_owned),
+        retry_at: (state == WebSeedState::BackedOff).then_some(retry),
+    };
+    d.web_seeds = vec![
+        seed(
+            "https://mirror.example.org/pub/linux/",
+            WebSeedState::Active,
+            48 * MIB,
+            None,
+        ),
+        seed(
+            "http://slow.example.net:8080/files/",
+            WebSeedState::BackedOff,
+            0,
+            Some(
+                "linux/debian.iso: wrong Content-Range: asked for bytes 0-4194303/4194304, got bytes 16384-4210687/4194304",
+            ),
+        ),
+    ];
+    d.peer_sources.push(SourceCount {
+        source: PeerSource::WebSeed,
+        known: 2,
+        connected: 1,
+    });
+    let mut app = App::new(snapshot_with(1, four(), Some(d)));
+    app.handle_key(code(KeyCode::Enter));
+    snap_both(&mut app, "web_seeds_general");
+    let text = screen(&render(&mut app, 80, 24));
+    assert!(
+        text.contains("Web seeds") && text.contains("1 active, 1 backed off; slow.example.net"),
+        "{text}"
+    );
+    assert!(text.contains("web seed 1/2"), "sources: {text}");
+    while app.tab() != Tab::Peers {
+        app.handle_key(code(KeyCode::Tab));
+    }
+    snap_both(&mut app, "web_seeds_peers");
+    let text = screen(&render(&mut app, 80, 24));
+    assert!(
+        text.contains("Peers 4"),
+        "two peers and two web seeds: {text}"
+    );
+    assert!(text.contains("mirror.example.org"), "{text}");
+    assert!(text.contains("backed off"), "{text}");
+    while app.tab() != Tab::Trackers {
+        app.handle_key(code(KeyCode::Tab));
+    }
+    snap_both(&mut app, "web_seeds_trackers");
+    let text = screen(&render(&mut app, 80, 24));
+    assert!(text.contains("Trackers 3"), "{text}");
+    assert!(text.contains("web seed backed off"), "{text}");
+    assert!(text.contains("retry in 2m"), "{text}");
+    assert!(text.contains("wrong Content-Range"), "{text}");
+    // the cursor reaches the web seeds
+    for _ in 0..2 {
+        app.handle_key(key('j'));
+    }
+    let text = screen(&render(&mut app, 80, 24));
+    assert!(
+        text.contains("http://slow.example.net:8080/files/"),
+        "{text}"
+    );
+}
+
+#[test]
+fn create_dialog_at_both_sizes_refuses_mistakes_and_sends_a_hybrid_to_seed() {
+    let dir = tempfile::tempdir().unwrap();
+    let album = dir.path().join("album");
+    std::fs::create_dir(&album).unwrap();
+    std::fs::write(album.join("a.bin"), b"some bytes").unwrap();
+    let mut app = full_app(UiOptions::default());
+    app.handle_key(key('N'));
+    snap_both(&mut app, "dialog_create");
+    // nothing typed, then a path that does not exist: said in the dialog, which stays open
+    assert!(app.handle_key(code(KeyCode::Enter)).is_empty());
+    let text = screen(&render(&mut app, 80, 24));
+    assert!(text.contains("type the file or folder to share"), "{text}");
+    type_text(&mut app, "/nonexistent/album");
+    assert!(app.handle_key(code(KeyCode::Enter)).is_empty());
+    let text = screen(&render(&mut app, 80, 24));
+    assert!(text.contains("no such file or folder"), "{text}");
+    assert!(matches!(app.dialog(), Some(Dialog::Form(_))));
+    // q and N type into the field instead of quitting or reopening
+    app.handle_key(KeyEvent::new(KeyCode::Char('u'), KeyModifiers::CONTROL));
+    type_text(&mut app, &format!("{}/alb", dir.path().display()));
+    app.handle_key(code(KeyCode::Tab));
+    let Some(Dialog::Form(form)) = app.dialog() else {
+        panic!("form")
+    };
+    assert!(
+        form.fields[0]
+            .value()
+            .starts_with(&album.display().to_string()),
+        "Tab completes: {}",
+        form.fields[0].value()
+    );
+    // trackers (two tiers), then private
+    app.handle_key(code(KeyCode::Down));
+    app.handle_key(code(KeyCode::Down));
+    type_text(
+        &mut app,
+        "http://a/announce, http://b/announce; udp://c:6969",
+    );
+    app.handle_key(code(KeyCode::Down));
+    app.handle_key(code(KeyCode::Down));
+    app.handle_key(key(' '));
+    let cmds = app.handle_key(code(KeyCode::Enter));
+    match &cmds[..] {
+        [Command::Add(req, None)] => {
+            let AddSource::Create(c) = &req.source else {
+                panic!("{:?}", req.source)
+            };
+            assert_eq!(c.path, album);
+            assert_eq!(c.output_path(), dir.path().join("album.torrent"));
+            assert_eq!(c.version, ratorrent::metainfo::MetaVersion::Hybrid);
+            assert_eq!(
+                c.trackers,
+                [
+                    vec![
+                        "http://a/announce".to_owned(),
+                        "http://b/announce".to_owned()
+                    ],
+                    vec!["udp://c:6969".to_owned()],
+                ]
+            );
+            assert!(c.private && req.seed && !req.paused, "{req:?}");
+        }
+        other => panic!("{other:?}"),
+    }
+    assert!(app.dialog().is_none());
+    assert!(
+        app.notice().unwrap().contains("creating album.torrent"),
+        "{:?}",
+        app.notice()
+    );
+    // the engine's refusal (an empty folder) is read on the message line
+    app.add_result(Err(AddError::Invalid(format!(
+        "cannot create a torrent of {}: nothing to share",
+        album.display()
+    ))));
+    let text = screen(&render(&mut app, 80, 24));
+    assert!(
+        text.contains("not added: cannot create a torrent"),
+        "{text}"
+    );
 }

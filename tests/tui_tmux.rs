@@ -760,3 +760,64 @@ fn tui_skip_check_add_seeds_at_once_and_z_switches_the_piece_order_under_tmux() 
     tmux.keys("y");
     assert!(tmux.wait_exit(Duration::from_secs(10)));
 }
+
+#[test]
+fn tui_creates_a_torrent_of_a_folder_with_n_and_libtorrent_downloads_it_under_tmux() {
+    let tracker = TestTracker::start();
+    let dir = temp_dir();
+    let src = dir.path().join("src");
+    let files = [
+        FileSpec::new("mine/a.bin", 1 << 20),
+        FileSpec::new("mine/sub/b.bin", 300_001),
+    ];
+    payload::write_tree(&src, &files, 0x4e).unwrap();
+    let config = dir.path().join("config.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "listen_port = {}\ndownload_dir = \"{}\"\n",
+            free_port(),
+            dir.path().join("downloads").display()
+        ),
+    )
+    .unwrap();
+    let cmd = format!("{} --config {}", common::rat::bin(), config.display());
+    let state = dir.path().join("state");
+    let tmux = start("create", &cmd, &[("XDG_STATE_HOME", &state)], 80, 24);
+    tmux.wait_for("No torrents yet", Duration::from_secs(20));
+
+    tmux.keys("N");
+    tmux.wait_for("Create a torrent and seed it", Duration::from_secs(5));
+    // an empty folder is refused by the engine, on the message line
+    let empty = src.join("nothing");
+    std::fs::create_dir(&empty).unwrap();
+    tmux.type_text(&empty.display().to_string());
+    tmux.keys("Enter");
+    tmux.wait_for("nothing to share", Duration::from_secs(10));
+    assert!(!src.join("nothing.torrent").exists());
+
+    tmux.keys("N");
+    tmux.wait_for("Create a torrent and seed it", Duration::from_secs(5));
+    tmux.type_text(&src.join("mine").display().to_string());
+    tmux.keys("Down");
+    tmux.keys("Down");
+    tmux.type_text(&tracker.url());
+    tmux.keys("Enter");
+    tmux.wait_row("mine", "Seeding", Duration::from_secs(20));
+    let torrent = src.join("mine.torrent");
+    let meta = ratorrent::metainfo::Metainfo::from_file(&torrent).unwrap();
+    assert_eq!(meta.version(), ratorrent::metainfo::MetaVersion::Hybrid);
+
+    let ip = Ipv4Addr::new(127, 0, 0, 4);
+    let dst = dir.path().join("lt");
+    let mut leecher = LtPeer::leech(&common::LeechArgs::new(
+        &torrent,
+        &dst,
+        ip,
+        free_port_on(ip),
+    ));
+    leecher
+        .wait_done(Duration::from_secs(60))
+        .unwrap_or_else(|e| panic!("{e}\n{}\n{}", leecher.stderr(), tmux.capture()));
+    common::compare_trees(&src.join("mine"), &dst.join("mine")).unwrap();
+}

@@ -116,17 +116,29 @@ impl Topology {
     /// Run `f` on a thread inside namespace `i` (0 senders, 2 receivers); processes it
     /// starts live there too.
     fn within<T: Send + 'static>(&self, i: usize, f: impl FnOnce() -> T + Send + 'static) -> T {
-        let path = format!("/var/run/netns/{}", self.names[i]);
+        let path = self.path(i);
         std::thread::spawn(move || {
-            let ns = std::fs::File::open(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
-            use std::os::fd::AsRawFd;
-            // SAFETY: setns(2) of this thread to an open namespace file
-            let r = unsafe { libc::setns(ns.as_raw_fd(), libc::CLONE_NEWNET) };
-            assert_eq!(r, 0, "setns {path}: {}", std::io::Error::last_os_error());
+            enter(&path);
             f()
         })
         .join()
         .unwrap_or_else(|p| std::panic::resume_unwind(p))
+    }
+
+    /// [`Topology::within`] for a value that must also be dropped inside namespace `i`.
+    fn owned_within<T: Send + 'static>(
+        &self,
+        i: usize,
+        f: impl FnOnce() -> T + Send + 'static,
+    ) -> DropWithin<T> {
+        DropWithin {
+            value: Some(self.within(i, f)),
+            path: self.path(i),
+        }
+    }
+
+    fn path(&self, i: usize) -> String {
+        format!("/var/run/netns/{}", self.names[i])
     }
 
     fn qdisc_stats(&self) -> String {
@@ -135,6 +147,43 @@ impl Topology {
             .output()
             .unwrap();
         String::from_utf8_lossy(&o.stdout).into_owned()
+    }
+}
+
+/// Move the calling thread into the network namespace at `path`.
+fn enter(path: &str) {
+    use std::os::fd::AsRawFd;
+    let ns = std::fs::File::open(path).unwrap_or_else(|e| panic!("{path}: {e}"));
+    // SAFETY: setns(2) of this thread to an open namespace file
+    let r = unsafe { libc::setns(ns.as_raw_fd(), libc::CLONE_NEWNET) };
+    assert_eq!(r, 0, "setns {path}: {}", std::io::Error::last_os_error());
+}
+
+/// A value dropped on a thread inside the namespace it was made in: a [`TestTracker`]'s
+/// drop wakes its listener by dialling it, which only reaches it from that namespace (from
+/// the test's own, the drop would wait for ever and leave the namespaces behind).
+struct DropWithin<T: Send + 'static> {
+    value: Option<T>,
+    path: String,
+}
+
+impl<T: Send + 'static> std::ops::Deref for DropWithin<T> {
+    type Target = T;
+    fn deref(&self) -> &T {
+        self.value.as_ref().expect("present until dropped")
+    }
+}
+
+impl<T: Send + 'static> Drop for DropWithin<T> {
+    fn drop(&mut self) {
+        if let Some(v) = self.value.take() {
+            let path = self.path.clone();
+            let _ = std::thread::spawn(move || {
+                enter(&path);
+                drop(v);
+            })
+            .join();
+        }
     }
 }
 
@@ -223,7 +272,7 @@ fn a_tcp_flow_keeps_most_of_a_queued_link_while_utp_seeds() {
     let torrent = dir.path().join("l.torrent");
     // the tracker lives with ratorrent (it tells when ratorrent seeds); the leecher dials
     // ratorrent itself
-    let tracker = topo.within(0, TestTracker::start);
+    let tracker = topo.owned_within(0, TestTracker::start);
     let ih = make_torrent(&src.join("l.bin"), &torrent, &tracker.url(), Some(1 << 20));
     let (t, o) = (
         torrent.to_str().unwrap().to_owned(),

@@ -10,13 +10,15 @@
 //! The rules for a name or a tag are here so that every front end refuses the same input
 //! with the same words ([`check_category_name`], [`check_tag`]).
 
+use serde::{Deserialize, Serialize};
+
 use std::path::PathBuf;
 
 use super::goals::ShareLimits;
 
 /// A category as created or edited ([`Command::CreateCategory`](super::Command),
 /// [`Command::EditCategory`](super::Command)), with its paths as given.
-#[derive(Debug, Clone, PartialEq, Default)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct Category {
     /// The name, e.g. `tv` or `tv/hd` (see [`check_category_name`]).
     pub name: String,
@@ -24,11 +26,13 @@ pub struct Category {
     /// category's save path joined with the last part of the name (`tv/hd` →
     /// `<tv's path>/hd`), and for a top-level category the session's download folder
     /// joined with the name. A relative path is taken under the session's download folder.
+    #[serde(with = "super::serde_forms::path")]
     pub save_path: PathBuf,
     /// Where the data is while downloading; moved to the save path on completion. `None`:
     /// none of its own: the parent's download path joined with the last part of the name
     /// when the parent has one, else none (the data goes straight to the save path). A
     /// relative path is taken under the session's download folder.
+    #[serde(with = "super::serde_forms::opt_path")]
     pub download_path: Option<PathBuf>,
     /// Its seeding goals, used by its torrents whose own limit is -2 ("use the default")
     /// before the session's `[seeding]`: -2 here passes on to the parent category, then the
@@ -37,13 +41,15 @@ pub struct Category {
 }
 
 /// A category as the snapshot lists it: as given, and the paths it resolves to.
-#[derive(Debug, Clone, PartialEq, Default)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct CategoryInfo {
     /// The category as created or edited.
     pub category: Category,
     /// The save path in effect (absolute).
+    #[serde(with = "super::serde_forms::path")]
     pub save_path: PathBuf,
     /// The download path in effect (absolute), if any.
+    #[serde(with = "super::serde_forms::opt_path")]
     pub download_path: Option<PathBuf>,
 }
 

@@ -382,6 +382,41 @@ impl Client {
         })
     }
 
+    /// Wait until a snapshot showing the effect of every command this client sent before
+    /// is published ([`Command::Flush`]).
+    ///
+    /// # Errors
+    /// [`ClientError::EngineGone`].
+    pub async fn flush(&self) -> Result<(), ClientError> {
+        self.request(Command::Flush).await
+    }
+
+    /// The detail (peers, files, trackers, pieces, goals) of torrent `id`, built once for
+    /// this request (the focus of the snapshots stays); `None` when there is no such
+    /// torrent.
+    ///
+    /// # Errors
+    /// [`ClientError::EngineGone`].
+    pub async fn detail(
+        &self,
+        id: TorrentId,
+    ) -> Result<Option<Box<super::TorrentDetail>>, ClientError> {
+        self.request(|tx| Command::Detail(id, tx)).await
+    }
+
+    /// Change session settings ([`Command::ChangeSettings`]); the inner result is the
+    /// settings in effect, or why the change was refused.
+    ///
+    /// # Errors
+    /// [`ClientError::EngineGone`].
+    pub async fn change_settings(
+        &self,
+        change: super::SettingsChange,
+    ) -> Result<Result<super::SessionSettings, String>, ClientError> {
+        self.request(|tx| Command::ChangeSettings(change, Some(tx)))
+            .await
+    }
+
     /// Stop every torrent, tell the trackers, save the session state, and end the engine;
     /// returns when the engine confirms (callers bound the wait with a timeout).
     ///

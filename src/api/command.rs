@@ -1,5 +1,7 @@
 //! Commands: what a front end asks of the engine.
 
+use serde::{Deserialize, Serialize};
+
 use std::path::PathBuf;
 
 use tokio::sync::oneshot;
@@ -12,11 +14,48 @@ use super::snapshot::FilePriority;
 /// Sending end of the command channel.
 pub type CommandSender = tokio::sync::mpsc::Sender<Command>;
 
-/// What to add: a .torrent file, a magnet link or the URL of a .torrent file.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// A torrent to make of a file or folder and seed ([`AddSource::Create`]).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CreateSource {
+    /// The file or folder to share (its parent folder is where the torrent's data is).
+    #[serde(with = "super::serde_forms::path")]
+    pub path: PathBuf,
+    /// Where to write the .torrent file; `None`: `NAME.torrent` beside the file or folder.
+    #[serde(with = "super::serde_forms::opt_path")]
+    pub output: Option<PathBuf>,
+    /// v1, v2 or hybrid (BEP 52).
+    pub version: crate::metainfo::MetaVersion,
+    /// Tiers of announce URLs (BEP 12).
+    pub trackers: Vec<Vec<String>>,
+    /// BEP 27 private.
+    pub private: bool,
+}
+
+impl CreateSource {
+    /// The .torrent file to write: [`CreateSource::output`], or `NAME.torrent` beside the
+    /// file or folder.
+    pub fn output_path(&self) -> PathBuf {
+        self.output.clone().unwrap_or_else(|| {
+            let name = self
+                .path
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_else(|| "new".into());
+            self.path
+                .parent()
+                .unwrap_or_else(|| std::path::Path::new("."))
+                .join(format!("{name}.torrent"))
+        })
+    }
+}
+
+/// What to add: a .torrent file, a magnet link, the URL or bytes of a .torrent file, or a
+/// file or folder to make a torrent of. New variants go last (the control protocol encodes
+/// the variant's index).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub enum AddSource {
     /// Path of a .torrent file to read.
-    File(PathBuf),
+    File(#[serde(with = "super::serde_forms::path")] PathBuf),
     /// A magnet link (BEP 9): the torrent fetches its info dictionary from peers.
     Magnet(String),
     /// The `http://` or `https://` URL of a .torrent file (a tracker's download link): the
@@ -25,6 +64,55 @@ pub enum AddSource {
     /// (`file://`, `ftp://`) is refused with the reason. Until the fetch ends the torrent
     /// does not exist, and the add's reply waits.
     Url(String),
+    /// The bytes of a .torrent file a front end received (an upload to the Web API), with
+    /// the name to give it in messages (the file name the client sent).
+    Data {
+        /// The name for messages, e.g. `show.s01e01.torrent`.
+        name: String,
+        /// The file's bytes.
+        bytes: TorrentBytes,
+    },
+    /// A torrent to make of a file or folder ([`crate::metainfo::create`]): the engine
+    /// hashes it off its task, writes the .torrent file, and adds it seeding (no check: the
+    /// data was just hashed; each piece is hashed again before it is first sent). Until
+    /// the hashing ends the torrent does not exist, and the add's reply waits.
+    Create(CreateSource),
+}
+
+/// The bytes of a .torrent file ([`AddSource::Data`]): shared, and shown by their length
+/// only in debug output.
+#[derive(Clone, PartialEq, Eq)]
+pub struct TorrentBytes(pub std::sync::Arc<[u8]>);
+
+impl Serialize for TorrentBytes {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_bytes(&self.0)
+    }
+}
+
+impl<'de> Deserialize<'de> for TorrentBytes {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Bytes;
+        impl serde::de::Visitor<'_> for Bytes {
+            type Value = TorrentBytes;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("the bytes of a .torrent file")
+            }
+            fn visit_bytes<E: serde::de::Error>(self, v: &[u8]) -> Result<TorrentBytes, E> {
+                Ok(TorrentBytes(v.into()))
+            }
+            fn visit_byte_buf<E: serde::de::Error>(self, v: Vec<u8>) -> Result<TorrentBytes, E> {
+                Ok(TorrentBytes(v.into()))
+            }
+        }
+        d.deserialize_bytes(Bytes)
+    }
+}
+
+impl std::fmt::Debug for TorrentBytes {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "TorrentBytes({} bytes)", self.0.len())
+    }
 }
 
 impl From<PathBuf> for AddSource {
@@ -51,16 +139,19 @@ impl std::fmt::Display for AddSource {
             AddSource::Magnet(m) | AddSource::Url(m) => {
                 write!(f, "{}", crate::net::mask_passkey(m))
             }
+            AddSource::Data { name, .. } => f.write_str(name),
+            AddSource::Create(c) => write!(f, "a new torrent of {}", c.path.display()),
         }
     }
 }
 
 /// Add a torrent from a .torrent file or a magnet link.
-#[derive(Debug)]
+#[derive(Debug, Serialize, Deserialize)]
 pub struct AddRequest {
     /// The .torrent file or magnet link.
     pub source: AddSource,
     /// Where to store the payload; the session default when `None`.
+    #[serde(with = "super::serde_forms::opt_path")]
     pub download_dir: Option<PathBuf>,
     /// Add in the paused state.
     pub paused: bool,
@@ -176,7 +267,7 @@ impl AddRequest {
 
 /// Where [`Command::QueueMove`] moves torrents in the queue (qBittorrent's
 /// increasePrio / decreasePrio / topPrio / bottomPrio).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum QueueMove {
     /// One place up (towards the first).
     Up,
@@ -191,12 +282,17 @@ pub enum QueueMove {
 /// A request to the engine. Commands that can fail carry a oneshot for the answer, so a
 /// front end can show the error (e.g. "already added" and select the existing torrent).
 /// Commands naming a torrent that is gone are ignored.
-#[derive(Debug)]
+///
+/// Commands are serialisable (the daemon's control socket carries them, see
+/// [`crate::control`]); a reply sender is `#[serde(skip)]` and does not travel: the
+/// control protocol gives the request an id and carries the answer back
+/// (`control/wire.rs` lists the commands that answer: a new one goes there too).
+#[derive(Debug, Serialize, Deserialize)]
 pub enum Command {
     /// Add a torrent; replies with its id or why it was refused.
     Add(
         AddRequest,
-        Option<oneshot::Sender<Result<TorrentId, AddError>>>,
+        #[serde(skip)] Option<oneshot::Sender<Result<TorrentId, AddError>>>,
     ),
     /// Stop a torrent's peers and announce `stopped`; data stays.
     Pause(TorrentId),
@@ -309,6 +405,7 @@ pub enum Command {
         /// The torrent.
         id: TorrentId,
         /// The new save folder.
+        #[serde(with = "super::serde_forms::path")]
         to: PathBuf,
         /// Move the data (true) or only set the location (false).
         move_data: bool,
@@ -342,9 +439,39 @@ pub enum Command {
         forced: bool,
     },
     /// The most recent engine events (oldest first; at most the history size).
-    RecentEvents(oneshot::Sender<Vec<EngineEvent>>),
+    RecentEvents(#[serde(skip, default = "unanswered")] oneshot::Sender<Vec<EngineEvent>>),
     /// Stop every torrent, send `stopped` to trackers, then reply and end the engine.
-    Shutdown(oneshot::Sender<()>),
+    Shutdown(#[serde(skip, default = "unanswered")] oneshot::Sender<()>),
+    /// Reply once a snapshot that shows the effect of every command sent before this one
+    /// is published (at once when nothing changed): a front end that answers its own
+    /// client after a change (the Web API) answers with the change visible.
+    Flush(#[serde(skip, default = "unanswered")] oneshot::Sender<()>),
+    /// Build the detail (peers, files, trackers, pieces, goals) of torrent `id` once and
+    /// reply with it (`None`: no such torrent), without touching the focus the snapshots
+    /// follow ([`Command::Focus`]): a Web API asks for any torrent while the TUI shows
+    /// another.
+    Detail(
+        TorrentId,
+        #[serde(skip, default = "unanswered")]
+        oneshot::Sender<Option<Box<super::snapshot::TorrentDetail>>>,
+    ),
+    /// Change session settings while the session runs (default folder, seeding goals,
+    /// queue limits, DHT: qBittorrent's `app/setPreferences`); for this run, the config
+    /// file is not rewritten. Replies with the settings in effect, or why the change was
+    /// refused (nothing changed).
+    ChangeSettings(
+        super::SettingsChange,
+        #[serde(skip)] Option<super::SettingsReply>,
+    ),
+    /// Show torrent `id` as `name` (qBittorrent's `torrents/rename`): its name in the list
+    /// and the API, kept across restarts; its files and `content_path` stay as they are.
+    /// `None`: its own name again.
+    Rename {
+        /// The torrent.
+        id: TorrentId,
+        /// The name to show (one line; a front end checks it), or `None`.
+        name: Option<String>,
+    },
     /// Put torrents `ids` in `category` (qBittorrent's `torrents/setCategory`; `""`: no
     /// category). A category the session does not have is refused (the event log says
     /// so). Those with automatic management on move their data where the new category
@@ -397,6 +524,22 @@ pub enum Command {
         /// On or off.
         on: bool,
     },
+    /// The config file was read again (the daemon's SIGHUP) and its session rate limits
+    /// changed, bytes/s (0 = unlimited): the normal pair (`download_rate_limit`,
+    /// `upload_rate_limit`) replaces the one in force, also one set live, and is kept as
+    /// the config's values across restarts; the alternative pair
+    /// (`alt_download_rate_limit`, `alt_upload_rate_limit`) replaces the alternative one.
+    /// The pair in effect (normal or alternative) applies at once.
+    ConfigLimits {
+        /// `download_rate_limit`, bytes/s.
+        download: u64,
+        /// `upload_rate_limit`, bytes/s.
+        upload: u64,
+        /// `alt_download_rate_limit`, bytes/s.
+        alt_download: u64,
+        /// `alt_upload_rate_limit`, bytes/s.
+        alt_upload: u64,
+    },
     /// Edit the tracker URLs of torrents `ids` (see [`TrackerEdit`](super::TrackerEdit)):
     /// a find/replace across many torrents (a new passkey or host), or add, remove or
     /// change URLs. New URLs must be `http`, `https` or `udp`; the whole edit is refused
@@ -412,8 +555,15 @@ pub enum Command {
         /// Count only: change nothing.
         dry_run: bool,
         /// Where the answer goes (`None`: nobody waits for it).
+        #[serde(skip)]
         reply: Option<super::TrackerEditReply>,
     },
+}
+
+/// A reply sender whose receiver is gone: what a command read from the wire holds until
+/// the control server gives it one of its own.
+fn unanswered<T>() -> oneshot::Sender<T> {
+    oneshot::channel().0
 }
 
 #[cfg(test)]

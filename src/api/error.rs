@@ -1,11 +1,13 @@
 //! Typed errors of the engine/UI contract: why an add was refused, why a torrent stopped.
 
+use serde::{Deserialize, Serialize};
+
 use std::fmt;
 
 use super::TorrentId;
 
 /// Why [`Command::Add`](super::Command::Add) was refused.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error, Serialize, Deserialize)]
 pub enum AddError {
     /// The torrent is in the session already; `id` is the existing one (select it).
     #[error("{name} is already added (info hash {info_hash}){}", merged.as_ref().map(|m| format!("; {m}")).unwrap_or_default())]
@@ -33,7 +35,7 @@ pub enum AddError {
 }
 
 /// What kind of fault stopped a torrent; each kind says what the user can do about it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum TorrentErrorKind {
     /// The download volume is full (ENOSPC, quota).
     NoSpace,
@@ -89,7 +91,7 @@ impl TorrentErrorKind {
 }
 
 /// Why a torrent is in the Error state.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TorrentError {
     /// The kind of fault.
     pub kind: TorrentErrorKind,

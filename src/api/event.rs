@@ -3,6 +3,8 @@
 //! never blocks the engine) and kept in a bounded history
 //! ([`Command::RecentEvents`](super::Command::RecentEvents)).
 
+use serde::{Deserialize, Serialize};
+
 use std::time::SystemTime;
 
 use super::TorrentId;
@@ -11,7 +13,7 @@ use super::TorrentId;
 pub type EventReceiver = tokio::sync::broadcast::Receiver<EngineEvent>;
 
 /// How much an event matters.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub enum EventLevel {
     /// Normal operation (added, completed, state changes).
     Info,
@@ -22,7 +24,7 @@ pub enum EventLevel {
 }
 
 /// What happened.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum EventKind {
     /// A torrent was added.
     Added,
@@ -58,16 +60,22 @@ pub enum EventKind {
     /// A torrent's tracker URLs were edited (changed, added, removed): the message lists
     /// them, passkeys masked.
     TrackersEdited,
+    /// Session settings changed while it runs (default folder, seeding goals, queue, DHT):
+    /// the message says what they are now.
+    Settings,
     /// A peer given by hand was not added: the message names it and says why (no port, or
     /// the IP filter blocks it).
     PeerRefused,
     /// A torrent's piece order changed: sequential download or first and last pieces
     /// first went on or off.
     PieceOrder,
+    /// A web seed (BEP 19) failed (and when it is tried again), lacks a file, or was
+    /// dropped: the message names the server (passkeys masked) and says why.
+    WebSeed,
 }
 
 /// One event.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct EngineEvent {
     /// Increases by one per event (gaps show events a slow reader lost).
     pub seq: u64,

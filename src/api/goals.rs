@@ -2,6 +2,8 @@
 //! time and an inactive seeding time after which the torrent stops seeding (or is removed,
 //! per the `[seeding]` config table's `action`).
 
+use serde::{Deserialize, Serialize};
+
 /// What a torrent's row message ends with while a seeding goal holds its upload at the
 /// alternative rate (`[seeding] action = "alt_upload"`), e.g. `ratio 2.00 reached: seeding
 /// at the alternative rate`.
@@ -14,7 +16,7 @@ pub const NO_LIMIT: i64 = -1;
 
 /// One torrent's share limits, with qBittorrent's meanings for each field: -2 use the
 /// session's value (the default), -1 no limit, 0 or more the limit.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct ShareLimits {
     /// Share ratio (uploaded over downloaded, see [`super::share_ratio`]) at which seeding
     /// stops: -2.0 use the session's, -1.0 none, >= 0.0 the ratio. Never NaN (the
@@ -60,7 +62,7 @@ impl ShareLimits {
 }
 
 /// What the detail view shows of a torrent's goals.
-#[derive(Debug, Clone, Copy, Default, PartialEq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
 pub struct GoalView {
     /// The torrent's own limits (-2: the session's).
     pub limits: ShareLimits,

@@ -6,12 +6,16 @@
 //! [`Command`]s back over a bounded `tokio::sync::mpsc`. Front ends do not touch those
 //! channels: they hold a [`Client`], the one handle over them.
 
+use serde::{Deserialize, Serialize};
+
 mod categories;
 mod client;
 mod command;
 mod error;
 mod event;
 mod goals;
+mod serde_forms;
+mod settings;
 mod snapshot;
 mod tracker_edit;
 
@@ -20,19 +24,24 @@ pub use categories::{
     parent_category, remove_tags,
 };
 pub use client::{Client, ClientError, Reply};
-pub use command::{AddRequest, AddSource, Command, CommandSender, QueueMove};
+pub use command::{
+    AddRequest, AddSource, Command, CommandSender, CreateSource, QueueMove, TorrentBytes,
+};
 pub use error::{AddError, TorrentError, TorrentErrorKind};
 pub use event::{EngineEvent, EventKind, EventLevel, EventReceiver};
 pub use goals::{GOAL_ALT_RATE, GoalView, NO_LIMIT, ShareLimits, USE_GLOBAL};
+pub use settings::{GoalAction, SessionSettings, SettingsChange, SettingsReply};
 pub use snapshot::{
     FilePriority, FileRow, GlobalStats, PauseCause, PeerFlags, PeerRow, PeerSource, PieceState,
     Snapshot, SnapshotReceiver, SourceCount, TorrentDetail, TorrentRow, TorrentState, TrackerRow,
-    TrackerStatus, share_ratio,
+    TrackerStatus, WebSeedRow, WebSeedState, share_ratio,
 };
 pub use tracker_edit::{TrackerEdit, TrackerEditError, TrackerEditOutcome, TrackerEditReply};
 
 /// Identifies one torrent inside a session; assigned by the engine, never reused.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize,
+)]
 pub struct TorrentId(pub u64);
 
 impl std::fmt::Display for TorrentId {

@@ -7,6 +7,8 @@
 //! whenever anything in the row changes; the engine rebuilds only the rows that changed
 //! and shares the others (`Arc`) with the previous snapshot.
 
+use serde::{Deserialize, Serialize};
+
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -19,7 +21,7 @@ use super::error::TorrentError;
 pub type SnapshotReceiver = tokio::sync::watch::Receiver<Arc<Snapshot>>;
 
 /// Everything a front end needs to draw one frame.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Snapshot {
     /// Increases with every published snapshot; lets the UI skip redraws.
     pub seq: u64,
@@ -39,7 +41,7 @@ impl Snapshot {
 }
 
 /// Session-wide figures.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct GlobalStats {
     /// Payload download rate over all torrents, bytes/s.
     pub down_rate: u64,
@@ -81,10 +83,13 @@ pub struct GlobalStats {
     pub categories: Arc<[super::CategoryInfo]>,
     /// The session's tags, sorted: those created and those on any torrent.
     pub tags: Arc<[String]>,
+    /// The settings a front end may change while the session runs (default folder,
+    /// seeding goals, queue limits, DHT; see [`Command::ChangeSettings`](super::Command)).
+    pub settings: super::SessionSettings,
 }
 
 /// Life-cycle state of a torrent as shown to the user.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Hash, Serialize, Deserialize)]
 pub enum TorrentState {
     /// Hashing existing data on disk before it can start.
     #[default]
@@ -140,7 +145,7 @@ impl TorrentState {
 }
 
 /// One torrent as the list panel shows it.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct TorrentRow {
     /// Session-local identity.
     pub id: TorrentId,
@@ -172,6 +177,8 @@ pub struct TorrentRow {
     pub seeds: u32,
     /// Connected peers in total (seeders included).
     pub peers: u32,
+    /// Its web seeds (BEP 19) in use now (not backed off nor dropped); they are not peers.
+    pub web_seeds: u32,
     /// Seeders in the swarm as a tracker last reported (`complete`), if one did.
     pub swarm_seeds: Option<u32>,
     /// Leechers in the swarm as a tracker last reported (`incomplete`), if one did.
@@ -198,6 +205,7 @@ pub struct TorrentRow {
     pub paused_by: Option<PauseCause>,
     /// The folder its files are in (the parent of a multi-file torrent's top folder), as
     /// the engine uses it: the Move dialog starts from it.
+    #[serde(with = "super::serde_forms::path")]
     pub save_path: PathBuf,
     /// Place in the queue, 1 = first; 0 while queueing is off (the order is still kept,
     /// and moves still change it).
@@ -211,6 +219,35 @@ pub struct TorrentRow {
     /// Automatic management: its data lives where its category says (qBittorrent's
     /// `auto_tmm`).
     pub auto_managed: bool,
+    /// The payload bytes of all its files, skipped ones included (padding files left
+    /// out); [`TorrentRow::size`] counts the wanted files only. 0 while the size is not
+    /// known.
+    pub total_size: u64,
+    /// What its data is on disk, qBittorrent's `content_path`: the file of a single-file
+    /// torrent, the top folder of a multi-file one (`save_path` joined with the name used
+    /// on disk); `None` while the metadata is not known (a magnet link fetching it).
+    #[serde(with = "super::serde_forms::opt_path")]
+    pub content_path: Option<PathBuf>,
+    /// v2 info hash (BEP 52, SHA-256, 64 lowercase hex digits) of a hybrid torrent, when
+    /// its metainfo has one.
+    pub info_hash_v2: Option<String>,
+    /// BEP 27 private torrent (no DHT, PEX or LSD).
+    pub private: bool,
+    /// The URL of the tracker that answered an announce last, else its first tracker;
+    /// empty without trackers (qBittorrent's "current tracker"). The whole URL, passkey
+    /// included: never log it (mask it with [`crate::net::mask_passkey`]).
+    pub tracker: String,
+    /// When every wanted piece was verified here (Unix seconds); `None` while incomplete
+    /// or when it came complete from disk without being downloaded here.
+    pub completed_at: Option<u64>,
+    /// When a payload byte last moved either way (Unix seconds); when it was added (or
+    /// completed) until one did in this run.
+    pub last_activity: u64,
+    /// Seconds spent seeding before the current spell (all runs).
+    pub seeded_secs: u64,
+    /// When the current spell of seeding began (Unix seconds); `None` while not seeding.
+    /// The time seeded now is `seeded_secs + (now - seeding_since)`.
+    pub seeding_since: Option<u64>,
     /// Its own seeding goals (share limits; -2 fields: the category's or session's).
     pub share_limits: super::ShareLimits,
     /// Sequential download: new pieces in index order (qBittorrent's `seq_dl`).
@@ -227,7 +264,7 @@ pub struct TorrentRow {
 }
 
 /// Why the engine paused a torrent by itself (see [`TorrentRow::paused_by`]).
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub enum PauseCause {
     /// The disk guard: its download volume has less free space than `min_free_space`; the
     /// text says how much is free and where, e.g. `only 1 MiB free on the volume of /d`.
@@ -241,6 +278,14 @@ pub enum PauseCause {
 }
 
 impl TorrentRow {
+    /// Seconds spent seeding, all runs together, at `now` (Unix seconds).
+    pub fn seeding_secs(&self, now: u64) -> u64 {
+        self.seeded_secs
+            + self
+                .seeding_since
+                .map_or(0, |since| now.saturating_sub(since))
+    }
+
     /// Whether the payload's size is known: `false` for a magnet link whose metadata has
     /// not arrived yet (fetching, or paused or in error before it came), whose size, done
     /// and piece count all read 0. A torrent of 0 bytes is refused when added, so a known
@@ -330,13 +375,14 @@ mod ratio_tests {
 }
 
 /// What the detail view of one torrent shows: built only for the focused torrent.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct TorrentDetail {
     /// The torrent.
     pub id: TorrentId,
     /// v1 info hash, 40 lowercase hex digits.
     pub info_hash: String,
     /// The folder the payload is stored in.
+    #[serde(with = "super::serde_forms::path")]
     pub save_path: PathBuf,
     /// What sanitising changed in the torrent's name to give the one used on disk (and
     /// shown as the row's name), for people; `None` when it is used as given.
@@ -349,6 +395,9 @@ pub struct TorrentDetail {
     pub creation_date: Option<i64>,
     /// BEP 27 private torrent (no DHT, no PEX).
     pub private: bool,
+    /// Its files are in a top folder named after it (a multi-file torrent); a single-file
+    /// torrent's file is the content itself.
+    pub multi_file: bool,
     /// Bytes per piece.
     pub piece_length: u32,
     /// Wasted payload bytes (duplicates, pieces that failed their hash check).
@@ -360,6 +409,7 @@ pub struct TorrentDetail {
     /// Trackers, tier by tier.
     pub trackers: Vec<TrackerRow>,
     /// One entry per piece.
+    #[serde(with = "super::serde_forms::piece_runs")]
     pub pieces: Arc<[PieceState]>,
     /// Where the torrent's peers come from: one entry per source that gave any or is in
     /// effect for it (trackers when it has some, the DHT, PEX and LSD when they run for
@@ -370,10 +420,71 @@ pub struct TorrentDetail {
     pub given_peers: Vec<(SocketAddr, PeerSource)>,
     /// Its seeding goals: its own limits, those in effect, the time seeded.
     pub goals: super::GoalView,
+    /// Its web seeds (BEP 19 `url-list`), in the torrent's order.
+    pub web_seeds: Vec<WebSeedRow>,
+}
+
+/// One web seed of a torrent (BEP 19): an HTTP(S) server holding its files (Peers and
+/// Trackers tabs).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct WebSeedRow {
+    /// The URL as the torrent gives it, any passkey in its path or query masked.
+    pub url: String,
+    /// What it does now.
+    pub state: WebSeedState,
+    /// Payload rate from it, bytes/s.
+    pub down_rate: u64,
+    /// Payload bytes received from it (this run).
+    pub downloaded: u64,
+    /// Range requests in flight.
+    pub requests: u32,
+    /// Failed requests in a row (0 after a success).
+    pub failures: u32,
+    /// Pieces with its data that failed their hash check (this run); at
+    /// [`WebSeedRow::max_hash_fails`] it is dropped.
+    pub hash_fails: u32,
+    /// Hash failures after which it is dropped for this run.
+    pub max_hash_fails: u32,
+    /// Bytes counted against it: pieces with its data that failed their hash check.
+    pub bad_bytes: u64,
+    /// Files the server does not have (answered 404 or 410): their pieces come from peers.
+    pub missing_files: u32,
+    /// Its last error, for the user to read (kept after a success until the next error).
+    pub message: Option<String>,
+    /// When it is tried again, while backed off.
+    pub retry_at: Option<SystemTime>,
+}
+
+/// What a web seed does now.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub enum WebSeedState {
+    /// Not in use: the torrent does not download (paused, complete, seeding), or web seeds
+    /// are off (`[webseeds] enabled = false`).
+    #[default]
+    Idle,
+    /// In use: requests in flight, or waiting for a piece to ask for.
+    Active,
+    /// Failed and waiting before it is tried again ([`WebSeedRow::retry_at`]).
+    BackedOff,
+    /// Not used again this run: too many pieces with its data failed their hash check, or
+    /// its URL cannot be used (see the message).
+    Dropped,
+}
+
+impl WebSeedState {
+    /// Short label, e.g. `"backed off"`.
+    pub fn label(self) -> &'static str {
+        match self {
+            WebSeedState::Idle => "idle",
+            WebSeedState::Active => "active",
+            WebSeedState::BackedOff => "backed off",
+            WebSeedState::Dropped => "dropped",
+        }
+    }
 }
 
 /// How many peers one source gave a torrent (detail view).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SourceCount {
     /// The source.
     pub source: PeerSource,
@@ -384,7 +495,7 @@ pub struct SourceCount {
 }
 
 /// One connected peer (Peers panel).
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PeerRow {
     /// Remote address.
     pub addr: SocketAddr,
@@ -407,7 +518,7 @@ pub struct PeerRow {
 }
 
 /// Choke and interest state of a peer connection (BEP 3) and how it is carried.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PeerFlags {
     /// We choke it (refuse its requests).
     pub am_choking: bool,
@@ -419,8 +530,10 @@ pub struct PeerFlags {
     pub peer_interested: bool,
     /// It connected to us.
     pub incoming: bool,
-    /// The stream is encrypted (MSE).
+    /// The stream is RC4 encrypted (MSE/PE).
     pub encrypted: bool,
+    /// Only the handshake was encrypted (MSE/PE with plaintext selected).
+    pub obfuscated: bool,
     /// Over uTP (BEP 29) rather than TCP.
     pub utp: bool,
     /// It has our requests and sent nothing for a while.
@@ -430,7 +543,7 @@ pub struct PeerFlags {
 }
 
 /// Where a peer address came from.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum PeerSource {
     /// A tracker's announce response.
     #[default]
@@ -447,6 +560,8 @@ pub enum PeerSource {
     Magnet,
     /// Added by the user.
     Manual,
+    /// A web seed of the torrent (BEP 19 `url-list`): an HTTP(S) server, not a peer.
+    WebSeed,
 }
 
 impl PeerSource {
@@ -460,12 +575,13 @@ impl PeerSource {
             PeerSource::Lsd => "LSD",
             PeerSource::Magnet => "magnet",
             PeerSource::Manual => "manual",
+            PeerSource::WebSeed => "web seed",
         }
     }
 }
 
 /// One file of the torrent (Files panel).
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct FileRow {
     /// Path inside the torrent's folder as used on disk (sanitised and renamed, never the
     /// torrent's raw path), `/`-separated; for a single-file torrent, the file's name.
@@ -479,10 +595,15 @@ pub struct FileRow {
     pub done: u64,
     /// Download priority.
     pub priority: FilePriority,
+    /// The first and last piece holding bytes of it (inclusive; a file of 0 bytes: the
+    /// piece where it starts, twice).
+    pub piece_range: (u32, u32),
 }
 
 /// Download priority of a file.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize,
+)]
 pub enum FilePriority {
     /// Do not download.
     Skip,
@@ -496,10 +617,13 @@ pub enum FilePriority {
 }
 
 /// One tracker of the torrent (Trackers panel).
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TrackerRow {
     /// Announce URL with any passkey in its path or query masked.
     pub url: String,
+    /// The announce URL as the torrent has it, passkey included (what a tracker edit
+    /// names); never log it.
+    pub announce_url: String,
     /// BEP 12 tier, from 0.
     pub tier: u32,
     /// What the last exchange with it gave.
@@ -521,7 +645,7 @@ pub struct TrackerRow {
 }
 
 /// State of one tracker.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub enum TrackerStatus {
     /// Not contacted yet (or another tracker of its tier answered).
     #[default]
@@ -550,7 +674,7 @@ impl TrackerStatus {
 }
 
 /// State of one piece (Pieces panel).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub enum PieceState {
     /// Not verified, nothing requested.
     #[default]

@@ -4,8 +4,10 @@
 //! per-torrent edits of qBittorrent's Web API (`torrents/addTrackers`, `removeTrackers`,
 //! `editTracker`).
 
+use serde::{Deserialize, Serialize};
+
 /// What to change in the tracker lists (BEP 12 tiers) of the torrents named with it.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub enum TrackerEdit {
     /// In every tracker URL that contains `find`, replace each occurrence by `replace`
     /// (plain text, case-sensitive). A URL that becomes one the torrent already has is
@@ -32,7 +34,7 @@ pub enum TrackerEdit {
 }
 
 /// What an edit changed (or, for a dry run, would change).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TrackerEditOutcome {
     /// Tracker URLs changed, added or removed, all torrents together.
     pub urls: usize,
@@ -57,7 +59,7 @@ impl std::fmt::Display for TrackerEditOutcome {
 
 /// Why a tracker edit was refused; nothing was changed. URLs in the texts are masked
 /// ([`crate::net::mask_passkey`]).
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error, Serialize, Deserialize)]
 pub enum TrackerEditError {
     /// A URL the edit would give a torrent is not a usable tracker URL (`http`, `https`
     /// or `udp` with a host): the masked URL and why.

@@ -8,6 +8,9 @@ use std::path::PathBuf;
 use serde::Deserialize;
 
 use super::schedule::AltSpeedSchedule;
+/// What a torrent that reaches a seeding goal gets (`[seeding] action`); the contract's
+/// type, so that front ends can read and change it while the session runs.
+pub use crate::api::GoalAction;
 use crate::storage::disk::MAX_DISK_THREADS;
 use crate::storage::{HandleCache, Preallocate, StorageMode, StorageOptions};
 
@@ -93,12 +96,14 @@ pub struct EngineConfig {
     /// Exchange peer lists with peers (BEP 11 `ut_pex`); never for private torrents
     /// (BEP 27).
     pub pex: bool,
-    /// Peer transports, the `[peer]` table.
-    pub peer: PeerConfig,
     /// The DHT (BEP 5), the `[dht]` table.
     pub dht: DhtConfig,
     /// Local Service Discovery (BEP 14), the `[lsd]` table.
     pub lsd: LsdConfig,
+    /// Web seeds (BEP 19), the `[webseeds]` table.
+    pub webseeds: WebSeedConfig,
+    /// Peer connections, the `[peer]` table (transports, MSE/PE encryption).
+    pub peer: PeerConfig,
     /// Program run when the user adds a torrent (not when one is restored at start), as an
     /// argument list: the program first, then its arguments, each with its placeholders
     /// replaced (see [`crate::engine::hooks::expand`]); never run through a shell. Empty
@@ -154,6 +159,7 @@ impl Default for EngineConfig {
             pex: true,
             dht: DhtConfig::default(),
             lsd: LsdConfig::default(),
+            webseeds: WebSeedConfig::default(),
             peer: PeerConfig::default(),
             on_added: Vec::new(),
             on_complete: Vec::new(),
@@ -295,6 +301,7 @@ impl EngineConfig {
                 ),
             );
         }
+        self.webseeds.check()?;
         self.seeding.check()?;
         self.queue.check()?;
         for (name, c) in &self.categories {
@@ -417,7 +424,7 @@ impl TransportKind {
     }
 }
 
-/// The `[peer]` table: how peers are reached.
+/// The `[peer]` table: how peer connections are made.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct PeerConfig {
@@ -425,12 +432,16 @@ pub struct PeerConfig {
     /// fails, and started beside it when it has not answered within a second); incoming
     /// connections are accepted on each. Default `["utp", "tcp"]`, as libtorrent.
     pub transports: Vec<TransportKind>,
+    /// Message Stream Encryption (MSE/PE, as libtorrent, Transmission and qBittorrent
+    /// speak it), over either transport. Default: [`Encryption::Prefer`].
+    pub encryption: Encryption,
 }
 
 impl Default for PeerConfig {
     fn default() -> Self {
         PeerConfig {
             transports: vec![TransportKind::Utp, TransportKind::Tcp],
+            encryption: Encryption::default(),
         }
     }
 }
@@ -450,6 +461,7 @@ impl PeerConfig {
     pub fn tcp_only() -> PeerConfig {
         PeerConfig {
             transports: vec![TransportKind::Tcp],
+            ..PeerConfig::default()
         }
     }
 
@@ -468,6 +480,49 @@ impl PeerConfig {
             );
         }
         Ok(())
+    }
+}
+
+/// `[peer] encryption`: MSE/PE (RC4 over a Diffie-Hellman handshake) for peer connections.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Encryption {
+    /// Dial with MSE offering RC4 or plaintext, and dial again in plaintext when the peer
+    /// refuses it; accept plaintext and MSE connections (an incoming MSE handshake gets
+    /// RC4 when the peer provides it).
+    #[default]
+    Prefer,
+    /// MSE with RC4 only, both ways: plaintext connections are refused and never a byte of
+    /// the BitTorrent protocol goes out in plaintext.
+    Require,
+    /// Plaintext only: never dial with MSE; incoming MSE handshakes are refused.
+    Disable,
+}
+
+impl std::str::FromStr for Encryption {
+    type Err = String;
+
+    /// `"prefer"`, `"require"` or `"disable"`.
+    fn from_str(s: &str) -> Result<Encryption, String> {
+        match s {
+            "prefer" => Ok(Encryption::Prefer),
+            "require" => Ok(Encryption::Require),
+            "disable" => Ok(Encryption::Disable),
+            other => Err(format!(
+                "unknown encryption {other:?} (expected prefer, require or disable)"
+            )),
+        }
+    }
+}
+
+impl Encryption {
+    /// The value as written in the config file.
+    pub fn name(self) -> &'static str {
+        match self {
+            Encryption::Prefer => "prefer",
+            Encryption::Require => "require",
+            Encryption::Disable => "disable",
+        }
     }
 }
 
@@ -490,6 +545,76 @@ impl LsdConfig {
     /// The interface address to use, `0.0.0.0` for the kernel's choice.
     pub fn interface_addr(&self) -> std::net::Ipv4Addr {
         self.interface.unwrap_or(std::net::Ipv4Addr::UNSPECIFIED)
+    }
+}
+
+/// Most `[webseeds] max_connections_per_server`.
+pub const MAX_WEBSEED_CONNECTIONS: u32 = 64;
+
+/// The `[webseeds]` table: HTTP(S) servers a torrent's `url-list` names (BEP 19), used
+/// beside peers while a torrent downloads (see `engine/webseed/`).
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct WebSeedConfig {
+    /// Download from web seeds. Default: true.
+    pub enabled: bool,
+    /// Range requests in flight per server, 1..=[`MAX_WEBSEED_CONNECTIONS`] (each on its
+    /// own HTTP connection). Default: 4.
+    pub max_connections_per_server: u32,
+    /// A server that sends less than this many bytes/s over [`WebSeedConfig::min_rate_window`]
+    /// (a trickle, a stall) fails the request and is backed off; 0 = no minimum. A number
+    /// of bytes/s or a rate in human units (`"1K"`). Default: 1 KiB/s.
+    #[serde(deserialize_with = "super::rate_limit_value")]
+    pub min_rate: u64,
+    /// The window `min_rate` is measured over, seconds, 1..=3600 (the wait for the answer
+    /// counts too). Default: 30.
+    pub min_rate_window: u32,
+}
+
+impl Default for WebSeedConfig {
+    fn default() -> Self {
+        WebSeedConfig {
+            enabled: true,
+            max_connections_per_server: 4,
+            min_rate: 1024,
+            min_rate_window: 30,
+        }
+    }
+}
+
+impl WebSeedConfig {
+    /// Check the bounds.
+    ///
+    /// # Errors
+    /// The first [`BadValue`] (`webseeds.max_connections_per_server`, ...).
+    pub fn check(&self) -> Result<(), BadValue> {
+        if !(1..=MAX_WEBSEED_CONNECTIONS).contains(&self.max_connections_per_server) {
+            return Err(BadValue {
+                key: "webseeds.max_connections_per_server",
+                problem: format!(
+                    "must be between 1 and {MAX_WEBSEED_CONNECTIONS} (got {})",
+                    self.max_connections_per_server
+                ),
+            });
+        }
+        if !(1..=3600).contains(&self.min_rate_window) {
+            return Err(BadValue {
+                key: "webseeds.min_rate_window",
+                problem: format!(
+                    "must be between 1 and 3600 seconds (got {})",
+                    self.min_rate_window
+                ),
+            });
+        }
+        Ok(())
+    }
+
+    /// The minimum rate as the fetch checks it.
+    pub fn min_rate(&self) -> crate::webseed::fetch::MinRate {
+        crate::webseed::fetch::MinRate {
+            min_rate: self.min_rate,
+            window: std::time::Duration::from_secs(u64::from(self.min_rate_window)),
+        }
     }
 }
 
@@ -745,23 +870,6 @@ impl CategoryConfig {
         }
         Ok(())
     }
-}
-
-/// What a torrent that reaches a seeding goal gets (`[seeding] action`).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum GoalAction {
-    /// Stop it (paused, with the goal as the reason; it stays stopped across restarts).
-    #[default]
-    Stop,
-    /// Remove it from the session; its files stay.
-    Remove,
-    /// Remove it and delete its files.
-    RemoveWithData,
-    /// Keep seeding, its upload limited to `alt_upload_rate_limit` (the session's
-    /// alternative upload limit; its own limit applies when lower). Config value
-    /// `"alt_upload"`. Raising the goal gives it its own limit back.
-    AltUpload,
 }
 
 /// Check a `HOST:PORT` entry (DHT bootstrap nodes): a host name of letters, digits, `-`,

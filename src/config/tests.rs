@@ -55,6 +55,12 @@ fn every_key_is_documented_in_the_default_file() {
         "hook_timeout",
         "ip_filter",
         "watch_dir",
+        "max_connections_per_server",
+        "min_rate",
+        "min_rate_window",
+        "listen",
+        "username",
+        "password",
     ] {
         assert!(
             DEFAULT_TOML.contains(&format!("# {key} ="))
@@ -592,4 +598,32 @@ fn the_alt_upload_goal_action_reads() {
         c.engine.seeding.action,
         crate::config::engine::GoalAction::AltUpload
     );
+}
+
+#[test]
+fn peer_encryption_is_prefer_by_default_and_takes_three_values() {
+    use super::engine::Encryption;
+    assert_eq!(Config::default().engine.peer.encryption, Encryption::Prefer);
+    let shipped = Config::from_toml(DEFAULT_TOML, Path::new("default.toml")).unwrap();
+    assert_eq!(shipped.engine.peer.encryption, Encryption::Prefer);
+    for (v, want) in [
+        ("prefer", Encryption::Prefer),
+        ("require", Encryption::Require),
+        ("disable", Encryption::Disable),
+    ] {
+        let c =
+            Config::from_toml(&format!("[peer]\nencryption = \"{v}\"\n"), Path::new("x")).unwrap();
+        assert_eq!(c.engine.peer.encryption, want);
+        assert_eq!(want.name(), v);
+    }
+    for text in [
+        "[peer]\nencryption = \"forced\"\n",
+        "[peer]\nencryption = true\n",
+        "[peer]\nencrypt = \"require\"\n",
+    ] {
+        let e = Config::from_toml(text, Path::new("/c.toml"))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("line 2") && e.contains("/c.toml"), "{text}: {e}");
+    }
 }

@@ -78,7 +78,7 @@ impl Default for UiConfig {
             confirm_quit: true,
             columns: [
                 "name", "size", "progress", "state", "down", "up", "eta", "ratio", "seeds",
-                "peers", "added", "queue",
+                "peers", "added", "queue", "category", "tags",
             ]
             .map(String::from)
             .to_vec(),

@@ -74,10 +74,12 @@ use crate::lock::{MutexExt, RwLockExt};
 use crate::metainfo::InfoHash;
 
 mod policy;
+mod slot;
 mod state_file;
 
 pub use policy::bootstrap_scope;
 use policy::{Hints, Policy, unmap};
+pub use slot::DhtSlot;
 use state_file::{STATE_VERSION, Saved, empty_table_json, hex, load_state, table_nodes, unhex20};
 
 /// File name of the saved routing table inside a state folder.

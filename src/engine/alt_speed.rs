@@ -70,6 +70,9 @@ pub struct AltSpeeds {
     normal: (u64, u64),
     /// (download, upload) while on.
     alt: (u64, u64),
+    /// The config's normal pair (at start, or as a reload read it): kept beside the live
+    /// pair in the state store (see [`crate::state::SessionLimits`]).
+    config_normal: (u64, u64),
     /// The schedule when enabled.
     schedule: Option<AltSpeedSchedule>,
     clock: Arc<dyn LocalClock>,
@@ -90,6 +93,7 @@ impl AltSpeeds {
             on: false,
             normal,
             alt,
+            config_normal: normal,
             schedule: (schedule.enabled && !schedule.days.is_empty()).then_some(schedule),
             clock,
             next: None,
@@ -125,6 +129,19 @@ impl AltSpeeds {
         } else {
             self.normal = pair;
         }
+    }
+
+    /// The config file's pairs read again (a reload): both replace those in force, the
+    /// normal one also one set live.
+    pub fn reconfigure(&mut self, normal: (u64, u64), alt: (u64, u64)) {
+        self.normal = normal;
+        self.alt = alt;
+        self.config_normal = normal;
+    }
+
+    /// The config's normal pair (see [`AltSpeeds::reconfigure`]).
+    pub fn config_normal(&self) -> (u64, u64) {
+        self.config_normal
     }
 
     /// The normal pair (restored from the state store at start).

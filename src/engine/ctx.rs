@@ -30,6 +30,11 @@ pub const MAX_PENDING_INCOMING: usize = 128;
 /// Addresses remembered as not answering uTP ([`SessionCtx::no_utp`]).
 pub const MAX_NO_UTP: usize = 8192;
 
+/// Incoming MSE/PE handshakes at once (each costs two 768-bit modular exponentiations);
+/// beyond, a connection that starts one is closed at once. Part of the
+/// [`MAX_PENDING_INCOMING`] connections.
+pub const MAX_MSE_HANDSHAKES: usize = 32;
+
 /// Connection counters kept exact by RAII: a [`ConnSlot`] decrements its counter when it is
 /// dropped, on every path (error, panic, task abort), so the counts cannot drift.
 #[derive(Debug, Default)]
@@ -40,6 +45,8 @@ pub struct ConnCounters {
     pub half_open: AtomicUsize,
     /// Incoming connections still in their handshake.
     pub pending_incoming: AtomicUsize,
+    /// Incoming connections in their MSE/PE handshake.
+    pub mse_handshakes: AtomicUsize,
 }
 
 /// Which counter a [`ConnSlot`] holds.
@@ -51,6 +58,8 @@ pub enum SlotKind {
     HalfOpen,
     /// An incoming handshake.
     PendingIncoming,
+    /// An incoming MSE/PE handshake.
+    MseHandshake,
 }
 
 /// One unit of a [`ConnCounters`] counter, given back on drop.
@@ -66,6 +75,7 @@ impl ConnCounters {
             SlotKind::Established => &self.established,
             SlotKind::HalfOpen => &self.half_open,
             SlotKind::PendingIncoming => &self.pending_incoming,
+            SlotKind::MseHandshake => &self.mse_handshakes,
         }
     }
 
@@ -128,8 +138,9 @@ pub struct SessionCtx {
     pub next_key: AtomicU64,
     /// Events to the session task.
     pub events: mpsc::UnboundedSender<SessionEvent>,
-    /// The DHT node (BEP 5), when enabled and started.
-    pub dht: Option<crate::dht::Dht>,
+    /// The DHT node (BEP 5) while it runs (started from the config, switched on and off
+    /// while the session runs); the same slot as `link.dht`.
+    pub dht: Arc<crate::dht::DhtSlot>,
     /// Local Service Discovery (BEP 14), when enabled and started.
     pub lsd: Option<crate::lsd::Lsd>,
     /// The uTP socket (BEP 29), when uTP is on: dials go through it.
@@ -143,6 +154,10 @@ pub struct SessionCtx {
     /// The IP filter in force (none until the `ip_filter` file is read) and its count of
     /// blocked attempts; every torrent's peer book holds it too.
     pub ip_filter: Arc<super::ip_filter::Blocklist>,
+    /// The HTTP client of web seeds (BEP 19), made on first use: the session's HTTP policy
+    /// (user agent, connect timeout, redirect cap, proxy from the environment), kept-alive
+    /// connections shared by every web seed; or why it cannot be made.
+    webseed_http: std::sync::OnceLock<Result<reqwest::Client, String>>,
 }
 
 impl SessionCtx {
@@ -191,6 +206,7 @@ impl SessionCtx {
             config.upload_rate_limit,
         ));
         let peer_events = events.clone();
+        let dht = Arc::new(crate::dht::DhtSlot::new(dht));
         let link = Arc::new(LinkCtx::new(
             listen_port,
             config.pex,
@@ -230,6 +246,7 @@ impl SessionCtx {
             utp,
             no_utp: Default::default(),
             ip_filter,
+            webseed_http: std::sync::OnceLock::new(),
         })
     }
 
@@ -259,6 +276,25 @@ impl SessionCtx {
     /// A fresh key, unique in the session (peer keys, disk keys).
     pub fn key(&self) -> u64 {
         self.next_key.fetch_add(1, Ordering::Relaxed)
+    }
+
+    /// The HTTP client of web seeds (made on the first call).
+    ///
+    /// # Errors
+    /// The client cannot be made (TLS set-up): why.
+    pub fn webseed_client(&self) -> Result<reqwest::Client, String> {
+        self.webseed_http
+            .get_or_init(|| {
+                // no total timeout: a range of several MiB over a slow link takes what it
+                // takes; the minimum rate ([webseeds] min_rate) catches a stalled server
+                crate::tracker::http::client_builder(
+                    crate::tracker::http::DEFAULT_CONNECT_TIMEOUT,
+                    std::time::Duration::from_secs(7 * 24 * 3600),
+                )
+                .build()
+                .map_err(|e| crate::tracker::http::error_chain(&e))
+            })
+            .clone()
     }
 
     /// Send an event to the session task (dropped if the session is gone).
@@ -414,8 +450,20 @@ pub enum SessionEvent {
         /// The body or magnet link, or why nothing usable came back.
         result: Result<crate::fetch::Fetched, crate::fetch::FetchError>,
     },
+    /// A torrent of a file or folder was made and written (or could not be).
+    Created {
+        /// The add as asked, its source the file or folder.
+        request: crate::api::AddRequest,
+        /// Where the answer goes.
+        reply: Option<AddReply>,
+        /// The torrent's bytes and where they were written, or why not.
+        result: Result<(Vec<u8>, std::path::PathBuf), String>,
+    },
     /// A look at the IP filter file ended (unchanged, read, or unreadable).
     IpFilter(super::ip_filter::Reload),
+    /// A DHT node switched on while the session runs has started (`None`: it could not;
+    /// the reason is in the log).
+    DhtStarted(Option<crate::dht::Dht>),
     /// Delete-data of a removed torrent finished.
     Deleted {
         /// The torrent's name.

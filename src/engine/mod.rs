@@ -5,6 +5,7 @@
 //! - [`peer_conn`]: one connection: handshake, protocol reader, upload pump.
 //! - [`picker`]: which blocks to request (rarest first, endgame).
 //! - [`timer`]: the session's one deadline queue.
+//! - [`webseed`]: one web seed (BEP 19) at work, the HTTP counterpart of a peer connection.
 //! - [`link`]: what a torrent and its connections share (below both: orders, events, the
 //!   shared torrent state, the metadata fetch, the clock).
 //! - [`categories`]: the session's categories and tags, their paths and their file.
@@ -26,3 +27,4 @@ pub mod rate;
 pub mod session;
 pub mod timer;
 pub mod torrent;
+pub mod webseed;

@@ -1,8 +1,17 @@
-//! Writing new v1 .torrent files (BEP 3) from a file or folder on disk.
+//! Writing new .torrent files from a file or folder on disk: v1 (BEP 3), v2 (BEP 52) or
+//! hybrid (both, as qBittorrent and libtorrent make them by default), with tiers of
+//! trackers (BEP 12), web seeds (BEP 19), the private flag (BEP 27), a comment and a source
+//! tag. `ratorrent create` and the TUI's create dialog use it; so do tests and magnet links
+//! (a fetched info dictionary becomes a .torrent with [`torrent_from_info`]).
+//!
+//! The pieces are hashed on worker threads, every byte read once ([`hash`]); the result is
+//! parsed back before it is handed out, so a torrent that this client would not load is
+//! never written.
 //!
 //! ```no_run
-//! use ratorrent::metainfo::TorrentBuilder;
+//! use ratorrent::metainfo::{MetaVersion, TorrentBuilder};
 //! let bytes = TorrentBuilder::new("/srv/share/album")
+//!     .version(MetaVersion::Hybrid)
 //!     .announce("http://tracker.example.org/announce")
 //!     .private(true)
 //!     .build()?;
@@ -10,14 +19,15 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
-use std::fs::File;
-use std::io::{ErrorKind, Read};
 use std::path::{Path, PathBuf};
-
-use bendy::encoding::{AsString, Encoder, SingleItemEncoder};
-use sha1::{Digest, Sha1};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use super::path::{UnsafeComponent, check_component, sanitize_component};
+use super::{MetaVersion, Metainfo};
+
+mod encode;
+mod hash;
 
 /// Smallest piece length [`default_piece_length`] picks and the builder accepts: 16 KiB.
 pub const MIN_PIECE_LENGTH: u32 = 16 * 1024;
@@ -92,6 +102,12 @@ pub enum CreateError {
         /// Its size when listed, in bytes.
         expected: u64,
     },
+    /// The work was cancelled ([`CreateProgress::cancel`]).
+    #[error("cancelled")]
+    Cancelled,
+    /// The torrent made does not parse back (a bug if it ever happens).
+    #[error("the torrent made does not read back: {0}")]
+    Verify(#[from] super::MetainfoError),
     /// bendy refused the structure (a bug if it ever happens).
     #[error("bencode encoding failed: {0}")]
     Encode(#[from] bendy::encoding::Error),
@@ -118,9 +134,22 @@ pub enum NameProblem {
     CaseCollision,
 }
 
-/// Builder of a v1 .torrent (BEP 3, with BEP 12 tiers, BEP 19 web seeds, BEP 27 private)
-/// from a file or a folder. Folders are walked recursively, files sorted by path;
-/// symbolic links are skipped (not followed), empty folders cannot be represented.
+/// How far a [`TorrentBuilder::build`] is, shared with whoever shows it: payload bytes
+/// (padding included) hashed out of the total, and a switch that stops the work.
+#[derive(Debug, Default)]
+pub struct CreateProgress {
+    /// Bytes hashed so far.
+    pub done: AtomicU64,
+    /// Bytes to hash (set once the files are listed; 0 before).
+    pub total: AtomicU64,
+    /// Set to stop the build ([`CreateError::Cancelled`]).
+    pub cancel: AtomicBool,
+}
+
+/// Builder of a .torrent from a file or a folder: v1 (BEP 3), v2 (BEP 52) or hybrid, with
+/// BEP 12 tiers, BEP 19 web seeds, BEP 27 private, a comment and a source tag. Folders are
+/// walked recursively, files sorted by path (the v2 `file tree` order); symbolic links are
+/// skipped (not followed), empty folders cannot be represented.
 #[derive(Debug, Clone)]
 pub struct TorrentBuilder {
     source: PathBuf,
@@ -131,6 +160,10 @@ pub struct TorrentBuilder {
     comment: Option<String>,
     created_by: Option<String>,
     creation_date: Option<i64>,
+    source_tag: Option<String>,
+    version: MetaVersion,
+    threads: usize,
+    progress: Option<Arc<CreateProgress>>,
 }
 
 /// One file found under the source, in torrent order.
@@ -144,9 +177,10 @@ struct SourceFile {
 }
 
 impl TorrentBuilder {
-    /// A builder for the file or folder at `source`. Defaults: piece length from
-    /// [`default_piece_length`], no tracker, public, no comment, `created by`
-    /// `ratorrent/<version>`, creation date = now.
+    /// A builder for the file or folder at `source`. Defaults: v1 ([`MetaVersion::V1`];
+    /// `ratorrent create` asks for hybrid), piece length from [`default_piece_length`], no
+    /// tracker, public, no comment, no source tag, `created by` `ratorrent/<version>`,
+    /// creation date = now, one hashing thread per core.
     pub fn new(source: impl Into<PathBuf>) -> TorrentBuilder {
         let now = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
@@ -161,7 +195,40 @@ impl TorrentBuilder {
             comment: None,
             created_by: Some(concat!("ratorrent/", env!("CARGO_PKG_VERSION")).to_owned()),
             creation_date: now,
+            source_tag: None,
+            version: MetaVersion::V1,
+            threads: std::thread::available_parallelism().map_or(1, usize::from),
+            progress: None,
         }
+    }
+
+    /// Make a v1, v2 or hybrid torrent.
+    #[must_use]
+    pub fn version(mut self, version: MetaVersion) -> Self {
+        self.version = version;
+        self
+    }
+
+    /// Set or clear the `source` tag in the info dictionary (private trackers use it to
+    /// tell their torrents apart; it changes the info hash).
+    #[must_use]
+    pub fn source_tag(mut self, tag: Option<String>) -> Self {
+        self.source_tag = tag;
+        self
+    }
+
+    /// Hash on `threads` threads (at least 1, at most 64).
+    #[must_use]
+    pub fn threads(mut self, threads: usize) -> Self {
+        self.threads = threads.clamp(1, 64);
+        self
+    }
+
+    /// Report progress to (and take a cancel from) `progress`.
+    #[must_use]
+    pub fn progress(mut self, progress: Arc<CreateProgress>) -> Self {
+        self.progress = Some(progress);
+        self
     }
 
     /// Use `bytes` per piece: a power of two from 16 KiB to 512 MiB (checked by `build`).
@@ -223,13 +290,22 @@ impl TorrentBuilder {
         self
     }
 
-    /// Walk the source, hash every piece with SHA-1 and encode the .torrent (canonical
-    /// bencode: keys sorted). Reads every byte of the source once.
+    /// Walk the source, hash every piece and encode the .torrent (canonical bencode: keys
+    /// sorted; the same files and options give the same bytes when the creation date is
+    /// left out). Reads every byte of the source once; the result is parsed back.
     ///
     /// # Errors
     /// [`CreateError`]: unreadable source, names that cannot go into a torrent, 0 bytes of
-    /// data, a bad piece length, a file changing size while hashed.
+    /// data, a bad piece length, a file changing size while hashed, a cancel.
     pub fn build(&self) -> Result<Vec<u8>, CreateError> {
+        self.build_meta().map(|(bytes, _)| bytes)
+    }
+
+    /// [`TorrentBuilder::build`], handing back the torrent as parsed too.
+    ///
+    /// # Errors
+    /// As [`TorrentBuilder::build`].
+    pub fn build_meta(&self) -> Result<(Vec<u8>, Metainfo), CreateError> {
         let io = |path: &Path| {
             let path = path.to_owned();
             move |source| CreateError::Io { path, source }
@@ -270,71 +346,48 @@ impl TorrentBuilder {
             }
             Some(pl) => return Err(CreateError::PieceLength(pl)),
         };
-        let pieces = hash_pieces(&files, piece_length)?;
-        self.encode(&name, multi_file, &files, piece_length, &pieces)
-    }
-
-    /// Bencode the torrent with keys in sorted order.
-    fn encode(
-        &self,
-        name: &str,
-        multi_file: bool,
-        files: &[SourceFile],
-        piece_length: u32,
-        pieces: &[u8],
-    ) -> Result<Vec<u8>, CreateError> {
-        let info = |e: SingleItemEncoder| {
-            e.emit_dict(|mut d| {
-                if multi_file {
-                    d.emit_pair_with(b"files", |e| {
-                        e.emit_list(|l| {
-                            for f in files {
-                                l.emit_dict(|mut fd| {
-                                    fd.emit_pair(b"length", f.length)?;
-                                    fd.emit_pair(b"path", &f.components)
-                                })?;
-                            }
-                            Ok(())
-                        })
-                    })?;
-                } else {
-                    let length = files.first().map_or(0, |f| f.length);
-                    d.emit_pair(b"length", length)?;
-                }
-                d.emit_pair(b"name", name)?;
-                d.emit_pair(b"piece length", piece_length)?;
-                d.emit_pair(b"pieces", AsString(pieces))?;
-                if self.private {
-                    d.emit_pair(b"private", 1u8)?;
-                }
-                Ok(())
+        let sources: Vec<hash::Source> = files
+            .iter()
+            .map(|f| hash::Source {
+                disk: f.disk.clone(),
+                length: f.length,
             })
+            .collect();
+        let segments = hash::layout(&sources, piece_length, self.version != MetaVersion::V1);
+        let local = CreateProgress::default();
+        let progress = self.progress.as_deref().unwrap_or(&local);
+        progress.done.store(0, Ordering::Relaxed);
+        progress.total.store(
+            segments.last().map_or(0, |s| s.offset + s.length),
+            Ordering::Relaxed,
+        );
+        let hashed = hash::Job {
+            sources: &sources,
+            segments: &segments,
+            piece_length,
+            v1: self.version != MetaVersion::V2,
+            v2: self.version != MetaVersion::V1,
+            threads: self.threads,
+            progress: &progress.done,
+            cancel: &progress.cancel,
+        }
+        .run()?;
+        let parts = encode::Parts {
+            name: &name,
+            multi_file,
+            files: &files,
+            segments: &segments,
+            piece_length,
+            hashed: &hashed,
         };
-        let all_urls = self.trackers.iter().map(Vec::len).sum::<usize>();
-        let mut enc = Encoder::new();
-        enc.emit_dict(|mut d| {
-            if let Some(first) = self.trackers.first().and_then(|t| t.first()) {
-                d.emit_pair(b"announce", first)?;
-            }
-            if all_urls > 1 {
-                d.emit_pair(b"announce-list", &self.trackers)?;
-            }
-            if let Some(c) = &self.comment {
-                d.emit_pair(b"comment", c)?;
-            }
-            if let Some(by) = &self.created_by {
-                d.emit_pair(b"created by", by)?;
-            }
-            if let Some(date) = self.creation_date {
-                d.emit_pair(b"creation date", date)?;
-            }
-            d.emit_pair_with(b"info", info)?;
-            if !self.web_seeds.is_empty() {
-                d.emit_pair(b"url-list", &self.web_seeds)?;
-            }
-            Ok(())
-        })?;
-        Ok(enc.get_output()?)
+        let bytes = encode::encode(self, &parts)?;
+        let meta = Metainfo::from_bytes(&bytes)?;
+        if meta.version() != self.version || meta.v2.as_ref().is_some_and(|v| !v.complete()) {
+            return Err(CreateError::Verify(super::MetainfoError::Missing {
+                field: "piece layers".into(),
+            }));
+        }
+        Ok((bytes, meta))
     }
 }
 
@@ -428,66 +481,6 @@ fn walk(
     Ok(())
 }
 
-/// `read` that retries on `Interrupted`.
-fn read_some(file: &mut File, buf: &mut [u8]) -> std::io::Result<usize> {
-    loop {
-        match file.read(buf) {
-            Err(e) if e.kind() == ErrorKind::Interrupted => {}
-            other => return other,
-        }
-    }
-}
-
-/// Bytes read at once while hashing the files of a new torrent: a fixed buffer, never a
-/// whole piece (pieces go up to [`super::MAX_PIECE_LENGTH`], 512 MiB).
-const HASH_READ: usize = 1 << 20;
-
-/// SHA-1 of every piece of the concatenated files, 20 bytes per piece, hashed as the bytes
-/// are read through a [`HASH_READ`] buffer.
-fn hash_pieces(files: &[SourceFile], piece_length: u32) -> Result<Vec<u8>, CreateError> {
-    let pl = piece_length as usize;
-    let mut buf = vec![0u8; HASH_READ.min(pl)];
-    let mut hasher = Sha1::new();
-    // bytes of the current piece hashed so far
-    let mut filled = 0usize;
-    let mut pieces = Vec::new();
-    for f in files {
-        let io = |source| CreateError::Io {
-            path: f.disk.clone(),
-            source,
-        };
-        let changed = || CreateError::Changed {
-            path: f.disk.clone(),
-            expected: f.length,
-        };
-        let mut file = File::open(&f.disk).map_err(io)?;
-        let mut remaining = f.length;
-        while remaining > 0 {
-            let want = (pl - filled)
-                .min(buf.len())
-                .min(usize::try_from(remaining).unwrap_or(usize::MAX));
-            let n = read_some(&mut file, &mut buf[..want]).map_err(io)?;
-            if n == 0 {
-                return Err(changed());
-            }
-            hasher.update(&buf[..n]);
-            filled += n;
-            remaining -= n as u64;
-            if filled == pl {
-                pieces.extend_from_slice(&std::mem::take(&mut hasher).finalize());
-                filled = 0;
-            }
-        }
-        if read_some(&mut file, &mut [0u8; 1]).map_err(io)? != 0 {
-            return Err(changed());
-        }
-    }
-    if filled > 0 {
-        pieces.extend_from_slice(&hasher.finalize());
-    }
-    Ok(pieces)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -500,7 +493,13 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let top = dir.path().join("t");
         std::fs::create_dir(&top).unwrap();
-        let sizes = [3 * HASH_READ as u64 + 5, 1, 0, 40_000, HASH_READ as u64];
+        let sizes = [
+            3 * hash::HASH_READ as u64 + 5,
+            1,
+            0,
+            40_000,
+            hash::HASH_READ as u64,
+        ];
         let mut all = Vec::new();
         for (i, n) in sizes.iter().enumerate() {
             let bytes: Vec<u8> = (0..*n).map(|j| (j * 31 + i as u64) as u8).collect();
@@ -515,6 +514,7 @@ mod tests {
         ] {
             let t = TorrentBuilder::new(&top).piece_length(pl).build().unwrap();
             let m = crate::metainfo::Metainfo::from_bytes(&t).unwrap();
+            use sha1::{Digest, Sha1};
             let want: Vec<[u8; 20]> = all
                 .chunks(pl as usize)
                 .map(|c| Sha1::digest(c).into())
@@ -526,6 +526,67 @@ mod tests {
             .build()
             .unwrap_err();
         assert!(e.to_string().contains("512 MiB"), "{e}");
+    }
+
+    /// v2 and hybrid torrents of files with odd sizes and an empty one verify piece by
+    /// piece on every side, and a flipped byte fails its piece.
+    #[test]
+    fn v2_and_hybrid_pieces_verify_on_every_side() {
+        let dir = tempfile::tempdir().unwrap();
+        let top = dir.path().join("t");
+        std::fs::create_dir_all(top.join("sub")).unwrap();
+        let sizes = [
+            ("a.bin", 100_000u64),
+            ("sub/b.bin", 0),
+            ("sub/c.bin", 16_384),
+            ("z.bin", 5 * 65_536 + 3),
+        ];
+        for (i, (n, len)) in sizes.iter().enumerate() {
+            let bytes: Vec<u8> = (0..*len).map(|j| (j * 13 + i as u64) as u8).collect();
+            std::fs::write(top.join(n), bytes).unwrap();
+        }
+        for version in [MetaVersion::V2, MetaVersion::Hybrid, MetaVersion::V1] {
+            let (bytes, m) = TorrentBuilder::new(&top)
+                .version(version)
+                .piece_length(65_536)
+                .creation_date(None)
+                .threads(3)
+                .build_meta()
+                .unwrap();
+            assert_eq!(m.version(), version);
+            // reproducible
+            let again = TorrentBuilder::new(&top)
+                .version(version)
+                .piece_length(65_536)
+                .creation_date(None)
+                .threads(1)
+                .build()
+                .unwrap();
+            assert_eq!(again, bytes, "{version:?}");
+            let mut payload = Vec::new();
+            for f in &m.files {
+                if f.pad {
+                    payload.resize(payload.len() + f.length as usize, 0);
+                } else {
+                    let rel: PathBuf = f.path.components().skip(1).collect();
+                    payload.extend(std::fs::read(top.join(rel)).unwrap());
+                }
+            }
+            let hashes = m.hashes();
+            let geo = m.geometry();
+            for p in 0..m.piece_count() {
+                let r = geo.piece_range(p);
+                let piece = &payload[r.start as usize..r.end as usize];
+                let mut v = crate::piece::PieceVerifier::new(&hashes, p);
+                v.update(piece);
+                assert!(v.matches(&hashes, p), "{version:?} piece {p}");
+                let mut bad = piece.to_vec();
+                bad[0] ^= 1; // a pad byte would not count on a v2-only torrent
+                let mut v = crate::piece::PieceVerifier::new(&hashes, p);
+                v.update(&bad);
+                assert!(!v.matches(&hashes, p), "{version:?} piece {p} corrupt");
+            }
+        }
     }
 
     #[test]
@@ -545,6 +606,16 @@ mod tests {
 /// first tracker), `announce-list` (`trackers`, when any) and `info` (the raw bytes, so the
 /// info hash is unchanged), keys in sorted order.
 pub fn torrent_from_info(info: &[u8], trackers: &[Vec<String>]) -> Vec<u8> {
+    torrent_from_parts(info, trackers, &std::collections::BTreeMap::new())
+}
+
+/// [`torrent_from_info`] with the `piece layers` of a v2 torrent (BEP 52) fetched from
+/// peers: by pieces root, 32 bytes per piece.
+pub fn torrent_from_parts(
+    info: &[u8],
+    trackers: &[Vec<String>],
+    layers: &std::collections::BTreeMap<[u8; 32], Vec<u8>>,
+) -> Vec<u8> {
     fn string(out: &mut Vec<u8>, s: &[u8]) {
         out.extend_from_slice(s.len().to_string().as_bytes());
         out.push(b':');
@@ -568,6 +639,15 @@ pub fn torrent_from_info(info: &[u8], trackers: &[Vec<String>]) -> Vec<u8> {
     }
     string(&mut out, b"info");
     out.extend_from_slice(info);
+    if !layers.is_empty() {
+        string(&mut out, b"piece layers");
+        out.push(b'd');
+        for (root, layer) in layers {
+            string(&mut out, root);
+            string(&mut out, layer);
+        }
+        out.push(b'e');
+    }
     out.push(b'e');
     out
 }

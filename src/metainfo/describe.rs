@@ -35,7 +35,8 @@ fn utc_date(unix: i64) -> Option<String> {
 }
 
 impl Metainfo {
-    /// A multi-line summary for `ratorrent info`: name, info hash(es) in hex, piece size
+    /// A multi-line summary for `ratorrent info`: name, info hash(es) in hex, the format
+    /// (v1, v2, hybrid) and any piece layers missing, piece size
     /// and count, total size (padding excluded, and shown on its own line when present),
     /// private flag, creation details, trackers by tier (BEP 12), web seeds (BEP 19) and
     /// the files with their sizes (padding files hidden) and symlink entries marked. Names
@@ -52,9 +53,37 @@ impl Metainfo {
             let _ = write!(s, "  (changed from the torrent's name: {why})");
         }
         s.push('\n');
-        let _ = writeln!(s, "Info hash v1:  {}", self.info_hash.to_hex());
+        let version = self.version();
+        if version == super::MetaVersion::V2 {
+            let _ = writeln!(s, "Info hash v1:  none (a v2-only torrent)");
+        } else {
+            let _ = writeln!(s, "Info hash v1:  {}", self.info_hash.to_hex());
+        }
         if let Some(v2) = &self.info_hash_v2 {
             let _ = writeln!(s, "Info hash v2:  {}", data_encoding::HEXLOWER.encode(v2));
+        }
+        let _ = writeln!(
+            s,
+            "Format:        {}",
+            match version {
+                super::MetaVersion::V1 => "v1 (BEP 3)".to_owned(),
+                super::MetaVersion::V2 => format!(
+                    "v2 (BEP 52; known on the wire by {})",
+                    self.info_hash.to_hex()
+                ),
+                super::MetaVersion::Hybrid => "hybrid (v1 + v2, BEP 52)".to_owned(),
+            }
+        );
+        if let Some(v2) = self.v2.as_ref().filter(|v| !v.complete()) {
+            let missing = v2
+                .files
+                .iter()
+                .filter(|f| f.needs_layer(v2.piece_length) && f.layer.is_none())
+                .count();
+            let _ = writeln!(
+                s,
+                "Piece layers:  missing for {missing} file(s) (peers send them, BEP 52)"
+            );
         }
         let _ = writeln!(
             s,

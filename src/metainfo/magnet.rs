@@ -1,14 +1,16 @@
 //! Magnet links (BEP 9 §magnet URI format, BEP 53 `so`): what a link names before its
 //! metadata is fetched from peers.
 //!
-//! `magnet:?xt=urn:btih:<hash>&dn=<name>&tr=<tracker>&x.pe=<host:port>&so=<files>`
+//! `magnet:?xt=urn:btih:<hash>&dn=<name>&tr=<tracker>&x.pe=<host:port>&so=<files>&ws=<url>`
 //!
 //! - `xt=urn:btih:` with 40 hex digits or 32 base32 characters, either case; `xt=urn:btmh:`
-//!   (BEP 52, multihash `1220` + 64 hex digits) is recognised: with a btih beside it (a
-//!   hybrid torrent) the btih is used; alone it is refused ("v2-only ... not supported yet").
+//!   (BEP 52, multihash `1220` + 64 hex digits): with a btih beside it a hybrid torrent
+//!   (known by both hashes), alone a v2-only torrent (known on the wire by the v2 hash cut
+//!   to 20 bytes).
 //! - `dn`: `+` is a space, `%XX` an escaped byte (lossy UTF-8).
 //! - `tr` (any number, in order, duplicates dropped), `x.pe` peer addresses (IP literal and
-//!   port; `[v6]:port`), `so` file indices and ranges (`0,2,4-6`).
+//!   port; `[v6]:port`), `so` file indices and ranges (`0,2,4-6`), `ws` web seeds (BEP 19
+//!   URLs, as libtorrent reads them; used once the metadata has arrived).
 //! - Keys in any case; numbered keys (`xt.1`, `tr.2`) count as their base key; unknown
 //!   keys are ignored.
 //! - An empty parameter (`tr=`, `x.pe=`, `so=`, `xt=`, a value of only spaces, a key with no
@@ -18,7 +20,7 @@
 //!   last `dn` and the last `so` win, a repeated `xt` must name the same hash.
 //!
 //! Everything is bounded: the link ([`MAX_LINK_BYTES`]), trackers ([`MAX_TRACKERS`]),
-//! peers ([`MAX_PEERS`]), `so` indices ([`MAX_SELECT`]) and notes ([`MAX_NOTED_PEERS`]).
+//! web seeds ([`MAX_WEB_SEEDS`]), peers ([`MAX_PEERS`]), `so` indices ([`MAX_SELECT`]) and notes ([`MAX_NOTED_PEERS`]).
 
 use std::net::{IpAddr, SocketAddr};
 
@@ -30,6 +32,8 @@ use super::InfoHash;
 pub const MAX_LINK_BYTES: usize = 64 * 1024;
 /// Most `tr` trackers kept from one link.
 pub const MAX_TRACKERS: usize = 200;
+/// Most `ws` web seeds kept from one link.
+pub const MAX_WEB_SEEDS: usize = 50;
 /// Most `x.pe` peers kept from one link.
 pub const MAX_PEERS: usize = 200;
 /// Most file indices a `so` list may name (ranges expanded).
@@ -41,9 +45,10 @@ pub const MAX_NOTED_PEERS: usize = 8;
 /// What a magnet link names.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Magnet {
-    /// v1 info hash (from `urn:btih:`).
+    /// The 20-byte info hash on the wire: the v1 info hash (from `urn:btih:`), or for a
+    /// v2-only link the v2 info hash cut to 20 bytes ([`InfoHash::truncated`]).
     pub info_hash: InfoHash,
-    /// v2 info hash (SHA-256, from `urn:btmh:1220...`) of a hybrid torrent.
+    /// v2 info hash (SHA-256, from `urn:btmh:1220...`) of a v2-only or hybrid torrent.
     pub info_hash_v2: Option<[u8; 32]>,
     /// `dn`: the display name, decoded; `None` when absent or empty.
     pub name: Option<String>,
@@ -54,6 +59,8 @@ pub struct Magnet {
     pub peers: Vec<SocketAddr>,
     /// `so` (BEP 53): indices of the files to download, ascending, each once; empty = all.
     pub select_only: Vec<usize>,
+    /// `ws`: web seed URLs (BEP 19), in link order, each once.
+    pub web_seeds: Vec<String>,
     /// Parts of the link that were not used, for the user (e.g. an `x.pe` hostname).
     pub notes: Vec<String>,
 }
@@ -84,9 +91,6 @@ pub enum MagnetError {
         "magnet link v2 info hash \"{0}\" is malformed: expected 1220 followed by 64 hex digits"
     )]
     BadInfoHashV2(String),
-    /// Only a v2 hash (`urn:btmh:`).
-    #[error("v2-only magnet links (urn:btmh without urn:btih) are not supported yet")]
-    V2Only,
     /// Two different v1 hashes, or two different v2 hashes.
     #[error("magnet link names two different info hashes")]
     TwoInfoHashes,
@@ -119,6 +123,7 @@ impl Magnet {
             trackers: Vec::new(),
             peers: Vec::new(),
             select_only: Vec::new(),
+            web_seeds: Vec::new(),
             notes: Vec::new(),
         };
         // keys whose value was empty, each named once in a note at the end
@@ -136,6 +141,7 @@ impl Magnet {
                 "dn" => "dn",
                 "tr" => "tr",
                 "so" => "so",
+                "ws" => "ws",
                 _ => continue,
             };
             let value = value.trim();
@@ -181,6 +187,11 @@ impl Magnet {
                     if !m.trackers.iter().any(|t| t == value) {
                         m.trackers.push(value.to_string());
                     }
+                }
+                "ws" if m.web_seeds.len() < MAX_WEB_SEEDS
+                    && !m.web_seeds.iter().any(|w| w == value) =>
+                {
+                    m.web_seeds.push(value.to_string());
                 }
                 "x.pe" => {
                     // normalised before the checks: `[::ffff:0.0.0.0]:1` is unspecified and
@@ -230,7 +241,14 @@ impl Magnet {
                         .push(format!("\"xt={t}\" ignored (not a BitTorrent info hash)"));
                 }
             }
-            (None, Some(_), _) => return Err(MagnetError::V2Only),
+            (None, Some(h), unknown) => {
+                m.info_hash = InfoHash::truncated(&h);
+                m.info_hash_v2 = Some(h);
+                if let Some(t) = unknown {
+                    m.notes
+                        .push(format!("\"xt={t}\" ignored (not a BitTorrent info hash)"));
+                }
+            }
             (None, None, Some(t)) => return Err(MagnetError::UnknownTopic(t)),
             (None, None, None) => return Err(MagnetError::NoExactTopic),
         }
@@ -240,8 +258,14 @@ impl Magnet {
         Ok(m)
     }
 
-    /// A canonical link for this magnet: `xt` (btih in hex, then btmh), `dn`, `tr`s, `x.pe`s
-    /// and `so` (as ranges, `0-99999`). Only `%`, `&`, `+`, `#`, `=` and control characters
+    /// Whether the link names a v2-only torrent (a btmh and no btih).
+    pub fn is_v2_only(&self) -> bool {
+        self.info_hash_v2
+            .is_some_and(|v2| InfoHash::truncated(&v2) == self.info_hash)
+    }
+
+    /// A canonical link for this magnet: `xt` (btih in hex, then btmh), `dn`, `tr`s, `x.pe`s,
+    /// `so` (as ranges, `0-99999`) and `ws`s. Only `%`, `&`, `+`, `#`, `=` and control characters
     /// are percent-encoded (a space is `+`; other characters, also non-ASCII, are written as
     /// they are), so the link is no longer than the one it was parsed from, give or take the
     /// 8 bytes of a base32 btih written in hex: it stays within [`MAX_LINK_BYTES`]. Parsing
@@ -269,7 +293,9 @@ impl Magnet {
                 }
             }
         };
-        pair("xt", &format!("urn:btih:{}", self.info_hash.to_hex()));
+        if !self.is_v2_only() {
+            pair("xt", &format!("urn:btih:{}", self.info_hash.to_hex()));
+        }
         if let Some(v2) = &self.info_hash_v2 {
             let hex = data_encoding::HEXLOWER.encode(v2);
             pair("xt", &format!("urn:btmh:1220{hex}"));
@@ -286,6 +312,9 @@ impl Magnet {
         if !self.select_only.is_empty() {
             pair("so", &ranges(&self.select_only, ","));
         }
+        for w in &self.web_seeds {
+            pair("ws", w);
+        }
         s
     }
 
@@ -301,10 +330,22 @@ impl Magnet {
             "Name:          {}",
             self.name.as_deref().map_or("(none given)".into(), esc)
         );
-        let _ = writeln!(s, "Info hash v1:  {}", self.info_hash.to_hex());
+        if self.is_v2_only() {
+            let _ = writeln!(s, "Info hash v1:  none (a v2-only torrent, BEP 52)");
+        } else {
+            let _ = writeln!(s, "Info hash v1:  {}", self.info_hash.to_hex());
+        }
         if let Some(v2) = &self.info_hash_v2 {
             let hex = data_encoding::HEXLOWER.encode(v2);
-            let _ = writeln!(s, "Info hash v2:  {hex} (hybrid: the v1 hash is used)");
+            if self.is_v2_only() {
+                let _ = writeln!(
+                    s,
+                    "Info hash v2:  {hex} (on the wire: {})",
+                    self.info_hash.to_hex()
+                );
+            } else {
+                let _ = writeln!(s, "Info hash v2:  {hex} (hybrid: peers are found by both)");
+            }
         }
         let _ = writeln!(s, "Source:        magnet link");
         let _ = writeln!(
@@ -324,6 +365,12 @@ impl Magnet {
         if !self.peers.is_empty() {
             let list: Vec<String> = self.peers.iter().map(|p| p.to_string()).collect();
             let _ = writeln!(s, "Peers:         {}", list.join(", "));
+        }
+        if !self.web_seeds.is_empty() {
+            let _ = writeln!(s, "Web seeds:");
+            for w in &self.web_seeds {
+                let _ = writeln!(s, "  {}", esc(&crate::net::mask_passkey(w)));
+            }
         }
         if !self.select_only.is_empty() {
             let _ = writeln!(
@@ -489,10 +536,6 @@ mod tests {
             ("magnet:?xt=urn:sha1:abc", "not a BitTorrent info hash"),
             ("magnet:?xt=urn:btmh:1220aa", "v2 info hash"),
             (
-                "magnet:?xt=urn:btmh:1220e3d7397a7f2247340e8b7418afa79dc6da7784f6f23f1cd102d04cd1705b5478",
-                "v2-only",
-            ),
-            (
                 "magnet:?xt=urn:btmh:1220e3d7397a7f2247340e8b7418afa79dc6da7784f6f23f1cd102d04cd1705b5478&xt=urn:btmh:1220f3d7397a7f2247340e8b7418afa79dc6da7784f6f23f1cd102d04cd1705b5478&xt=urn:btih:6556a734d002eb0183449c4e0faa35afdf57f085",
                 "two different",
             ),
@@ -552,6 +595,31 @@ mod tests {
     /// kept as `Some("")`, a name with spaces behind a control character did not survive
     /// `to_link`, and `x.pe` peers were deduplicated and checked before IPv4-mapped
     /// addresses were normalised.
+    #[test]
+    fn web_seeds_are_kept_once_in_order_and_written_back() {
+        let hash = "a16c2be1a916a134c32eef4f6437dbdc2b0ac8a0";
+        let m = Magnet::parse(&format!(
+            "magnet:?xt=urn:btih:{hash}&ws=http%3A%2F%2Fm.example%2Fpub%2F&WS.1=https://n.example/a+b%2Bc/?k=1%262&ws=http%3A%2F%2Fm.example%2Fpub%2F&ws="
+        ))
+        .unwrap();
+        assert_eq!(
+            m.web_seeds,
+            ["http://m.example/pub/", "https://n.example/a b+c/?k=1&2"]
+        );
+        assert!(m.notes.iter().any(|n| n.contains("ws=")), "{:?}", m.notes);
+        let back = Magnet::parse(&m.to_link()).unwrap();
+        assert_eq!(back.web_seeds, m.web_seeds);
+        assert!(
+            m.describe()
+                .contains("Web seeds:\n  http://m.example/pub/\n")
+        );
+        let many: String = (0..MAX_WEB_SEEDS + 5)
+            .map(|i| format!("&ws=http://h/{i}"))
+            .collect();
+        let m = Magnet::parse(&format!("magnet:?xt=urn:btih:{hash}{many}")).unwrap();
+        assert_eq!(m.web_seeds.len(), MAX_WEB_SEEDS);
+    }
+
     #[test]
     fn dn_and_x_pe_are_normalised_before_they_are_kept() {
         let hash = "a16c2be1a916a134c32eef4f6437dbdc2b0ac8a0";
@@ -656,7 +724,7 @@ mod tests {
         assert_eq!(
             m.notes,
             vec![
-                "empty parameters ignored: tr=, xt=, x.pe=, so=".to_owned(),
+                "empty parameters ignored: tr=, xt=, x.pe=, so=, ws=".to_owned(),
                 "\"xt=urn:ed2k:00\" ignored (not a BitTorrent info hash)".to_owned(),
             ]
         );

@@ -1,14 +1,15 @@
 //! Metainfo (.torrent) parsing: BEP 3 (info dictionary, info hash), BEP 12 (tiers of
 //! trackers), BEP 19 (`url-list` web seeds), BEP 27 (`private`), BEP 47 (padding files),
-//! BEP 52 hybrid torrents (the v1 side, plus the SHA-256 info hash; the v2 side is checked
-//! against the v1 side by [`hybrid`]).
+//! BEP 52 v2 torrents (`file tree`, `piece layers`: [`v2`]) and hybrids (both sides; the v2
+//! side is checked against the v1 side by [`hybrid`]).
 //!
 //! [`Metainfo::from_bytes`] decodes with the tolerant [`crate::bencode`] decoder
 //! (unsorted and repeated keys accepted, the first occurrence wins) and takes the info
 //! hash over the info dictionary's bytes exactly as they appear in the file. Every name
 //! and path goes through [`path`], which sanitises it as libtorrent does (nothing is refused
 //! for its name) so that nothing resolves outside the download directory.
-//! [`create::TorrentBuilder`] writes new v1 torrents; [`magnet`] reads magnet links.
+//! [`create::TorrentBuilder`] writes new v1, v2 and hybrid torrents; [`magnet`] reads magnet
+//! links.
 
 use std::fmt;
 
@@ -19,6 +20,7 @@ pub mod magnet;
 mod parse;
 pub mod path;
 pub mod path_change;
+pub mod v2;
 
 pub use create::{CreateError, TorrentBuilder};
 pub use hybrid::HybridError;
@@ -28,6 +30,18 @@ pub use parse::{
     MetainfoError, files_from_bytes,
 };
 pub use path_change::{PathChange, PathChanges};
+pub use v2::V2Error;
+
+/// The BEP 52 version of a torrent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+pub enum MetaVersion {
+    /// BEP 3: SHA-1 piece hashes only.
+    V1,
+    /// BEP 52 only: a `file tree` with SHA-256 Merkle trees, no `pieces`.
+    V2,
+    /// Both: v1 `pieces` and the v2 `file tree` describing the same files.
+    Hybrid,
+}
 
 /// A v1 info hash: SHA-1 of the bencoded `info` dictionary exactly as it appears in the
 /// .torrent file (BEP 3). 20 bytes.
@@ -39,6 +53,14 @@ impl InfoHash {
     pub fn of_info_bytes(info_bytes: &[u8]) -> InfoHash {
         use sha1::{Digest, Sha1};
         InfoHash(Sha1::digest(info_bytes).into())
+    }
+
+    /// The 20-byte form of a v2 info hash (SHA-256): its first 20 bytes, what a v2-only
+    /// torrent is known by in handshakes, trackers and the DHT (BEP 52).
+    pub fn truncated(v2: &[u8; 32]) -> InfoHash {
+        let mut h = [0u8; 20];
+        h.copy_from_slice(&v2[..20]);
+        InfoHash(h)
     }
 
     /// 40 lowercase hex digits.

@@ -23,16 +23,20 @@ pub const MAX_TORRENT_FILE_BYTES: u64 = 64 * 1024 * 1024;
 
 pub use crate::piece::BLOCK_SIZE;
 
-/// A parsed .torrent file (BEP 3 metainfo), v1 view.
+/// A parsed .torrent file: BEP 3 metainfo, BEP 52 v2 or hybrid.
 ///
 /// Sizes and offsets are in bytes. Piece geometry counts padding files (BEP 47): the
 /// payload the swarm exchanges is the concatenation of all `files` in order, pads included.
+/// A v2-only torrent's files get the padding files v2's layout implies (each file starts a
+/// piece), so every torrent has one geometry.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Metainfo {
-    /// v1 info hash: SHA-1 of [`Metainfo::info_bytes`] (BEP 3).
+    /// The torrent's 20-byte info hash on the wire (handshakes, trackers, the DHT, the
+    /// state store's key): the v1 info hash, SHA-1 of [`Metainfo::info_bytes`] (BEP 3); for
+    /// a v2-only torrent (no `pieces`), the v2 info hash cut to 20 bytes (BEP 52).
     pub info_hash: InfoHash,
     /// v2 info hash: SHA-256 of the same info bytes, when the info dictionary has
-    /// `meta version` 2 (a BEP 52 hybrid torrent). 32 bytes.
+    /// `meta version` 2 (BEP 52: a v2-only or hybrid torrent). 32 bytes.
     pub info_hash_v2: Option<[u8; 32]>,
     /// The bencoded info dictionary exactly as found in the file (served by BEP 9).
     pub info_bytes: Vec<u8>,
@@ -46,8 +50,12 @@ pub struct Metainfo {
     pub name_changes: PathChanges,
     /// Bytes per piece (all pieces but the last), 1 ..= [`MAX_PIECE_LENGTH`].
     pub piece_length: u32,
-    /// SHA-1 of each piece, in order (the `pieces` string cut into 20-byte hashes).
+    /// SHA-1 of each piece, in order (the `pieces` string cut into 20-byte hashes); empty
+    /// for a v2-only torrent.
     pub piece_hashes: Vec<[u8; 20]>,
+    /// The v2 side (BEP 52): each file's pieces root and, when the .torrent has them, its
+    /// piece layer. `None` for a v1 torrent.
+    pub v2: Option<crate::piece::V2Hashes>,
     /// The files in torrent order, padding files included (flagged [`FileInfo::pad`]).
     pub files: Vec<FileInfo>,
     /// Sum of all file lengths, pads included, in bytes (the piece geometry's payload).
@@ -196,9 +204,9 @@ pub enum MetainfoError {
     /// The payload is 0 bytes: nothing to download, no piece to hash. Refused.
     #[error("invalid torrent: the total length is 0 bytes (no data to share)")]
     EmptyPayload,
-    /// A BEP 52 torrent without the v1 `pieces` (not hybrid).
-    #[error("v2-only torrents are not supported yet (BEP 52 info dictionary without 'pieces')")]
-    V2Only,
+    /// A v2-only torrent (BEP 52, no v1 `pieces`) whose v2 side is malformed.
+    #[error("invalid v2 torrent: {0}")]
+    V2(#[from] super::v2::V2Error),
     /// More pieces than fit in a `u32`.
     #[error("invalid 'pieces': more than 2^32 - 1 pieces")]
     TooManyPieces,
@@ -383,85 +391,49 @@ impl Metainfo {
         let root = decode_whole(data)?;
         let (top, info) = top_and_info(&root)?;
         let meta_version = info.get_int(b"meta version");
-
-        let info_hash = InfoHash::of_info_bytes(info.raw);
+        let info_hash_v2: Option<[u8; 32]> = (meta_version == Some(2)).then(|| {
+            use sha2::{Digest, Sha256};
+            Sha256::digest(info.raw).into()
+        });
+        let info_hash = match (info.get(b"pieces"), info_hash_v2) {
+            // v2-only: the v2 hash cut to 20 bytes stands for it on the wire (BEP 52)
+            (None, Some(v2)) => InfoHash::truncated(&v2),
+            _ => InfoHash::of_info_bytes(info.raw),
+        };
 
         let (name, name_disk, name_changes) = names(info, || info_hash)?;
 
-        // piece length
-        let piece_length = match info.get(b"piece length") {
-            None => {
-                return Err(MetainfoError::Missing {
-                    field: "piece length".into(),
-                });
-            }
-            Some(Value::Int(v)) => match u32::try_from(*v) {
-                Ok(pl) if pl > 0 && pl <= MAX_PIECE_LENGTH => pl,
-                _ => return Err(MetainfoError::PieceLength { value: *v }),
-            },
-            Some(v) => return Err(wrong_type("piece length", "an integer", v)),
-        };
+        let piece_length = piece_length(info)?;
 
-        // pieces
-        let pieces = match info.get(b"pieces") {
-            None if meta_version == Some(2) || info.get(b"file tree").is_some() => {
-                return Err(MetainfoError::V2Only);
+        let (files, multi_file, piece_hashes, v2) = match info.get(b"pieces") {
+            None if meta_version == Some(2) => {
+                v2_only(top, info, &name, &name_disk, name_changes, piece_length)?
             }
             None => {
                 return Err(MetainfoError::Missing {
                     field: "pieces".into(),
                 });
             }
-            Some(Value::Bytes(b)) => *b,
+            Some(Value::Bytes(pieces)) => {
+                let (files, multi_file) = file_list(info, &name, &name_disk, name_changes)?;
+                let hashes = v1_hashes(pieces, &files, piece_length)?;
+                // a hybrid: its v2 side must describe the same files as the v1 side
+                let v2 = if meta_version == Some(2) {
+                    Some(super::hybrid::check(
+                        info,
+                        top,
+                        &files,
+                        piece_length,
+                        multi_file,
+                    )?)
+                } else {
+                    None
+                };
+                (files, multi_file, hashes, v2)
+            }
             Some(v) => return Err(wrong_type("pieces", "a string", v)),
         };
-        if pieces.len() % 20 != 0 {
-            return Err(MetainfoError::PiecesNotMultipleOf20 { len: pieces.len() });
-        }
-
-        let (files, multi_file) = file_list(info, &name, &name_disk, name_changes)?;
-        let total_length = match files.last() {
-            Some(f) => f
-                .offset
-                .checked_add(f.length)
-                .ok_or(MetainfoError::TotalTooLarge)?,
-            None => 0,
-        };
-        if total_length == 0 {
-            return Err(MetainfoError::EmptyPayload);
-        }
-
-        let found = (pieces.len() / 20) as u64;
-        // piece_length > 0 was checked above
-        let expected = Geometry::pieces_for(total_length, piece_length).unwrap_or(0);
-        if found != expected {
-            return Err(MetainfoError::PieceCountMismatch {
-                found,
-                expected,
-                total_length,
-                piece_length,
-            });
-        }
-        if u32::try_from(found).is_err() {
-            return Err(MetainfoError::TooManyPieces);
-        }
-        let piece_hashes = pieces
-            .chunks_exact(20)
-            .map(|c| {
-                let mut h = [0u8; 20];
-                h.copy_from_slice(c);
-                h
-            })
-            .collect();
-
-        if meta_version == Some(2) {
-            // a hybrid: its v2 side must describe the same files as the v1 side we use
-            super::hybrid::check(info, top, &files, piece_length, multi_file)?;
-        }
-        let info_hash_v2 = (meta_version == Some(2)).then(|| {
-            use sha2::{Digest, Sha256};
-            Sha256::digest(info.raw).into()
-        });
+        let total_length = files.last().map_or(0, |f| f.offset + f.length);
 
         Ok(Metainfo {
             info_hash,
@@ -471,6 +443,7 @@ impl Metainfo {
             name_changes,
             piece_length,
             piece_hashes,
+            v2,
             files,
             total_length,
             trackers: trackers(top),
@@ -601,7 +574,25 @@ impl Metainfo {
     /// Number of pieces.
     pub fn piece_count(&self) -> u32 {
         // from_bytes checked that the count fits in u32
-        u32::try_from(self.piece_hashes.len()).unwrap_or(u32::MAX)
+        let n = Geometry::pieces_for(self.total_length, self.piece_length).unwrap_or(0);
+        u32::try_from(n).unwrap_or(u32::MAX)
+    }
+
+    /// What each piece must hash to: v1 SHA-1s, v2 Merkle hashes, or both (a hybrid).
+    pub fn hashes(&self) -> crate::piece::PieceHashes {
+        crate::piece::PieceHashes {
+            v1: self.piece_hashes.clone(),
+            v2: self.v2.clone(),
+        }
+    }
+
+    /// Which BEP 52 version the torrent is.
+    pub fn version(&self) -> super::MetaVersion {
+        match (self.piece_hashes.is_empty(), self.v2.is_some()) {
+            (_, false) => super::MetaVersion::V1,
+            (true, true) => super::MetaVersion::V2,
+            (false, true) => super::MetaVersion::Hybrid,
+        }
     }
 
     /// Where each file lies in the payload, padding files included (BEP 47).
@@ -638,6 +629,106 @@ impl Metainfo {
     pub fn payload_size(&self) -> u64 {
         self.files.iter().filter(|f| !f.pad).map(|f| f.length).sum()
     }
+}
+
+/// `piece length`: 1 ..= [`MAX_PIECE_LENGTH`] bytes.
+fn piece_length(info: &Dict<'_>) -> Result<u32, MetainfoError> {
+    match info.get(b"piece length") {
+        None => Err(MetainfoError::Missing {
+            field: "piece length".into(),
+        }),
+        Some(Value::Int(v)) => match u32::try_from(*v) {
+            Ok(pl) if pl > 0 && pl <= MAX_PIECE_LENGTH => Ok(pl),
+            _ => Err(MetainfoError::PieceLength { value: *v }),
+        },
+        Some(v) => Err(wrong_type("piece length", "an integer", v)),
+    }
+}
+
+/// The v1 piece hashes: `pieces` cut into 20-byte SHA-1s, as many as the files' total
+/// length needs in pieces of `piece_length` bytes.
+fn v1_hashes(
+    pieces: &[u8],
+    files: &[FileInfo],
+    piece_length: u32,
+) -> Result<Vec<[u8; 20]>, MetainfoError> {
+    if !pieces.len().is_multiple_of(20) {
+        return Err(MetainfoError::PiecesNotMultipleOf20 { len: pieces.len() });
+    }
+    let total_length = match files.last() {
+        Some(f) => f
+            .offset
+            .checked_add(f.length)
+            .ok_or(MetainfoError::TotalTooLarge)?,
+        None => 0,
+    };
+    if total_length == 0 {
+        return Err(MetainfoError::EmptyPayload);
+    }
+    let found = (pieces.len() / 20) as u64;
+    // piece_length > 0 was checked
+    let expected = Geometry::pieces_for(total_length, piece_length).unwrap_or(0);
+    if found != expected {
+        return Err(MetainfoError::PieceCountMismatch {
+            found,
+            expected,
+            total_length,
+            piece_length,
+        });
+    }
+    if u32::try_from(found).is_err() {
+        return Err(MetainfoError::TooManyPieces);
+    }
+    Ok(pieces
+        .chunks_exact(20)
+        .map(|c| {
+            let mut h = [0u8; 20];
+            h.copy_from_slice(c);
+            h
+        })
+        .collect())
+}
+
+/// A v2-only torrent's files (laid out from piece boundaries), no v1 hashes, its v2 hashes.
+#[allow(clippy::type_complexity)]
+fn v2_only(
+    top: &Dict<'_>,
+    info: &Dict<'_>,
+    name: &str,
+    name_disk: &str,
+    name_changes: PathChanges,
+    piece_length: u32,
+) -> Result<
+    (
+        Vec<FileInfo>,
+        bool,
+        Vec<[u8; 20]>,
+        Option<crate::piece::V2Hashes>,
+    ),
+    MetainfoError,
+> {
+    let tree = super::v2::tree_files(info)?;
+    let (files, multi_file, indices) =
+        v2_only_files(&tree, name, name_disk, name_changes, piece_length)?;
+    let hashes = super::v2::hashes(top, &tree, &indices, &files, piece_length)?;
+    Ok((files, multi_file, Vec::new(), Some(hashes)))
+}
+
+/// A v2-only torrent's file list (paths resolved, collisions renamed, symlink targets
+/// found), whether it is multi-file, and the index in the list of each tree file.
+fn v2_only_files(
+    tree: &[super::v2::TreeFile<'_>],
+    name: &str,
+    name_disk: &str,
+    name_changes: PathChanges,
+    piece_length: u32,
+) -> Result<(Vec<FileInfo>, bool, Vec<usize>), MetainfoError> {
+    super::v2::check_piece_length(piece_length)?;
+    let (mut files, multi_file, indices, targets) =
+        super::v2::v2_only_files(tree, name, name_disk, name_changes, piece_length)?;
+    rename_collisions(&mut files);
+    resolve_symlink_targets(&mut files, &targets, name_disk);
+    Ok((files, multi_file, indices))
 }
 
 /// Parse the multi-file `files` list (BEP 3), with disk paths under `name_disk`.
@@ -738,6 +829,17 @@ fn file_list(
 pub fn files_from_bytes(data: &[u8]) -> Result<Vec<FileInfo>, MetainfoError> {
     let root = decode_whole(data)?;
     let (_, info) = top_and_info(&root)?;
+    if info.get(b"pieces").is_none() && info.get_int(b"meta version") == Some(2) {
+        // v2-only: the file tree, laid out from piece boundaries (its layers unchecked)
+        let v2 = || {
+            use sha2::{Digest, Sha256};
+            InfoHash::truncated(&Sha256::digest(info.raw).into())
+        };
+        let (name, name_disk, name_changes) = names(info, v2)?;
+        let tree = super::v2::tree_files(info)?;
+        let pl = piece_length(info)?;
+        return Ok(v2_only_files(&tree, &name, &name_disk, name_changes, pl)?.0);
+    }
     let (name, name_disk, name_changes) = names(info, || InfoHash::of_info_bytes(info.raw))?;
     Ok(file_list(info, &name, &name_disk, name_changes)?.0)
 }
@@ -826,7 +928,11 @@ fn multi_files(list: &[Value<'_>], name_disk: &str) -> Result<Vec<FileInfo>, Met
 /// sanitised `symlink path` components): the first of "from the top folder", "from the
 /// link's folder" that names a file or a folder of the torrent, directly or through other
 /// symlink entries (each followed once), as libtorrent resolves them.
-fn resolve_symlink_targets(files: &mut [FileInfo], targets: &[(usize, Vec<String>)], top: &str) {
+pub(super) fn resolve_symlink_targets(
+    files: &mut [FileInfo],
+    targets: &[(usize, Vec<String>)],
+    top: &str,
+) {
     if targets.is_empty() {
         return;
     }
@@ -910,7 +1016,7 @@ fn resolves_through_links(
 /// Padding files never reach the disk and are left alone.
 ///
 /// Linear in the number of files and folders: each name's next counter is remembered.
-fn rename_collisions(files: &mut [FileInfo]) {
+pub(super) fn rename_collisions(files: &mut [FileInfo]) {
     // paths are built from UTF-8 components
     let key = |p: &Path| p.to_string_lossy().to_lowercase();
     let mut taken: HashSet<String> = HashSet::new();

@@ -144,7 +144,8 @@ pub enum Progress {
     },
     /// A piece we already had (ignored).
     Duplicate,
-    /// The last piece arrived and the whole hashes to the info hash: the info dictionary.
+    /// The last piece arrived and the whole hashes to the info hash (and to the v2 info
+    /// hash, when one was given): the info dictionary.
     Complete(Vec<u8>),
     /// Every piece arrived but the whole does not hash to the info hash; the pieces are
     /// dropped (the assembly starts over).
@@ -155,6 +156,8 @@ pub enum Progress {
 #[derive(Debug)]
 pub struct Assembly {
     info_hash: InfoHash,
+    /// The v2 info hash (BEP 52) the whole must also hash to (SHA-256), when known.
+    info_hash_v2: Option<[u8; 32]>,
     size: u32,
     pieces: Vec<Option<Box<[u8]>>>,
     have: u32,
@@ -168,10 +171,32 @@ impl Assembly {
         let n = piece_count(size.max(1));
         Assembly {
             info_hash,
+            info_hash_v2: None,
             size: size.max(1),
             pieces: (0..n).map(|_| None).collect(),
             have: 0,
         }
+    }
+
+    /// This assembly, checked against the v2 info hash too (BEP 52: SHA-256 of the whole).
+    /// When `info_hash` is that hash cut to 20 bytes (a v2-only magnet link), only the v2
+    /// hash is checked.
+    #[must_use]
+    pub fn with_v2(mut self, info_hash_v2: Option<[u8; 32]>) -> Assembly {
+        self.info_hash_v2 = info_hash_v2;
+        self
+    }
+
+    /// Whether `whole` hashes to the info hash(es) asked for.
+    fn verifies(&self, whole: &[u8]) -> bool {
+        use sha2::{Digest, Sha256};
+        let v2_only = self
+            .info_hash_v2
+            .is_some_and(|h| InfoHash::truncated(&h) == self.info_hash);
+        let v2 = self
+            .info_hash_v2
+            .is_none_or(|h| <[u8; 32]>::from(Sha256::digest(whole)) == h);
+        v2 && (v2_only || InfoHash::of_info_bytes(whole) == self.info_hash)
     }
 
     /// Size of the info dictionary, bytes.
@@ -249,7 +274,7 @@ impl Assembly {
             }
         }
         self.have = 0;
-        if InfoHash::of_info_bytes(&whole) == self.info_hash {
+        if self.verifies(&whole) {
             Ok(Progress::Complete(whole))
         } else {
             Ok(Progress::HashMismatch)
@@ -324,6 +349,29 @@ mod tests {
         assert_eq!(a.on_data(2, 41_665, &piece(2)), Ok(Progress::Duplicate));
         a.on_data(0, 41_665, &piece(0)).unwrap();
         assert_eq!(a.on_data(1, 41_665, &piece(1)), Ok(Progress::Complete(inf)));
+    }
+
+    #[test]
+    fn v2_and_hybrid_metadata_verify_by_their_sha256() {
+        use sha2::{Digest, Sha256};
+        let inf = info(20_000);
+        let v2: [u8; 32] = Sha256::digest(&inf).into();
+        let feed = |a: &mut Assembly, data: &[u8]| {
+            a.on_data(0, 20_000, &data[..16_384]).unwrap();
+            a.on_data(1, 20_000, &data[16_384..]).unwrap()
+        };
+        // v2-only: known by the cut v2 hash; the SHA-256 decides
+        let mut a = Assembly::new(InfoHash::truncated(&v2), 20_000).with_v2(Some(v2));
+        assert_eq!(feed(&mut a, &inf), Progress::Complete(inf.clone()));
+        let mut wrong = inf.clone();
+        wrong[3] ^= 1;
+        assert_eq!(feed(&mut a, &wrong), Progress::HashMismatch);
+        // hybrid: both must match
+        let ih = InfoHash::of_info_bytes(&inf);
+        let mut a = Assembly::new(ih, 20_000).with_v2(Some(v2));
+        assert_eq!(feed(&mut a, &inf), Progress::Complete(inf.clone()));
+        let mut a = Assembly::new(ih, 20_000).with_v2(Some([1; 32]));
+        assert_eq!(feed(&mut a, &inf), Progress::HashMismatch);
     }
 
     #[test]

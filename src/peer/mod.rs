@@ -72,6 +72,7 @@ pub fn client_name(id: &PeerId) -> String {
 
 pub mod extension;
 pub mod metadata;
+pub mod mse;
 pub mod pex;
 pub mod utp;
 pub mod wire;

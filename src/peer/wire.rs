@@ -1,4 +1,5 @@
-//! The peer wire codec (BEP 3 §peer messages, BEP 10 extended message, BEP 6 ids known).
+//! The peer wire codec (BEP 3 §peer messages, BEP 10 extended message, BEP 6 ids known,
+//! BEP 52 hash request / hashes / hash reject).
 //!
 //! Messages are `<u32 length><u8 id><payload>` big-endian. The decoder checks the 4-byte
 //! length prefix against a cap *before* buffering the payload, so a hostile length costs
@@ -27,6 +28,9 @@ pub const RESERVED_EXTENSION: (usize, u8) = (5, 0x10);
 pub const RESERVED_DHT: (usize, u8) = (7, 0x01);
 /// Reserved bit of the fast extension (BEP 6): byte 7, 0x04.
 pub const RESERVED_FAST: (usize, u8) = (7, 0x04);
+/// Reserved bit (byte 7, 0x10) saying the sender speaks BEP 52 (v2) for a hybrid torrent
+/// it names by its v1 info hash; a peer that connects by the v2 hash speaks it anyway.
+pub const RESERVED_V2: (usize, u8) = (7, 0x10);
 
 /// Message ids (BEP 3, BEP 5 `port`, BEP 6 fast extension, BEP 10 `extended`).
 pub mod id {
@@ -62,6 +66,56 @@ pub mod id {
     pub const ALLOWED_FAST: u8 = 0x11;
     /// BEP 10
     pub const EXTENDED: u8 = 20;
+    /// BEP 52
+    pub const HASH_REQUEST: u8 = 21;
+    /// BEP 52
+    pub const HASHES: u8 = 22;
+    /// BEP 52
+    pub const HASH_REJECT: u8 = 23;
+}
+
+/// The common part of the BEP 52 `hash request`, `hashes` and `hash reject` messages:
+/// `length` hashes of the level `base_layer` levels above the leaves of the file tree whose
+/// root is `pieces_root`, from position `index`, with the uncle hashes of `proof_layers`
+/// levels above them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct HashRequest {
+    /// The file's `pieces root` (SHA-256).
+    pub pieces_root: [u8; 32],
+    /// Level of the hashes asked for, from the leaves (0: 16 KiB blocks).
+    pub base_layer: u32,
+    /// Position of the first hash in that level.
+    pub index: u32,
+    /// Number of hashes.
+    pub length: u32,
+    /// Levels of uncle hashes wanted above them (to verify them against the root).
+    pub proof_layers: u32,
+}
+
+/// Bytes of a [`HashRequest`] on the wire: 32 + 4 × 4.
+pub const HASH_REQUEST_LEN: usize = 48;
+
+impl HashRequest {
+    fn read(payload: &mut BytesMut) -> HashRequest {
+        let mut root = [0u8; 32];
+        root.copy_from_slice(&payload[..32]);
+        payload.advance(32);
+        HashRequest {
+            pieces_root: root,
+            base_layer: payload.get_u32(),
+            index: payload.get_u32(),
+            length: payload.get_u32(),
+            proof_layers: payload.get_u32(),
+        }
+    }
+
+    fn write(&self, out: &mut BytesMut) {
+        out.put_slice(&self.pieces_root);
+        out.put_u32(self.base_layer);
+        out.put_u32(self.index);
+        out.put_u32(self.length);
+        out.put_u32(self.proof_layers);
+    }
 }
 
 /// One decoded peer message.
@@ -106,6 +160,18 @@ pub enum Message {
     Suggest(u32),
     /// BEP 6 allowed-fast: we may request this piece even while choked.
     AllowedFast(u32),
+    /// BEP 52: send hashes of a file's Merkle tree.
+    HashRequest(HashRequest),
+    /// BEP 52: the hashes asked for (`req.length` of them, then the uncle hashes), 32 bytes
+    /// each, sharing the receive buffer.
+    Hashes {
+        /// The request answered.
+        req: HashRequest,
+        /// The hashes, back to back (a multiple of 32 bytes).
+        hashes: Bytes,
+    },
+    /// BEP 52: the request will not be answered.
+    HashReject(HashRequest),
     /// BEP 10 extended message: `ext_id` 0 is the extension handshake.
     Extended {
         /// Extended message id (0 = handshake).
@@ -254,6 +320,34 @@ pub fn decode(buf: &mut BytesMut, max_len: u32) -> Result<Option<Message>, WireE
         }
         id::HAVE_ALL => fixed("have all", 0, n).map(|_| Message::HaveAll)?,
         id::HAVE_NONE => fixed("have none", 0, n).map(|_| Message::HaveNone)?,
+        id::HASH_REQUEST | id::HASH_REJECT => {
+            let name = if id == id::HASH_REQUEST {
+                "hash request"
+            } else {
+                "hash reject"
+            };
+            fixed(name, HASH_REQUEST_LEN, n)?;
+            let req = HashRequest::read(&mut payload);
+            if id == id::HASH_REQUEST {
+                Message::HashRequest(req)
+            } else {
+                Message::HashReject(req)
+            }
+        }
+        id::HASHES => {
+            if n < HASH_REQUEST_LEN || !(n - HASH_REQUEST_LEN).is_multiple_of(32) {
+                return Err(WireError::BadLength {
+                    name: "hashes",
+                    got: n,
+                    expected: HASH_REQUEST_LEN + 32 * ((n.saturating_sub(HASH_REQUEST_LEN)) / 32),
+                });
+            }
+            let req = HashRequest::read(&mut payload);
+            Message::Hashes {
+                req,
+                hashes: payload.freeze(),
+            }
+        }
         id::EXTENDED => {
             if n < 1 {
                 return Err(WireError::BadLength {
@@ -323,6 +417,19 @@ impl Message {
             }
             Message::HaveAll => header(out, 0, id::HAVE_ALL),
             Message::HaveNone => header(out, 0, id::HAVE_NONE),
+            Message::HashRequest(r) => {
+                header(out, HASH_REQUEST_LEN, id::HASH_REQUEST);
+                r.write(out);
+            }
+            Message::HashReject(r) => {
+                header(out, HASH_REQUEST_LEN, id::HASH_REJECT);
+                r.write(out);
+            }
+            Message::Hashes { req, hashes } => {
+                header(out, HASH_REQUEST_LEN + hashes.len(), id::HASHES);
+                req.write(out);
+                out.put_slice(hashes);
+            }
             Message::Extended { ext_id, payload } => {
                 header(out, 1 + payload.len(), id::EXTENDED);
                 out.put_u8(*ext_id);
@@ -387,6 +494,23 @@ impl Handshake {
     /// Whether the sender runs a DHT node (BEP 5 reserved bit): it accepts our `port`.
     pub fn supports_dht(&self) -> bool {
         self.reserved[RESERVED_DHT.0] & RESERVED_DHT.1 != 0
+    }
+
+    /// This handshake with the BEP 52 reserved bit set (`on`) or cleared: we speak v2 for
+    /// the hybrid torrent it names by its v1 hash.
+    #[must_use]
+    pub fn with_v2(mut self, on: bool) -> Handshake {
+        if on {
+            self.reserved[RESERVED_V2.0] |= RESERVED_V2.1;
+        } else {
+            self.reserved[RESERVED_V2.0] &= !RESERVED_V2.1;
+        }
+        self
+    }
+
+    /// Whether the sender set the BEP 52 reserved bit (it speaks v2).
+    pub fn supports_v2(&self) -> bool {
+        self.reserved[RESERVED_V2.0] & RESERVED_V2.1 != 0
     }
 
     /// Whether the sender supports the BEP 6 fast extension (both sides must, for its
@@ -478,6 +602,30 @@ mod tests {
             Message::Port(6881),
             Message::HaveAll,
             Message::HaveNone,
+            Message::HashRequest(HashRequest {
+                pieces_root: [7; 32],
+                base_layer: 2,
+                index: 512,
+                length: 512,
+                proof_layers: 9,
+            }),
+            Message::HashReject(HashRequest {
+                pieces_root: [1; 32],
+                base_layer: 0,
+                index: 0,
+                length: 2,
+                proof_layers: 0,
+            }),
+            Message::Hashes {
+                req: HashRequest {
+                    pieces_root: [3; 32],
+                    base_layer: 1,
+                    index: 0,
+                    length: 2,
+                    proof_layers: 1,
+                },
+                hashes: Bytes::from(vec![5u8; 96]),
+            },
             Message::Extended {
                 ext_id: 0,
                 payload: Bytes::from_static(b"de"),

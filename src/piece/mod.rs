@@ -9,14 +9,19 @@
 //!   bytes a piece or any byte range covers.
 //! - [`HaveBits`]: the verified pieces of a torrent, readable without a lock (the upload
 //!   path asks "do we have piece p?" for every request).
+//! - [`PieceHashes`]: what each piece must hash to, v1 (SHA-1) and v2 (BEP 52 Merkle
+//!   trees, [`merkle`]).
 
 mod bitfield;
 mod geometry;
+mod hashes;
 mod have;
 mod layout;
+pub mod merkle;
 
 pub use bitfield::{Bitfield, BitfieldError};
 pub use geometry::{Geometry, GeometryError};
+pub use hashes::{PieceHashes, PieceVerifier, V2File, V2Hashes, V2Piece, v2_piece_hash};
 pub use have::HaveBits;
 pub use layout::{FileLayout, FileSpan, LayoutError, Segment, Segments};
 

@@ -14,9 +14,14 @@
 //! than trusted) and holds only the small records (about 1 KiB per torrent), so opening it
 //! stays fast at 10,000 torrents. redb's file lock refuses a second process on the same
 //! state ([`StateError::Locked`]).
+//! - `engine.lock`: who runs the engine on this folder (pid, daemon or TUI, control
+//!   socket), locked while it runs ([`Owner`]): one engine per state folder, and a second
+//!   process is told which one runs.
 
+mod owner;
 mod record;
 
+pub use owner::{Claim, OWNER_FILE, Owner, OwnerInfo, OwnerKind};
 pub use record::{
     ActivityRecord, FileStat, GoalRecord, KeptPeer, ManageRecord, PeerOrigin, RECORD_FORMAT,
     RecordError, TorrentRecord, next_added_seq,

@@ -10,7 +10,7 @@ use thiserror::Error;
 use crate::piece::{Bitfield, FileLayout, Geometry};
 
 /// The record format this build writes (first byte of every record).
-pub const RECORD_FORMAT: u8 = 6;
+pub const RECORD_FORMAT: u8 = 9;
 
 /// Why a record could not be used.
 #[derive(Debug, Error, PartialEq, Eq)]
@@ -122,6 +122,19 @@ pub struct TorrentRecord {
     /// (format 6; older records have none counted).
     #[serde(skip)]
     pub activity: ActivityRecord,
+    /// The name the user gave it (qBittorrent's `torrents/rename`), shown instead of
+    /// [`TorrentRecord::name`]; `None`: its own (format 7; older records have none).
+    #[serde(skip)]
+    pub display_name: Option<String>,
+    /// Web seed URLs (BEP 19 `url-list`, a magnet's `ws`; format 8); `None` when not known:
+    /// older records (the .torrent kept in the state store says, when it is next loaded).
+    #[serde(skip)]
+    pub web_seeds: Option<Vec<String>>,
+    /// The v2 info hash (BEP 52, SHA-256) of a v2-only or hybrid torrent, so that a
+    /// restored hybrid is known by both hashes before its .torrent is read (format 9; older
+    /// records have none: the hash is learnt when the .torrent is next read).
+    #[serde(skip)]
+    pub info_hash_v2: Option<[u8; 32]>,
 }
 
 /// What a record keeps of a torrent's activity (format 6).
@@ -224,7 +237,11 @@ impl TorrentRecord {
             .unwrap_or_else(|_| vec![RECORD_FORMAT]);
         let out = postcard::to_extend(&self.goals, out).unwrap_or_else(|_| vec![RECORD_FORMAT]);
         let out = postcard::to_extend(&self.manage, out).unwrap_or_else(|_| vec![RECORD_FORMAT]);
-        postcard::to_extend(&self.activity, out).unwrap_or_else(|_| vec![RECORD_FORMAT])
+        let out = postcard::to_extend(&self.activity, out).unwrap_or_else(|_| vec![RECORD_FORMAT]);
+        let out =
+            postcard::to_extend(&self.display_name, out).unwrap_or_else(|_| vec![RECORD_FORMAT]);
+        let out = postcard::to_extend(&self.web_seeds, out).unwrap_or_else(|_| vec![RECORD_FORMAT]);
+        postcard::to_extend(&self.info_hash_v2, out).unwrap_or_else(|_| vec![RECORD_FORMAT])
     }
 
     /// Decode a stored record.
@@ -260,7 +277,26 @@ impl TorrentRecord {
                 } else {
                     let (manage, rest) = postcard::take_from_bytes(rest).map_err(damaged)?;
                     r.manage = manage;
-                    r.activity = postcard::from_bytes(rest).map_err(damaged)?;
+                    if format == 6 {
+                        r.activity = postcard::from_bytes(rest).map_err(damaged)?;
+                    } else {
+                        let (activity, rest) = postcard::take_from_bytes(rest).map_err(damaged)?;
+                        r.activity = activity;
+                        if format == 7 {
+                            r.display_name = postcard::from_bytes(rest).map_err(damaged)?;
+                        } else {
+                            let (name, rest) = postcard::take_from_bytes(rest).map_err(damaged)?;
+                            r.display_name = name;
+                            if format == 8 {
+                                r.web_seeds = postcard::from_bytes(rest).map_err(damaged)?;
+                            } else {
+                                let (web_seeds, rest) =
+                                    postcard::take_from_bytes(rest).map_err(damaged)?;
+                                r.web_seeds = web_seeds;
+                                r.info_hash_v2 = postcard::from_bytes(rest).map_err(damaged)?;
+                            }
+                        }
+                    }
                 }
             }
         }

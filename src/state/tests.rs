@@ -30,6 +30,9 @@ fn record(name: &str, added_at: u64) -> TorrentRecord {
         goals: Default::default(),
         manage: Default::default(),
         activity: Default::default(),
+        display_name: None,
+        web_seeds: None,
+        info_hash_v2: None,
     }
 }
 
@@ -101,6 +104,39 @@ fn format_4_records_read_with_default_management_and_format_5_keeps_it() {
     // format 6 keeps the inactive seeding time
     r.activity.inactive_secs = 4_321;
     assert_eq!(TorrentRecord::decode(&r.encode()).unwrap(), r);
+    // format 6 (no name given after the activity, no web seeds, no v2 hash) still reads,
+    // with none
+    let mut v6 = r.encode();
+    assert_eq!(v6.pop(), Some(0), "a None is one byte: the v2 info hash");
+    assert_eq!(v6.pop(), Some(0), "the web seeds");
+    assert_eq!(v6.pop(), Some(0), "and the name given");
+    v6[0] = 6;
+    assert_eq!(TorrentRecord::decode(&v6).unwrap(), r);
+    assert_eq!(TorrentRecord::decode(&v6).unwrap().web_seeds, None);
+    // format 7 keeps a name given (and knows no web seeds)
+    r.display_name = Some("My Show".into());
+    let mut v7 = r.encode();
+    assert_eq!(v7.pop(), Some(0), "no v2 info hash");
+    assert_eq!(v7.pop(), Some(0), "no web seeds known");
+    v7[0] = 7;
+    assert_eq!(TorrentRecord::decode(&v7).unwrap(), r);
+    assert_eq!(TorrentRecord::decode(&r.encode()).unwrap(), r);
+    // format 8 (web seeds after the name, as main wrote it; no v2 info hash) still reads
+    r.web_seeds = Some(vec!["http://127.0.0.1:8/a b/".into(), "https://h/f".into()]);
+    let mut v8 = r.encode();
+    assert_eq!(v8.pop(), Some(0), "no v2 info hash");
+    v8[0] = 8;
+    assert_eq!(TorrentRecord::decode(&v8).unwrap(), r);
+    // format 9 keeps the v2 info hash of a v2-only or hybrid torrent (BEP 52) after them
+    r.info_hash_v2 = Some([0xab; 32]);
+    assert_eq!(TorrentRecord::decode(&r.encode()).unwrap(), r);
+    // and the web seeds known to be none, or not known
+    r.web_seeds = Some(Vec::new());
+    assert_eq!(TorrentRecord::decode(&r.encode()).unwrap(), r);
+    r.web_seeds = None;
+    assert_eq!(TorrentRecord::decode(&r.encode()).unwrap(), r);
+    r.info_hash_v2 = None;
+    r.display_name = None;
     r.activity = ActivityRecord::default();
     // unchecked pieces of another length than the bitfield: damaged
     r.manage.unverified = vec![0, 0];

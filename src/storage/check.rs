@@ -9,10 +9,8 @@
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 
-use sha1::{Digest, Sha1};
-
 use super::{Storage, StorageError};
-use crate::piece::{Bitfield, Geometry};
+use crate::piece::{Bitfield, Geometry, PieceHashes, PieceVerifier};
 
 /// What checking the files found.
 #[derive(Debug, Clone)]
@@ -38,8 +36,8 @@ pub struct CheckReport {
 /// [`crate::storage::READ_SIZE`] steps; `mmap` mode hashes them from the mapping.
 pub const CHECK_CHUNK: usize = 4 << 20;
 
-/// Hash every piece of `storage` (laid out as `geo`, expected SHA-1s `hashes`, BEP 3
-/// `pieces`) with `threads` threads and return the pieces whose data matches. Missing files
+/// Hash every piece of `storage` (laid out as `geo`, expected hashes `hashes`: BEP 3
+/// SHA-1s, BEP 52 Merkle hashes, or both) with `threads` threads and return the pieces whose data matches. Missing files
 /// or short files simply leave their pieces unset, and so does the piece holding the end of
 /// a file longer than the torrent says. `progress` counts pieces checked; `cancel` stops
 /// early (the result then has only the pieces checked so far). See [`check_report_with`]
@@ -47,7 +45,7 @@ pub const CHECK_CHUNK: usize = 4 << 20;
 pub fn check_pieces(
     storage: &Storage,
     geo: Geometry,
-    hashes: &[[u8; 20]],
+    hashes: &PieceHashes,
     threads: usize,
     progress: &AtomicU32,
     cancel: &AtomicBool,
@@ -60,7 +58,7 @@ pub fn check_pieces(
 pub fn check_report(
     storage: &Storage,
     geo: Geometry,
-    hashes: &[[u8; 20]],
+    hashes: &PieceHashes,
     threads: usize,
     progress: &AtomicU32,
     cancel: &AtomicBool,
@@ -93,14 +91,14 @@ pub fn check_report(
 pub fn check_report_with(
     storage: &Storage,
     geo: Geometry,
-    hashes: &[[u8; 20]],
+    hashes: &PieceHashes,
     threads: usize,
     progress: &AtomicU32,
     cancel: &AtomicBool,
     on_piece: impl Fn(u32, bool) + Sync,
 ) -> CheckReport {
     storage.close_all();
-    let n = geo.piece_count().min(hashes.len() as u32);
+    let n = geo.piece_count();
     // the piece holding the last byte of an oversized file cannot match the file on disk
     let mut oversized = Vec::new();
     let mut skip = Bitfield::new(n);
@@ -199,7 +197,7 @@ struct WorkerResult {
 struct Job<'a, F> {
     storage: &'a Storage,
     geo: Geometry,
-    hashes: &'a [[u8; 20]],
+    hashes: &'a PieceHashes,
     skip: &'a Bitfield,
     /// Pieces per unit (1 for pieces of `CHECK_CHUNK` bytes or more).
     per_unit: u32,
@@ -234,8 +232,8 @@ impl<F: Fn(u32, bool) + Sync> Job<'_, F> {
         }
     }
 
-    fn matches(&self, p: u32, hasher: Sha1) -> bool {
-        hasher.finalize().as_slice() == self.hashes[p as usize]
+    fn matches(&self, p: u32, hasher: PieceVerifier) -> bool {
+        hasher.matches(self.hashes, p)
     }
 
     /// Check unit `u`.
@@ -253,7 +251,7 @@ impl<F: Fn(u32, bool) + Sync> Job<'_, F> {
         let mut found = Vec::with_capacity((last - first) as usize);
         let mut piece = first;
         let mut left = self.geo.piece_size(first) as usize;
-        let mut hasher = Sha1::new();
+        let mut hasher = PieceVerifier::new(self.hashes, first);
         let r = self
             .storage
             .read_with(start, (end - start) as usize, buf, |mut bytes| {
@@ -263,7 +261,8 @@ impl<F: Fn(u32, bool) + Sync> Job<'_, F> {
                     bytes = &bytes[k..];
                     left -= k;
                     if left == 0 {
-                        found.push(self.matches(piece, std::mem::take(&mut hasher)));
+                        let next = PieceVerifier::new(self.hashes, piece + 1);
+                        found.push(self.matches(piece, std::mem::replace(&mut hasher, next)));
                         piece += 1;
                         left = self.geo.piece_size(piece) as usize;
                     }
@@ -291,7 +290,7 @@ impl<F: Fn(u32, bool) + Sync> Job<'_, F> {
     fn piece(&self, p: u32, buf: &mut Vec<u8>, cancel: &AtomicBool, w: &mut WorkerResult) {
         let size = u64::from(self.geo.piece_size(p));
         let start = self.geo.piece_offset(p);
-        let mut hasher = Sha1::new();
+        let mut hasher = PieceVerifier::new(self.hashes, p);
         let mut at = 0u64;
         while at < size {
             if cancel.load(Ordering::Relaxed) {
@@ -411,7 +410,7 @@ mod tests {
             ("c".into(), b_end as u64, (total - b_end) as u64, false),
         ];
         let st = new_st(mode, dir.path(), files, total as u64).unwrap();
-        let n = hashes.len() as u32;
+        let n = hashes.v1.len() as u32;
         let geo = Geometry::new(total as u64, plen, n).unwrap();
         let count = AtomicU32::new(0);
         let r = check_report_with(
@@ -442,10 +441,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let payload: Vec<u8> = (0..100_000u32).map(|i| (i % 241) as u8).collect();
         let plen = 16_384u32;
-        let hashes: Vec<[u8; 20]> = payload
-            .chunks(plen as usize)
-            .map(|c| Sha1::digest(c).into())
-            .collect();
+        let hashes = hashes_of(&payload, plen);
         // file a: first 50000 bytes, corrupted at byte 20000 (piece 1); file b missing
         let mut a = payload[..50_000].to_vec();
         a[20_000] ^= 0xff;
@@ -460,7 +456,7 @@ mod tests {
             100_000,
         )
         .unwrap();
-        let geo = Geometry::new(100_000, plen, hashes.len() as u32).unwrap();
+        let geo = Geometry::new(100_000, plen, hashes.v1.len() as u32).unwrap();
         let progress = AtomicU32::new(0);
         let have = check_pieces(&st, geo, &hashes, 3, &progress, &AtomicBool::new(false));
         assert_eq!(have.ones().collect::<Vec<_>>(), vec![0, 2]);
@@ -472,11 +468,14 @@ mod tests {
         assert!(have.is_full());
     }
 
-    fn hashes_of(payload: &[u8], plen: u32) -> Vec<[u8; 20]> {
-        payload
-            .chunks(plen as usize)
-            .map(|c| Sha1::digest(c).into())
-            .collect()
+    fn hashes_of(payload: &[u8], plen: u32) -> PieceHashes {
+        use sha1::{Digest, Sha1};
+        PieceHashes::v1(
+            payload
+                .chunks(plen as usize)
+                .map(|c| Sha1::digest(c).into())
+                .collect(),
+        )
     }
 
     fn oversized_file_leaves_its_last_piece_unverified_until_rewritten(mode: StorageMode) {
@@ -499,7 +498,7 @@ mod tests {
             100_000,
         )
         .unwrap();
-        let geo = Geometry::new(100_000, plen, hashes.len() as u32).unwrap();
+        let geo = Geometry::new(100_000, plen, hashes.v1.len() as u32).unwrap();
         let progress = AtomicU32::new(0);
         let r = check_report(&st, geo, &hashes, 2, &progress, &AtomicBool::new(false));
         // byte 49999 (a's last) is in piece 3 (49152..65536)
@@ -547,7 +546,7 @@ mod tests {
             40_000,
         )
         .unwrap();
-        let geo = Geometry::new(40_000, plen, hashes.len() as u32).unwrap();
+        let geo = Geometry::new(40_000, plen, hashes.v1.len() as u32).unwrap();
         let have = check_pieces(
             &st,
             geo,
@@ -587,7 +586,7 @@ mod tests {
             40_000,
         )
         .unwrap();
-        let geo = Geometry::new(40_000, plen, hashes.len() as u32).unwrap();
+        let geo = Geometry::new(40_000, plen, hashes.v1.len() as u32).unwrap();
         let r = check_report(
             &st,
             geo,

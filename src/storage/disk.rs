@@ -7,6 +7,11 @@
 //! and hashed. In the common case (one peer per piece, in-order delivery) a piece is verified
 //! with no read-back and no piece buffer: memory is one hasher state per piece in flight.
 //!
+//! The v2 side (BEP 52) needs no order: each 16 KiB leaf of a block is hashed with SHA-256
+//! as the block is written, whatever order blocks come in, and the piece's subtree is
+//! hashed from the leaves once the last block is in; the data is never read again. A v2-only
+//! torrent has no SHA-1 to keep; a hybrid's piece counts only when both sides match.
+//!
 //! Writes are bounded: a session-wide semaphore caps the bytes queued for disk
 //! ([`DiskPool::write`] waits when it is exhausted), so a slow disk slows peers down instead
 //! of growing memory.
@@ -106,8 +111,8 @@ pub struct TorrentDisk {
     pub storage: Storage,
     /// The payload's pieces (`piece_count` = `hashes.len()`).
     pub geometry: Geometry,
-    /// Expected SHA-1 per piece.
-    pub hashes: Vec<[u8; 20]>,
+    /// What each piece must hash to (v1 SHA-1, v2 Merkle, or both).
+    pub hashes: crate::piece::PieceHashes,
     /// Pieces the torrent has without a hash check ("skip hash check"): an upload read
     /// hashes such a piece whole before it serves any block of it, and clears the mark
     /// when it matches; a piece downloaded and verified clears it too. Empty for most
@@ -121,7 +126,7 @@ impl fmt::Debug for TorrentDisk {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("TorrentDisk")
             .field("key", &self.key)
-            .field("pieces", &self.hashes.len())
+            .field("pieces", &self.geometry.piece_count())
             .finish_non_exhaustive()
     }
 }
@@ -350,7 +355,13 @@ impl DiskPool {
 
 #[derive(Default)]
 struct PieceHash {
+    /// The v1 side's running SHA-1 (unused for a v2-only torrent).
     hasher: Sha1,
+    /// The v2 side's leaf hashes, one per 16 KiB of file data in the piece (empty for a v1
+    /// torrent or a piece of padding only).
+    leaves: Vec<crate::piece::merkle::Hash32>,
+    /// A block did not fall on whole leaves: the leaves are hashed from disk at the end.
+    leaves_from_disk: bool,
     /// Bytes hashed so far (the in-order prefix).
     next: u32,
     /// Bytes written so far.
@@ -404,6 +415,8 @@ impl Worker {
         }
         let key = (t.key, piece);
         let offset = t.piece_offset(piece);
+        let v1 = t.hashes.has_v1();
+        let v2 = t.hashes.v2_piece(piece);
         let st = self.pieces.entry(key).or_default();
         st.written = st.written.saturating_add(len);
         if st.broken.is_none() {
@@ -414,67 +427,163 @@ impl Worker {
                     piece_done: false,
                 }));
                 st.broken = Some(e);
-            } else if begin == st.next {
-                st.hasher.update(data);
-                st.next += len;
-                // blocks that were waiting for the prefix: read back and hash
-                while st.ahead.first() == Some(&st.next) {
-                    st.ahead.pop_first();
-                    let len = (size - st.next).min(BLOCK_SIZE) as usize;
-                    self.scratch.resize(len, 0);
-                    match t
-                        .storage
-                        .read_at(offset + u64::from(st.next), &mut self.scratch[..len])
-                    {
-                        Ok(()) => {
-                            st.hasher.update(&self.scratch[..len]);
-                            st.next += len as u32;
-                        }
-                        Err(e) => {
-                            st.broken = Some(e);
-                            break;
-                        }
-                    }
+            } else {
+                if let Some(vp) = v2 {
+                    hash_leaves(st, vp.data_len, begin, data);
                 }
-            } else if begin > st.next {
-                st.ahead.insert(begin);
+                if v1 {
+                    sha1_in_order(st, t, &mut self.scratch, piece, begin, data);
+                }
             }
         }
         if st.written < size {
             return;
         }
-        let Some(st) = self.pieces.remove(&key) else {
+        let Some(mut st) = self.pieces.remove(&key) else {
             return;
         };
-        let ev = match st.broken {
+        let ev = match st.broken.take() {
             Some(error) => DiskEvent::Error(DiskError {
                 piece,
                 error,
                 piece_done: true,
             }),
-            None if st.next != size
-                || t.hashes
-                    .get(piece as usize)
-                    .is_none_or(|h| st.hasher.finalize().as_slice() != h) =>
-            {
-                DiskEvent::PieceFailed(piece)
-            }
-            // the data hashed is what we wrote; make sure it is still in the files at
-            // their paths (a deleted folder leaves handles writing into unlinked files)
-            None => match t.storage.verify_range_present(offset, size as usize) {
-                Ok(()) => {
-                    // downloaded again after it failed its first check: its data is good now
-                    t.unchecked.clear(piece);
-                    DiskEvent::PieceVerified(piece)
-                }
+            None => match self.matches(t, piece, &mut st) {
                 Err(error) => DiskEvent::Error(DiskError {
                     piece,
                     error,
                     piece_done: true,
                 }),
+                Ok(false) => DiskEvent::PieceFailed(piece),
+                // the data hashed is what we wrote; make sure it is still in the files at
+                // their paths (a deleted folder leaves handles writing into unlinked files)
+                Ok(true) => match t.storage.verify_range_present(offset, size as usize) {
+                    Ok(()) => {
+                        // downloaded again after it failed its first check: its data is
+                        // good now
+                        t.unchecked.clear(piece);
+                        DiskEvent::PieceVerified(piece)
+                    }
+                    Err(error) => DiskEvent::Error(DiskError {
+                        piece,
+                        error,
+                        piece_done: true,
+                    }),
+                },
             },
         };
         (t.sink)(ev);
+    }
+
+    /// Whether a piece whose blocks are all written matches on every side of the torrent.
+    ///
+    /// # Errors
+    /// Reading back leaves that could not be hashed as they came failed.
+    fn matches(
+        &mut self,
+        t: &TorrentDisk,
+        piece: u32,
+        st: &mut PieceHash,
+    ) -> Result<bool, StorageError> {
+        let size = t.piece_size(piece);
+        let v1 = match t.hashes.sha1(piece) {
+            Some(h) => st.next == size && std::mem::take(&mut st.hasher).finalize().as_slice() == h,
+            None => !t.hashes.has_v1(),
+        };
+        if !v1 {
+            return Ok(false);
+        }
+        let Some(vp) = t.hashes.v2_piece(piece) else {
+            // no v2 side for this piece: the v1 side must have decided
+            return Ok(t.hashes.has_v1());
+        };
+        let Some(want) = vp.expected else {
+            // the file's piece layer is not known (a hybrid added by a magnet link): the
+            // v1 side vouches alone; a v2-only torrent cannot verify the piece
+            return Ok(t.hashes.has_v1());
+        };
+        if st.leaves_from_disk {
+            let mut h = crate::piece::merkle::LeafHasher::new();
+            let mut at = 0u32;
+            while at < vp.data_len {
+                let n = (vp.data_len - at).min(BLOCK_SIZE) as usize;
+                self.scratch.resize(n, 0);
+                t.storage.read_at(
+                    t.piece_offset(piece) + u64::from(at),
+                    &mut self.scratch[..n],
+                )?;
+                h.update(&self.scratch[..n]);
+                at += n as u32;
+            }
+            return Ok(h.finish(vp.width) == want);
+        }
+        Ok(crate::piece::merkle::reduce(&mut st.leaves, 0, vp.width) == want)
+    }
+}
+
+/// Hash the 16 KiB leaves of the v2 file data (`data_len` bytes from the piece's start) in
+/// a block written at `begin`; a block that does not fall on whole leaves leaves them to be
+/// hashed from disk at the end.
+fn hash_leaves(st: &mut PieceHash, data_len: u32, begin: u32, data: &[u8]) {
+    if st.leaves.is_empty() {
+        let n = data_len.div_ceil(BLOCK_SIZE) as usize;
+        st.leaves = vec![[0u8; 32]; n];
+    }
+    if begin >= data_len {
+        return; // padding after the file: not part of its tree
+    }
+    let end = (begin as usize + data.len()).min(data_len as usize);
+    if !begin.is_multiple_of(BLOCK_SIZE)
+        || (!end.is_multiple_of(BLOCK_SIZE as usize) && end != data_len as usize)
+    {
+        st.leaves_from_disk = true;
+        return;
+    }
+    let mut at = begin as usize;
+    while at < end {
+        let n = (end - at).min(BLOCK_SIZE as usize);
+        let from = at - begin as usize;
+        st.leaves[at / BLOCK_SIZE as usize] = crate::piece::merkle::leaf(&data[from..from + n]);
+        at += n;
+    }
+}
+
+/// Feed a written block to the piece's running SHA-1 when it continues the in-order prefix
+/// (then the blocks written ahead that now follow, read back); remember it otherwise.
+fn sha1_in_order(
+    st: &mut PieceHash,
+    t: &TorrentDisk,
+    scratch: &mut Vec<u8>,
+    piece: u32,
+    begin: u32,
+    data: &[u8],
+) {
+    let size = t.piece_size(piece);
+    let offset = t.piece_offset(piece);
+    if begin == st.next {
+        st.hasher.update(data);
+        st.next += data.len() as u32;
+        // blocks that were waiting for the prefix: read back and hash
+        while st.ahead.first() == Some(&st.next) {
+            st.ahead.pop_first();
+            let len = (size - st.next).min(BLOCK_SIZE) as usize;
+            scratch.resize(len, 0);
+            match t
+                .storage
+                .read_at(offset + u64::from(st.next), &mut scratch[..len])
+            {
+                Ok(()) => {
+                    st.hasher.update(&scratch[..len]);
+                    st.next += len as u32;
+                }
+                Err(e) => {
+                    st.broken = Some(e);
+                    break;
+                }
+            }
+        }
+    } else if begin > st.next {
+        st.ahead.insert(begin);
     }
 }
 
@@ -496,7 +605,7 @@ enum Unchecked {
 fn check_unchecked(t: &TorrentDisk, p: u32, scratch: &mut Vec<u8>) -> Unchecked {
     let size = t.piece_size(p) as usize;
     let offset = t.piece_offset(p);
-    let mut hasher = Sha1::new();
+    let mut hasher = crate::piece::PieceVerifier::new(&t.hashes, p);
     let mut at = 0usize;
     while at < size {
         let n = (size - at).min(CHECK_CHUNK);
@@ -509,10 +618,7 @@ fn check_unchecked(t: &TorrentDisk, p: u32, scratch: &mut Vec<u8>) -> Unchecked 
         hasher.update(&scratch[..n]);
         at += n;
     }
-    if t.hashes
-        .get(p as usize)
-        .is_some_and(|h| hasher.finalize().as_slice() == h)
-    {
+    if hasher.matches(&t.hashes, p) {
         t.unchecked.clear(p);
         Unchecked::Good
     } else {

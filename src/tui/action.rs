@@ -101,8 +101,11 @@ impl Context {
 pub enum Action {
     /// Open or close the help window.
     Help,
-    /// Quit (asks first while torrents are active).
+    /// Quit (asks first while torrents are active); attached to a daemon, leave it
+    /// running.
     Quit,
+    /// Quit and stop the daemon this TUI is attached to (asks first); in-process, quit.
+    QuitDaemon,
     /// Next row / scroll down.
     Down,
     /// Previous row / scroll up.
@@ -139,6 +142,8 @@ pub enum Action {
     SessionLog,
     /// Open the add-torrent dialog.
     Add,
+    /// Open the create-torrent dialog (a torrent of a file or folder, seeded at once).
+    Create,
     /// Pause every torrent.
     PauseAll,
     /// Resume every torrent.
@@ -273,6 +278,13 @@ pub static ACTIONS: &[ActionSpec] = &[
         "Quit (asks first while torrents are active; trackers are told)"
     ),
     spec!(
+        QuitDaemon,
+        "quit_daemon",
+        &[C::Global],
+        [K::char('Q')],
+        "Attached to a daemon: quit and stop the daemon too (asks first)"
+    ),
+    spec!(
         Down,
         "down",
         NAV,
@@ -397,6 +409,13 @@ pub static ACTIONS: &[ActionSpec] = &[
         &[C::Torrents],
         [K::char('a')],
         "Add torrents (file, glob, magnet or URL)"
+    ),
+    spec!(
+        Create,
+        "create",
+        &[C::Torrents],
+        [K::char('N')],
+        "New torrent of a file or folder, seeded at once"
     ),
     spec!(
         PauseAll,

@@ -52,6 +52,8 @@ pub struct UiOptions {
     pub mouse: bool,
     /// `q` asks first while torrents are active (config `confirm_quit`).
     pub confirm_quit: bool,
+    /// Attached to a daemon (its pid; `None`: the engine is this process's own).
+    pub attached: Option<u32>,
     /// The list's columns (config `columns`, read by [`list::parse_columns`]; the name
     /// column is always among them): all by default.
     pub columns: Vec<SortColumn>,
@@ -69,6 +71,7 @@ impl Default for UiOptions {
             log_path: None,
             mouse: false,
             confirm_quit: true,
+            attached: None,
             columns: SortColumn::ALL.to_vec(),
             view_file: None,
         }
@@ -111,7 +114,8 @@ pub struct App {
     /// Help window open, and its scroll.
     help: Option<Scroll>,
     dialog: Option<Dialog>,
-    quit: bool,
+    /// Quit: `Some(true)` stopping the engine, `Some(false)` leaving the daemon running.
+    quit: Option<bool>,
     notice: Notice,
     /// Engine events for the log views.
     events: EventLog,
@@ -158,7 +162,7 @@ impl App {
             window: Window::default(),
             help: None,
             dialog: None,
-            quit: false,
+            quit: None,
             notice: Notice::default(),
             events: EventLog::default(),
             history: History::default(),
@@ -429,9 +433,10 @@ impl App {
         self.searching
     }
 
-    /// Whether the user asked to quit (the event loop then shuts the engine down).
+    /// Whether the user asked to quit (the event loop then shuts the engine down, see
+    /// [`App::stops_engine`]).
     pub fn should_quit(&self) -> bool {
-        self.quit
+        self.quit.is_some()
     }
 
     /// Sets or clears the message line (e.g. `"shutting down…"`).
@@ -588,6 +593,7 @@ impl App {
             }
             Action::CloseHelp => self.help = None,
             Action::Quit => self.request_quit(),
+            Action::QuitDaemon => self.request_quit_daemon(),
             Action::Down
             | Action::Up
             | Action::PageDown
@@ -643,6 +649,7 @@ impl App {
                 self.log_scroll.cursor = self.events.all().len().saturating_sub(1);
             }
             Action::Add => self.open_add(),
+            Action::Create => self.open_create(),
             Action::PauseAll | Action::ResumeAll => self.all(action == Action::PauseAll),
             Action::TogglePause => self.toggle_pause(),
             Action::Recheck => {
@@ -822,9 +829,9 @@ impl App {
                 let detail = detail.map(|d| &**d);
                 general::facts(row, detail, &self.opts.keymap, &self.opts.theme.sym).len()
             }),
-            Tab::Peers => detail.map_or(0, |d| d.peers.len()),
+            Tab::Peers => detail.map_or(0, |d| d.peers.len() + d.web_seeds.len()),
             Tab::Files => self.files.visible_len(),
-            Tab::Trackers => detail.map_or(0, |d| d.trackers.len()),
+            Tab::Trackers => detail.map_or(0, |d| d.trackers.len() + d.web_seeds.len()),
             Tab::Log => self.torrent_events().count(),
             Tab::Pieces | Tab::Speed => 0,
         }

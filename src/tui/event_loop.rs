@@ -75,7 +75,10 @@ enum Reply {
 /// command is dropped and the message line says so). On quit, SIGTERM, SIGINT, SIGHUP or
 /// closed terminal input it sends [`Command::Shutdown`] and waits up to
 /// [`SHUTDOWN_TIMEOUT`] for the reply, showing "shutting down…" (a second quit key or
-/// signal stops waiting). The terminal is restored on every exit path, panics included.
+/// signal stops waiting). Attached to a daemon ([`UiOptions::attached`]), the engine is
+/// the daemon's: it is stopped only by the quit-daemon action, once confirmed; quitting, a
+/// signal or a lost terminal leave it running. The terminal is restored on every exit
+/// path, panics included.
 ///
 /// Must run inside a tokio runtime with the `signal` and `time` drivers enabled.
 ///
@@ -92,6 +95,7 @@ pub async fn run(opts: RunOptions) -> anyhow::Result<()> {
     let mut snapshots = client.snapshots();
     let signals = Signals::new().context("installing SIGTERM/SIGHUP/SIGINT handlers")?;
     let mouse = ui.mouse;
+    let attached = ui.attached.is_some();
     let mut app = App::with_options(snapshots.borrow_and_update().clone(), ui);
     app.set_notice(notice);
     app.adds_failed(&failed_adds);
@@ -120,15 +124,22 @@ pub async fn run(opts: RunOptions) -> anyhow::Result<()> {
         can_draw: true,
     };
     let result = match ui.main_loop().await {
+        Exit::EngineGone if attached => Err(anyhow!(
+            "the connection to the daemon closed (it stopped, or was killed)"
+        )),
         Exit::EngineGone => Err(anyhow!(
             "the engine stopped unexpectedly (its channel to the UI closed)"
         )),
         Exit::Quit | Exit::Signal => {
-            ui.shutdown().await;
+            if !attached || ui.app.stops_engine() {
+                ui.shutdown().await;
+            }
             Ok(())
         }
         Exit::Failed(err) => {
-            ui.shutdown().await;
+            if !attached {
+                ui.shutdown().await;
+            }
             Err(err)
         }
     };

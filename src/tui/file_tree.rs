@@ -390,6 +390,7 @@ mod tests {
                     size: *size,
                     done: size / 2,
                     priority: *priority,
+                    piece_range: (0, 0),
                 })
                 .collect(),
             ..TorrentDetail::default()

@@ -258,7 +258,13 @@ pub fn facts(
         ),
         Plain,
     ));
-    // the focused torrent's peers by transport (uTP, BEP 29, or TCP)
+    // with the detail: how many of the connected peers are encrypted (MSE/PE, RC4)
+    let encrypted = detail.map_or(String::new(), |d| {
+        let n = d.peers.iter().filter(|p| p.flags.encrypted).count();
+        format!(", {n} encrypted")
+    });
+    // the focused torrent's peers by transport (uTP, BEP 29, or TCP), last: at 80 columns
+    // it is what the width cuts, not the swarm's counts
     let transports = detail
         .filter(|d| !d.peers.is_empty())
         .map_or(String::new(), |d| {
@@ -268,7 +274,7 @@ pub fn facts(
     out.push(fact(
         "Peers",
         format!(
-            "{} connected ({} {}{transports}); swarm {} {}, {} {}",
+            "{} connected ({} {}{encrypted}); swarm {} {}, {} {}{transports}",
             row.peers,
             row.seeds,
             plural(u64::from(row.seeds), "seed", "seeds"),
@@ -285,6 +291,13 @@ pub fn facts(
     ));
     if let Some(d) = detail {
         out.push(fact("Sources", sources_line(d), Plain));
+        if let Some((line, trouble)) = web_seeds_line(d) {
+            out.push(fact(
+                "Web seeds",
+                clean(&line),
+                if trouble { Tone::Warning } else { Plain },
+            ));
+        }
         if !d.given_peers.is_empty() {
             out.push(fact("Given peers", given_peers_line(d), Plain));
         }
@@ -402,6 +415,37 @@ pub fn sources_line(d: &TorrentDetail) -> String {
     line
 }
 
+/// The torrent's web seeds (BEP 19) by state, with the first one's trouble, e.g.
+/// `"1 active, 1 backed off; mirror.example:8080: HTTP 503 Service Unavailable"`; and
+/// whether something is wrong. `None` without web seeds.
+pub fn web_seeds_line(d: &TorrentDetail) -> Option<(String, bool)> {
+    use crate::api::WebSeedState as W;
+    if d.web_seeds.is_empty() {
+        return None;
+    }
+    let parts: Vec<String> = [W::Active, W::BackedOff, W::Dropped, W::Idle]
+        .into_iter()
+        .filter_map(|s| {
+            let n = d.web_seeds.iter().filter(|w| w.state == s).count();
+            (n > 0).then(|| format!("{n} {}", s.label()))
+        })
+        .collect();
+    let mut line = parts.join(", ");
+    let trouble = d
+        .web_seeds
+        .iter()
+        .find(|w| w.message.is_some() && (w.state != W::Active || w.missing_files > 0))
+        .or_else(|| d.web_seeds.iter().find(|w| w.message.is_some()));
+    let wrong = trouble.is_some_and(|w| w.state != W::Idle);
+    if let Some(w) = trouble
+        && let Some(m) = &w.message
+    {
+        let host = crate::tui::widgets::peers::web_seed_host(&w.url);
+        line.push_str(&format!("; {host}: {m}"));
+    }
+    Some((line, wrong))
+}
+
 /// The peers the user gave, e.g. `"127.0.0.2:6881 (magnet link), [::1]:7000 (by hand)"`;
 /// at most four, then how many more.
 pub fn given_peers_line(d: &TorrentDetail) -> String {
@@ -447,6 +491,7 @@ pub fn no_trackers_line(d: &TorrentDetail, on: (bool, bool)) -> String {
         [
             S::Magnet,
             S::Manual,
+            S::WebSeed,
             S::Dht,
             S::Lsd,
             S::Pex,
@@ -473,8 +518,11 @@ pub fn no_trackers_line(d: &TorrentDetail, on: (bool, bool)) -> String {
                 S::Pex => "PEX",
                 S::Incoming => "incoming connections",
                 S::Tracker => "trackers",
+                S::WebSeed => "web seeds",
             };
-            if c.connected > 0 {
+            if c.source == S::WebSeed {
+                format!("{what} ({} active)", c.connected)
+            } else if c.connected > 0 {
                 format!("{what} ({} connected)", c.connected)
             } else {
                 what.to_owned()
@@ -577,6 +625,53 @@ mod tests {
             "0 connected (0 seeds); swarm ? seeds, ? leechers"
         );
         assert_eq!(facts.last().map(|f| f.tone), Some(Tone::Dim));
+    }
+
+    #[test]
+    fn the_peers_line_counts_encrypted_and_utp_peers_when_the_detail_is_there() {
+        use crate::api::{PeerFlags, PeerRow};
+        let sym = Theme::default().sym;
+        let row = TorrentRow {
+            name: "x".to_owned(),
+            peers: 3,
+            seeds: 1,
+            ..TorrentRow::default()
+        };
+        let peer = |encrypted, obfuscated, utp| PeerRow {
+            addr: "127.0.0.1:1".parse().unwrap(),
+            client: String::new(),
+            flags: PeerFlags {
+                encrypted,
+                obfuscated,
+                utp,
+                ..PeerFlags::default()
+            },
+            progress: 0.0,
+            down_rate: 0,
+            up_rate: 0,
+            downloaded: 0,
+            uploaded: 0,
+            source: crate::api::PeerSource::Tracker,
+        };
+        let d = TorrentDetail {
+            peers: vec![
+                peer(true, false, true),
+                peer(false, true, false),
+                peer(false, false, false),
+            ],
+            ..TorrentDetail::default()
+        };
+        let f = facts(&row, Some(&d), &Keymap::default(), &sym);
+        assert_eq!(
+            value(&f, "Peers"),
+            "3 connected (1 seed, 1 encrypted); swarm ? seeds, ? leechers; 1 uTP, 2 TCP",
+            "RC4 only: a handshake-only peer is not counted; an encrypted uTP peer is both"
+        );
+        let f = facts(&row, None, &Keymap::default(), &sym);
+        assert_eq!(
+            value(&f, "Peers"),
+            "3 connected (1 seed); swarm ? seeds, ? leechers"
+        );
     }
 
     #[test]

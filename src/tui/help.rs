@@ -12,7 +12,7 @@ use super::keymap::Keymap;
 pub const KEYS_WIDTH: usize = 22;
 
 /// What each peer flag letter means (Peers tab).
-pub const PEER_FLAGS: [(&str, &str); 12] = [
+pub const PEER_FLAGS: [(&str, &str); 13] = [
     (
         "D",
         "downloading from it (we are interested, it unchoked us)",
@@ -25,7 +25,8 @@ pub const PEER_FLAGS: [(&str, &str); 12] = [
     ("O", "optimistic unchoke"),
     ("S", "snubbed: it sent nothing for a while"),
     ("I", "incoming connection"),
-    ("E", "encrypted"),
+    ("E", "encrypted (MSE/PE, RC4)"),
+    ("e", "handshake encrypted, then plaintext"),
     ("P", "uTP"),
     ("X/H/L", "learnt through PEX / DHT / LSD (local network)"),
 ];

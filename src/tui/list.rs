@@ -566,6 +566,13 @@ mod tests {
             err.contains("\"speed\"") && err.contains("down, up"),
             "{err}"
         );
+        // the config's default names every column (Queue, Category and Tags show only when
+        // they mean something): the binary's list is the one the tests draw
+        let mut default = parse_columns(&crate::config::ui::UiConfig::default().columns).unwrap();
+        let mut every = SortColumn::ALL.to_vec();
+        default.sort_by_key(|c| c.column_name());
+        every.sort_by_key(|c| c.column_name());
+        assert_eq!(default, every);
     }
 
     #[test]

@@ -128,6 +128,8 @@ async fn fake_engine(
             let name = match &req.source {
                 AddSource::File(p) => p.file_name().unwrap().to_string_lossy().to_string(),
                 AddSource::Magnet(m) | AddSource::Url(m) => m.clone(),
+                AddSource::Data { name, .. } => name.clone(),
+                AddSource::Create(c) => c.path.display().to_string(),
             };
             let answer = if name.starts_with("dup") {
                 Err(AddError::AlreadyAdded {

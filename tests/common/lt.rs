@@ -64,7 +64,32 @@ pub fn require_libtorrent() {
 /// # Panics
 /// When libtorrent is missing or the script fails (its stderr is in the message).
 pub fn make_torrent(data: &Path, out: &Path, tracker: &str, piece_length: Option<u32>) -> InfoHash {
-    make_torrent_as(data, out, tracker, piece_length, false)
+    make_torrent_as(data, out, tracker, piece_length, None, &[])
+}
+
+/// [`make_torrent`] with web seeds (`url-list`, BEP 19) and, with `hybrid`, as libtorrent
+/// makes one by default (v1 + v2, files padded to piece boundaries with BEP 47 pad files);
+/// an empty `tracker` makes a tracker-less torrent. Returns the v1 info hash.
+///
+/// # Panics
+/// As [`make_torrent`].
+#[allow(dead_code)]
+pub fn make_web_seed_torrent(
+    data: &Path,
+    out: &Path,
+    tracker: &str,
+    piece_length: Option<u32>,
+    hybrid: bool,
+    web_seeds: &[String],
+) -> InfoHash {
+    make_torrent_as(
+        data,
+        out,
+        tracker,
+        piece_length,
+        hybrid.then_some("--hybrid"),
+        web_seeds,
+    )
 }
 
 /// [`make_torrent`] as libtorrent makes one by default: hybrid (v1 + v2), each file padded
@@ -79,7 +104,22 @@ pub fn make_padded_torrent(
     tracker: &str,
     piece_length: Option<u32>,
 ) -> InfoHash {
-    make_torrent_as(data, out, tracker, piece_length, true)
+    make_torrent_as(data, out, tracker, piece_length, Some("--hybrid"), &[])
+}
+
+/// [`make_torrent`] as a v2-only torrent (BEP 52, `lt.create_torrent.v2_only`). Returns its
+/// info hash on the wire: the v2 hash cut to 20 bytes.
+///
+/// # Panics
+/// As [`make_torrent`].
+#[allow(dead_code)]
+pub fn make_v2_torrent(
+    data: &Path,
+    out: &Path,
+    tracker: &str,
+    piece_length: Option<u32>,
+) -> InfoHash {
+    make_torrent_as(data, out, tracker, piece_length, Some("--v2"), &[])
 }
 
 fn make_torrent_as(
@@ -87,23 +127,22 @@ fn make_torrent_as(
     out: &Path,
     tracker: &str,
     piece_length: Option<u32>,
-    hybrid: bool,
+    flag: Option<&str>,
+    web_seeds: &[String],
 ) -> InfoHash {
     require_libtorrent();
     let mut cmd = Command::new(PYTHON);
-    if hybrid {
-        cmd.arg(lt_peer_script())
-            .arg("make-torrent")
-            .arg("--hybrid");
-    } else {
-        cmd.arg(lt_peer_script()).arg("make-torrent");
+    cmd.arg(lt_peer_script()).arg("make-torrent");
+    if let Some(f) = flag {
+        cmd.arg(f);
     }
-    cmd.arg("--data")
-        .arg(data)
-        .arg("--out")
-        .arg(out)
-        .arg("--tracker")
-        .arg(tracker);
+    cmd.arg("--data").arg(data).arg("--out").arg(out);
+    if !tracker.is_empty() {
+        cmd.arg("--tracker").arg(tracker);
+    }
+    for w in web_seeds {
+        cmd.arg("--web-seed").arg(w);
+    }
     if let Some(p) = piece_length {
         cmd.arg("--piece-length").arg(p.to_string());
     }

@@ -1,27 +1,37 @@
 //! Shared integration-test infrastructure (`mod common;` in a test crate).
 //!
 //! - [`client`]: waits on an in-process session's snapshots, with deadlines.
+//! - [`daemon`]: `ratorrent daemon` as a test process, the folders it shares with a TUI.
 //! - [`tracker`]: [`TestTracker`], an in-process HTTP tracker (BEP 3/23/48) on 127.0.0.1.
+//! - [`webseed`]: [`webseed::WebSeedServer`], an HTTP file server with Range support and faults
+//!   (a web seed, BEP 19).
 //! - [`payload`]: deterministic payload files/trees and byte-for-byte comparison.
 //! - [`lt`]: [`LtPeer`], real libtorrent seeders/leechers (`tests/support/lt_peer.py`).
 //! - [`hostile`]: scripted hostile peers (non-readers, silent, half-open, takes-nothing).
 //! - [`procmem`]: memory peaks, context switches and CPU ticks of a process from `/proc`.
+//! - [`anchors`]: qBittorrent and Transmission seeders (`qbittorrent-nox`, `transmission-cli`).
+//! - [`relay`]: a TCP relay that records the bytes on the wire.
 //! - [`scenario`]: seeder start/stop, leecher waits with stall detection, tmpfs scratch.
 //! - here: [`free_port`], [`temp_dir`], [`wait_until`], [`HarnessError`].
 //!
 //! Everything stays on 127.0.0.0/8. Test crates use only part of this, hence the allow.
 #![allow(dead_code, unused_imports)]
 
+pub mod anchors;
 pub mod client;
+pub mod daemon;
 pub mod hostile;
 pub mod lt;
 pub mod mounts;
 pub mod payload;
 pub mod procmem;
+pub mod qbt;
 pub mod rat;
+pub mod relay;
 pub mod scenario;
 pub mod tmux;
 pub mod tracker;
+pub mod webseed;
 
 use std::fmt;
 use std::net::{Ipv4Addr, TcpListener};

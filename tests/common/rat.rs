@@ -107,6 +107,13 @@ impl Rat {
         )
     }
 
+    /// The exit status if the process has exited, `None` while it runs.
+    pub fn try_wait(&mut self) -> Option<ExitStatus> {
+        self.child
+            .as_mut()
+            .and_then(|c| c.try_wait().ok().flatten())
+    }
+
     /// Wait for the process to exit.
     pub fn wait(&mut self, timeout: Duration) -> Result<ExitStatus, HarnessError> {
         let start = Instant::now();

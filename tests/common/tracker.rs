@@ -245,6 +245,13 @@ impl TestTracker {
             );
     }
 
+    /// Take a peer out of a swarm (it comes back with its next announce).
+    pub fn remove_peer(&self, info_hash: InfoHash, addr: SocketAddrV4) {
+        if let Some(s) = lock(&self.state).swarms.get_mut(&info_hash) {
+            s.peers.remove(&addr);
+        }
+    }
+
     /// Wait until an announce matching `pred` has been recorded (polling every 20 ms) and
     /// return the first such announce.
     ///

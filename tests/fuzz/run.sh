@@ -37,7 +37,7 @@ export CARGO_TARGET_DIR="${FUZZ_TARGET_DIR:-$here/target}"
 # one libFuzzer job per target; RSS cap well below the machine's memory
 rss_mb="${FUZZ_RSS_MB:-2048}"
 
-all=(bencode metainfo magnet peer_wire extension metadata pex tracker_udp tracker_http lsd utp krpc)
+all=(bencode metainfo metainfo_v2 hash_messages magnet peer_wire extension metadata pex tracker_udp tracker_http lsd utp webseed krpc mse)
 kept_root="$here/corpus-min"
 minimise="${FUZZ_MINIMISE:-0}"
 targets=("$@")
@@ -48,6 +48,8 @@ seed_dirs() {
   case "$1" in
     bencode) echo "$seeds/bencode $fx/torrent $fx/libtorrent $fx/tracker_http $seeds/extension $seeds/pex $seeds/tracker_http" ;;
     metainfo) echo "$fx/torrent $fx/libtorrent" ;;
+    metainfo_v2) echo "$fx/torrent $fx/libtorrent $seeds/metainfo_v2" ;;
+    hash_messages) echo "$seeds/hash_messages" ;;
     magnet) echo "$fx/magnet $seeds/magnet" ;;
     peer_wire) echo "$fx/peer_stream $seeds/peer_wire" ;;
     extension) echo "$seeds/extension" ;;
@@ -57,7 +59,9 @@ seed_dirs() {
     tracker_http) echo "$fx/tracker_http $seeds/tracker_http" ;;
     lsd) echo "$seeds/lsd" ;;
     utp) echo "$seeds/utp" ;;
+    webseed) echo "$seeds/webseed" ;;
     krpc) echo "$seeds/krpc" ;;
+    mse) echo "$seeds/mse" ;;
   esac
   [ -d "$kept_root/$1" ] && echo "$kept_root/$1"
   return 0

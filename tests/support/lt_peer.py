@@ -7,7 +7,7 @@ Standard library + libtorrent only.
 Subcommands:
 
   make-torrent --data PATH --out FILE.torrent [--tracker URL] [--piece-length BYTES] [--hybrid]
-               [--private]
+               [--private] [--web-seed URL ...]
       Write a v1-only .torrent (BEP 3) of a file or a directory (no --tracker: a
       tracker-less torrent, for the DHT or LSD; --private: private=1, BEP 27). Prints the
       info hash (40 hex digits) on stdout.
@@ -230,7 +230,7 @@ def add_torrent(ses, torrent, save_path, seed_mode=False, magnet=None, pex=False
             params = lt.parse_magnet_uri(magnet)
         except RuntimeError as e:
             fail(f"cannot parse {magnet}: {e}", 2)
-        ih = str(params.info_hashes.v1)
+        ih = str(params.info_hashes.get_best())
     else:
         try:
             ti = lt.torrent_info(torrent)
@@ -238,7 +238,8 @@ def add_torrent(ses, torrent, save_path, seed_mode=False, magnet=None, pex=False
             fail(f"cannot load {torrent}: {e}", 2)
         params = lt.add_torrent_params()
         params.ti = ti
-        ih = str(ti.info_hashes().v1)
+        # the hash on the wire: v1, or a v2-only torrent's v2 hash cut to 20 bytes
+        ih = str(ti.info_hashes().get_best())
     params.save_path = save_path
     flags = 0 if lsd else lt.torrent_flags.disable_lsd
     if not dht:
@@ -335,7 +336,9 @@ PEER_SOURCES = [(0x1, "tracker"), (0x2, "dht"), (0x4, "pex"), (0x8, "lsd"), (0x1
 
 
 def report_peers(h, seen):
-    """Print `PEER <ip>:<port> <sources> <utp|tcp>` once for every peer newly connected."""
+    """Print `PEER <ip>:<port> <sources> <utp|tcp>` and
+    `CRYPTO <ip>:<port> rc4|mse-plaintext|none` once for every peer newly connected (its
+    handshake over)."""
     try:
         peers = h.get_peer_info()
     except RuntimeError:
@@ -345,10 +348,20 @@ def report_peers(h, seen):
         key = f"{ip}:{port}"
         if key in seen:
             continue
+        if p.flags & (lt.peer_info.connecting | lt.peer_info.handshake):
+            continue  # told once its handshake is over (the encryption is known then)
         seen.add(key)
         src = ",".join(name for bit, name in PEER_SOURCES if p.source & bit) or "none"
         transport = "utp" if p.flags & UTP_SOCKET else "tcp"
         print(f"PEER {key} {src} {transport}", flush=True)
+        # MSE/PE: RC4 stream, plaintext after an encrypted handshake, or no MSE at all
+        if p.flags & lt.peer_info.rc4_encrypted:
+            enc = "rc4"
+        elif p.flags & lt.peer_info.plaintext_encrypted:
+            enc = "mse-plaintext"
+        else:
+            enc = "none"
+        print(f"CRYPTO {key} {enc}", flush=True)
 
 
 def status_line(h):
@@ -400,20 +413,29 @@ def cmd_make_torrent(a):
     lt.add_files(fs, data)
     if fs.num_files() == 0:
         fail(f"{data} holds no file", 2)
-    # --hybrid: libtorrent's default (v1 + v2, files padded to piece boundaries)
-    flags = 0 if a.hybrid else lt.create_torrent.v1_only
+    # --hybrid: libtorrent's default (v1 + v2, files padded to piece boundaries);
+    # --v2: BEP 52 only
+    if a.v2:
+        flags = lt.create_torrent.v2_only
+    else:
+        flags = 0 if a.hybrid else lt.create_torrent.v1_only
     ct = lt.create_torrent(fs, a.piece_length, flags=flags)
     if a.tracker:
         ct.add_tracker(a.tracker)
     if a.private:
         ct.set_priv(True)
+    for url in a.web_seed:
+        ct.add_url_seed(url)
     ct.set_creator("ratorrent tests lt_peer.py")
     lt.set_piece_hashes(ct, os.path.dirname(data))
     blob = lt.bencode(ct.generate())
     with open(a.out, "wb") as f:
         f.write(blob)
     ti = lt.torrent_info(a.out)
-    print(str(ti.info_hashes().v1), flush=True)
+    # the v1 hash of a v1 or hybrid torrent; a v2-only one's v2 hash cut to 20 bytes
+    # (get_best() would give a hybrid's v2 hash)
+    hashes = ti.info_hashes()
+    print(str(hashes.v1 if hashes.has_v1() else hashes.get_best()), flush=True)
 
 
 def dht_node_count(ses):
@@ -568,6 +590,10 @@ def main():
     mk.add_argument("--piece-length", type=int, default=0, help="bytes, power of two (0: auto)")
     mk.add_argument("--private", action="store_true", help="private=1 in the info dict (BEP 27)")
     mk.add_argument("--hybrid", action="store_true", help="v1+v2 with pad files (libtorrent's default)")
+    mk.add_argument("--v2", action="store_true",
+                    help="v2 only (BEP 52); prints the v2 hash cut to 20 bytes")
+    mk.add_argument("--web-seed", action="append", default=[], metavar="URL",
+                    help="a url-list entry (BEP 19 web seed; repeatable)")
 
     def peer_args(sp):
         sp.add_argument("--torrent", required=(sp.prog.split()[-1] == "seed"))
@@ -582,7 +608,7 @@ def main():
         sp.add_argument("--no-incoming", action="store_true",
                         help="accept no TCP connection")
         sp.add_argument("--report-peers", action="store_true",
-                        help="print PEER <ip>:<port> <sources> for each new peer")
+                        help="print PEER <ip>:<port> <sources> <utp|tcp> and CRYPTO lines for each new peer")
         sp.add_argument("--transport", choices=["tcp", "utp", "both"], default="tcp",
                         help="tcp: TCP only (default); utp: uTP only, TCP off both ways; both")
         sp.add_argument("--encryption", choices=["plain", "prefer", "forced"], default="plain",

@@ -33,8 +33,6 @@ on_complete = ["/opt/done", "%F", "%Z"]
 hook_timeout = 30
 ip_filter = "/srv/ipfilter.dat.gz"
 ascii = true
-[peer]
-transports = ["tcp", "utp"]
 [dht]
 enabled = false
 port = 7002
@@ -42,6 +40,14 @@ bootstrap = ["127.0.0.2:6881"]
 [lsd]
 enabled = true
 interface = "127.0.0.1"
+[webseeds]
+enabled = false
+max_connections_per_server = 2
+min_rate = "4K"
+min_rate_window = 10
+[peer]
+transports = ["tcp", "utp"]
+encryption = "require"
 [seeding]
 ratio_limit = 2
 seeding_time_limit = 10080
@@ -102,9 +108,6 @@ days = "weekends"
         on_added: vec!["/usr/bin/notify-send".into(), "added %N".into()],
         on_complete: vec!["/opt/done".into(), "%F".into(), "%Z".into()],
         hook_timeout: 30,
-        peer: PeerConfig {
-            transports: vec![TransportKind::Tcp, TransportKind::Utp],
-        },
         dht: DhtConfig {
             enabled: false,
             port: Some(7002),
@@ -114,6 +117,16 @@ days = "weekends"
         lsd: LsdConfig {
             enabled: true,
             interface: Some(std::net::Ipv4Addr::LOCALHOST),
+        },
+        webseeds: crate::config::engine::WebSeedConfig {
+            enabled: false,
+            max_connections_per_server: 2,
+            min_rate: 4096,
+            min_rate_window: 10,
+        },
+        peer: PeerConfig {
+            transports: vec![TransportKind::Tcp, TransportKind::Utp],
+            encryption: crate::config::engine::Encryption::Require,
         },
         seeding: crate::config::engine::SeedingConfig {
             ratio_limit: 2.0,

@@ -62,8 +62,8 @@ pub struct LinkCtx {
     pub limits: Arc<Limits>,
     /// Upload data in memory, one permit per 16 KiB block (see [`UPLOAD_BUDGET_BYTES`]).
     pub upload_budget: Arc<Semaphore>,
-    /// The DHT node (BEP 5), when enabled and started (a clone of the session's handle).
-    pub dht: Option<crate::dht::Dht>,
+    /// The DHT node (BEP 5) while it runs (the session's slot).
+    pub dht: Arc<crate::dht::DhtSlot>,
     events: PeerEventSink,
 }
 
@@ -75,7 +75,7 @@ impl LinkCtx {
         pex: bool,
         threads: usize,
         limits: Arc<Limits>,
-        dht: Option<crate::dht::Dht>,
+        dht: Arc<crate::dht::DhtSlot>,
         events: PeerEventSink,
     ) -> LinkCtx {
         LinkCtx {
@@ -104,7 +104,7 @@ impl fmt::Debug for LinkCtx {
             .field("pex", &self.pex)
             .field("pool", &self.pool)
             .field("limits", &self.limits)
-            .field("dht", &self.dht.is_some())
+            .field("dht", &self.dht.is_on())
             .finish_non_exhaustive()
     }
 }
@@ -131,7 +131,7 @@ mod tests {
             true,
             1,
             Arc::new(Limits::unlimited()),
-            None,
+            Default::default(),
             Box::new(move |t, k, e| s.lock().unwrap().push((t, k, format!("{e:?}")))),
         );
         ctx.peer_event(TorrentId(7), 42, PeerEvent::InterestChanged);

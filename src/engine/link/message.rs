@@ -35,6 +35,11 @@ pub enum PeerCtrl {
     /// [`crate::engine::link::metadata::MetadataFetch::handed_over`]. Established
     /// connections ignore it.
     Upgrade,
+    /// The torrent closed another connection with the same peer (both ends dialled at
+    /// once) and its requests went back to the picker: cancel ours (BEP 3 `cancel`) and
+    /// ask again, so that the picker's order (those pieces first, lowest or highest
+    /// priority first) is the order the peer serves in.
+    Repick,
     /// Close the connection.
     Disconnect(&'static str),
 }
@@ -61,6 +66,14 @@ pub enum PeerEvent {
     /// The info dictionary of a magnet link is complete and verified
     /// ([`super::metadata::MetadataFetch::take_done`]).
     MetadataComplete,
+    /// An incoming peer told its listen port (BEP 10 `p`, now in its
+    /// [`super::peer::PeerInfo::listen_port`]): if we dialled that address too, this is
+    /// the same peer twice (libtorrent 2 sends a new peer ID on each connection, so IDs do
+    /// not show it), and the torrent closes this connection.
+    ListenPort,
+    /// A web seed's news for the torrent's log (BEP 19): a request failed and when the
+    /// server is tried again, or a file the server does not have.
+    WebSeedNote(String),
     /// The connection ended.
     Gone {
         /// Why, if it was an error.
@@ -95,6 +108,9 @@ pub enum PeerError {
     /// Its socket accepted none of our data for too long.
     #[error("peer stopped reading (no write progress for {0} s)")]
     Stalled(u64),
+    /// The MSE/PE handshake (Message Stream Encryption) failed.
+    #[error(transparent)]
+    Mse(#[from] crate::peer::mse::MseError),
     /// Handshake or connect took too long.
     #[error("timed out during {0}")]
     Timeout(&'static str),

@@ -9,6 +9,11 @@
 //! next attempts take every piece from a single peer, so the liar is found: a single-source
 //! attempt that fails again drops that peer.
 //!
+//! A v2-only torrent (BEP 52) also needs the piece layers the info dictionary does not
+//! carry: once it is verified, they are fetched from the same connections
+//! ([`super::layers::LayerFetch`]), and the torrent hears that the metadata is complete
+//! only when they are in.
+//!
 //! All methods take a short lock and never block; memory is bounded by the size cap
 //! (`max_metadata_size`) and the per-peer request limit.
 
@@ -18,12 +23,14 @@ use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use super::ctx::LinkCtx;
+use super::layers::{LayerError, LayerFetch};
 use super::message::PeerEvent;
 use super::shared::TorrentShared;
 use crate::api::TorrentId;
 use crate::lock::MutexExt;
 use crate::metainfo::InfoHash;
 use crate::peer::metadata::{Assembly, MetadataError, Progress};
+use crate::peer::wire::HashRequest;
 
 /// Metadata requests in flight to one peer.
 pub const PER_PEER: usize = 8;
@@ -60,6 +67,8 @@ struct State {
     excluded: HashSet<u64>,
     /// The verified info dictionary, once complete.
     done: Option<Arc<Vec<u8>>>,
+    /// The piece layers of a v2-only torrent being fetched, once the info dictionary is in.
+    layers: Option<LayerFetch>,
 }
 
 /// The metadata fetch of one torrent.
@@ -67,8 +76,11 @@ struct State {
 pub struct MetadataFetch {
     /// The torrent.
     pub torrent: TorrentId,
-    /// The info hash the info dictionary must hash to (SHA-1, BEP 3).
+    /// The info hash the info dictionary must hash to (SHA-1, BEP 3; for a v2-only link
+    /// the v2 hash cut to 20 bytes, not checked as SHA-1).
     pub info_hash: InfoHash,
+    /// The v2 info hash (BEP 52) it must hash to with SHA-256, when the link gives one.
+    pub info_hash_v2: Option<[u8; 32]>,
     /// Largest info dictionary accepted, bytes (`max_metadata_size`).
     pub cap: u32,
     /// The session, as connections see it.
@@ -94,6 +106,7 @@ impl MetadataFetch {
         MetadataFetch {
             torrent,
             info_hash,
+            info_hash_v2: None,
             cap,
             ctx,
             have: AtomicU32::new(0),
@@ -101,6 +114,13 @@ impl MetadataFetch {
             state: Mutex::new(State::default()),
             upgrade: OnceLock::new(),
         }
+    }
+
+    /// This fetch, checking the info dictionary against the v2 info hash too (BEP 52).
+    #[must_use]
+    pub fn with_v2(mut self, info_hash_v2: Option<[u8; 32]>) -> MetadataFetch {
+        self.info_hash_v2 = info_hash_v2;
+        self
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, State> {
@@ -122,7 +142,7 @@ impl MetadataFetch {
         match &s.assembly {
             Some(a) => a.size() == size,
             None => {
-                s.assembly = Some(Assembly::new(self.info_hash, size));
+                s.assembly = Some(Assembly::new(self.info_hash, size).with_v2(self.info_hash_v2));
                 self.total
                     .store(crate::peer::metadata::piece_count(size), Ordering::Relaxed);
                 true
@@ -214,12 +234,16 @@ impl MetadataFetch {
                 Ok(DataOutcome::More)
             }
             Progress::Complete(info) => {
+                s.layers = layers_wanted(&info);
                 s.done = Some(Arc::new(info));
                 s.requested.clear();
                 self.have
                     .store(self.total.load(Ordering::Relaxed), Ordering::Relaxed);
+                let waiting = s.layers.is_some();
                 drop(s);
-                self.peer_event(key, PeerEvent::MetadataComplete);
+                if !waiting {
+                    self.peer_event(key, PeerEvent::MetadataComplete);
+                }
                 Ok(DataOutcome::Done)
             }
             Progress::HashMismatch => {
@@ -251,9 +275,73 @@ impl MetadataFetch {
         }
     }
 
+    /// Hash requests (BEP 52) peer `key`, which has `in_flight` out, should be sent now:
+    /// none unless the piece layers are being fetched.
+    pub fn next_hash_requests(&self, key: u64, in_flight: usize, now: Instant) -> Vec<HashRequest> {
+        let mut s = self.lock();
+        let State { done, layers, .. } = &mut *s;
+        match (done, layers) {
+            (Some(_), Some(l)) if !l.complete() => l.next_requests(key, in_flight, now),
+            _ => Vec::new(),
+        }
+    }
+
+    /// Whether piece layers are still being fetched (after the info dictionary).
+    pub fn wants_layers(&self) -> bool {
+        self.lock().layers.as_ref().is_some_and(|l| !l.complete())
+    }
+
+    /// Peer `key` sent `hashes` for `req`. Returns whether it answered a request of ours.
+    ///
+    /// # Errors
+    /// The hashes are wrong or a flood: close the connection.
+    pub fn on_hashes(
+        &self,
+        key: u64,
+        req: &HashRequest,
+        hashes: &[u8],
+    ) -> Result<bool, LayerError> {
+        let mut s = self.lock();
+        let Some(l) = s.layers.as_mut() else {
+            return Ok(false);
+        };
+        let was_complete = l.complete();
+        let asked = l.on_hashes(key, req, hashes)?;
+        let now_complete = l.complete();
+        drop(s);
+        if now_complete && !was_complete {
+            tracing::debug!(info_hash = %self.info_hash, "piece layers complete (BEP 52)");
+            self.peer_event(key, PeerEvent::MetadataComplete);
+        }
+        Ok(asked)
+    }
+
+    /// Peer `key` refused `req`. Returns whether it was a request of ours.
+    ///
+    /// # Errors
+    /// A flood of refusals of requests never made: close the connection.
+    pub fn on_hash_reject(&self, key: u64, req: &HashRequest) -> Result<bool, LayerError> {
+        match self.lock().layers.as_mut() {
+            Some(l) => l.on_reject(key, req),
+            None => Ok(false),
+        }
+    }
+
+    /// The piece layers fetched (by pieces root, as `piece layers` holds them).
+    pub fn layers(&self) -> std::collections::BTreeMap<[u8; 32], Vec<u8>> {
+        self.lock()
+            .layers
+            .as_ref()
+            .map(LayerFetch::layers)
+            .unwrap_or_default()
+    }
+
     /// Connection `key` ended: its requests go to others.
     pub fn peer_gone(&self, key: u64) {
         let mut s = self.lock();
+        if let Some(l) = s.layers.as_mut() {
+            l.peer_gone(key);
+        }
         s.requested.retain(|_, (k, _)| *k != key);
         s.rejected.retain(|(k, _)| *k != key);
         if s.single_source == Some(key) {
@@ -261,7 +349,8 @@ impl MetadataFetch {
         }
     }
 
-    /// The verified info dictionary, once complete.
+    /// The verified info dictionary, once complete (and its piece layers, for a v2-only
+    /// torrent: see [`MetadataFetch::layers`]).
     pub fn take_done(&self) -> Option<Arc<Vec<u8>>> {
         self.lock().done.clone()
     }
@@ -286,4 +375,16 @@ impl MetadataFetch {
     pub fn handed_over(&self) -> Option<Arc<TorrentShared>> {
         self.upgrade.get().cloned()
     }
+}
+
+/// The piece layers to fetch for the info dictionary `info`: some only for a v2-only
+/// torrent with a file longer than one piece (a hybrid downloads on its v1 side and checks
+/// its v2 side where the roots suffice; a malformed one is refused by the torrent later).
+fn layers_wanted(info: &[u8]) -> Option<LayerFetch> {
+    let bytes = crate::metainfo::create::torrent_from_info(info, &[]);
+    let meta = crate::metainfo::Metainfo::from_bytes(&bytes).ok()?;
+    if meta.version() != crate::metainfo::MetaVersion::V2 {
+        return None;
+    }
+    LayerFetch::new(meta.v2.as_ref()?)
 }

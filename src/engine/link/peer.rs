@@ -9,6 +9,7 @@ use std::time::Instant;
 use super::clock::Millis;
 use crate::api::PeerSource;
 use crate::peer::PeerId;
+use crate::peer::mse::Method;
 
 /// Peer state shared with the torrent (choker, sweep, eviction) and the snapshot publisher.
 /// Times are ms on the session clock.
@@ -61,9 +62,23 @@ pub struct PeerInfo {
     pub listen_port: AtomicU16,
     /// The connection runs over uTP (BEP 29), not TCP.
     pub utp: bool,
+    /// What its MSE/PE handshake selected (RC4, or plaintext after it); `None`: a
+    /// plaintext BitTorrent connection.
+    pub mse: Option<Method>,
 }
 
 impl PeerInfo {
+    /// Whether this connection is with the peer listening at `addr`: the address we dialled,
+    /// an incoming peer's own address, or an incoming peer's address with the listen port
+    /// it told (BEP 10 `p`).
+    pub fn reaches(&self, addr: SocketAddr) -> bool {
+        if self.addr == addr {
+            return true;
+        }
+        let port = self.listen_port.load(Ordering::Relaxed);
+        !self.outgoing && port != 0 && self.addr.ip() == addr.ip() && port == addr.port()
+    }
+
     /// Fresh state for a just-handshaken connection (both sides choking, not interested).
     pub fn new(
         addr: SocketAddr,
@@ -96,12 +111,19 @@ impl PeerInfo {
             client: std::sync::Mutex::new(None),
             listen_port: AtomicU16::new(0),
             utp: false,
+            mse: None,
         }
     }
 
     /// The same, over uTP when `utp`.
     pub fn over_utp(mut self, utp: bool) -> PeerInfo {
         self.utp = utp;
+        self
+    }
+
+    /// The same, with what its MSE/PE handshake selected (`None`: plaintext BitTorrent).
+    pub fn with_mse(mut self, mse: Option<Method>) -> PeerInfo {
+        self.mse = mse;
         self
     }
 
@@ -137,6 +159,34 @@ mod tests {
         assert_eq!(i.last_recv.load(Ordering::Relaxed), 1_000);
         assert_eq!(i.last_send.load(Ordering::Relaxed), 1_000);
         assert_eq!(i.listen_port.load(Ordering::Relaxed), 0);
+    }
+
+    #[test]
+    fn a_connection_reaches_its_dialled_address_or_an_incoming_peers_listen_port() {
+        let out = info(0);
+        assert!(out.reaches("127.0.0.1:6881".parse().unwrap()));
+        assert!(!out.reaches("127.0.0.1:6882".parse().unwrap()));
+        let inc = PeerInfo::new(
+            "127.0.0.9:40000".parse().unwrap(),
+            false,
+            PeerId([8; 20]),
+            PeerSource::Incoming,
+            0,
+        );
+        assert!(
+            !inc.reaches("127.0.0.9:6881".parse().unwrap()),
+            "port not told yet"
+        );
+        inc.listen_port.store(6881, Ordering::Relaxed);
+        assert!(inc.reaches("127.0.0.9:6881".parse().unwrap()));
+        assert!(inc.reaches("127.0.0.9:40000".parse().unwrap()));
+        assert!(
+            !inc.reaches("127.0.0.10:6881".parse().unwrap()),
+            "another host"
+        );
+        // an outgoing connection's listen port (never stored) does not widen it
+        out.listen_port.store(7000, Ordering::Relaxed);
+        assert!(!out.reaches("127.0.0.1:7000".parse().unwrap()));
     }
 
     #[test]

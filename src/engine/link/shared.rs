@@ -14,7 +14,8 @@ use crate::api::TorrentId;
 use crate::engine::picker::Picker;
 use crate::lock::MutexExt;
 use crate::metainfo::InfoHash;
-use crate::piece::{BlockRef, Geometry, HaveBits};
+use crate::piece::merkle::LayerTree;
+use crate::piece::{BlockRef, Geometry, HaveBits, V2File};
 use crate::storage::disk::{TorrentDisk, UploadReply};
 
 /// Payload byte counters of a torrent (this run; the torrent adds earlier runs' totals).
@@ -54,6 +55,9 @@ pub struct TorrentShared {
     dht: AtomicBool,
     metadata: OnceLock<Arc<[u8]>>,
     private: AtomicBool,
+    /// Per v2 file (BEP 52, [`TorrentDisk::hashes`]), the levels above its piece layer,
+    /// made the first time a peer asks for its hashes.
+    layer_trees: Box<[OnceLock<LayerTree>]>,
 }
 
 impl TorrentShared {
@@ -67,7 +71,9 @@ impl TorrentShared {
         ctx: Arc<LinkCtx>,
         limits: Arc<Limits>,
     ) -> TorrentShared {
+        let v2_files = disk.hashes.v2.as_ref().map_or(0, |v| v.files.len());
         TorrentShared {
+            layer_trees: (0..v2_files).map(|_| OnceLock::new()).collect(),
             limits,
             id,
             info_hash,
@@ -82,6 +88,22 @@ impl TorrentShared {
             private: AtomicBool::new(false),
             dht: AtomicBool::new(false),
         }
+    }
+
+    /// The v2 file whose `pieces root` is `root` (BEP 52), with its index among the v2 files.
+    pub fn v2_file(&self, root: &[u8; 32]) -> Option<(usize, &V2File)> {
+        let v2 = self.disk.hashes.v2.as_ref()?;
+        v2.files.iter().enumerate().find(|(_, f)| &f.root == root)
+    }
+
+    /// The tree above v2 file `index`'s piece layer (made once, then kept), `None` when its
+    /// layer is not known.
+    pub fn layer_tree(&self, index: usize) -> Option<&LayerTree> {
+        let v2 = self.disk.hashes.v2.as_ref()?;
+        let f = v2.files.get(index)?;
+        let layer = f.layer.as_ref()?;
+        let slot = self.layer_trees.get(index)?;
+        Some(slot.get_or_init(|| LayerTree::new(layer, v2.piece_level(), f.levels())))
     }
 
     /// Serve `info` (the bencoded info dictionary) to peers that ask (BEP 9); set once.
@@ -105,9 +127,9 @@ impl TorrentShared {
     }
 
     /// The DHT node, when this torrent may use it (see [`TorrentShared::set_dht`]).
-    pub fn dht(&self) -> Option<&crate::dht::Dht> {
+    pub fn dht(&self) -> Option<crate::dht::Dht> {
         if self.dht.load(Ordering::Relaxed) {
-            self.ctx.dht.as_ref()
+            self.ctx.dht.get()
         } else {
             None
         }

@@ -11,6 +11,10 @@
 //! and the peer's own metadata requests are rejected (we have nothing to serve). A peer
 //! whose extension handshake has no `metadata_size`, or 0, has none to serve yet: it is
 //! kept and asked only once a later handshake announces a size.
+//!
+//! For a v2-only torrent the connection then asks for the piece layers (BEP 52 `hash
+//! request`, [`crate::engine::link::layers`]) when the peer speaks v2; wrong hashes or a
+//! flood of answers nobody asked for close it.
 
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
@@ -66,11 +70,12 @@ pub async fn run<T: Transport>(
     // BEP 5: a peer that runs a DHT node learns where ours listens (a magnet link is
     // public until its info dictionary says otherwise)
     if remote.supports_dht()
-        && let Some(dht) = &fetch.ctx.dht
+        && let Some(dht) = fetch.ctx.dht.get()
     {
         Message::Port(dht.local_addr().port()).encode(&mut out);
     }
     wr.write_all(&out).await?;
+    wr.flush().await?;
     info.last_send
         .store(fetch.ctx.clock.now_ms(), Ordering::Relaxed);
     out.clear();
@@ -80,6 +85,12 @@ pub async fn run<T: Transport>(
     // its ut_metadata id, to refuse its own metadata requests
     let mut reject_id: Option<u8> = None;
     let mut in_flight: Vec<(u32, Instant)> = Vec::new();
+    // BEP 52: the peer speaks v2 (it named the torrent by its v2 hash, or set the bit)
+    let v2_peer = remote.supports_v2()
+        || fetch
+            .info_hash_v2
+            .is_some_and(|v| crate::metainfo::InfoHash::truncated(&v) == remote.info_hash);
+    let mut hash_in_flight: Vec<(wire::HashRequest, Instant)> = Vec::new();
     let mut buf = BytesMut::with_capacity(64 * 1024);
     let mut told = Told::default();
     let result: Result<Arc<TorrentShared>, PeerError> = async {
@@ -99,11 +110,33 @@ pub async fn run<T: Transport>(
                             Message::Extended { ext_id, payload } => (ext_id, payload),
                             // BEP 5: the peer's DHT node, at its IP
                             Message::Port(p) => {
-                                if let Some(dht) = &fetch.ctx.dht {
+                                if let Some(dht) = fetch.ctx.dht.get() {
                                     dht.add_node(std::net::SocketAddr::new(info.addr.ip(), p));
                                 }
                                 continue;
                             }
+                            // BEP 52: the piece layers of a v2-only torrent
+                            Message::Hashes { req, hashes } => {
+                                let before = hash_in_flight.len();
+                                hash_in_flight.retain(|(r, _)| *r != req);
+                                if fetch
+                                    .on_hashes(key, &req, &hashes)
+                                    .map_err(|e| PeerError::Protocol(e.to_string()))?
+                                    && before == hash_in_flight.len()
+                                {
+                                    tracing::debug!(peer = %info.addr, "hashes after their request timed out");
+                                }
+                                continue;
+                            }
+                            Message::HashReject(req) => {
+                                hash_in_flight.retain(|(r, _)| *r != req);
+                                fetch
+                                    .on_hash_reject(key, &req)
+                                    .map_err(|e| PeerError::Protocol(e.to_string()))?;
+                                continue;
+                            }
+                            // nothing to serve yet
+                            Message::HashRequest(_) => continue,
                             // availability and state, for the hand-over
                             other => {
                                 told.record(&other);
@@ -203,6 +236,7 @@ pub async fn run<T: Transport>(
                         if let Some(t) = fetch.handed_over() {
                             if !out.is_empty() {
                                 wr.write_all(&out).await?;
+    wr.flush().await?;
                                 out.clear();
                             }
                             return Ok(t);
@@ -220,6 +254,9 @@ pub async fn run<T: Transport>(
                         }
                         let now = Instant::now();
                         in_flight.retain(|(_, at)| now.duration_since(*at) < REQUEST_TIMEOUT);
+                        hash_in_flight.retain(|(_, at)| {
+                            now.duration_since(*at) < crate::engine::link::layers::REQUEST_TIMEOUT
+                        });
                     }
                     Some(_) => {}
                 },
@@ -235,8 +272,16 @@ pub async fn run<T: Transport>(
 .encode(&mut out);
                 }
             }
+            if v2_peer {
+                let now = Instant::now();
+                for req in fetch.next_hash_requests(key, hash_in_flight.len(), now) {
+                    hash_in_flight.push((req, now));
+                    Message::HashRequest(req).encode(&mut out);
+                }
+            }
             if !out.is_empty() {
                 wr.write_all(&out).await?;
+    wr.flush().await?;
                 info.last_send.store(fetch.ctx.clock.now_ms(), Ordering::Relaxed);
                 out.clear();
             }

@@ -3,7 +3,8 @@
 //!
 //! Connections are generic over the byte stream ([`Transport`]: anything that splits into an
 //! `AsyncRead` and an `AsyncWrite`): TCP and uTP ([`dial`] tries them in the configured
-//! order), an encrypted stream later; tests drive them over in-memory pipes. What a connection shares with its
+//! order), each plain or under MSE/PE; tests drive them over in-memory pipes. What a
+//! connection shares with its
 //! torrent (orders, events, [`PeerInfo`], [`TorrentShared`], [`MetadataFetch`]) lives in
 //! [`crate::engine::link`], below both.
 //!
@@ -11,6 +12,9 @@
 //!   (a short lock, never across an await) which blocks to request, hands received blocks
 //!   to the disk threads, and reports to the torrent through
 //!   [`PeerEvent`](crate::engine::link::message::PeerEvent)s.
+//! - [`mse`]: the MSE/PE handshake on a live stream, before the BitTorrent one (dialling
+//!   with `[peer] encryption`, answering a connection whose first bytes are not a
+//!   BitTorrent handshake).
 //! - [`upload`]: the writer sends our messages and serves the peer's requests from the disk
 //!   within a byte budget (per connection and session-wide), so a peer that stops reading
 //!   holds at most two batches of memory and is dropped when its socket makes no progress.
@@ -21,7 +25,9 @@
 //! and drops a peer whose socket stopped draining.
 
 pub mod handover;
+pub mod hashes;
 pub mod metadata;
+pub mod mse;
 pub mod protocol;
 pub mod upload;
 
@@ -38,8 +44,11 @@ use super::link::metadata::MetadataFetch;
 use super::link::peer::PeerInfo;
 use super::link::shared::TorrentShared;
 use super::link::stream::{PeerStream, Transport};
-use crate::config::engine::TransportKind;
+use crate::config::engine::{Encryption, TransportKind};
+use crate::engine::link::stream::RawStream;
+use crate::metainfo::InfoHash;
 use crate::peer::PeerId;
+use crate::peer::mse::Policy;
 use crate::peer::utp::UtpSocket;
 use crate::peer::wire::{self, Handshake};
 
@@ -65,16 +74,21 @@ pub const STALL_CHOKE: Duration = Duration::from_secs(2);
 pub const FALLBACK_AFTER: Duration = Duration::from_secs(1);
 
 /// Dial `addr` over the `transports` in order of preference and exchange handshakes for
-/// `ours.info_hash` (BEP 3). The first transport has [`FALLBACK_AFTER`] to get through
-/// before the next one is started beside it (at once when it fails); the first handshake
-/// to complete wins and the other attempt is dropped. uTP is skipped without a socket.
+/// `ours.info_hash` (BEP 3), each attempt as [`connect`] does it (MSE/PE per `encryption`,
+/// the peer may answer with `alias`). The first transport has [`FALLBACK_AFTER`] to get
+/// through before the next one is started beside it (at once when it fails); the first
+/// handshake to complete wins and the other attempt is dropped. uTP is skipped without a
+/// socket.
 ///
 /// # Errors
-/// The last attempt's error: connect/handshake timeouts, I/O errors, a wrong info hash
-/// or protocol string, or a connection to ourselves.
+/// The last attempt's error: connect/handshake timeouts, I/O errors, a refused MSE
+/// handshake (with `require`), a wrong info hash or protocol string, or a connection to
+/// ourselves.
 pub async fn dial(
     addr: SocketAddr,
     ours: Handshake,
+    alias: Option<InfoHash>,
+    encryption: Encryption,
     transports: &[TransportKind],
     utp: Option<&UtpSocket>,
 ) -> Result<(PeerStream, Handshake), PeerError> {
@@ -85,15 +99,8 @@ pub async fn dial(
         .collect();
     let one = |t: TransportKind| async move {
         match (t, utp) {
-            (TransportKind::Utp, Some(u)) => {
-                let s = u.connect(addr).await?;
-                let (s, h) = handshake(s, ours).await?;
-                Ok((PeerStream::Utp(s), h))
-            }
-            _ => {
-                let (s, h) = connect(addr, ours).await?;
-                Ok((PeerStream::Tcp(s), h))
-            }
+            (TransportKind::Utp, Some(u)) => connect_utp(u, addr, ours, alias, encryption).await,
+            _ => connect(addr, ours, alias, encryption).await,
         }
     };
     let (first, second) = match usable.as_slice() {
@@ -134,47 +141,126 @@ fn fatal(e: &PeerError) -> bool {
 
 /// Connect to `addr` over TCP, exchange handshakes for `ours.info_hash`, return the stream
 /// and theirs.
+/// The peer may answer with `alias` instead (a hybrid torrent's v2 hash cut to 20 bytes: a
+/// v2 peer that heard our BEP 52 bit switches to it, as libtorrent does).
+/// With `encryption` [`Encryption::Prefer`] the connection starts with an MSE/PE handshake
+/// offering RC4 or plaintext, and a peer that does not complete it is dialled again in
+/// plaintext; [`Encryption::Require`] offers RC4 only and never falls back;
+/// [`Encryption::Disable`] dials in plaintext.
 ///
 /// # Errors
-/// Connect/handshake timeouts (10 s each), I/O errors, a wrong info hash or protocol
-/// string, or a connection to ourselves.
+/// Connect/handshake timeouts (10 s each), I/O errors, a refused MSE handshake (with
+/// `require`), a wrong info hash or protocol string, or a connection to ourselves.
 pub async fn connect(
     addr: SocketAddr,
     ours: Handshake,
-) -> Result<(TcpStream, Handshake), PeerError> {
+    alias: Option<InfoHash>,
+    encryption: Encryption,
+) -> Result<(PeerStream, Handshake), PeerError> {
+    connect_over(|| tcp_connect(addr), addr, ours, alias, encryption).await
+}
+
+/// [`connect`] over uTP on `socket` (BEP 29): the same handshakes, MSE/PE included, on a
+/// uTP stream.
+///
+/// # Errors
+/// As [`connect`]; a uTP connect that gets no answer (the socket's own SYN timeouts) or
+/// a socket at its connection limit.
+pub async fn connect_utp(
+    socket: &UtpSocket,
+    addr: SocketAddr,
+    ours: Handshake,
+    alias: Option<InfoHash>,
+    encryption: Encryption,
+) -> Result<(PeerStream, Handshake), PeerError> {
+    let open = || async { Ok::<_, PeerError>(socket.connect(addr).await?) };
+    connect_over(open, addr, ours, alias, encryption).await
+}
+
+/// [`connect`] over whatever `open` connects (called again for the plaintext retry).
+async fn connect_over<S, F, Fut>(
+    open: F,
+    addr: SocketAddr,
+    ours: Handshake,
+    alias: Option<InfoHash>,
+    encryption: Encryption,
+) -> Result<(PeerStream, Handshake), PeerError>
+where
+    S: RawStream,
+    F: Fn() -> Fut,
+    Fut: std::future::Future<Output = Result<S, PeerError>>,
+{
+    let policy = match encryption {
+        Encryption::Disable => return connect_plain(open().await?, ours, alias).await,
+        Encryption::Prefer => Policy::Prefer,
+        Encryption::Require => Policy::Require,
+    };
+    let stream = open().await?;
+    let mse = tokio::time::timeout(
+        mse::MSE_TIMEOUT,
+        mse::initiate(stream, ours.info_hash, &ours.to_bytes(), policy),
+    )
+    .await
+    .unwrap_or(Err(PeerError::Timeout("MSE handshake")));
+    let mut stream = match mse {
+        Ok(s) => s,
+        Err(e) if encryption == Encryption::Prefer => {
+            tracing::debug!(%addr, "MSE handshake failed ({e}); dialling again in plaintext");
+            return connect_plain(open().await?, ours, alias).await;
+        }
+        Err(e) => return Err(e),
+    };
+    // our handshake went out as the initial payload
+    let theirs = exchange(&mut stream, ours, alias, false).await?;
+    Ok((S::encrypted(stream), theirs))
+}
+
+/// A TCP connection to `addr` within [`CONNECT_TIMEOUT`], Nagle off.
+async fn tcp_connect(addr: SocketAddr) -> Result<TcpStream, PeerError> {
     let stream = tokio::time::timeout(CONNECT_TIMEOUT, TcpStream::connect(addr))
         .await
         .map_err(|_| PeerError::Timeout("connect"))??;
     stream.set_nodelay(true)?;
-    handshake(stream, ours).await
+    Ok(stream)
 }
 
-/// Exchange handshakes on a connected `stream` we dialled: send ours, read theirs, check
-/// the info hash and that it is not ourselves.
-///
-/// # Errors
-/// A 10 s timeout, I/O errors, a wrong info hash or protocol string, or a connection to
-/// ourselves.
-pub async fn handshake<S: AsyncRead + AsyncWrite + Unpin>(
+/// [`connect`]'s plaintext handshake on a connected `stream`.
+async fn connect_plain<S: RawStream>(
     mut stream: S,
     ours: Handshake,
-) -> Result<(S, Handshake), PeerError> {
+    alias: Option<InfoHash>,
+) -> Result<(PeerStream, Handshake), PeerError> {
+    let theirs = exchange(&mut stream, ours, alias, true).await?;
+    Ok((stream.plain(), theirs))
+}
+
+/// Send our handshake (unless it went out already) and read theirs, within
+/// [`HANDSHAKE_TIMEOUT`]; check it is for our torrent (its hash or `alias`) and not from
+/// ourselves.
+async fn exchange<S: AsyncRead + AsyncWrite + Unpin>(
+    stream: &mut S,
+    ours: Handshake,
+    alias: Option<InfoHash>,
+    send: bool,
+) -> Result<Handshake, PeerError> {
     let theirs = tokio::time::timeout(HANDSHAKE_TIMEOUT, async {
-        stream.write_all(&ours.to_bytes()).await?;
-        stream.flush().await?;
+        if send {
+            stream.write_all(&ours.to_bytes()).await?;
+            stream.flush().await?;
+        }
         let mut buf = [0u8; wire::HANDSHAKE_LEN];
         stream.read_exact(&mut buf).await?;
         Ok::<_, PeerError>(Handshake::parse(&buf)?)
     })
     .await
     .map_err(|_| PeerError::Timeout("handshake"))??;
-    if theirs.info_hash != ours.info_hash {
+    if theirs.info_hash != ours.info_hash && Some(theirs.info_hash) != alias {
         return Err(PeerError::WrongInfoHash);
     }
     if theirs.peer_id == ours.peer_id {
         return Err(PeerError::SelfConnection);
     }
-    Ok((stream, theirs))
+    Ok(theirs)
 }
 
 /// Finish an incoming handshake whose first 48 bytes (up to the info hash) were read by the

@@ -89,6 +89,9 @@ pub struct Conn {
     rejects: u32,
     /// Rejects we sent since the last tick (at most [`MAX_REJECTS_PER_TICK`]).
     rejects_sent: u32,
+    /// BEP 52 hash requests answered since the last tick (at most
+    /// [`super::hashes::MAX_HASH_REQUESTS_PER_TICK`]).
+    hash_requests: u32,
     /// We offer `ut_pex` on this connection (config `pex`, not a private torrent, BEP 27).
     pex_on: bool,
     /// The id to send the peer `ut_pex` messages with.
@@ -134,6 +137,7 @@ impl Conn {
             peer_allowed: Vec::new(),
             rejects: 0,
             rejects_sent: 0,
+            hash_requests: 0,
             pex_on: false,
             peer_ut_pex: None,
             pex_told: HashSet::new(),
@@ -318,6 +322,14 @@ impl Conn {
                 }
             }
             PeerCtrl::CheckInterest => self.update_interest(),
+            PeerCtrl::Repick => {
+                let cancelled: Vec<BlockRef> = self.in_flight.iter().copied().collect();
+                self.release_all();
+                self.t.picker().disown(self.key);
+                for b in cancelled {
+                    self.send(Message::Cancel(b));
+                }
+            }
             PeerCtrl::Pex(now) => self.send_pex(&now),
             PeerCtrl::Tick | PeerCtrl::Disconnect(_) | PeerCtrl::Upgrade => {}
         }
@@ -422,6 +434,17 @@ impl Conn {
             }
             Message::Piece { piece, begin, data } => self.on_piece(piece, begin, data).await?,
             Message::Extended { ext_id, payload } => self.on_extended(ext_id, &payload),
+            // BEP 52: the hashes of a file's tree, from our piece layers (a bounded number
+            // a tick; past that the peer gets no answer)
+            Message::HashRequest(r) => {
+                if self.hash_requests < super::hashes::MAX_HASH_REQUESTS_PER_TICK {
+                    self.hash_requests += 1;
+                    self.send(super::hashes::answer(&self.t, &r));
+                }
+            }
+            // we ask for hashes only while fetching a magnet link's metadata: answers here
+            // were not asked for and are dropped
+            Message::Hashes { .. } | Message::HashReject(_) => {}
         }
         Ok(())
     }
@@ -441,8 +464,9 @@ impl Conn {
             }
             if let Some(p) = h.listen_port
                 && !self.info.outgoing
+                && self.info.listen_port.swap(p, Ordering::Relaxed) != p
             {
-                self.info.listen_port.store(p, Ordering::Relaxed);
+                self.t.peer_event(self.key, PeerEvent::ListenPort);
             }
             self.peer_ut_metadata = h.ut_metadata;
             self.peer_ut_pex = h.ut_pex;
@@ -718,6 +742,7 @@ impl Conn {
 
     fn on_tick(&mut self) -> Result<(), PeerError> {
         self.rejects_sent = 0;
+        self.hash_requests = 0;
         let now_ms = self.t.ctx.clock.now_ms();
         let silent = now_ms.saturating_sub(self.info.last_recv.load(Ordering::Relaxed));
         if silent > SILENCE_TIMEOUT.as_millis() as u64 {

@@ -12,6 +12,8 @@
 //! availability moves a piece to the neighbouring bucket by one swap, so a `have` costs O(1)
 //! and picking a new piece scans from the rarest bucket up. Verified pieces leave `order`.
 
+mod web;
+
 use std::collections::BTreeMap;
 
 use crate::piece::Bitfield;
@@ -365,6 +367,16 @@ impl Picker {
         }
     }
 
+    /// Pieces `peer` started are nobody's now (their blocks not yet requested go to whoever
+    /// picks next, in the order of [`Picker::pick`] step 2); availability is unchanged.
+    pub fn disown(&mut self, peer: PeerKey) {
+        for part in self.partial.values_mut() {
+            if part.owner == Some(peer) {
+                part.owner = None;
+            }
+        }
+    }
+
     /// Number of connected peers that have piece `p`.
     pub fn availability(&self, p: u32) -> u16 {
         self.availability.get(p as usize).copied().unwrap_or(0)
@@ -410,12 +422,40 @@ impl Picker {
             }
             self.take_unrequested(p, max - (out.len() - start), out);
         }
-        // 2. new pieces, rarest first (or the next in index order)
+        // 2. pieces a peer that left had started (their blocks were given back), highest
+        //    priority first, then in index order (sequential) or rarest first: finished before anything new, so a connection that closes with
+        //    its pipeline full (a duplicate the other side dropped) does not leave holes
+        //    behind a sequential download or open pieces nobody finishes
+        if want(out) {
+            let mut orphans: Vec<u32> = self
+                .partial
+                .iter()
+                .filter(|(p, part)| part.owner.is_none() && part.unrequested > 0 && has.get(**p))
+                .map(|(&p, _)| p)
+                .collect();
+            // higher priority first (e.g. the first and last pieces of files), then index
+            // order (sequential) or the rarest-first order (rarest, random among equals)
+            let seq = self.sequential;
+            orphans.sort_by_key(|&p| {
+                let rank = if seq { p } else { self.pos[p as usize] };
+                (std::cmp::Reverse(self.prio[p as usize]), rank)
+            });
+            for p in orphans {
+                if !want(out) {
+                    return;
+                }
+                if let Some(part) = self.partial.get_mut(&p) {
+                    part.owner = Some(peer);
+                }
+                self.take_unrequested(p, max - (out.len() - start), out);
+            }
+        }
+        // 3. new pieces, rarest first (or the next in index order)
         while want(out) {
             let next = if self.sequential {
                 self.first_missing(has)
             } else {
-                self.rarest_missing(has)
+                self.rarest_missing(has, 1)
             };
             let Some(p) = next else {
                 break;
@@ -423,7 +463,7 @@ impl Picker {
             self.start_piece(p, Some(peer));
             self.take_unrequested(p, max - (out.len() - start), out);
         }
-        // 3. other peers' pieces with blocks nobody asked for yet
+        // 4. other peers' pieces with blocks nobody asked for yet
         if want(out) {
             let shared: Vec<u32> = self
                 .partial
@@ -438,7 +478,7 @@ impl Picker {
                 self.take_unrequested(p, max - (out.len() - start), out);
             }
         }
-        // 4. endgame: every needed block is requested; ask again for ones still missing
+        // 5. endgame: every needed block is requested; ask again for ones still missing
         if want(out) && self.in_endgame() {
             let pieces: Vec<u32> = self
                 .partial
@@ -481,10 +521,11 @@ impl Picker {
     }
 
     /// The rarest piece `has` offers that nobody started, chosen at random within its
-    /// availability bucket (pieces nobody has, bucket 0, are skipped).
+    /// availability bucket, from bucket `lowest` up (a peer passes 1: pieces no connected
+    /// peer has are skipped, it cannot have them; a web seed passes 0: those first).
     /// Among wanted pieces the highest priority level with missing pieces goes first; a
     /// lower level is taken only when the peer has none of the higher one.
-    fn rarest_missing(&self, has: &Bitfield) -> Option<u32> {
+    fn rarest_missing(&self, has: &Bitfield, lowest: usize) -> Option<u32> {
         let top = (1..=PRIO_FIRST_LAST)
             .rev()
             .find(|&l| self.missing[l as usize] > 0)?;
@@ -494,7 +535,7 @@ impl Picker {
                 && has.get(p)
         };
         let mut fallback: Option<u32> = None;
-        for a in 1..self.bucket_start.len() {
+        for a in lowest..self.bucket_start.len() {
             let (s, e) = (self.bucket_start[a] as usize, self.bucket_end(a) as usize);
             if s >= e {
                 continue;

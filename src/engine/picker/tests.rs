@@ -521,3 +521,71 @@ fn sequential_goes_through_a_high_priority_file_at_the_end_first_in_one_pass() {
         started.elapsed()
     );
 }
+
+#[test]
+fn pieces_a_departed_peer_started_come_before_new_ones() {
+    // a connection requests pieces 0..4 and closes with them all in flight (a duplicate
+    // connection the other side dropped): the next peer finishes those before starting
+    // new ones, in sequential order and in rarest first alike (there in the rarest-first
+    // order, which is random among equals: not index order)
+    for sequential in [true, false] {
+        let mut pk = picker(12, BLOCK_SIZE, BLOCK_SIZE);
+        pk.set_sequential(sequential);
+        let all = Bitfield::full(12);
+        pk.peer_bitfield(&all);
+        let mut gone = Vec::new();
+        pk.pick(1, &all, &[], 4, &mut gone);
+        let mut started: Vec<u32> = gone.iter().map(|b| b.piece).collect();
+        started.sort_unstable();
+        for b in &gone {
+            pk.release(b);
+        }
+        pk.peer_gone(1, &all);
+        pk.peer_bitfield(&all);
+        pk.check_invariants();
+        let mut out = Vec::new();
+        pk.pick(2, &all, &[], 6, &mut out);
+        let picked: Vec<u32> = out.iter().map(|b| b.piece).collect();
+        let mut first4 = picked[..4].to_vec();
+        first4.sort_unstable();
+        assert_eq!(first4, started, "sequential {sequential}: {picked:?}");
+        if sequential {
+            assert_eq!(picked, [0, 1, 2, 3, 4, 5]);
+        }
+        // and they are now this peer's: it keeps them after a choke
+        for b in &out {
+            pk.release(b);
+        }
+        let mut again = Vec::new();
+        pk.pick(2, &all, &[], 6, &mut again);
+        let mut again: Vec<u32> = again.iter().map(|b| b.piece).collect();
+        let mut picked = picked;
+        again.sort_unstable();
+        picked.sort_unstable();
+        assert_eq!(again, picked);
+        pk.check_invariants();
+    }
+}
+
+#[test]
+fn under_rarest_first_a_departed_peers_pieces_are_not_taken_in_index_order() {
+    // 64 equally rare pieces handed back at once: index order would look sequential
+    let mut in_index_order = 0;
+    for _ in 0..20 {
+        let mut pk = picker(64, BLOCK_SIZE, BLOCK_SIZE);
+        let all = Bitfield::full(64);
+        pk.peer_bitfield(&all);
+        let mut gone = Vec::new();
+        pk.pick(1, &all, &[], 64, &mut gone);
+        for b in &gone {
+            pk.release(b);
+        }
+        pk.disown(1);
+        let mut out = Vec::new();
+        pk.pick(2, &all, &[], 8, &mut out);
+        let picked: Vec<u32> = out.iter().map(|b| b.piece).collect();
+        in_index_order += usize::from(picked == (0..8).collect::<Vec<u32>>());
+        pk.check_invariants();
+    }
+    assert!(in_index_order < 2, "{in_index_order} of 20 in index order");
+}

@@ -59,7 +59,7 @@ impl Session {
     fn place(&self, name: &str) -> Place {
         self.categories
             .list
-            .place(name, &self.ctx.config.download_dir)
+            .place(name, &self.settings.download_dir)
     }
 
     /// At start: the categories kept in the state folder `dir` (none without one), then
@@ -110,10 +110,15 @@ impl Session {
         self.categories_shown();
     }
 
+    /// The default save folder changed: the implicit category paths shown follow it.
+    pub(super) fn categories_settings_changed(&mut self) {
+        self.categories_shown();
+    }
+
     /// Rebuild what the snapshot shows of the categories and tags.
     fn categories_shown(&mut self) {
         let list = &self.categories.list;
-        self.categories.shown = list.infos(&self.ctx.config.download_dir).into();
+        self.categories.shown = list.infos(&self.settings.download_dir).into();
         self.categories.tags_shown = list.tags().cloned().collect::<Vec<_>>().into();
         self.publish_now = true;
     }
@@ -181,7 +186,7 @@ impl Session {
             let dir = req
                 .download_dir
                 .clone()
-                .unwrap_or_else(|| self.ctx.config.download_dir.clone());
+                .unwrap_or_else(|| self.settings.download_dir.clone());
             (super::library::absolute(dir), None)
         };
         Ok(AddPlan {

@@ -117,7 +117,7 @@ impl Session {
     /// anything is watched.
     pub(super) fn disk_guard(&mut self) {
         let mut measure = Measure::new(crate::storage::space::free_space);
-        let default_dir = self.ctx.config.download_dir.clone();
+        let default_dir = self.settings.download_dir.clone();
         self.guard.measured(measure.of(&default_dir));
         let ids: Vec<TorrentId> = self.torrents.keys().copied().collect();
         let mut watching = false;

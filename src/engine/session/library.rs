@@ -27,14 +27,22 @@ use crate::tracker::{AnnounceEvent, AnnounceRequest};
 
 /// Which torrent serves which info hash. Cloned handles share one map: the session
 /// writes it (add, restore, remove), the listener's tasks read it to route an incoming
-/// handshake before the session sees the connection.
+/// handshake before the session sees the connection. Beside it, each info hash under
+/// `HASH('req2', info hash)`, for the responder of an MSE handshake (which learns only that
+/// hash): every torrent is in both, magnet links still fetching metadata included.
 #[derive(Debug, Clone, Default)]
-pub(super) struct Registry(Arc<RwLock<HashMap<InfoHash, TorrentId>>>);
+pub(super) struct Registry(Arc<RwLock<Maps>>);
+
+#[derive(Debug, Default)]
+struct Maps {
+    by_hash: HashMap<InfoHash, TorrentId>,
+    by_req2: HashMap<[u8; 20], InfoHash>,
+}
 
 impl Registry {
     /// The torrent with `info_hash`, if the session has it.
     pub fn get(&self, info_hash: &InfoHash) -> Option<TorrentId> {
-        self.0.read_locked().get(info_hash).copied()
+        self.0.read_locked().by_hash.get(info_hash).copied()
     }
 
     /// Whether the session serves `info_hash`.
@@ -42,12 +50,23 @@ impl Registry {
         self.get(info_hash).is_some()
     }
 
+    /// The info hash whose `HASH('req2', info hash)` is `req2` (MSE/PE), if the session
+    /// has that torrent.
+    pub fn find_req2(&self, req2: &[u8; 20]) -> Option<InfoHash> {
+        self.0.read_locked().by_req2.get(req2).copied()
+    }
+
     fn insert(&self, info_hash: InfoHash, id: TorrentId) {
-        self.0.write_locked().insert(info_hash, id);
+        let mut m = self.0.write_locked();
+        m.by_hash.insert(info_hash, id);
+        m.by_req2
+            .insert(crate::peer::mse::req2(&info_hash), info_hash);
     }
 
     fn remove(&self, info_hash: &InfoHash) -> Option<TorrentId> {
-        self.0.write_locked().remove(info_hash)
+        let mut m = self.0.write_locked();
+        m.by_req2.remove(&crate::peer::mse::req2(info_hash));
+        m.by_hash.remove(info_hash)
     }
 }
 
@@ -130,6 +149,10 @@ impl Session {
         // .torrent copy must not reach the store after this add
         self.persist.listed(&ih);
         self.library.list(ih, id);
+        // a hybrid is also known by its v2 hash cut to 20 bytes (BEP 52): v2 peers name it so
+        if let Some(alias) = t.v2_alias() {
+            self.library.list(alias, id);
+        }
         self.torrents.insert(id, t);
         self.publisher.insert(id);
         self.queue_insert(id);
@@ -150,6 +173,18 @@ impl Session {
                     "{}: an add by URL is fetched first",
                     mask_passkey(url)
                 )));
+            }
+            AddSource::Create(c) => {
+                return Err(AddError::Invalid(format!(
+                    "{}: a new torrent is hashed first",
+                    c.path.display()
+                )));
+            }
+            AddSource::Data { name, bytes } => {
+                let meta = Metainfo::from_bytes(&bytes.0)
+                    .map_err(|e| AddError::Invalid(format!("{name}: not a valid torrent: {e}")))?;
+                let (name, bytes) = (name.clone(), bytes.clone());
+                return self.add_metainfo(meta, &bytes.0, &name, req);
             }
         };
         let (meta, bytes) = Metainfo::load_with_bytes(&path).map_err(AddError::Invalid)?;
@@ -230,7 +265,7 @@ impl Session {
 
     /// Add a parsed .torrent (`bytes` as read, kept in the state store; `from` names where
     /// it came from in errors: the path or the masked URL).
-    fn add_metainfo(
+    pub(super) fn add_metainfo(
         &mut self,
         meta: Metainfo,
         bytes: &[u8],
@@ -371,7 +406,11 @@ impl Session {
         self.checks.remove(id);
         self.timers
             .cancel_where(|k| matches!(k, TimerKey::Torrent(tid, _) if *tid == id));
-        self.library.unlist(&t.info_hash());
+        for h in t.swarm_hashes() {
+            if self.library.find(&h) == Some(id) {
+                self.library.unlist(&h);
+            }
+        }
         self.publisher.remove(id);
         self.queue_remove(id);
         send_stops(self.ctx.clone(), stops);

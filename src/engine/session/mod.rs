@@ -26,12 +26,14 @@ macro_rules! env {
             publish_now: &mut $s.publish_now,
             store: $s.persist.store(),
             queue: &$s.queue.gate,
+            seeding: &$s.settings.seeding,
         }
     };
 }
 
 mod bind;
 mod categories;
+mod create;
 mod disk_guard;
 mod ip_filter;
 mod library;
@@ -39,6 +41,7 @@ mod listener;
 mod persist;
 mod publish;
 mod queue;
+mod settings;
 mod start;
 mod tracker_edit;
 
@@ -56,7 +59,6 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use super::link::stream::PeerStream;
 use tokio::sync::mpsc;
 
 use super::alt_speed::AltSpeeds;
@@ -90,6 +92,10 @@ struct Session {
     queue: queue::Queue,
     /// Categories and tags.
     categories: categories::CategoryState,
+    /// The settings a front end may change while the session runs (see `settings`).
+    settings: settings::Settings,
+    /// [`Command::Flush`] replies owed at the next publish.
+    flushes: Vec<tokio::sync::oneshot::Sender<()>>,
 }
 
 /// Most commands taken in one go before the work that follows an input (see
@@ -109,9 +115,16 @@ impl Session {
             ..
         } = listeners;
         // a changed DHT node count is published (the status bar shows it)
-        let mut dht_nodes = self.ctx.dht.as_ref().map(crate::dht::Dht::watch_nodes);
+        let mut dht_nodes = self.ctx.dht.get().map(|d| d.watch_nodes());
+        let mut dht_generation = self.ctx.dht.generation();
         let mut had_nodes = false;
         loop {
+            if self.ctx.dht.generation() != dht_generation {
+                // the DHT was switched on or off while the session runs
+                dht_generation = self.ctx.dht.generation();
+                dht_nodes = self.ctx.dht.get().map(|d| d.watch_nodes());
+                had_nodes = false;
+            }
             let deadline = self.timers.next_deadline();
             tokio::select! {
                 c = commands.recv() => {
@@ -153,7 +166,10 @@ impl Session {
                         None => std::future::pending().await,
                     }
                 } => match a {
-                    Ok((stream, addr)) => self.incoming(PeerStream::Tcp(stream), addr),
+                    Ok((stream, addr)) => match stream.set_nodelay(true) {
+                        Ok(()) => self.incoming(stream, addr),
+                        Err(e) => tracing::debug!(%addr, "incoming connection: {e}"),
+                    },
                     Err(e) => {
                         tracing::warn!("accept failed: {e}");
                         tokio::time::sleep(Duration::from_millis(100)).await;
@@ -166,7 +182,7 @@ impl Session {
                     }
                 } => {
                     let addr = s.peer_addr();
-                    self.incoming(PeerStream::Utp(s), addr);
+                    self.incoming(s, addr);
                 }
                 _ = sleep_until(deadline), if deadline.is_some() => self.timers_due(),
                 Some(Ok(())) = async {
@@ -303,6 +319,12 @@ impl Session {
                     self.fetch(url, req, reply);
                     return;
                 }
+                if let AddSource::Create(c) = &req.source {
+                    // answered when the hashing ends (SessionEvent::Created)
+                    let c = c.clone();
+                    self.create(c, req, reply);
+                    return;
+                }
                 let r = self.add(req);
                 self.add_answered(r, reply);
             }
@@ -360,6 +382,16 @@ impl Session {
                     self.checkpoint_soon();
                 }
             }
+            Command::ConfigLimits {
+                download,
+                upload,
+                alt_download,
+                alt_upload,
+            } => {
+                self.alt
+                    .reconfigure((download, upload), (alt_download, alt_upload));
+                self.config_limits_changed();
+            }
             Command::SetAltSpeed(on) => {
                 if self.alt.set_on(on) {
                     self.alt_speed_changed("by hand");
@@ -411,6 +443,23 @@ impl Session {
             }
             Command::RecentEvents(reply) => {
                 let _ = reply.send(self.log.recent());
+            }
+            Command::Rename { id, name } => {
+                self.with(id, |t, env| t.rename(name, env));
+            }
+            Command::Flush(reply) => {
+                self.flushes.push(reply);
+                self.publish_now = true;
+            }
+            Command::Detail(id, reply) => {
+                let d = self.detail_of(id);
+                let _ = reply.send(d.map(Box::new));
+            }
+            Command::ChangeSettings(change, reply) => {
+                let r = self.change_settings(change);
+                if let Some(reply) = reply {
+                    let _ = reply.send(r);
+                }
             }
             Command::Shutdown(_) => {}
             c @ (Command::SetCategory { .. }
@@ -526,6 +575,14 @@ impl Session {
                 let r = self.add_fetched(request, result);
                 self.add_answered(r, reply);
             }
+            SessionEvent::Created {
+                request,
+                reply,
+                result,
+            } => {
+                let r = self.add_created(request, result);
+                self.add_answered(r, reply);
+            }
             SessionEvent::Deleted { name, error } => self.on_deleted(name, error),
             SessionEvent::HookDone {
                 torrent,
@@ -535,6 +592,7 @@ impl Session {
                 .log
                 .push(Some(torrent), level, EventKind::Hook, message),
             SessionEvent::IpFilter(r) => self.on_ip_filter(r),
+            SessionEvent::DhtStarted(node) => self.on_dht_started(node),
         }
     }
 
@@ -587,7 +645,7 @@ impl Session {
                 }
             }
         }
-        if let Some(dht) = &self.ctx.dht
+        if let Some(dht) = self.ctx.dht.take()
             && let Err(e) = dht.shutdown().await
         {
             tracing::warn!("{e}");
@@ -600,6 +658,20 @@ impl Session {
         self.publish();
     }
 
+    /// The detail of torrent `id` built once, for [`Command::Detail`] (the metainfo is
+    /// loaded for it as for the focused torrent); `None` when there is no such torrent.
+    fn detail_of(&mut self, id: TorrentId) -> Option<crate::api::TorrentDetail> {
+        let now = Instant::now();
+        let t = self.torrents.get_mut(&id)?;
+        {
+            let env = env!(self, now);
+            let _ = t.metainfo(&env);
+        }
+        let mut d = t.detail(now);
+        d.goals = t.goal_view(&self.settings.seeding, now);
+        Some(d)
+    }
+
     /// Publish a snapshot if anything shown changed (see [`Publisher::publish`]).
     fn publish(&mut self) {
         self.timers.cancel(TimerKey::Publish);
@@ -608,6 +680,8 @@ impl Session {
             publish::session_stats(&self.ctx, self.guard.free_space(), self.alt.is_on());
         global.categories = self.categories.shown.clone();
         global.tags = self.categories.tags_shown.clone();
+        global.settings = self.settings_view();
+        global.queueing = global.settings.queueing;
         let next = self
             .publisher
             .publish(now, &mut self.torrents, global, |t| {
@@ -618,11 +692,15 @@ impl Session {
                     let _ = t.metainfo(&env);
                 }
                 let mut d = t.detail(now);
-                d.goals = t.goal_view(&self.ctx.config.seeding, now);
+                d.goals = t.goal_view(&self.settings.seeding, now);
                 d
             });
         if let Some(at) = next {
             self.timers.schedule_no_later(TimerKey::Publish, at);
+        }
+        // the snapshot now shows every command handled before these
+        for reply in self.flushes.drain(..) {
+            let _ = reply.send(());
         }
     }
 }
@@ -631,28 +709,46 @@ impl Session {
     /// Apply the switch of alternative speeds to the session limiters, log it, publish it
     /// and keep it for the next start.
     pub(super) fn alt_speed_changed(&mut self, why: &str) {
+        let (down, up) = self.apply_limits();
+        let msg = format!(
+            "alternative speed limits {} {why}: down {}, up {}",
+            if self.alt.is_on() { "on" } else { "off" },
+            shown_limit(down),
+            shown_limit(up)
+        );
+        self.log
+            .push(None, EventLevel::Info, EventKind::AltSpeed, msg);
+    }
+
+    /// The config file's rate limits were read again ([`Command::ConfigLimits`]): apply
+    /// the pair in effect, log both pairs, keep them for the next start.
+    fn config_limits_changed(&mut self) {
+        let (down, up) = self.apply_limits();
+        let msg = format!(
+            "rate limits read again from the config file: down {}, up {} now{}",
+            shown_limit(down),
+            shown_limit(up),
+            if self.alt.is_on() {
+                " (alternative speed limits on)"
+            } else {
+                ""
+            }
+        );
+        self.log
+            .push(None, EventLevel::Info, EventKind::AltSpeed, msg);
+    }
+
+    /// Set the session limiters to the pair in effect, publish it and keep it for the next
+    /// start; returns the pair (download, upload, bytes/s).
+    fn apply_limits(&mut self) -> (u64, u64) {
         let (down, up) = self.alt.in_effect();
         self.ctx.limits.download.set_rate(down);
         self.ctx.limits.upload.set_rate(up);
         self.publish_now = true;
-        let shown = |r: u64| {
-            if r == 0 {
-                "unlimited".to_owned()
-            } else {
-                crate::units::rate(r)
-            }
-        };
-        let msg = format!(
-            "alternative speed limits {} {why}: down {}, up {}",
-            if self.alt.is_on() { "on" } else { "off" },
-            shown(down),
-            shown(up)
-        );
-        self.log
-            .push(None, EventLevel::Info, EventKind::AltSpeed, msg);
         if self.persist.limits_set() {
             self.checkpoint_soon();
         }
+        (down, up)
     }
 
     /// Set the schedule's one timer for its next boundary (none without a schedule).
@@ -669,5 +765,14 @@ impl Session {
 async fn sleep_until(at: Option<Instant>) {
     if let Some(at) = at {
         tokio::time::sleep_until(tokio::time::Instant::from_std(at)).await;
+    }
+}
+
+/// A session limit for the log: `unlimited` for 0, else a rate (`1.0 MiB/s`).
+fn shown_limit(rate: u64) -> String {
+    if rate == 0 {
+        "unlimited".to_owned()
+    } else {
+        crate::units::rate(rate)
     }
 }

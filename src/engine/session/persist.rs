@@ -397,7 +397,7 @@ impl Session {
                             let t = Torrent::new(
                                 id,
                                 Arc::new(meta),
-                                self.ctx.config.download_dir.clone(),
+                                self.settings.download_dir.clone(),
                                 self.ctx.config.seed_after_download,
                                 slots,
                                 false,
@@ -458,12 +458,13 @@ impl Session {
             }
         }
         let (download, upload) = self.alt.normal();
+        let (config_download, config_upload) = self.alt.config_normal();
         let limits = SessionLimits {
             download,
             upload,
             alt_speed: self.alt.is_on(),
-            config_download: self.ctx.config.download_rate_limit,
-            config_upload: self.ctx.config.upload_rate_limit,
+            config_download,
+            config_upload,
         };
         let batch = self.persist.batch(records, limits)?;
         let ctx = self.ctx.clone();

@@ -65,12 +65,11 @@ pub(super) fn session_stats(
         down_limit: ctx.limits.download.rate(),
         up_limit: ctx.limits.upload.rate(),
         free_space,
-        dht_nodes: ctx.dht.as_ref().map(crate::dht::Dht::node_count),
+        dht_nodes: ctx.dht.get().map(|d| d.node_count()),
         lsd: ctx.lsd.is_some(),
         ip_filter_ranges: ctx.ip_filter.ranges(),
         blocked: ctx.ip_filter.blocked(),
         alt_speed,
-        queueing: ctx.config.queue.enabled,
         ..GlobalStats::default()
     }
 }

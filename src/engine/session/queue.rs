@@ -42,6 +42,8 @@ pub(super) struct Queue {
     look_every: Duration,
     /// The slow looks' timer is set.
     looking: bool,
+    /// The `[queue]` settings in effect (changeable while the session runs).
+    config: QueueConfig,
 }
 
 impl Queue {
@@ -63,7 +65,13 @@ impl Queue {
             slow: SlowWatch::new(cfg),
             look_every: (window / 4).clamp(Duration::from_millis(250), Duration::from_secs(5)),
             looking: false,
+            config: cfg.clone(),
         }
+    }
+
+    /// The `[queue]` settings in effect.
+    pub fn config(&self) -> &QueueConfig {
+        &self.config
     }
 }
 
@@ -179,6 +187,38 @@ impl Session {
                 self.publisher.touch(*id);
             }
         }
+    }
+
+    /// New queue settings while the session runs (qBittorrent's queueing preferences):
+    /// switched on, torrents take their turn by place; switched off, every torrent waiting
+    /// for a slot runs; new limits give the slots again. The order is kept either way.
+    pub(super) fn queue_reconfigure(&mut self, cfg: QueueConfig) {
+        let was_on = self.queue.gate.enabled;
+        let mut fresh = Queue::new(&cfg);
+        // the order and the slow watch's state carry over
+        fresh.order = std::mem::take(&mut self.queue.order);
+        fresh.gate.granted = std::mem::take(&mut self.queue.gate.granted);
+        fresh.sorted = false;
+        fresh.dirty = true;
+        if self.queue.looking {
+            self.timers.cancel(TimerKey::Queue);
+        }
+        self.queue = fresh;
+        if was_on && !cfg.enabled {
+            self.queue.gate.granted.clear();
+            let waiting: Vec<TorrentId> = self
+                .torrents
+                .iter()
+                .filter(|(_, t)| t.queue_candidate().is_some_and(|(_, running)| !running))
+                .map(|(id, _)| *id)
+                .collect();
+            for id in waiting {
+                self.with(id, |t, env| t.input(Input::QueueRelease, env));
+            }
+        }
+        // the places shown (0 while off) and the slots
+        self.queue_after_input();
+        self.publisher.touch_all();
     }
 
     /// After an input: give the slots again while something changed (at most a few

@@ -137,6 +137,8 @@ async fn start_session(
     let client = Client::new(cmd_tx, snap_rx, log.sender());
     let checks = CheckQueue::new(ctx.config.queue.max_active_checking as usize);
     let queue = super::queue::Queue::new(&ctx.config.queue);
+    let mut settings = super::settings::Settings::of(&ctx.config);
+    settings.dht_wanted = ctx.dht.is_on();
     let session = Session {
         ctx,
         torrents: BTreeMap::new(),
@@ -152,13 +154,15 @@ async fn start_session(
         filter: Default::default(),
         alt,
         categories: Default::default(),
+        settings,
+        flushes: Vec::new(),
     };
     let mut session = session;
     session.categories_start(state.as_ref().map(|(store, _)| store.dir()));
     // read on a blocking thread; installed when ready (peers learnt before are held
     // back at their dial, see PeerBook)
     session.ip_filter_look();
-    let free = crate::storage::space::free_space(&session.ctx.config.download_dir);
+    let free = crate::storage::space::free_space(&session.settings.download_dir);
     session.guard.measured(free);
     if let Some((store, loaded)) = state {
         session.persist = Persist::new(Some(Arc::new(store)));
@@ -175,6 +179,9 @@ async fn start_session(
         session.after_input();
     }
     session.schedule_alt_speed();
+    // the first snapshot has the settings (and the categories) even with no torrent
+    session.publish_now = true;
+    session.after_input();
     let task = tokio::spawn(session.run(cmd_rx, ev_rx, listeners));
     Ok(SessionHandle {
         client,
@@ -184,18 +191,30 @@ async fn start_session(
 }
 
 /// Start the DHT node when the config asks for one: UDP on `[dht] port` (default: the
-/// listen port, or the next one when uTP has the listen port's UDP side), dual stack (`[::]`, BEP 32) where the host has IPv6, else IPv4 only. A
-/// node that cannot start is logged and the session runs without it.
+/// listen port, or the next one when uTP has the listen port's UDP side), dual stack
+/// (`[::]`, BEP 32) where the host has IPv6, else IPv4 only. A node that cannot start is
+/// logged and the session runs without it.
 async fn start_dht(config: &EngineConfig, listen_port: u16) -> Option<crate::dht::Dht> {
-    use std::net::{Ipv4Addr, Ipv6Addr};
     if !config.dht.enabled {
         return None;
     }
-    let port = config.dht.udp_port(listen_port, config.peer.utp());
+    start_dht_node(&config.dht, listen_port, config.peer.utp()).await
+}
+
+/// Start a DHT node as `[dht]` says, whether `enabled` or not (also when it is switched on
+/// while the session runs); `None` when it cannot start (logged). `utp`: the uTP socket
+/// has the listen port's UDP side (the node's default port is then the next one).
+pub(super) async fn start_dht_node(
+    config: &crate::config::engine::DhtConfig,
+    listen_port: u16,
+    utp: bool,
+) -> Option<crate::dht::Dht> {
+    use std::net::{Ipv4Addr, Ipv6Addr};
+    let port = config.udp_port(listen_port, utp);
     let opts = |bind: SocketAddr| crate::dht::DhtOptions {
         bind,
-        bootstrap: config.dht.bootstrap.clone(),
-        state_file: config.dht.state_file.clone(),
+        bootstrap: config.bootstrap.clone(),
+        state_file: config.state_file.clone(),
     };
     let dual = crate::dht::Dht::start(opts(SocketAddr::from((Ipv6Addr::UNSPECIFIED, port))));
     match dual.await {

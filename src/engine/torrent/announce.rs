@@ -711,6 +711,7 @@ impl TrackerSet {
                     .map(|at| wall_now + at.saturating_duration_since(now));
                 rows.push(TrackerRow {
                     url: crate::net::mask_passkey(&t.url),
+                    announce_url: t.url.clone(),
                     tier: ti as u32,
                     status: t.status,
                     message: t.message.clone(),

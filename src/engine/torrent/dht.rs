@@ -41,7 +41,7 @@ pub struct DhtLookups {
 impl Torrent {
     /// The torrent may use the DHT: the session runs a node and the torrent is public.
     pub(super) fn dht_allowed(&self, env: &Env<'_>) -> bool {
-        env.ctx.dht.is_some() && !self.sum.private
+        env.ctx.dht.is_on() && !self.sum.private
     }
 
     /// The torrent started (or resumed): look up peers now.
@@ -64,7 +64,7 @@ impl Torrent {
     /// The lookup timer fired: start a lookup (unless one still runs) and schedule the
     /// next one.
     pub(super) fn dht_due(&mut self, env: &mut Env<'_>) {
-        let Some(dht) = env.ctx.dht.clone() else {
+        let Some(dht) = env.ctx.dht.get() else {
             return;
         };
         if self.sum.private || !self.life.is_running() {
@@ -76,14 +76,21 @@ impl Torrent {
             self.dht.started += 1;
             let ctx = env.ctx.clone();
             let torrent = self.id;
-            let mut found = dht.lookup(self.sum.info_hash, Some(ctx.listen_port));
+            // BEP 52: a hybrid is looked up and announced under both hashes
+            let lookups: Vec<_> = self
+                .swarm_hashes()
+                .map(|h| dht.lookup(h, Some(ctx.listen_port)))
+                .collect();
             let task = tokio::spawn(async move {
-                while let Some(a) = found.recv().await {
-                    let mut peers = vec![a];
-                    while let Ok(a) = found.try_recv() {
-                        peers.push(a);
+                // the lookups run at once; their peers are read one lookup after the other
+                for mut found in lookups {
+                    while let Some(a) = found.recv().await {
+                        let mut peers = vec![a];
+                        while let Ok(a) = found.try_recv() {
+                            peers.push(a);
+                        }
+                        ctx.send(SessionEvent::DhtPeers { torrent, peers });
                     }
-                    ctx.send(SessionEvent::DhtPeers { torrent, peers });
                 }
             });
             self.dht.task = Some(task.abort_handle());
@@ -97,6 +104,25 @@ impl Torrent {
             TimerKey::Torrent(self.id, TorrentTimer::Dht),
             env.now + every,
         );
+    }
+
+    /// The session switched the DHT on or off while it runs: a running public torrent
+    /// starts looking up peers (or stops), its connections may use the node (or not), and
+    /// its peer sources say so.
+    pub fn dht_switched(&mut self, env: &mut Env<'_>) {
+        let allowed = self.dht_allowed(env);
+        if let Some(s) = self.shared() {
+            s.set_dht(allowed);
+        }
+        if !self.life.is_running() {
+            return;
+        }
+        self.note_discovery(env);
+        if allowed {
+            self.dht_start(env);
+        } else {
+            self.dht_stop(env);
+        }
     }
 
     /// The DHT's routing table just got its first nodes: a torrent that skipped its

@@ -42,7 +42,7 @@ pub fn open_disk(
         key,
         storage,
         geometry: meta.geometry(),
-        hashes: meta.piece_hashes.clone(),
+        hashes: meta.hashes(),
         unchecked: crate::piece::HaveBits::new(meta.geometry().piece_count()),
         sink: Arc::new(move |event| {
             let _ = events.send(SessionEvent::Disk {
@@ -347,6 +347,7 @@ impl Torrent {
                 );
                 // peers we lost interest in while the piece was being hashed have it again
                 self.peers.broadcast(&PeerCtrl::CheckInterest);
+                let peers = self.strike_web_seeds(peers, size, env);
                 self.strike(peers, env);
             }
             DiskEvent::UncheckedVerified(_) => self.on_unchecked_verified(env),

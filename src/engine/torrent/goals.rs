@@ -139,6 +139,8 @@ pub struct GoalState {
     pub seeded_before: u64,
     /// When the current spell of seeding began.
     pub seeding_since: Option<Instant>,
+    /// The same moment in Unix seconds (the row shows it; a front end adds the time since).
+    pub seeding_since_unix: Option<u64>,
     /// Uploaded bytes at the last look, and when they last grew (or the current spell of
     /// seeding began, whichever is later).
     pub last_upload: (u64, Instant),
@@ -185,6 +187,7 @@ impl Default for GoalState {
             limits: ShareLimits::default(),
             seeded_before: 0,
             seeding_since: None,
+            seeding_since_unix: None,
             last_upload: (0, Instant::now()),
             inactive_before: 0,
             stopped: None,
@@ -253,6 +256,7 @@ impl Torrent {
         let now = env.now;
         if after == TorrentState::Seeding && before != TorrentState::Seeding {
             self.goals.seeding_since = Some(now);
+            self.goals.seeding_since_unix = Some(super::now_unix());
             self.goals.last_upload = (self.totals().1, now);
             self.goals.stopped = None;
             // looked at from the deadline queue, not inside the input that started it
@@ -264,6 +268,7 @@ impl Torrent {
             if let Some(since) = self.goals.seeding_since.take() {
                 self.goals.seeded_before += now.saturating_duration_since(since).as_secs();
             }
+            self.goals.seeding_since_unix = None;
             env.timers
                 .cancel(TimerKey::Torrent(self.id, TorrentTimer::Goal));
         }
@@ -283,7 +288,7 @@ impl Torrent {
             self.goals.last_upload = (uploaded, env.now);
             self.goals.inactive_before = 0;
         }
-        let e = effective(self.goals.in_effect(), &env.ctx.config.seeding);
+        let e = effective(self.goals.in_effect(), env.seeding);
         let s = self.standing(env.now);
         let key = TimerKey::Torrent(self.id, TorrentTimer::Goal);
         match reached(&e, &s) {
@@ -303,7 +308,7 @@ impl Torrent {
 
     fn goal_reached(&mut self, r: Reached, env: &mut Env<'_>) {
         let what = r.describe();
-        match env.ctx.config.seeding.action {
+        match env.seeding.action {
             GoalAction::Stop => {
                 self.log(
                     env,
@@ -316,7 +321,7 @@ impl Torrent {
                 self.persist_dirty = true;
             }
             GoalAction::Remove | GoalAction::RemoveWithData => {
-                let data = env.ctx.config.seeding.action == GoalAction::RemoveWithData;
+                let data = env.seeding.action == GoalAction::RemoveWithData;
                 self.log(
                     env,
                     EventLevel::Info,
@@ -408,9 +413,16 @@ impl Torrent {
     pub fn set_share_limits(&mut self, limits: ShareLimits, env: &mut Env<'_>) {
         self.goals.limits = limits.sanitized();
         self.persist_dirty = true;
+        self.goals_changed(env);
+    }
+
+    /// Its goals in effect may have changed (its own, or the session's `[seeding]` while
+    /// the session runs): a goal that no longer holds gives back its own upload rate or
+    /// lets it be resumed; a seeding torrent is looked at again at once.
+    pub fn goals_changed(&mut self, env: &mut Env<'_>) {
         *env.publish_now = true;
         if self.goals.throttled.is_some() {
-            let e = effective(self.goals.limits, &env.ctx.config.seeding);
+            let e = effective(self.goals.limits, env.seeding);
             let s = Standing {
                 inactive: Duration::ZERO,
                 ..self.standing(env.now)
@@ -455,7 +467,7 @@ impl Torrent {
     /// starts over when it resumes); `None` when it may seed.
     fn goal_blocking(&self, env: &Env<'_>) -> Option<Reached> {
         self.goals.stopped.as_ref()?;
-        let e = effective(self.goals.in_effect(), &env.ctx.config.seeding);
+        let e = effective(self.goals.in_effect(), env.seeding);
         let s = Standing {
             inactive: Duration::ZERO,
             ..self.standing(env.now)

@@ -97,7 +97,7 @@ pub(crate) mod fixture {
             key,
             storage,
             geometry: geometry(),
-            hashes: vec![[0; 20]; 2],
+            hashes: crate::piece::PieceHashes::v1(vec![[0; 20]; 2]),
             unchecked: crate::piece::HaveBits::new(2),
             sink: Arc::new(|_| {}),
         })
@@ -109,7 +109,7 @@ pub(crate) mod fixture {
             false,
             0,
             Arc::new(Limits::unlimited()),
-            None,
+            Default::default(),
             Box::new(|_, _, _| {}),
         ))
     }

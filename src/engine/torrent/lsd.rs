@@ -21,14 +21,19 @@ impl Torrent {
         if let Some(lsd) = &env.ctx.lsd
             && !self.sum.private
         {
-            lsd.announce(self.sum.info_hash);
+            // a hybrid under both hashes (BEP 52)
+            for h in self.swarm_hashes() {
+                lsd.announce(h);
+            }
         }
     }
 
     /// The torrent stopped (or is private): announce it no more.
     pub(super) fn lsd_stop(&mut self, env: &mut Env<'_>) {
         if let Some(lsd) = &env.ctx.lsd {
-            lsd.withdraw(self.sum.info_hash);
+            for h in self.swarm_hashes() {
+                lsd.withdraw(h);
+            }
         }
     }
 

@@ -32,6 +32,7 @@ impl Torrent {
     ) -> Torrent {
         let sum = Summary {
             info_hash: link.info_hash,
+            info_hash_v2: link.info_hash_v2,
             name: link.display_name(),
             geometry: crate::piece::Geometry::default(),
             payload_size: 0,
@@ -40,6 +41,8 @@ impl Torrent {
             private: false,
             multi_file: false,
             files: crate::piece::FileLayout::default(),
+            // the link's `ws` (the info dictionary carries no `url-list`)
+            web_seeds: Some(link.web_seeds.clone()),
         };
         let mut t = Torrent::blank(id, sum, save_dir, seed, upload_slots);
         t.keep_meta = keep_meta;
@@ -57,12 +60,15 @@ impl Torrent {
     /// (kept by the `FetchingMetadata` state if the torrent starts fetching).
     pub(super) fn new_fetch(&self, env: &Env<'_>) -> Option<Fetch> {
         self.awaiting_metadata().then(|| {
-            Fetch::new(MetadataFetch::new(
-                self.id,
-                self.sum.info_hash,
-                env.ctx.config.max_metadata_size,
-                env.ctx.link.clone(),
-            ))
+            Fetch::new(
+                MetadataFetch::new(
+                    self.id,
+                    self.sum.info_hash,
+                    env.ctx.config.max_metadata_size,
+                    env.ctx.link.clone(),
+                )
+                .with_v2(self.sum.info_hash_v2),
+            )
         })
     }
 
@@ -77,7 +83,14 @@ impl Torrent {
         let Some(select_only) = self.info.magnet().map(|l| l.select_only.clone()) else {
             return;
         };
-        let bytes = crate::metainfo::create::torrent_from_info(&info, &self.sum.trackers);
+        // a v2-only torrent's piece layers, fetched after the info dictionary (BEP 52), are
+        // kept with it: a restart does not fetch them again
+        let layers = self
+            .life
+            .fetch()
+            .map(|f| f.get().layers())
+            .unwrap_or_default();
+        let bytes = crate::metainfo::create::torrent_from_parts(&info, &self.sum.trackers, &layers);
         let meta = match Metainfo::from_bytes(&bytes) {
             Ok(m) => m,
             Err(e) => {
@@ -104,7 +117,10 @@ impl Torrent {
         // the metadata connections are kept through the check (the state machine carries
         // them), then go on with the full protocol with what their peers said before
         // (issue 16)
+        // the web seeds are the link's (`ws`): the info dictionary has no `url-list`
+        let web_seeds = self.sum.web_seeds.take();
         self.sum = Summary::of(&meta);
+        self.sum.web_seeds = web_seeds;
         if self.sum.private {
             // BEP 27: the info dictionary says private; neither the DHT nor LSD is used
             // from now on

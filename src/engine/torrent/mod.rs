@@ -21,7 +21,9 @@
 //!   sources in effect), [`goals`] (seeding goals: share limits, the seeding clock),
 //!   `category` (its category, tags and automatic management; the move to the save path
 //!   on completion), `piece_order` (sequential download, first and last pieces first),
-//!   `unchecked` (pieces taken without a hash check, verified before their first upload).
+//!   `unchecked` (pieces taken without a hash check, verified before their first upload),
+//!   [`webseeds`] (its web seeds, BEP 19: their tasks while it downloads, hash failures
+//!   counted against them, their rows).
 
 pub mod announce;
 mod category;
@@ -51,6 +53,7 @@ mod trackers;
 mod unchecked;
 pub mod view;
 pub mod wanted;
+pub mod webseeds;
 
 use std::collections::HashSet;
 use std::net::SocketAddr;
@@ -147,6 +150,8 @@ pub struct Env<'a> {
     pub store: Option<&'a Arc<crate::state::StateStore>>,
     /// The queue's slots: whether this torrent must wait as `Queued` when it would run.
     pub queue: &'a crate::engine::queue::QueueGate,
+    /// The session's seeding goals in effect (`[seeding]`, changeable while it runs).
+    pub seeding: &'a crate::config::engine::SeedingConfig,
 }
 
 /// `left` announced while the size is unknown (magnet links; libtorrent does the same):
@@ -198,6 +203,10 @@ pub struct Torrent {
     dialing: HashSet<SocketAddr>,
     /// Hash failures per connection (bans).
     strikes: Strikes,
+    /// Connections closed as a twin (one peer, two connections) whose end the kept one
+    /// waits for: (closed, kept). When the closed one's task has given its requests back,
+    /// the kept one asks again ([`PeerCtrl::Repick`]).
+    twins: Vec<(u64, u64)>,
     meters: (RateMeter, RateMeter),
     /// Byte counters of shared states that were dropped (pause/resume keeps totals).
     carried: (u64, u64, u64),
@@ -217,8 +226,15 @@ pub struct Torrent {
     /// It completed with a final folder to go to (a category's download path in use): the
     /// session starts the move after the input (see `torrent/category.rs`).
     final_move_due: bool,
+    /// Payload bytes moved either way at the last row, and when they last changed (Unix
+    /// seconds): the row's `last_activity`. `None` until the first row.
+    activity: Option<(u64, u64)>,
+    /// The name the user gave it, shown instead of its own (`None`: its own).
+    display_name: Option<String>,
     /// Pieces taken without a check that did not match when first hashed (this run).
     unchecked_failed: u32,
+    /// Its web seeds (BEP 19).
+    web_seeds: webseeds::WebSeeds,
 }
 
 impl Torrent {
@@ -272,6 +288,7 @@ impl Torrent {
             peers: PeerSet::new(),
             dialing: HashSet::new(),
             strikes: Strikes::default(),
+            twins: Vec::new(),
             meters: Default::default(),
             carried: (0, 0, 0),
             last_round: Instant::now(),
@@ -282,7 +299,10 @@ impl Torrent {
             manage: Default::default(),
             queue_rank: 0,
             final_move_due: false,
+            activity: None,
+            display_name: None,
             unchecked_failed: 0,
+            web_seeds: webseeds::WebSeeds::new(sum.web_seeds.as_deref().unwrap_or_default()),
             sum,
         }
     }
@@ -307,6 +327,8 @@ impl Torrent {
             .ok_or_else(|| err("the torrent's metainfo is not available".into()))?;
         let m = Arc::new(store.load_metainfo(&self.sum.info_hash).map_err(err)?);
         *resident = Some(m.clone());
+        // a restored hybrid learns its v2 info hash here (its record does not keep it)
+        self.sum.info_hash_v2 = m.info_hash_v2;
         Ok(m)
     }
 
@@ -331,9 +353,24 @@ impl Torrent {
         self.load_meta(env).ok()
     }
 
-    /// v1 info hash.
+    /// The info hash on the wire: v1, or for a v2-only torrent the v2 hash cut to 20 bytes.
     pub fn info_hash(&self) -> InfoHash {
         self.sum.info_hash
+    }
+
+    /// A hybrid torrent's other 20-byte name: its v2 info hash cut to 20 bytes (BEP 52), by
+    /// which v2 peers, trackers and the DHT know it too. `None` for v1 and v2-only ones.
+    pub fn v2_alias(&self) -> Option<InfoHash> {
+        self.sum
+            .info_hash_v2
+            .map(|v| InfoHash::truncated(&v))
+            .filter(|a| *a != self.sum.info_hash)
+    }
+
+    /// Every 20-byte hash the torrent is known by: [`Torrent::info_hash`], then the
+    /// [`Torrent::v2_alias`] of a hybrid (announced to trackers, the DHT and LSD).
+    pub fn swarm_hashes(&self) -> impl Iterator<Item = InfoHash> {
+        std::iter::once(self.sum.info_hash).chain(self.v2_alias())
     }
 
     /// The state shown to the user.
@@ -472,6 +509,7 @@ impl Torrent {
         for e in effects {
             self.apply(e, env);
         }
+        self.sync_web_seeds(env);
         // not running and not checking: nothing needs the metainfo now (the storage went
         // with the state that had it)
         if !self.life.is_running() && self.life.check_job().is_none() {
@@ -611,6 +649,7 @@ impl Torrent {
         self.peers
             .broadcast(&PeerCtrl::Disconnect("torrent stopped"));
         self.peers = PeerSet::new();
+        self.web_seeds.stop_all();
         self.dialing.clear();
         self.book.clear();
         self.strikes.clear();
@@ -745,6 +784,23 @@ impl Torrent {
         self.limits.download.set_rate(download);
         self.set_own_upload_limit(upload);
         self.persist_dirty = true;
+    }
+
+    /// Show it as `name` (qBittorrent's `torrents/rename`: the name only, its files stay
+    /// where they are); `None` or a blank name: its own name again. Kept in its record.
+    pub fn rename(&mut self, name: Option<String>, env: &mut Env<'_>) {
+        let name = name.filter(|n| !n.trim().is_empty());
+        if name == self.display_name {
+            return;
+        }
+        let msg = match &name {
+            Some(n) => format!("{}: renamed {n}", self.sum.name),
+            None => format!("{}: its own name again", self.sum.name),
+        };
+        self.display_name = name;
+        self.persist_dirty = true;
+        *env.publish_now = true;
+        self.log(env, EventLevel::Info, EventKind::StateChanged, msg);
     }
 }
 

@@ -196,7 +196,7 @@ impl PeerSet {
 
     /// Whether a connection to this address exists already.
     pub fn has_addr(&self, addr: &std::net::SocketAddr) -> bool {
-        self.peers.values().any(|p| p.info.addr == *addr)
+        self.peers.values().any(|p| p.info.reaches(*addr))
     }
 
     /// Send an order to every connection.

@@ -60,6 +60,7 @@ impl Torrent {
         // a goal's stop holds only a torrent that stays paused (the user's pause)
         t.goals.stopped = r.goals.stopped.clone().filter(|_| r.paused);
         t.manage = r.manage.clone();
+        t.display_name = r.display_name.clone();
         t.completed_at = r.completed_at;
         t.carried = (r.downloaded, r.uploaded, 0);
         t.limits.download.set_rate(r.down_limit);
@@ -192,9 +193,12 @@ impl Torrent {
                 unverified: self.unchecked_record(),
                 ..self.manage.clone()
             },
+            web_seeds: self.sum.web_seeds.clone(),
             activity: crate::state::ActivityRecord {
                 inactive_secs: self.goals.inactive(std::time::Instant::now()).as_secs(),
             },
+            display_name: self.display_name.clone(),
+            info_hash_v2: self.sum.info_hash_v2,
         }
     }
 
@@ -229,6 +233,7 @@ impl Torrent {
 pub fn summary_of(info_hash: InfoHash, r: &TorrentRecord) -> Summary {
     Summary {
         info_hash,
+        info_hash_v2: r.info_hash_v2,
         name: r.name.clone(),
         geometry: r.geometry().unwrap_or_default(),
         payload_size: r.payload_size,
@@ -236,6 +241,7 @@ pub fn summary_of(info_hash: InfoHash, r: &TorrentRecord) -> Summary {
         private: r.private,
         multi_file: r.multi_file,
         files: r.layout().unwrap_or_default(),
+        web_seeds: r.web_seeds.clone(),
     }
 }
 
@@ -321,6 +327,9 @@ mod tests {
                 unverified: vec![0b1000_0000],
             },
             activity: crate::state::ActivityRecord { inactive_secs: 600 },
+            display_name: Some("renamed".into()),
+            web_seeds: Some(vec!["http://127.0.0.1:8/pub/".into()]),
+            info_hash_v2: Some([9; 32]),
         }
     }
 

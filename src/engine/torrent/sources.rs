@@ -148,6 +148,7 @@ impl Torrent {
             PeerSource::Pex => self.discovery.pex && !self.sum.private,
             PeerSource::Magnet => given(PeerOrigin::Magnet),
             PeerSource::Manual => given(PeerOrigin::Manual),
+            PeerSource::WebSeed => self.web_seeds.in_effect(),
         }
     }
 
@@ -160,13 +161,13 @@ impl Torrent {
     }
 
     /// The message of a running torrent: its trackers' headline (a warning, all failing);
-    /// without a usable tracker, where peers come from while none is connected (never
-    /// "waiting" while a peer sends).
+    /// without a usable tracker, where peers come from while none is connected and no web
+    /// seed works (never "waiting" while a peer or a web seed sends).
     pub(super) fn sources_headline(&self) -> Option<String> {
         if self.trackers.any_supported() {
             return self.trackers.headline();
         }
-        if !self.peers.is_empty() {
+        if !self.peers.is_empty() || self.web_seeds.active() > 0 {
             return None;
         }
         Some(no_tracker_headline(

@@ -12,6 +12,9 @@ use crate::piece::{Bitfield, FileLayout, FileSpan, Geometry};
 pub struct Summary {
     /// v1 info hash.
     pub info_hash: InfoHash,
+    /// v2 info hash (BEP 52) of a hybrid torrent, once known (from its metainfo; not kept
+    /// in its record: a restored torrent learns it when its metainfo is loaded).
+    pub info_hash_v2: Option<[u8; 32]>,
     /// Display name: the name used on disk ([`Metainfo::saved_name`]), or a magnet's
     /// `dn` until its metadata arrives.
     pub name: String,
@@ -27,6 +30,9 @@ pub struct Summary {
     pub multi_file: bool,
     /// Where the files lie in the payload, in payload order, padding files included.
     pub files: FileLayout,
+    /// Web seed URLs (BEP 19 `url-list`); `None` while not known (a record older than
+    /// format 7: read from the .torrent when it is next loaded).
+    pub web_seeds: Option<Vec<String>>,
 }
 
 impl Summary {
@@ -34,6 +40,7 @@ impl Summary {
     pub fn of(meta: &Metainfo) -> Summary {
         Summary {
             info_hash: meta.info_hash,
+            info_hash_v2: meta.info_hash_v2,
             // the name used on disk, never the torrent's raw one (`..`, `/`, controls)
             name: meta.saved_name().to_owned(),
             geometry: meta.geometry(),
@@ -42,6 +49,7 @@ impl Summary {
             private: meta.private,
             multi_file: meta.multi_file,
             files: meta.layout(),
+            web_seeds: Some(meta.web_seeds.clone()),
         }
     }
 
@@ -85,6 +93,7 @@ mod tests {
         let files = FileLayout::from_lengths([(100, false), (28, true), (172, false)]).unwrap();
         Summary {
             info_hash: InfoHash([0; 20]),
+            info_hash_v2: None,
             name: "s".into(),
             geometry: Geometry::new(300, 64, 5).unwrap(),
             payload_size: 272,
@@ -92,6 +101,7 @@ mod tests {
             private: false,
             multi_file: true,
             files,
+            web_seeds: Some(Vec::new()),
         }
     }
 

@@ -30,7 +30,11 @@ impl Torrent {
     /// No peer for a while: drop the shared state, the storage and the metainfo (the
     /// verified pieces and counters stay), unless pieces are in progress.
     pub(super) fn go_quiet(&mut self) {
-        if !self.peers.is_empty() || !self.dialing.is_empty() || self.life.check_job().is_some() {
+        if !self.peers.is_empty()
+            || !self.dialing.is_empty()
+            || self.life.check_job().is_some()
+            || self.web_seeds.running()
+        {
             return;
         }
         if let Some(s) = self.shared() {
@@ -156,12 +160,18 @@ impl Torrent {
             self.dialing.insert(addr);
             let ctx = env.ctx.clone();
             let id = self.id;
-            let ours =
-                Handshake::ours(self.sum.info_hash, ctx.peer_id).with_dht(self.dht_allowed(env));
+            // BEP 52: a hybrid is dialled by its v1 hash with the v2 bit set; the peer may
+            // answer by the v2 hash
+            let ours = Handshake::ours(self.sum.info_hash, ctx.peer_id)
+                .with_dht(self.dht_allowed(env))
+                .with_v2(self.sum.info_hash_v2.is_some());
+            let alias = self.v2_alias();
             tokio::spawn(async move {
                 let _slot = slot;
                 let order = ctx.dial_order(addr);
-                match peer_conn::dial(addr, ours, &order, ctx.utp.as_deref()).await {
+                let encryption = ctx.config.peer.encryption;
+                let utp = ctx.utp.as_deref();
+                match peer_conn::dial(addr, ours, alias, encryption, &order, utp).await {
                     Ok((stream, remote)) => {
                         if order.first() == Some(&TransportKind::Utp) && !stream.is_utp() {
                             ctx.learnt_no_utp(addr);
@@ -271,6 +281,40 @@ impl Torrent {
             }
             return refuse("blocked by the IP filter");
         }
+        // one peer, two connections (each end dialled the other): keep the one
+        // libtorrent's rule keeps, as the peer will (see `keeps_outgoing`). The twin of a
+        // new outgoing connection is an incoming one from that address or that told it as
+        // its listen port; the twin of a new incoming one is the connection we dialled at
+        // its address, which is how an incoming uTP connection arrives (its UDP socket is
+        // on its listen port), whatever the two transports are.
+        let twin = self.peers.iter().find_map(|(k, p)| {
+            let reaches = if outgoing {
+                !p.info.outgoing && p.info.reaches(addr)
+            } else {
+                p.info.outgoing && p.info.addr == addr
+            };
+            reaches.then_some(*k)
+        });
+        if let Some(twin) = twin {
+            match resolve_twin(outgoing, env.ctx.listen_port, addr.port()) {
+                Twin::CloseOld => {
+                    if let Some(p) = self.peers.remove(twin) {
+                        tracing::debug!(%addr, outgoing, "peer connected twice: the older connection closed");
+                        p.send(PeerCtrl::Disconnect("connected twice"));
+                        self.book
+                            .disconnected(p.info.addr, !p.info.outgoing, false, env.now);
+                        self.choker.peer_gone(twin);
+                    }
+                    // (the connection admitted now has asked for nothing yet)
+                }
+                Twin::RefuseNew => {
+                    if outgoing {
+                        self.book.connected(addr, PeerSource::Tracker, env.now);
+                    }
+                    return refuse("connected twice (the peer keeps the other connection)");
+                }
+            }
+        }
         if self.peers.has_peer_id(&remote.peer_id) || self.peers.has_addr(&addr) {
             if outgoing {
                 self.book.connected(addr, PeerSource::Tracker, env.now);
@@ -321,7 +365,9 @@ impl Torrent {
         self.book.connected(addr, source, env.now);
         let key = env.ctx.key();
         let info = Arc::new(
-            PeerInfo::new(addr, outgoing, remote.peer_id, source, now_ms).over_utp(stream.is_utp()),
+            PeerInfo::new(addr, outgoing, remote.peer_id, source, now_ms)
+                .over_utp(stream.is_utp())
+                .with_mse(stream.mse()),
         );
         let (ctrl_tx, ctrl_rx) = mpsc::unbounded_channel();
         self.peers
@@ -338,6 +384,12 @@ impl Torrent {
                         PeerStream::Utp(s) => {
                             peer_conn::run(t.clone(), key, s, info, remote, ctrl_rx).await
                         }
+                        PeerStream::TcpMse(s) => {
+                            peer_conn::run(t.clone(), key, *s, info, remote, ctrl_rx).await
+                        }
+                        PeerStream::UtpMse(s) => {
+                            peer_conn::run(t.clone(), key, *s, info, remote, ctrl_rx).await
+                        }
                     };
                     t.peer_event(key, PeerEvent::Gone { error: r.err() });
                 });
@@ -351,6 +403,12 @@ impl Torrent {
                         }
                         PeerStream::Utp(s) => {
                             peer_conn::run_metadata(f.clone(), key, s, info, remote, ctrl_rx).await
+                        }
+                        PeerStream::TcpMse(s) => {
+                            peer_conn::run_metadata(f.clone(), key, *s, info, remote, ctrl_rx).await
+                        }
+                        PeerStream::UtpMse(s) => {
+                            peer_conn::run_metadata(f.clone(), key, *s, info, remote, ctrl_rx).await
                         }
                     };
                     f.peer_event(key, PeerEvent::Gone { error: r.err() });
@@ -380,6 +438,49 @@ impl Torrent {
             self.book
                 .disconnected(p.info.addr, !p.info.outgoing, false, env.now);
             self.choker.peer_gone(key);
+        }
+    }
+
+    /// Incoming connection `key` gave its listen port: if another connection reaches the
+    /// same address, both ends opened a connection at once and one must go. Both ends have
+    /// to close the same one, so the rule is the one libtorrent applies (and ours on the
+    /// other end): the side whose listen port is lower keeps the connection it dialled
+    /// (equal ports: we keep ours). Two incoming connections from
+    /// one listener: the later one goes. The closed connection's requests go back to the
+    /// picker, which hands them to the connection kept before anything new.
+    fn drop_if_connected_twice(&mut self, key: u64, env: &mut Env<'_>) {
+        let Some(info) = self.peers.get(key).map(|p| p.info.clone()) else {
+            return;
+        };
+        let port = info.listen_port.load(Ordering::Relaxed);
+        if port == 0 {
+            return;
+        }
+        let dial = SocketAddr::new(info.addr.ip(), port);
+        let twin = self.peers.iter().find_map(|(k, p)| {
+            (*k != key
+                && p.info.reaches(dial)
+                && (p.info.outgoing || p.info.connected_at <= info.connected_at))
+                .then(|| (*k, p.info.outgoing))
+        });
+        let Some((twin, twin_outgoing)) = twin else {
+            return;
+        };
+        let close = if twin_outgoing && keeps_outgoing(env.ctx.listen_port, dial.port()) {
+            key
+        } else if twin_outgoing {
+            twin
+        } else {
+            key
+        };
+        if let Some(p) = self.peers.remove(close) {
+            tracing::debug!(addr = %p.info.addr, %dial, "peer connected twice: one connection closed");
+            p.send(PeerCtrl::Disconnect("connected twice"));
+            self.book
+                .disconnected(p.info.addr, !p.info.outgoing, false, env.now);
+            self.choker.peer_gone(close);
+            let kept = if close == key { twin } else { key };
+            self.twins.push((close, kept));
         }
     }
 
@@ -440,6 +541,8 @@ impl Torrent {
             }
             PeerEvent::PieceUnreadable { piece, error } => self.piece_lost(piece, &error, env),
             PeerEvent::MetadataComplete => self.metadata_arrived(env),
+            PeerEvent::WebSeedNote(note) => self.web_seed_note(key, note, env),
+            PeerEvent::ListenPort => self.drop_if_connected_twice(key, env),
             PeerEvent::Pex(added) => {
                 // a seed has no use for other seeds
                 let seeding = self.shared().is_some_and(|s| s.is_complete());
@@ -456,6 +559,12 @@ impl Torrent {
                 }
             }
             PeerEvent::Gone { error } => {
+                if let Some(i) = self.twins.iter().position(|(closed, _)| *closed == key) {
+                    let (_, kept) = self.twins.swap_remove(i);
+                    if let Some(k) = self.peers.get(kept) {
+                        k.send(PeerCtrl::Repick);
+                    }
+                }
                 self.strikes.forget(key);
                 self.choker.peer_gone(key);
                 if let Some(p) = self.peers.remove(key) {
@@ -505,6 +614,34 @@ impl Strikes {
     /// The torrent left the swarm: every count goes.
     pub fn clear(&mut self) {
         self.counts.clear();
+    }
+}
+
+/// Of two connections with one peer (one dialled by each side), whether we keep the one
+/// we dialled: our listen port `ours` is lower than the peer's `theirs` (equal: we keep
+/// ours, where libtorrent picks at random). libtorrent applies the same rule, so both
+/// ends close the same connection and not one each.
+fn keeps_outgoing(ours: u16, theirs: u16) -> bool {
+    ours <= theirs
+}
+
+/// Of a new connection and its twin (one peer, two connections), which goes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Twin {
+    /// The connection there already is closed; the new one is admitted.
+    CloseOld,
+    /// The new connection is refused.
+    RefuseNew,
+}
+
+/// A new connection (`new_outgoing`: we dialled it) has a twin in the other direction:
+/// the outgoing one of the two stays when [`keeps_outgoing`] (`ours`: our listen port,
+/// `theirs`: the peer's), the incoming one otherwise.
+fn resolve_twin(new_outgoing: bool, ours: u16, theirs: u16) -> Twin {
+    if keeps_outgoing(ours, theirs) == new_outgoing {
+        Twin::CloseOld
+    } else {
+        Twin::RefuseNew
     }
 }
 
@@ -558,6 +695,43 @@ mod tests {
             PeerSource::Tracker,
             0,
         )
+    }
+
+    #[test]
+    fn of_twins_the_lower_listen_port_keeps_its_outgoing_whichever_arrives_second() {
+        // our port lower: we keep the connection we dialled
+        assert_eq!(resolve_twin(true, 6881, 6890), Twin::CloseOld);
+        assert_eq!(resolve_twin(false, 6881, 6890), Twin::RefuseNew);
+        // theirs lower: the peer keeps its outgoing, our incoming
+        assert_eq!(resolve_twin(true, 6890, 6881), Twin::RefuseNew);
+        assert_eq!(resolve_twin(false, 6890, 6881), Twin::CloseOld);
+        // equal: ours
+        assert_eq!(resolve_twin(true, 6881, 6881), Twin::CloseOld);
+        assert_eq!(resolve_twin(false, 6881, 6881), Twin::RefuseNew);
+    }
+
+    #[test]
+    fn an_incoming_utp_connection_reaches_the_address_we_dial_over_tcp() {
+        // uTP's UDP socket is on the listen port's number, so an incoming uTP connection
+        // comes from the address a TCP dial goes to: the two are twins before any
+        // BEP 10 listen port is told
+        let listen: SocketAddr = "10.0.0.2:6881".parse().unwrap();
+        let inc_utp =
+            PeerInfo::new(listen, false, PeerId([2; 20]), PeerSource::Incoming, 0).over_utp(true);
+        assert!(inc_utp.reaches(listen));
+        let out_tcp = PeerInfo::new(listen, true, PeerId([3; 20]), PeerSource::Tracker, 0);
+        assert!(out_tcp.reaches(inc_utp.addr));
+        // an incoming TCP connection (an ephemeral port) only once it tells its port
+        let inc_tcp = PeerInfo::new(
+            "10.0.0.2:40000".parse().unwrap(),
+            false,
+            PeerId([4; 20]),
+            PeerSource::Incoming,
+            0,
+        );
+        assert!(!inc_tcp.reaches(listen));
+        inc_tcp.listen_port.store(6881, Ordering::Relaxed);
+        assert!(inc_tcp.reaches(listen));
     }
 
     #[test]

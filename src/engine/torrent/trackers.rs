@@ -37,6 +37,7 @@ impl Torrent {
         complete_request(&mut req, env.ctx);
         let ctx = env.ctx.clone();
         let id = self.id;
+        let alias = self.v2_alias();
         tokio::spawn(async move {
             // a few announces at a time: 10,000 torrents starting do not open 10,000
             // connections at once (`stopped` goes first, it is the one a shutdown waits for)
@@ -45,7 +46,20 @@ impl Torrent {
             } else {
                 ctx.announce_slots.clone().acquire_owned().await.ok()
             };
-            let result = ctx.trackers.announce(&job.url, &req).await;
+            let result = match alias {
+                // BEP 52: a hybrid is announced under both hashes (v1 and v2 peers each
+                // find it by theirs); one answer stands for both
+                Some(alias) => {
+                    let mut v2 = req.clone();
+                    v2.info_hash = alias;
+                    let (a, b) = tokio::join!(
+                        ctx.trackers.announce(&job.url, &req),
+                        ctx.trackers.announce(&job.url, &v2)
+                    );
+                    merge_answers(a, b)
+                }
+                None => ctx.trackers.announce(&job.url, &req).await,
+            };
             ctx.send(SessionEvent::Announced {
                 torrent: id,
                 job,
@@ -181,4 +195,28 @@ pub(super) fn complete_request(req: &mut AnnounceRequest, ctx: &SessionCtx) {
     } else {
         ctx.config.announce_numwant()
     };
+}
+
+/// The answers to a hybrid's two announces (v1 hash, then the v2 hash cut to 20 bytes) as
+/// one: the v1 answer with the peers of both (each once); the v2 one when only it came.
+fn merge_answers(
+    v1: Result<AnnounceResponse, TrackerError>,
+    v2: Result<AnnounceResponse, TrackerError>,
+) -> Result<AnnounceResponse, TrackerError> {
+    match (v1, v2) {
+        (Ok(mut a), Ok(b)) => {
+            for p in b.peers {
+                if !a.peers.contains(&p) {
+                    a.peers.push(p);
+                }
+            }
+            Ok(a)
+        }
+        (Ok(a), Err(e)) => {
+            tracing::debug!("announce under the v2 hash failed: {e}");
+            Ok(a)
+        }
+        (Err(_), Ok(b)) => Ok(b),
+        (Err(e), Err(_)) => Err(e),
+    }
 }

@@ -130,7 +130,8 @@ pub fn peer_row(
             peer_choking: i.peer_choking.load(Ordering::Relaxed),
             peer_interested: i.peer_interested.load(Ordering::Relaxed),
             incoming: !i.outgoing,
-            encrypted: false,
+            encrypted: i.mse == Some(crate::peer::mse::Method::Rc4),
+            obfuscated: i.mse == Some(crate::peer::mse::Method::Plaintext),
             utp: i.utp,
             snubbed: i.snubbed.load(Ordering::Relaxed),
             optimistic,
@@ -145,6 +146,19 @@ pub fn peer_row(
         downloaded,
         uploaded,
         source: i.source,
+    }
+}
+
+/// The first and last piece holding bytes of file `span` (a file of 0 bytes: the piece
+/// where it starts, twice).
+pub fn piece_range(span: &crate::piece::FileSpan, geo: &crate::piece::Geometry) -> (u32, u32) {
+    let r = span.pieces(geo);
+    if r.is_empty() {
+        let p =
+            u32::try_from(span.offset / u64::from(geo.piece_length().max(1))).unwrap_or(u32::MAX);
+        (p, p)
+    } else {
+        (r.start, r.end - 1)
     }
 }
 
@@ -163,6 +177,7 @@ impl Torrent {
     /// every publish tick while this is true.
     pub fn is_live(&self) -> bool {
         !self.peers.is_empty()
+            || self.web_seeds.running()
             || self.life.check_job().is_some()
             || self.life.move_progress().is_some()
             || self.meters.0.rate() > 0
@@ -241,7 +256,10 @@ impl Torrent {
         TorrentRow {
             id: self.id,
             rev: self.view.rev(),
-            name: self.sum.name.clone(),
+            name: self
+                .display_name
+                .clone()
+                .unwrap_or_else(|| self.sum.name.clone()),
             info_hash: self.sum.info_hash.to_hex(),
             size,
             done,
@@ -254,6 +272,7 @@ impl Torrent {
             eta_secs,
             seeds,
             peers: self.peers.len() as u32,
+            web_seeds: self.web_seeds.active(),
             swarm_seeds,
             swarm_leechers,
             downloaded,
@@ -274,11 +293,42 @@ impl Torrent {
             category: self.manage.category.clone(),
             tags: self.manage.tags.clone(),
             auto_managed: self.manage.auto_managed,
+            total_size: self.sum.payload_size,
+            content_path: (n > 0).then(|| self.save_dir.join(&self.sum.name)),
+            info_hash_v2: self
+                .sum
+                .info_hash_v2
+                .map(|h| data_encoding::HEXLOWER.encode(&h)),
+            private: self.sum.private,
+            tracker: self.trackers.current_url().unwrap_or_default().to_owned(),
+            completed_at: self.completed_at,
+            last_activity: self.last_activity(downloaded + uploaded),
+            seeded_secs: self.goals.seeded_before,
+            seeding_since: self.goals.seeding_since_unix,
             share_limits: self.share_limits(),
             sequential: self.manage.sequential,
             first_last: self.manage.first_last,
             unchecked: self.unchecked_count(),
             unchecked_failed: self.unchecked_failed,
+        }
+    }
+
+    /// When a payload byte last moved (Unix seconds), given the bytes moved so far: now
+    /// when they changed since the last row, else as before (at first: when it completed,
+    /// else when it was added).
+    fn last_activity(&mut self, moved: u64) -> u64 {
+        match self.activity {
+            Some((before, at)) if before == moved => at,
+            Some(_) => {
+                let at = super::now_unix();
+                self.activity = Some((moved, at));
+                at
+            }
+            None => {
+                let at = self.completed_at.unwrap_or(self.added_at);
+                self.activity = Some((moved, at));
+                at
+            }
         }
     }
 
@@ -311,15 +361,26 @@ impl Torrent {
                     size: f.length,
                     done: self.sum.file_done(span, &have),
                     priority: *prio,
+                    piece_range: piece_range(span, &self.sum.geometry),
                 })
                 .collect(),
             None => Vec::new(),
         };
         let (_, _, wasted) = self.totals();
+        let mut peer_sources =
+            source_counts(&self.book.source_counts(), &peers, |s| self.in_effect(s));
+        let web_seeds = self.web_seeds.rows(now);
+        if !web_seeds.is_empty() {
+            peer_sources.push(SourceCount {
+                source: PeerSource::WebSeed,
+                known: web_seeds.len() as u32,
+                connected: self.web_seeds.active(),
+            });
+        }
         TorrentDetail {
             // the session fills it in (it holds the `[seeding]` config)
             goals: Default::default(),
-            peer_sources: source_counts(&self.book.source_counts(), &peers, |s| self.in_effect(s)),
+            peer_sources,
             given_peers: self.given_peers(),
             id: self.id,
             info_hash: self.sum.info_hash.to_hex(),
@@ -329,12 +390,14 @@ impl Torrent {
             created_by: meta.as_ref().and_then(|m| m.created_by.clone()),
             creation_date: meta.as_ref().and_then(|m| m.creation_date),
             private: self.sum.private,
+            multi_file: self.sum.multi_file,
             piece_length: self.sum.geometry.piece_length(),
             wasted,
             peers,
             files,
             trackers: self.trackers.rows(now, SystemTime::now()),
             pieces: Arc::from(pieces),
+            web_seeds,
         }
     }
 }

@@ -265,6 +265,7 @@ mod tests {
         let count = Geometry::pieces_for(total, piece).unwrap() as u32;
         Summary {
             info_hash: InfoHash([0; 20]),
+            info_hash_v2: None,
             name: "t".into(),
             geometry: Geometry::new(total, piece, count).unwrap(),
             payload_size: files
@@ -277,6 +278,7 @@ mod tests {
             private: false,
             multi_file: true,
             files,
+            web_seeds: Some(Vec::new()),
         }
     }
 

@@ -14,6 +14,10 @@ impl App {
         self.dialog = Some(Dialog::Form(form));
     }
 
+    pub(super) fn open_create(&mut self) {
+        self.dialog = Some(Dialog::Form(popups::create::open(&self.opts.keymap)));
+    }
+
     pub(super) fn open_remove(&mut self, delete_data: bool) {
         let ids = self.targets();
         if ids.is_empty() {
@@ -122,9 +126,14 @@ impl App {
     }
 
     pub(super) fn request_quit(&mut self) {
+        if self.opts.attached.is_some() {
+            // the daemon runs on: nothing stops, nothing to ask
+            self.quit = Some(false);
+            return;
+        }
         let running = popups::quit::running(&self.snapshot);
         if running == 0 || !self.opts.confirm_quit {
-            self.quit = true;
+            self.quit = Some(true);
             return;
         }
         let trackers = popups::quit::tells_trackers(&self.snapshot);
@@ -135,12 +144,36 @@ impl App {
         )));
     }
 
+    /// Quit and stop the daemon too (attached: after a question, whatever
+    /// `confirm_quit` says: a daemon stopped by mistake stops seeding); in-process the
+    /// same as quitting.
+    pub(super) fn request_quit_daemon(&mut self) {
+        let Some(pid) = self.opts.attached else {
+            self.request_quit();
+            return;
+        };
+        let running = popups::quit::running(&self.snapshot);
+        let trackers = popups::quit::tells_trackers(&self.snapshot);
+        self.dialog = Some(Dialog::Confirm(popups::quit::open_daemon(
+            pid,
+            running,
+            trackers,
+            &self.opts.keymap,
+        )));
+    }
+
+    /// Whether quitting stops the engine: in-process always; attached to a daemon only
+    /// after [`Action::QuitDaemon`](crate::tui::action::Action::QuitDaemon) was confirmed.
+    pub fn stops_engine(&self) -> bool {
+        self.quit == Some(true)
+    }
+
     pub(super) fn confirm(&mut self) {
         let Some(Dialog::Confirm(confirm)) = self.dialog.take() else {
             return;
         };
         match confirm.kind {
-            ConfirmKind::Quit => self.quit = true,
+            ConfirmKind::Quit | ConfirmKind::QuitDaemon => self.quit = Some(true),
             ConfirmKind::Remove { ids, delete_data } => {
                 let what = self.describe(&ids);
                 for id in &ids {
@@ -171,6 +204,7 @@ impl App {
         }
         let result = match &form.kind {
             FormKind::Add => popups::add::submit(form, self.opts.seed_after_download),
+            FormKind::Create => popups::create::submit(form),
             FormKind::Limits { torrents } => popups::limits::submit(form, torrents, &self.snapshot),
             FormKind::Move { torrents } => popups::move_storage::submit(form, torrents),
             FormKind::Goals { torrents } => popups::goals::submit(form, torrents, &self.snapshot),

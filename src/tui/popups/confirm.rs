@@ -15,6 +15,8 @@ pub enum ConfirmKind {
     },
     /// Quit while torrents are active.
     Quit,
+    /// Quit and stop the daemon this TUI is attached to.
+    QuitDaemon,
 }
 
 /// A yes/no question.

@@ -128,6 +128,9 @@ pub enum FormKind {
         /// The torrents it sets.
         torrents: Vec<TorrentId>,
     },
+    /// Create a torrent of a file or folder and seed it: fields path, output, trackers,
+    /// format, private.
+    Create,
     /// Find/replace in tracker URLs: fields find, replace.
     Trackers {
         /// The torrents whose trackers it edits.

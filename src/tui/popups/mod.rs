@@ -5,6 +5,7 @@
 //! - [`form`]: a dialog with fields (the machinery the add, limits and move dialogs share);
 //!   [`confirm`]: a yes/no question.
 //! - [`add`]: add a torrent (a .torrent path or a magnet link, where to save it, paused).
+//! - [`create`]: make a torrent of a file or folder (v1, v2 or hybrid) and seed it.
 //! - [`limits`]: the session's and the selected torrents' rate limits.
 //! - [`move_storage`]: move the selected torrents' data to another folder.
 //! - [`add_peer`]: give the torrent of the detail view a peer address to dial.
@@ -18,6 +19,7 @@ pub mod add;
 pub mod add_peer;
 pub mod category;
 pub mod confirm;
+pub mod create;
 pub mod form;
 pub mod goals;
 pub mod limits;

@@ -1,6 +1,7 @@
 //! The quit question, asked while torrents are running (downloading, seeding, checking or
 //! moving): quitting stops them and tells their trackers, when they have any (config
-//! `confirm_quit`).
+//! `confirm_quit`); and the question before stopping the daemon a TUI is attached to
+//! ([`open_daemon`], always asked).
 
 use crate::api::{Snapshot, TorrentRow, TorrentState};
 use crate::tui::action::Action;
@@ -49,6 +50,45 @@ pub fn open(active: usize, trackers: bool, keymap: &Keymap) -> Confirm {
             format!("{yes}: quit    {no}: stay"),
         ],
         enter_denies: false,
+    }
+}
+
+/// The question before stopping the daemon (pid `pid`) this TUI is attached to, while
+/// `active` torrents run (`trackers`: some of them have a tracker).
+pub fn open_daemon(pid: u32, active: usize, trackers: bool, keymap: &Keymap) -> Confirm {
+    let yes = keymap.hint(Action::Confirm);
+    let no = keymap.hint(Action::Deny);
+    let quit = keymap.hint(Action::Quit);
+    let torrents = match active {
+        0 => "No torrent is running.".to_owned(),
+        1 => format!(
+            "1 torrent is running: it stops{}.",
+            if trackers {
+                " and its trackers are told"
+            } else {
+                ""
+            }
+        ),
+        n => format!(
+            "{n} torrents are running: they stop{}.",
+            if trackers {
+                " and the trackers are told"
+            } else {
+                ""
+            }
+        ),
+    };
+    Confirm {
+        kind: ConfirmKind::QuitDaemon,
+        title: "Stop the daemon?".to_owned(),
+        lines: vec![
+            format!("The daemon (pid {pid}) stops. {torrents}"),
+            "Nothing seeds until it is started again.".to_owned(),
+            format!("({quit} quits this TUI and leaves the daemon running.)"),
+            String::new(),
+            format!("{yes}: stop the daemon    {no}: stay"),
+        ],
+        enter_denies: true,
     }
 }
 
@@ -115,6 +155,26 @@ mod tests {
         let keys: BTreeMap<String, Vec<String>> = [("yes".to_owned(), vec!["Y".to_owned()])].into();
         let custom = open(2, true, &Keymap::new(&keys).unwrap());
         assert_eq!(custom.lines[2], "Y: quit    n: stay");
+    }
+
+    #[test]
+    fn stopping_the_daemon_names_it_and_what_stops() {
+        let c = open_daemon(4321, 2, true, &Keymap::default());
+        assert_eq!(c.kind, ConfirmKind::QuitDaemon);
+        assert_eq!(
+            c.lines[0],
+            "The daemon (pid 4321) stops. 2 torrents are running: they stop and the trackers are told."
+        );
+        assert_eq!(
+            c.lines[2],
+            "(q quits this TUI and leaves the daemon running.)"
+        );
+        assert_eq!(c.lines[4], "y: stop the daemon    n: stay");
+        assert!(c.enter_denies, "Enter does not stop a daemon");
+        assert_eq!(
+            open_daemon(1, 0, false, &Keymap::default()).lines[0],
+            "The daemon (pid 1) stops. No torrent is running."
+        );
     }
 
     #[test]

@@ -116,9 +116,9 @@ pub(crate) fn top_bar_tabs(frame: &mut Frame, area: Rect, app: &App, theme: &The
     let mut items = Vec::new();
     for tab in Tab::ALL {
         let count = match (tab, detail) {
-            (Tab::Peers, Some(d)) => format!(" {}", d.peers.len()),
+            (Tab::Peers, Some(d)) => format!(" {}", d.peers.len() + d.web_seeds.len()),
             (Tab::Files, Some(d)) => format!(" {}", d.files.len()),
-            (Tab::Trackers, Some(d)) => format!(" {}", d.trackers.len()),
+            (Tab::Trackers, Some(d)) => format!(" {}", d.trackers.len() + d.web_seeds.len()),
             _ => String::new(),
         };
         let style = if tab == app.tab() {

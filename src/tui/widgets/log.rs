@@ -28,8 +28,10 @@ pub fn kind_label(kind: EventKind) -> &'static str {
         EventKind::IpFilter => "ip filter",
         EventKind::AltSpeed => "speed",
         EventKind::TrackersEdited => "tracker",
+        EventKind::Settings => "settings",
         EventKind::PeerRefused => "peer",
         EventKind::PieceOrder => "order",
+        EventKind::WebSeed => "web seed",
     }
 }
 

@@ -19,7 +19,8 @@ use bytes::{Bytes, BytesMut};
 use ratorrent::bencode::{self, DecodeError, Value};
 use ratorrent::lsd;
 use ratorrent::metainfo::{InfoHash, Magnet, Metainfo, magnet, path::is_contained};
-use ratorrent::peer::{extension, metadata, pex, utp, wire};
+use ratorrent::peer::{extension, metadata, mse, pex, utp, wire};
+use ratorrent::piece::merkle;
 use ratorrent::tracker::{
     self, AnnounceResponse, MAX_INTERVAL_SECS, MESSAGE_MAX_CHARS, MIN_INTERVAL_SECS, TrackerError,
     http, udp,
@@ -177,7 +178,11 @@ pub fn check_metainfo(data: &[u8]) {
     assert!(m.total_length > 0);
     assert!(m.piece_length >= 1 && m.piece_length <= ratorrent::metainfo::MAX_PIECE_LENGTH);
     let pieces = m.total_length.div_ceil(u64::from(m.piece_length));
-    assert_eq!(m.piece_hashes.len() as u64, pieces, "piece count");
+    if m.version() == ratorrent::metainfo::MetaVersion::V2 {
+        assert!(m.piece_hashes.is_empty(), "a v2-only torrent has no SHA-1s");
+    } else {
+        assert_eq!(m.piece_hashes.len() as u64, pieces, "piece count");
+    }
     assert!(pieces <= u64::from(u32::MAX));
     assert_eq!(m.piece_count() as u64, pieces);
     let g = ratorrent::piece::Geometry::new(m.total_length, m.piece_length, m.piece_count())
@@ -192,7 +197,13 @@ pub fn check_metainfo(data: &[u8]) {
     assert_eq!(m.piece_size(m.piece_count()), 0);
     assert!(m.block_count(0) >= 1);
 
-    assert_eq!(InfoHash::of_info_bytes(&m.info_bytes), m.info_hash);
+    if m.version() == ratorrent::metainfo::MetaVersion::V2 {
+        // known on the wire by its v2 hash cut to 20 bytes
+        let v2 = m.info_hash_v2.expect("a v2 torrent has a v2 hash");
+        assert_eq!(InfoHash::truncated(&v2), m.info_hash);
+    } else {
+        assert_eq!(InfoHash::of_info_bytes(&m.info_bytes), m.info_hash);
+    }
     match bencode::decode(&m.info_bytes) {
         Ok(Value::Dict(_)) => {}
         other => panic!("info bytes are not a dictionary: {other:?}"),
@@ -200,7 +211,8 @@ pub fn check_metainfo(data: &[u8]) {
 
     assert!(!m.files.is_empty());
     if !m.multi_file {
-        assert_eq!(m.files.len(), 1);
+        // one file; a v2-only one may be followed by its padding (tail padding)
+        assert_eq!(m.files.iter().filter(|f| !f.pad).count(), 1);
     }
     let mut offset = 0u64;
     let mut files: HashSet<String> = HashSet::new();
@@ -238,6 +250,212 @@ pub fn check_metainfo(data: &[u8]) {
     if m.files.len() <= 10_000 {
         let _ = m.describe();
     }
+}
+
+// ---------------------------------------------------------------------------------------
+// BEP 52: the v2 side of a .torrent
+// ---------------------------------------------------------------------------------------
+
+/// v2 and hybrid `.torrent` files (BEP 52): everything [`check_metainfo`] checks, and on
+/// success: the v2 piece length is a power of two ≥ 16 KiB; each v2 file is a real file of
+/// the list starting on a piece boundary at its first piece; a piece layer kept has one
+/// hash per piece and hashes up to the file's root; every piece's v2 data lies inside the
+/// piece; the fast file-list reader gives the same files.
+pub fn check_metainfo_v2(data: &[u8]) {
+    check_metainfo(data);
+    let Ok(m) = Metainfo::from_bytes(data) else {
+        return;
+    };
+    let Some(v2) = &m.v2 else {
+        return;
+    };
+    let pl = v2.piece_length;
+    assert!(
+        pl.is_power_of_two() && pl >= 16 * 1024,
+        "v2 piece length {pl}"
+    );
+    assert_eq!(pl, m.piece_length);
+    assert_eq!(
+        ratorrent::metainfo::files_from_bytes(data).ok().as_ref(),
+        Some(&m.files),
+        "the fast file list differs"
+    );
+    let level = v2.piece_level();
+    for f in &v2.files {
+        let fi = &m.files[f.file];
+        assert!(!fi.pad && !fi.symlink && fi.length == f.length && f.length > 0);
+        assert_eq!(
+            fi.offset % u64::from(pl),
+            0,
+            "a v2 file off a piece boundary"
+        );
+        assert_eq!(u64::from(f.first_piece), fi.offset / u64::from(pl));
+        if let Some(layer) = &f.layer {
+            assert!(f.needs_layer(pl));
+            assert_eq!(layer.len() as u32, f.piece_count(pl));
+            let width = 1u64 << (f.levels() - level);
+            assert_eq!(merkle::root_of(layer, level, width), f.root);
+        }
+    }
+    for p in 0..m.piece_count().min(100_000) {
+        if let Some(vp) = v2.piece(p) {
+            assert!(vp.data_len >= 1 && vp.data_len <= m.piece_size(p));
+            assert!(vp.width.is_power_of_two());
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// BEP 52: hash request / hashes / hash reject
+// ---------------------------------------------------------------------------------------
+
+/// A file of `pieces` pieces of 32 KiB (two leaves each), its layer made from `seed`.
+fn hash_file(pieces: u32, seed: u8) -> (ratorrent::piece::V2Hashes, merkle::LayerTree) {
+    let layer: Vec<[u8; 32]> = (0..pieces)
+        .map(|i| merkle::leaf(&[seed, (i >> 8) as u8, i as u8]))
+        .collect();
+    let length = u64::from(pieces) * 32_768 - u64::from(seed % 200);
+    let tree = merkle::LayerTree::new(&layer, 1, merkle::levels(length));
+    let v2 = ratorrent::piece::V2Hashes {
+        piece_length: 32_768,
+        files: vec![ratorrent::piece::V2File {
+            file: 0,
+            first_piece: 0,
+            length,
+            root: tree.root().unwrap_or_default(),
+            layer: None,
+        }],
+    };
+    (v2, tree)
+}
+
+/// BEP 52 hash messages as a peer sends them (the first two bytes pick a file of 2 ..=
+/// 1025 pieces, the rest is a stream of wire messages): each decodes and re-encodes; a
+/// `hash request` we would answer gets exactly `length` hashes plus the uncles
+/// libtorrent counts, and an answer to a whole-chunk request at the piece layer verifies
+/// against the root; `hashes` and `hash reject` go through the piece-layer fetch of a
+/// magnet link (wrong hashes and floods are errors, never panics, and never a layer that
+/// does not hash to the root).
+pub fn check_hash_messages(data: &[u8]) {
+    use ratorrent::engine::link::layers::LayerFetch;
+    use ratorrent::engine::peer_conn::hashes;
+    let (head, stream) = data.split_at(data.len().min(2));
+    let pieces = 2
+        + u32::from(head.first().copied().unwrap_or(0)) * 4
+        + u32::from(head.get(1).copied().unwrap_or(0) % 4);
+    let (v2, tree) = hash_file(pieces, head.get(1).copied().unwrap_or(0));
+    let file = &v2.files[0];
+    let mut fetch = LayerFetch::new(&v2).expect("a file of two pieces or more needs its layer");
+    let cap = wire::message_cap(0);
+    for step in decode_all(stream, cap) {
+        let Step::Msg(m, _) = step else { continue };
+        match &m {
+            wire::Message::HashRequest(r) => {
+                if !hashes::valid(file, v2.piece_level(), r) {
+                    continue;
+                }
+                let Some(answer) = hashes::hashes_from(&tree, r) else {
+                    continue;
+                };
+                let uncles = merkle::uncle_count(r.length, r.proof_layers).max(0) as usize;
+                let n = answer.len() / 32;
+                assert_eq!(answer.len() % 32, 0);
+                if r.length >= 2 {
+                    assert_eq!(n, r.length as usize + uncles, "{r:?}");
+                }
+                // our own requests' shape: whole chunks up to the root's children
+                let chunk = r.length.is_power_of_two()
+                    && r.index % r.length == 0
+                    && r.base_layer == v2.piece_level()
+                    && r.proof_layers + 1 == file.levels() - r.base_layer;
+                if chunk && r.length >= 2 {
+                    let all: Vec<[u8; 32]> = answer
+                        .chunks_exact(32)
+                        .map(|c| c.try_into().unwrap())
+                        .collect();
+                    let (base, up) = all.split_at(r.length as usize);
+                    assert!(
+                        merkle::verify_hashes(
+                            base,
+                            up,
+                            u64::from(r.index),
+                            r.base_layer,
+                            u64::from(pieces),
+                            file.levels(),
+                            &file.root,
+                        )
+                        .is_some(),
+                        "our answer to {r:?} does not verify"
+                    );
+                }
+            }
+            wire::Message::Hashes { req, hashes } => {
+                let key = u64::from(req.index % 4);
+                if let Err(e) = fetch.on_hashes(key, req, hashes) {
+                    check_error(&e);
+                }
+            }
+            wire::Message::HashReject(req) => {
+                let key = u64::from(req.index % 4);
+                if let Err(e) = fetch.on_reject(key, req) {
+                    check_error(&e);
+                }
+            }
+            _ => {}
+        }
+    }
+    // whatever was kept is a whole, true layer
+    for (root, layer) in fetch.layers() {
+        assert_eq!(root, file.root);
+        let hashes: Vec<[u8; 32]> = layer
+            .chunks_exact(32)
+            .map(|c| c.try_into().unwrap())
+            .collect();
+        assert_eq!(hashes.len() as u32, pieces);
+        let width = 1u64 << (file.levels() - v2.piece_level());
+        assert_eq!(merkle::root_of(&hashes, v2.piece_level(), width), file.root);
+    }
+}
+
+/// Inputs for [`check_hash_messages`] that reach its deep paths: for files of several
+/// sizes, the requests a magnet link's fetch makes, their true answers (served by our own
+/// code), a wrong answer, rejects, and requests out of the tree.
+pub fn hash_message_seeds() -> Vec<Vec<u8>> {
+    use ratorrent::engine::link::layers::LayerFetch;
+    use ratorrent::engine::peer_conn::hashes;
+    let mut out = Vec::new();
+    for (a, b) in [(0u8, 0u8), (0, 1), (3, 2), (100, 3), (255, 3)] {
+        let pieces = 2 + u32::from(a) * 4 + u32::from(b % 4);
+        let (v2, tree) = hash_file(pieces, b);
+        let mut fetch = LayerFetch::new(&v2).unwrap();
+        let reqs = fetch.next_requests(0, 0, std::time::Instant::now());
+        let mut buf = BytesMut::new();
+        for r in &reqs {
+            wire::Message::HashRequest(*r).encode(&mut buf);
+            let answer = hashes::hashes_from(&tree, r).unwrap();
+            wire::Message::Hashes {
+                req: *r,
+                hashes: answer.clone(),
+            }
+            .encode(&mut buf);
+            let mut wrong = answer.to_vec();
+            wrong[0] ^= 1;
+            wire::Message::Hashes {
+                req: *r,
+                hashes: Bytes::from(wrong),
+            }
+            .encode(&mut buf);
+            wire::Message::HashReject(*r).encode(&mut buf);
+            let mut off = *r;
+            off.base_layer = 0;
+            off.index = u32::MAX - 1;
+            wire::Message::HashRequest(off).encode(&mut buf);
+        }
+        let mut input = vec![a, b];
+        input.extend_from_slice(&buf);
+        out.push(input);
+    }
+    out
 }
 
 // ---------------------------------------------------------------------------------------
@@ -1097,4 +1315,218 @@ impl KrpcNode {
 /// Where `needle` first occurs in `hay`.
 fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
     hay.windows(needle.len()).position(|w| w == needle)
+}
+
+// ---------------------------------------------------------------------------------------
+// web seed answers (BEP 19)
+// ---------------------------------------------------------------------------------------
+
+/// A web seed's answer head, judged as [`ratorrent::webseed::fetch::check_answer`] does.
+/// Input: 4 bytes (file length - 1), 4 bytes (where the range starts, modulo the file),
+/// 4 bytes (its length - 1, modulo what is left), 2 bytes (the status, modulo 600), then
+/// the `Content-Range` value up to a newline and the `Content-Length` value after it (a
+/// lone `-` for a header left out). Accepted answers must name exactly the range asked for;
+/// errors are bounded.
+pub fn check_webseed_answer(data: &[u8]) {
+    use ratorrent::webseed::fetch::check_answer;
+    if data.len() < 14 {
+        return;
+    }
+    let word = |i: usize| {
+        u64::from(u32::from_be_bytes([
+            data[i],
+            data[i + 1],
+            data[i + 2],
+            data[i + 3],
+        ]))
+    };
+    let file_len = word(0) + 1;
+    let at = word(4) % file_len;
+    let len = 1 + word(8) % (file_len - at);
+    let status = u16::from_be_bytes([data[12], data[13]]) % 600;
+    let rest = &data[14..];
+    let (range, length) = match rest.iter().position(|&b| b == b'\n') {
+        Some(i) => (&rest[..i], Some(&rest[i + 1..])),
+        None => (rest, None),
+    };
+    let header = |v: &'static [u8], x: &'_ [u8]| -> bool { x == v };
+    let range = (!header(b"-", range)).then_some(range);
+    let length = length.filter(|l| !header(b"-", l));
+    match check_answer(status, range, length, at, len, file_len) {
+        Ok(()) => {
+            let declared = length
+                .and_then(|l| std::str::from_utf8(l).ok())
+                .and_then(|l| l.trim().parse::<u64>().ok());
+            match status {
+                206 => {
+                    let text = String::from_utf8_lossy(range.expect("a 206 needs a range"));
+                    let want = format!("{at}-{}/", at + len - 1);
+                    assert!(
+                        text.replace(' ', "").contains(&want),
+                        "accepted {text:?} for bytes {at}-{}/{file_len}",
+                        at + len - 1
+                    );
+                    assert!(
+                        declared.is_none_or(|d| d == len),
+                        "length {declared:?} for {len}"
+                    );
+                }
+                200 => {
+                    assert!(at == 0 && len == file_len && declared == Some(len));
+                }
+                s => panic!("status {s} accepted"),
+            }
+        }
+        Err(e) => check_error(&e),
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// MSE/PE handshake
+// ---------------------------------------------------------------------------------------
+
+/// Private keys of the scripted sides of [`check_mse`] (fixed, so the fuzzer can reach
+/// the encrypted fields: it writes their plaintext).
+const MSE_XA: [u8; 20] = [0xA5; 20];
+const MSE_XB: [u8; 20] = [0x5B; 20];
+/// The torrent the fuzzed responder serves.
+const MSE_SKEY: InfoHash = InfoHash([0x17; 20]);
+
+/// Feed `input` to `hs` the way the engine's driver does (never more than
+/// [`mse::MseHandshake::read_hint`] at a time, the chunk sizes also cut by `cuts`) and check
+/// the bounds on the way: what it holds, what it sends, that a refused or finished
+/// handshake takes nothing more, that errors say something.
+fn mse_drive(
+    mut hs: mse::MseHandshake,
+    input: &[u8],
+    cuts: &[u8],
+    responder: bool,
+) -> Option<mse::Established> {
+    let mut find = |h: &[u8; 20]| (*h == mse::req2(&MSE_SKEY)).then_some(MSE_SKEY);
+    let mut at = 0;
+    let mut sent = hs.take_output().len();
+    let mut i = 0;
+    while at < input.len() {
+        let cut = cuts.get(i).map_or(usize::MAX, |&c| usize::from(c).max(1));
+        i += 1;
+        let n = hs.read_hint().min(cut).min(input.len() - at);
+        assert!((1..=mse::MAX_BUFFERED).contains(&n));
+        let step = hs.feed(&input[at..at + n], &mut find);
+        at += n;
+        sent += hs.take_output().len();
+        // Yb + PadB + message 4 at most (responder); message 1 + message 3 (initiator)
+        assert!(sent <= mse::KEY_LEN + mse::MAX_PAD + 40 + 68 + 14 + mse::MAX_IA);
+        assert!(
+            hs.buffered() <= mse::MAX_BUFFERED,
+            "holds {}",
+            hs.buffered()
+        );
+        match step {
+            Ok(mse::Step::NeedMore) => {}
+            Ok(mse::Step::Done(est)) => {
+                if responder {
+                    assert_eq!(est.info_hash, MSE_SKEY, "only a served torrent is found");
+                }
+                assert_eq!(est.send.is_some(), est.method == mse::Method::Rc4);
+                assert_eq!(est.recv.is_some(), est.method == mse::Method::Rc4);
+                assert!(est.received.len() <= mse::MAX_IA + mse::MAX_BUFFERED);
+                return Some(est);
+            }
+            Err(e) => {
+                check_error(&e);
+                assert!(matches!(
+                    hs.feed(b"x", &mut find),
+                    Err(mse::MseError::Finished)
+                ));
+                return None;
+            }
+        }
+    }
+    None
+}
+
+/// MSE/PE handshakes fed hostile bytes. `data[0]` picks the case, the next byte the pad
+/// length, the next 8 the read sizes; the rest is:
+/// - 0, 1: raw bytes to a responder, an initiator (garbage, truncations);
+/// - 2: the plaintext of message 3's encrypted part (VC, crypto_provide, len(PadC), PadC,
+///   len(IA), IA, ...) behind a valid `Ya`, PadA and the sync hashes, to a responder;
+/// - 3: the plaintext of message 4 (VC, crypto_select, len(PadD), PadD, stream) behind a
+///   valid `Yb` and PadB, to an initiator that provides `data[1] & 3`.
+///
+/// Invariants: no panic; at most [`mse::MAX_BUFFERED`] bytes held; bounded output; a
+/// finished handshake names the served torrent and a method both sides allow; errors are
+/// final and say something.
+pub fn check_mse(data: &[u8]) {
+    if data.len() < 10 {
+        return;
+    }
+    let (mode, pad, cuts, rest) = (data[0] % 4, data[1], &data[2..10], &data[10..]);
+    let pad_len = usize::from(pad) * 2 + usize::from(pad & 1); // 0..=511
+    match mode {
+        0 => {
+            let allowed = u32::from(pad % 3) + 1;
+            mse_drive(
+                mse::MseHandshake::responder_with(allowed, MSE_XB),
+                rest,
+                cuts,
+                true,
+            );
+        }
+        1 => {
+            let hs = mse::MseHandshake::initiator_with(
+                MSE_SKEY,
+                b"\x13BitTorrent protocol",
+                u32::from(pad % 3) + 1,
+                MSE_XA,
+                pad_len,
+            );
+            mse_drive(hs, rest, cuts, false);
+        }
+        2 => {
+            let s = mse::shared_secret(&MSE_XA, &mse::public_key(&MSE_XB)).unwrap();
+            let mut m = mse::public_key(&MSE_XA).to_vec();
+            m.extend(std::iter::repeat_n(0x42, pad_len));
+            m.extend_from_slice(&mse::req1(&s));
+            // the odd pads name a torrent the responder does not hold
+            let skey = if pad & 1 == 0 {
+                MSE_SKEY
+            } else {
+                InfoHash([0x99; 20])
+            };
+            m.extend_from_slice(&mse::req2_xor_req3(&skey, &s));
+            let mut enc = rest.to_vec();
+            mse::cipher(b"keyA", &s, &skey).apply(&mut enc);
+            m.extend_from_slice(&enc);
+            let allowed = u32::from(pad % 3) + 1;
+            if let Some(est) = mse_drive(
+                mse::MseHandshake::responder_with(allowed, MSE_XB),
+                &m,
+                cuts,
+                true,
+            ) {
+                let bits = match est.method {
+                    mse::Method::Rc4 => mse::CRYPTO_RC4,
+                    mse::Method::Plaintext => mse::CRYPTO_PLAINTEXT,
+                };
+                assert!(allowed & bits != 0, "selected a method not allowed");
+            }
+        }
+        _ => {
+            let provide = u32::from(pad & 3).max(1);
+            let hs = mse::MseHandshake::initiator_with(MSE_SKEY, b"ia", provide, MSE_XA, 0);
+            let s = mse::shared_secret(&MSE_XB, &mse::public_key(&MSE_XA)).unwrap();
+            let mut m = mse::public_key(&MSE_XB).to_vec();
+            m.extend(std::iter::repeat_n(0x24, pad_len));
+            let mut enc = rest.to_vec();
+            mse::cipher(b"keyB", &s, &MSE_SKEY).apply(&mut enc);
+            m.extend_from_slice(&enc);
+            if let Some(est) = mse_drive(hs, &m, cuts, false) {
+                let bits = match est.method {
+                    mse::Method::Rc4 => mse::CRYPTO_RC4,
+                    mse::Method::Plaintext => mse::CRYPTO_PLAINTEXT,
+                };
+                assert!(provide & bits != 0, "took a method it did not provide");
+            }
+        }
+    }
 }

@@ -34,3 +34,29 @@ fn the_registry_is_shared_with_the_listeners_handle() {
     assert_eq!(lib.find(&ih(9)), None);
     assert_eq!(lib.unlist(&ih(9)), None, "unlisting twice is harmless");
 }
+
+#[test]
+fn an_mse_responder_finds_every_listed_torrent_by_its_req2_hash() {
+    use crate::peer::mse::req2;
+    let mut lib = Library::new();
+    let seen_by_listener = lib.registry();
+    for b in 1..=3 {
+        let id = lib.new_id();
+        lib.list(ih(b), id);
+    }
+    for b in 1..=3 {
+        assert_eq!(seen_by_listener.find_req2(&req2(&ih(b))), Some(ih(b)));
+    }
+    assert_eq!(seen_by_listener.find_req2(&req2(&ih(4))), None);
+    assert_eq!(
+        seen_by_listener.find_req2(&ih(2).0),
+        None,
+        "not the hash itself"
+    );
+    lib.unlist(&ih(2));
+    assert_eq!(
+        seen_by_listener.find_req2(&req2(&ih(2))),
+        None,
+        "gone with it"
+    );
+}

@@ -35,6 +35,9 @@ fn record(name: &str, added_at: u64) -> TorrentRecord {
         goals: Default::default(),
         manage: Default::default(),
         activity: Default::default(),
+        display_name: None,
+        web_seeds: None,
+        info_hash_v2: None,
     }
 }
 
