@@ -46,7 +46,8 @@
 //! | the session actor: loop and dispatch | `engine/session/mod.rs` |
 //! | start-up, the handle | `engine/session/start.rs` ([`engine::session::SessionHandle`]) |
 //! | torrents by id and info hash, add and remove | `engine/session/library.rs` |
-//! | incoming connections routed by info hash (BEP 3), plaintext or MSE/PE by their first bytes | `engine/session/listener.rs` (the torrent of an MSE handshake: `HASH('req2', info hash)` in `engine/session/library.rs`'s registry) |
+//! | the listen port: TCP and uTP bound on one number | `engine/session/bind.rs` |
+//! | incoming connections (TCP and uTP) routed by info hash (BEP 3), plaintext or MSE/PE by their first bytes | `engine/session/listener.rs` (the torrent of an MSE handshake: `HASH('req2', info hash)` in `engine/session/library.rs`'s registry) |
 //! | snapshots: rows, the focused torrent's detail, pacing | `engine/session/publish.rs` |
 //! | the state store's side: restore, checkpoints | `engine/session/persist.rs` over [`state`] |
 //! | one engine per state folder: who runs it (pid, daemon or TUI, socket) | `state/owner.rs` ([`state::Owner`]) |
@@ -67,6 +68,8 @@
 //! | piece geometry, blocks, bitfields, the file layout | [`piece`] |
 //! | .torrent reading and writing, magnet links (BEP 9), paths | [`metainfo`] |
 //! | wire codec, extensions (BEP 10), PEX (BEP 11), metadata (BEP 9), the MSE/PE handshake | [`peer`] |
+//! | uTP (BEP 29): packets, LEDBAT, one connection's state machine, the UDP socket and its task, the stream | [`peer::utp`] (`packet`, `ledbat`, `conn`, `socket`, `stream`) |
+//! | dialling over the configured transports in order, with a fallback, each plain or MSE/PE | `engine/peer_conn/mod.rs` (`dial`) |
 //! | HTTP and UDP trackers (BEP 3/15/23/48) | [`tracker`] |
 //! | a .torrent file fetched by http(s) URL (add from URL) | [`fetch`] |
 //! | web seeds (BEP 19): file URLs, one checked Range GET, back-off | [`webseed`] (the service), `engine/webseed/` (a server's task: runs of blocks from the picker, blocks to the disk threads), `engine/picker/web.rs` (what a web seed gets), `engine/torrent/webseeds.rs` (the torrent's servers, their hash failures and rows) |

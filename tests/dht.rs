@@ -527,7 +527,9 @@ fn port_message_adds_a_node() {
         )
     });
     rat.wait_stdout("Seeding", Duration::from_secs(60)).unwrap();
-    let rat_dht = SocketAddr::from((Ipv4Addr::LOCALHOST, port));
+    // uTP has the listen port's UDP side: the DHT node is on the next port
+    let rat_peer = SocketAddr::from((Ipv4Addr::LOCALHOST, port));
+    let rat_dht = SocketAddr::from((Ipv4Addr::LOCALHOST, port + 1));
     assert_eq!(
         find_node_count(rat_dht),
         Some(0),
@@ -537,7 +539,7 @@ fn port_message_adds_a_node() {
     let mut la = LeechArgs::new(&torrent, &dir.path().join("leech"), ip, free_port_on(ip));
     la.dht = true;
     la.dht_bootstrap = net.addrs();
-    la.connect = vec![rat_dht];
+    la.connect = vec![rat_peer];
     let mut leecher = LtPeer::leech(&la);
     leecher.wait_done(Duration::from_secs(60)).unwrap();
     let ok = wait_until(Duration::from_secs(30), || {
@@ -1162,7 +1164,10 @@ fn hostile_nodes_and_datagrams_are_survived() {
     });
     let pid = rat.pid();
     let mut mem = MemSampler::start_with_limit(pid, Some(1 << 20));
-    let target = SocketAddr::from((Ipv4Addr::LOCALHOST, port));
+    // uTP has the listen port's UDP side: the DHT node is on the next port; the flood goes
+    // to both sockets
+    let target = SocketAddr::from((Ipv4Addr::LOCALHOST, port + 1));
+    let utp = SocketAddr::from((Ipv4Addr::LOCALHOST, port));
     let mut rng = Rng(0xbad_d47);
     let blaster = UdpSocket::bind("127.0.0.1:0").unwrap();
     let mut sent = 0usize;
@@ -1172,6 +1177,7 @@ fn hostile_nodes_and_datagrams_are_survived() {
             if blaster.send_to(&d, target).is_ok() {
                 sent += 1;
             }
+            let _ = blaster.send_to(&d, utp);
         }
         if round % 4 == 0 {
             dialled_out.extend(non_loopback_tcp(pid));

@@ -29,6 +29,7 @@ const CHECKS: &[(&str, Check)] = &[
     ("tracker_udp", checks::check_tracker_udp),
     ("tracker_http", checks::check_tracker_http),
     ("lsd", checks::check_lsd),
+    ("utp", checks::check_utp),
     ("webseed", checks::check_webseed_answer),
     ("mse", checks::check_mse),
 ];

@@ -305,7 +305,7 @@ fn libtorrent_downloads_from_a_ratorrent_seeder_found_through_lsd() {
             .unwrap_or_else(|e| panic!("{e}\n{}", rat.output()));
         assert_eq!(
             peer,
-            format!("PEER 127.0.0.1:{port} lsd"),
+            format!("PEER 127.0.0.1:{port} lsd tcp"),
             "libtorrent learnt of ratorrent through LSD only"
         );
         leecher
@@ -416,9 +416,10 @@ fn lsd_off_by_default_sends_nothing_and_binds_nothing() {
             payload_and_torrent(&dir.path().join("src"), "lsd-d.bin", MIB, 17);
         let group = group_listener();
         let run = |config: &str, out: &str| {
-            let p = free_port().to_string();
+            let port = free_port();
+            let p = port.to_string();
             let out = dir.path().join(out);
-            Rat::spawn(
+            let rat = Rat::spawn(
                 &[
                     "download",
                     s(&torrent),
@@ -431,19 +432,22 @@ fn lsd_off_by_default_sends_nothing_and_binds_nothing() {
                     "8",
                 ],
                 config,
-            )
+            );
+            (rat, port)
         };
         // default config: LSD off
-        let mut rat = run("", "off");
+        let (mut rat, port) = run("", "off");
         assert!(wait_until(Duration::from_secs(10), || rat
             .stdout()
             .contains('%')));
         let heard = hear(&group, Duration::from_secs(4));
-        let ports = udp_ports_of(rat.pid());
+        let mut ports = udp_ports_of(rat.pid());
         assert!(
             heard.is_empty(),
             "LSD is off, yet the group heard {heard:?}"
         );
+        // the one UDP socket is uTP's, on the listen port
+        assert!(ports.remove(&port), "uTP listens on UDP {port}: {ports:?}");
         assert!(
             ports.is_empty(),
             "LSD is off, yet ratorrent has UDP sockets on {ports:?}"
@@ -462,7 +466,7 @@ fn lsd_off_by_default_sends_nothing_and_binds_nothing() {
         );
         assert!(!rat.stderr().contains("LSD"), "{}", rat.output());
         // the same run with LSD on in the config: the check above can fail
-        let mut rat = run(LSD_LOOPBACK, "on");
+        let (mut rat, _) = run(LSD_LOOPBACK, "on");
         let mut heard = Vec::new();
         assert!(
             wait_until(Duration::from_secs(10), || {

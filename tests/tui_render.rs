@@ -138,6 +138,7 @@ fn detail() -> TorrentDetail {
         peer_interested: true,
         incoming: true,
         encrypted: true,
+        utp: true,
         ..PeerFlags::default()
     };
     let file = |path: &str, size: u64, done: u64, priority| FileRow {

@@ -102,7 +102,7 @@ pub struct EngineConfig {
     pub lsd: LsdConfig,
     /// Web seeds (BEP 19), the `[webseeds]` table.
     pub webseeds: WebSeedConfig,
-    /// Peer connections, the `[peer]` table (MSE/PE encryption).
+    /// Peer connections, the `[peer]` table (transports, MSE/PE encryption).
     pub peer: PeerConfig,
     /// Program run when the user adds a torrent (not when one is restored at start), as an
     /// argument list: the program first, then its arguments, each with its placeholders
@@ -289,6 +289,7 @@ impl EngineConfig {
             };
             return bad(key, problem);
         }
+        self.peer.check()?;
         if let Some(ip) = self.lsd.interface
             && (ip.is_multicast() || ip.is_broadcast())
         {
@@ -352,8 +353,9 @@ pub struct DhtConfig {
     /// announce ours. Private torrents (BEP 27) never use it. Default: true.
     pub enabled: bool,
     /// UDP port of the node; `None` = the same number as `listen_port` (the port actually
-    /// bound when that is 0); `Some(0)` = a free port. Out of range is refused as "not a
-    /// port 0-65535", like `listen_port`.
+    /// bound when that is 0) when uTP is off, the number after it when uTP uses the listen
+    /// port's UDP side (see [`DhtConfig::udp_port`]); `Some(0)` = a free port. Out of
+    /// range is refused as "not a port 0-65535", like `listen_port`.
     #[serde(deserialize_with = "super::port")]
     pub port: Option<u16>,
     /// `HOST:PORT` nodes to join through when the saved routing table is empty or stale, at
@@ -390,19 +392,95 @@ impl DhtConfig {
         }
     }
 
-    /// The UDP port to bind, given the TCP port the session listens on.
-    pub fn udp_port(&self, listen_port: u16) -> u16 {
-        self.port.unwrap_or(listen_port)
+    /// The UDP port to bind, given the port the session listens on and whether uTP has
+    /// its UDP side: then the next one (65535: a free port), because the DHT crate binds
+    /// a socket of its own where libtorrent shares one between the DHT and uTP.
+    pub fn udp_port(&self, listen_port: u16, utp: bool) -> u16 {
+        match self.port {
+            Some(p) => p,
+            None if utp => listen_port.checked_add(1).unwrap_or(0),
+            None => listen_port,
+        }
+    }
+}
+
+/// A way to reach peers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum TransportKind {
+    /// uTP (BEP 29) over UDP, LEDBAT congestion control.
+    Utp,
+    /// TCP.
+    Tcp,
+}
+
+impl TransportKind {
+    /// The name in the config file.
+    pub fn name(self) -> &'static str {
+        match self {
+            TransportKind::Utp => "utp",
+            TransportKind::Tcp => "tcp",
+        }
     }
 }
 
 /// The `[peer]` table: how peer connections are made.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct PeerConfig {
+    /// Transports used, in order of preference for dialling (the next is tried when one
+    /// fails, and started beside it when it has not answered within a second); incoming
+    /// connections are accepted on each. Default `["utp", "tcp"]`, as libtorrent.
+    pub transports: Vec<TransportKind>,
     /// Message Stream Encryption (MSE/PE, as libtorrent, Transmission and qBittorrent
-    /// speak it). Default: [`Encryption::Prefer`].
+    /// speak it), over either transport. Default: [`Encryption::Prefer`].
     pub encryption: Encryption,
+}
+
+impl Default for PeerConfig {
+    fn default() -> Self {
+        PeerConfig {
+            transports: vec![TransportKind::Utp, TransportKind::Tcp],
+            encryption: Encryption::default(),
+        }
+    }
+}
+
+impl PeerConfig {
+    /// uTP is on.
+    pub fn utp(&self) -> bool {
+        self.transports.contains(&TransportKind::Utp)
+    }
+
+    /// TCP is on.
+    pub fn tcp(&self) -> bool {
+        self.transports.contains(&TransportKind::Tcp)
+    }
+
+    /// Only TCP (tests and embedders that want no UDP socket).
+    pub fn tcp_only() -> PeerConfig {
+        PeerConfig {
+            transports: vec![TransportKind::Tcp],
+            ..PeerConfig::default()
+        }
+    }
+
+    fn check(&self) -> Result<(), BadValue> {
+        let bad = |key, problem: String| Err(BadValue { key, problem });
+        if self.transports.is_empty() {
+            return bad(
+                "peer.transports",
+                "must name at least one of \"utp\" and \"tcp\"".into(),
+            );
+        }
+        if self.transports.len() == 2 && self.transports[0] == self.transports[1] {
+            return bad(
+                "peer.transports",
+                format!("names \"{}\" twice", self.transports[0].name()),
+            );
+        }
+        Ok(())
+    }
 }
 
 /// `[peer] encryption`: MSE/PE (RC4 over a Diffie-Hellman handshake) for peer connections.

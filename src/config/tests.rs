@@ -359,17 +359,41 @@ fn out_of_range_numbers_are_refused_naming_key_and_range() {
 }
 
 #[test]
+fn peer_transports_parse_and_validate() {
+    use crate::config::engine::TransportKind::{Tcp, Utp};
+    let d = Config::default().engine.peer;
+    assert_eq!(d.transports, [Utp, Tcp]);
+    let c = Config::from_toml("[peer]\ntransports = [\"utp\"]\n", Path::new("x")).unwrap();
+    assert!(c.engine.peer.utp() && !c.engine.peer.tcp());
+    let c = Config::from_toml("[peer]\ntransports = [\"tcp\", \"utp\"]\n", Path::new("x")).unwrap();
+    assert_eq!(c.engine.peer.transports, [Tcp, Utp]);
+    for (bad, says) in [
+        ("[peer]\ntransports = []\n", "at least one"),
+        ("[peer]\ntransports = [\"tcp\", \"tcp\"]\n", "twice"),
+        ("[peer]\ntransports = [\"quic\"]\n", "quic"),
+        ("[peer]\ntransport = [\"tcp\"]\n", "transport"),
+    ] {
+        let e = Config::from_toml(bad, Path::new("x"))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains(says) && e.contains("transport"), "{bad:?}: {e}");
+    }
+}
+
+#[test]
 fn dht_table_parses_and_validates() {
     let d = Config::default().engine.dht;
     assert!(d.enabled && d.port.is_none() && d.bootstrap.len() == 4);
-    assert_eq!(d.udp_port(7000), 7000);
+    assert_eq!(d.udp_port(7000, false), 7000);
+    assert_eq!(d.udp_port(7000, true), 7001, "uTP has 7000's UDP side");
+    assert_eq!(d.udp_port(65535, true), 0);
     let c = Config::from_toml(
         "[dht]\nenabled = false\nport = 7001\nbootstrap = [\"127.0.0.2:6881\", \"[::1]:7\"]\n",
         Path::new("x"),
     )
     .unwrap();
     assert!(!c.engine.dht.enabled);
-    assert_eq!(c.engine.dht.udp_port(6881), 7001);
+    assert_eq!(c.engine.dht.udp_port(6881, true), 7001);
     assert_eq!(c.engine.dht.bootstrap, ["127.0.0.2:6881", "[::1]:7"]);
     for bad in [
         "[dht]\nbootstrap = [\"router\"]\n",

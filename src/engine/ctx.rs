@@ -13,6 +13,7 @@ use super::link::message::{PeerError, PeerEvent};
 use super::link::stream::PeerStream;
 use crate::api::TorrentId;
 use crate::config::engine::EngineConfig;
+use crate::lock::MutexExt;
 use crate::metainfo::InfoHash;
 use crate::peer::PeerId;
 use crate::peer::wire::Handshake;
@@ -26,6 +27,9 @@ use super::torrent::announce::AnnounceJob;
 pub const MAX_ANNOUNCES: usize = 32;
 /// Incoming connections allowed to be in their handshake at once (beyond: closed at once).
 pub const MAX_PENDING_INCOMING: usize = 128;
+/// Addresses remembered as not answering uTP ([`SessionCtx::no_utp`]).
+pub const MAX_NO_UTP: usize = 8192;
+
 /// Incoming MSE/PE handshakes at once (each costs two 768-bit modular exponentiations);
 /// beyond, a connection that starts one is closed at once. Part of the
 /// [`MAX_PENDING_INCOMING`] connections.
@@ -139,6 +143,12 @@ pub struct SessionCtx {
     pub dht: Arc<crate::dht::DhtSlot>,
     /// Local Service Discovery (BEP 14), when enabled and started.
     pub lsd: Option<crate::lsd::Lsd>,
+    /// The uTP socket (BEP 29), when uTP is on: dials go through it.
+    pub utp: Option<Arc<crate::peer::utp::UtpSocket>>,
+    /// Addresses that did not answer uTP but did TCP: dialled over TCP first from then on
+    /// (as libtorrent marks a peer that does not support uTP). At most
+    /// [`MAX_NO_UTP`]; forgotten all at once when full.
+    pub no_utp: std::sync::Mutex<std::collections::HashSet<SocketAddr>>,
     /// Runs `on_added` / `on_complete` programs (see [`super::hooks`]).
     pub hooks: super::hooks::HookRunner,
     /// The IP filter in force (none until the `ip_filter` file is read) and its count of
@@ -178,6 +188,18 @@ impl SessionCtx {
         events: mpsc::UnboundedSender<SessionEvent>,
         dht: Option<crate::dht::Dht>,
         lsd: Option<crate::lsd::Lsd>,
+    ) -> Arc<SessionCtx> {
+        SessionCtx::with_transports(config, listen_port, events, dht, lsd, None)
+    }
+
+    /// [`SessionCtx::with_peer_sources`] with the uTP socket to dial through.
+    pub fn with_transports(
+        config: EngineConfig,
+        listen_port: u16,
+        events: mpsc::UnboundedSender<SessionEvent>,
+        dht: Option<crate::dht::Dht>,
+        lsd: Option<crate::lsd::Lsd>,
+        utp: Option<Arc<crate::peer::utp::UtpSocket>>,
     ) -> Arc<SessionCtx> {
         let limits = Arc::new(Limits::new(
             config.download_rate_limit,
@@ -221,9 +243,34 @@ impl SessionCtx {
             config,
             dht,
             lsd,
+            utp,
+            no_utp: Default::default(),
             ip_filter,
             webseed_http: std::sync::OnceLock::new(),
         })
+    }
+
+    /// The transports to dial `addr` with, in order: the configured ones, TCP first for an
+    /// address that answered only TCP before.
+    pub fn dial_order(&self, addr: SocketAddr) -> Vec<crate::config::engine::TransportKind> {
+        use crate::config::engine::TransportKind;
+        let mut order = self.config.peer.transports.clone();
+        if order.first() == Some(&TransportKind::Utp)
+            && order.len() > 1
+            && self.no_utp.locked().contains(&addr)
+        {
+            order.reverse();
+        }
+        order
+    }
+
+    /// A dial to `addr` that preferred uTP went through over TCP.
+    pub fn learnt_no_utp(&self, addr: SocketAddr) {
+        let mut set = self.no_utp.locked();
+        if set.len() >= MAX_NO_UTP {
+            set.clear();
+        }
+        set.insert(addr);
     }
 
     /// A fresh key, unique in the session (peer keys, disk keys).
@@ -424,4 +471,30 @@ pub enum SessionEvent {
         /// What failed, if anything.
         error: Option<String>,
     },
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::engine::TransportKind::{Tcp, Utp};
+
+    #[test]
+    fn an_address_that_answered_only_tcp_is_dialled_over_tcp_first() {
+        let (tx, _rx) = mpsc::unbounded_channel();
+        let ctx = SessionCtx::new(EngineConfig::default(), 0, tx);
+        let a: SocketAddr = "127.0.0.2:6881".parse().unwrap();
+        let b: SocketAddr = "127.0.0.3:6881".parse().unwrap();
+        assert_eq!(ctx.dial_order(a), [Utp, Tcp]);
+        ctx.learnt_no_utp(a);
+        assert_eq!(ctx.dial_order(a), [Tcp, Utp]);
+        assert_eq!(ctx.dial_order(b), [Utp, Tcp]);
+        // bounded: forgotten all at once when full
+        for i in 0..MAX_NO_UTP as u32 {
+            ctx.learnt_no_utp(SocketAddr::from((
+                std::net::Ipv4Addr::from(0x0a00_0000 + i),
+                1,
+            )));
+        }
+        assert!(ctx.no_utp.locked().len() <= MAX_NO_UTP);
+    }
 }

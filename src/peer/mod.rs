@@ -74,4 +74,5 @@ pub mod extension;
 pub mod metadata;
 pub mod mse;
 pub mod pex;
+pub mod utp;
 pub mod wire;

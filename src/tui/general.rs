@@ -263,10 +263,18 @@ pub fn facts(
         let n = d.peers.iter().filter(|p| p.flags.encrypted).count();
         format!(", {n} encrypted")
     });
+    // the focused torrent's peers by transport (uTP, BEP 29, or TCP), last: at 80 columns
+    // it is what the width cuts, not the swarm's counts
+    let transports = detail
+        .filter(|d| !d.peers.is_empty())
+        .map_or(String::new(), |d| {
+            let utp = d.peers.iter().filter(|p| p.flags.utp).count();
+            format!("; {utp} uTP, {} TCP", d.peers.len() - utp)
+        });
     out.push(fact(
         "Peers",
         format!(
-            "{} connected ({} {}{encrypted}); swarm {} {}, {} {}",
+            "{} connected ({} {}{encrypted}); swarm {} {}, {} {}{transports}",
             row.peers,
             row.seeds,
             plural(u64::from(row.seeds), "seed", "seeds"),
@@ -620,7 +628,7 @@ mod tests {
     }
 
     #[test]
-    fn the_peers_line_counts_encrypted_peers_when_the_detail_is_there() {
+    fn the_peers_line_counts_encrypted_and_utp_peers_when_the_detail_is_there() {
         use crate::api::{PeerFlags, PeerRow};
         let sym = Theme::default().sym;
         let row = TorrentRow {
@@ -629,12 +637,13 @@ mod tests {
             seeds: 1,
             ..TorrentRow::default()
         };
-        let peer = |encrypted, obfuscated| PeerRow {
+        let peer = |encrypted, obfuscated, utp| PeerRow {
             addr: "127.0.0.1:1".parse().unwrap(),
             client: String::new(),
             flags: PeerFlags {
                 encrypted,
                 obfuscated,
+                utp,
                 ..PeerFlags::default()
             },
             progress: 0.0,
@@ -645,14 +654,18 @@ mod tests {
             source: crate::api::PeerSource::Tracker,
         };
         let d = TorrentDetail {
-            peers: vec![peer(true, false), peer(false, true), peer(false, false)],
+            peers: vec![
+                peer(true, false, true),
+                peer(false, true, false),
+                peer(false, false, false),
+            ],
             ..TorrentDetail::default()
         };
         let f = facts(&row, Some(&d), &Keymap::default(), &sym);
         assert_eq!(
             value(&f, "Peers"),
-            "3 connected (1 seed, 1 encrypted); swarm ? seeds, ? leechers",
-            "RC4 only: a handshake-only peer is not counted"
+            "3 connected (1 seed, 1 encrypted); swarm ? seeds, ? leechers; 1 uTP, 2 TCP",
+            "RC4 only: a handshake-only peer is not counted; an encrypted uTP peer is both"
         );
         let f = facts(&row, None, &Keymap::default(), &sym);
         assert_eq!(

@@ -37,7 +37,7 @@ export CARGO_TARGET_DIR="${FUZZ_TARGET_DIR:-$here/target}"
 # one libFuzzer job per target; RSS cap well below the machine's memory
 rss_mb="${FUZZ_RSS_MB:-2048}"
 
-all=(bencode metainfo metainfo_v2 hash_messages magnet peer_wire extension metadata pex tracker_udp tracker_http lsd webseed krpc mse)
+all=(bencode metainfo metainfo_v2 hash_messages magnet peer_wire extension metadata pex tracker_udp tracker_http lsd utp webseed krpc mse)
 kept_root="$here/corpus-min"
 minimise="${FUZZ_MINIMISE:-0}"
 targets=("$@")
@@ -58,6 +58,7 @@ seed_dirs() {
     tracker_udp) echo "$fx/tracker_udp $seeds/tracker_udp" ;;
     tracker_http) echo "$fx/tracker_http $seeds/tracker_http" ;;
     lsd) echo "$seeds/lsd" ;;
+    utp) echo "$seeds/utp" ;;
     webseed) echo "$seeds/webseed" ;;
     krpc) echo "$seeds/krpc" ;;
     mse) echo "$seeds/mse" ;;

@@ -47,7 +47,8 @@ torrent is announced to the DHT. A seeder of a torrent without trackers prints R
 it is seeding and has sent an announce_peer (BEP 5) to a DHT node.
 
 Every session: listens on ip:port only, dials and announces from ip (outgoing_interfaces,
-announce_ip, so the tracker sees ip through `&ip=`), TCP only (uTP off), LSD/UPnP/NAT-PMP
+announce_ip, so the tracker sees ip through `&ip=`), TCP only (uTP off) unless --transport
+utp (uTP only: TCP off both ways, 4 MiB socket buffers) or both, LSD/UPnP/NAT-PMP
 and PEX off, several connections per IP allowed (all test peers share 127.0.0.0/8), reconnect
 after 1 s, tracker intervals honoured down to 1 s. `--connect` dials a peer directly (once a
 second while the torrent has no peer), for a peer the tracker cannot announce (same IP).
@@ -155,6 +156,17 @@ def session_settings(a, upload_limit=0, download_limit=0):
     if getattr(a, "lsd", False):
         settings["enable_lsd"] = True
         settings["local_service_announce_interval"] = 2
+    transport = getattr(a, "transport", "tcp")
+    tcp, utp = {"tcp": (True, False), "utp": (False, True), "both": (True, True)}[transport]
+    settings.update(
+        enable_outgoing_tcp=tcp,
+        enable_incoming_tcp=tcp,
+        enable_outgoing_utp=utp,
+        enable_incoming_utp=utp,
+    )
+    if utp:
+        # the kernel's 208 KiB default drops datagrams when the network thread stalls
+        settings.update(recv_socket_buffer_size=4 << 20, send_socket_buffer_size=4 << 20)
     if getattr(a, "no_outgoing", False):
         settings["enable_outgoing_tcp"] = False
     if getattr(a, "no_incoming", False):
@@ -316,13 +328,17 @@ class Events:
             log(al.message())
 
 
+# peer_info flag of a uTP connection (bit 17; the 2.0 bindings do not export it)
+UTP_SOCKET = getattr(lt.peer_info, "utp_socket", 1 << 17)
+
 PEER_SOURCES = [(0x1, "tracker"), (0x2, "dht"), (0x4, "pex"), (0x8, "lsd"), (0x10, "resume"),
                 (0x20, "incoming")]
 
 
 def report_peers(h, seen):
-    """Print `PEER <ip>:<port> <sources>` and `CRYPTO <ip>:<port> rc4|mse-plaintext|none`
-    once for every peer newly connected (its handshake over)."""
+    """Print `PEER <ip>:<port> <sources> <utp|tcp>` and
+    `CRYPTO <ip>:<port> rc4|mse-plaintext|none` once for every peer newly connected (its
+    handshake over)."""
     try:
         peers = h.get_peer_info()
     except RuntimeError:
@@ -336,7 +352,8 @@ def report_peers(h, seen):
             continue  # told once its handshake is over (the encryption is known then)
         seen.add(key)
         src = ",".join(name for bit, name in PEER_SOURCES if p.source & bit) or "none"
-        print(f"PEER {key} {src}", flush=True)
+        transport = "utp" if p.flags & UTP_SOCKET else "tcp"
+        print(f"PEER {key} {src} {transport}", flush=True)
         # MSE/PE: RC4 stream, plaintext after an encrypted handshake, or no MSE at all
         if p.flags & lt.peer_info.rc4_encrypted:
             enc = "rc4"
@@ -353,8 +370,15 @@ def status_line(h):
         f"state={s.state} progress={s.progress * 100:.1f}% peers={s.num_peers} "
         f"down={s.download_rate}B/s up={s.upload_rate}B/s "
         f"total_down={s.total_payload_download} total_up={s.total_payload_upload} "
-        f"failed={s.total_failed_bytes}"
+        f"failed={s.total_failed_bytes} utp_peers={utp_peers(h)}"
     )
+
+
+def utp_peers(h):
+    try:
+        return sum(1 for p in h.get_peer_info() if p.flags & UTP_SOCKET)
+    except RuntimeError:
+        return 0
 
 
 def dial(h, peers, last, now):
@@ -584,7 +608,9 @@ def main():
         sp.add_argument("--no-incoming", action="store_true",
                         help="accept no TCP connection")
         sp.add_argument("--report-peers", action="store_true",
-                        help="print PEER <ip>:<port> <sources> for each new peer")
+                        help="print PEER <ip>:<port> <sources> <utp|tcp> and CRYPTO lines for each new peer")
+        sp.add_argument("--transport", choices=["tcp", "utp", "both"], default="tcp",
+                        help="tcp: TCP only (default); utp: uTP only, TCP off both ways; both")
         sp.add_argument("--encryption", choices=["plain", "prefer", "forced"], default="plain",
                         help="plain: dial plaintext, accept both (default); prefer: MSE first; "
                         "forced: MSE only")

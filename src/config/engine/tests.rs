@@ -46,6 +46,7 @@ max_connections_per_server = 2
 min_rate = "4K"
 min_rate_window = 10
 [peer]
+transports = ["tcp", "utp"]
 encryption = "require"
 [seeding]
 ratio_limit = 2
@@ -123,7 +124,8 @@ days = "weekends"
             min_rate: 4096,
             min_rate_window: 10,
         },
-        peer: crate::config::engine::PeerConfig {
+        peer: PeerConfig {
+            transports: vec![TransportKind::Tcp, TransportKind::Utp],
             encryption: crate::config::engine::Encryption::Require,
         },
         seeding: crate::config::engine::SeedingConfig {

@@ -60,6 +60,8 @@ pub struct PeerInfo {
     /// The peer's listen port from BEP 10 `p` (0 = not sent): where an incoming peer can be
     /// dialled later, and what PEX tells others.
     pub listen_port: AtomicU16,
+    /// The connection runs over uTP (BEP 29), not TCP.
+    pub utp: bool,
     /// What its MSE/PE handshake selected (RC4, or plaintext after it); `None`: a
     /// plaintext BitTorrent connection.
     pub mse: Option<Method>,
@@ -108,8 +110,15 @@ impl PeerInfo {
             requests_seen: AtomicU64::new(0),
             client: std::sync::Mutex::new(None),
             listen_port: AtomicU16::new(0),
+            utp: false,
             mse: None,
         }
+    }
+
+    /// The same, over uTP when `utp`.
+    pub fn over_utp(mut self, utp: bool) -> PeerInfo {
+        self.utp = utp;
+        self
     }
 
     /// The same, with what its MSE/PE handshake selected (`None`: plaintext BitTorrent).

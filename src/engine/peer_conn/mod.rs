@@ -2,8 +2,9 @@
 //! an upload pump that owns the socket's write half.
 //!
 //! Connections are generic over the byte stream ([`Transport`]: anything that splits into an
-//! `AsyncRead` and an `AsyncWrite`), so TCP, an MSE/PE stream over it, and uTP later are
-//! additions; tests drive them over in-memory pipes. What a connection shares with its
+//! `AsyncRead` and an `AsyncWrite`): TCP and uTP ([`dial`] tries them in the configured
+//! order), each plain or under MSE/PE; tests drive them over in-memory pipes. What a
+//! connection shares with its
 //! torrent (orders, events, [`PeerInfo`], [`TorrentShared`], [`MetadataFetch`]) lives in
 //! [`crate::engine::link`], below both.
 //!
@@ -43,10 +44,12 @@ use super::link::metadata::MetadataFetch;
 use super::link::peer::PeerInfo;
 use super::link::shared::TorrentShared;
 use super::link::stream::{PeerStream, Transport};
-use crate::config::engine::Encryption;
+use crate::config::engine::{Encryption, TransportKind};
+use crate::engine::link::stream::RawStream;
 use crate::metainfo::InfoHash;
 use crate::peer::PeerId;
 use crate::peer::mse::Policy;
+use crate::peer::utp::UtpSocket;
 use crate::peer::wire::{self, Handshake};
 
 /// Connect timeout for outgoing connections.
@@ -67,7 +70,77 @@ pub const WRITE_STALL_TIMEOUT: Duration = Duration::from_secs(30);
 /// the choker (it loses its upload slot).
 pub const STALL_CHOKE: Duration = Duration::from_secs(2);
 
-/// Connect to `addr`, exchange handshakes for `ours.info_hash`, return the stream and theirs.
+/// How long the preferred transport has alone before the next one is tried beside it.
+pub const FALLBACK_AFTER: Duration = Duration::from_secs(1);
+
+/// Dial `addr` over the `transports` in order of preference and exchange handshakes for
+/// `ours.info_hash` (BEP 3), each attempt as [`connect`] does it (MSE/PE per `encryption`,
+/// the peer may answer with `alias`). The first transport has [`FALLBACK_AFTER`] to get
+/// through before the next one is started beside it (at once when it fails); the first
+/// handshake to complete wins and the other attempt is dropped. uTP is skipped without a
+/// socket.
+///
+/// # Errors
+/// The last attempt's error: connect/handshake timeouts, I/O errors, a refused MSE
+/// handshake (with `require`), a wrong info hash or protocol string, or a connection to
+/// ourselves.
+pub async fn dial(
+    addr: SocketAddr,
+    ours: Handshake,
+    alias: Option<InfoHash>,
+    encryption: Encryption,
+    transports: &[TransportKind],
+    utp: Option<&UtpSocket>,
+) -> Result<(PeerStream, Handshake), PeerError> {
+    let usable: Vec<TransportKind> = transports
+        .iter()
+        .copied()
+        .filter(|t| *t == TransportKind::Tcp || utp.is_some())
+        .collect();
+    let one = |t: TransportKind| async move {
+        match (t, utp) {
+            (TransportKind::Utp, Some(u)) => connect_utp(u, addr, ours, alias, encryption).await,
+            _ => connect(addr, ours, alias, encryption).await,
+        }
+    };
+    let (first, second) = match usable.as_slice() {
+        [] => return Err(PeerError::Closed("no transport to dial with")),
+        [a] => return one(*a).await,
+        [a, b, ..] => (one(*a), one(*b)),
+    };
+    tokio::pin!(first);
+    let head_start = tokio::time::sleep(FALLBACK_AFTER);
+    tokio::pin!(head_start);
+    tokio::select! {
+        r = &mut first => match r {
+            Ok(x) => return Ok(x),
+            Err(e) if fatal(&e) => return Err(e),
+            Err(_) => return second.await,
+        },
+        _ = &mut head_start => {}
+    }
+    tokio::pin!(second);
+    tokio::select! {
+        r = &mut first => match r {
+            Ok(x) => Ok(x),
+            Err(e) if fatal(&e) => Err(e),
+            Err(_) => second.await,
+        },
+        r = &mut second => match r {
+            Ok(x) => Ok(x),
+            Err(e) if fatal(&e) => Err(e),
+            Err(_) => first.await,
+        },
+    }
+}
+
+/// An error no other transport would change: the peer is us, or serves another torrent.
+fn fatal(e: &PeerError) -> bool {
+    matches!(e, PeerError::SelfConnection | PeerError::WrongInfoHash)
+}
+
+/// Connect to `addr` over TCP, exchange handshakes for `ours.info_hash`, return the stream
+/// and theirs.
 /// The peer may answer with `alias` instead (a hybrid torrent's v2 hash cut to 20 bytes: a
 /// v2 peer that heard our BEP 52 bit switches to it, as libtorrent does).
 /// With `encryption` [`Encryption::Prefer`] the connection starts with an MSE/PE handshake
@@ -84,12 +157,45 @@ pub async fn connect(
     alias: Option<InfoHash>,
     encryption: Encryption,
 ) -> Result<(PeerStream, Handshake), PeerError> {
+    connect_over(|| tcp_connect(addr), addr, ours, alias, encryption).await
+}
+
+/// [`connect`] over uTP on `socket` (BEP 29): the same handshakes, MSE/PE included, on a
+/// uTP stream.
+///
+/// # Errors
+/// As [`connect`]; a uTP connect that gets no answer (the socket's own SYN timeouts) or
+/// a socket at its connection limit.
+pub async fn connect_utp(
+    socket: &UtpSocket,
+    addr: SocketAddr,
+    ours: Handshake,
+    alias: Option<InfoHash>,
+    encryption: Encryption,
+) -> Result<(PeerStream, Handshake), PeerError> {
+    let open = || async { Ok::<_, PeerError>(socket.connect(addr).await?) };
+    connect_over(open, addr, ours, alias, encryption).await
+}
+
+/// [`connect`] over whatever `open` connects (called again for the plaintext retry).
+async fn connect_over<S, F, Fut>(
+    open: F,
+    addr: SocketAddr,
+    ours: Handshake,
+    alias: Option<InfoHash>,
+    encryption: Encryption,
+) -> Result<(PeerStream, Handshake), PeerError>
+where
+    S: RawStream,
+    F: Fn() -> Fut,
+    Fut: std::future::Future<Output = Result<S, PeerError>>,
+{
     let policy = match encryption {
-        Encryption::Disable => return connect_plain(addr, ours, alias).await,
+        Encryption::Disable => return connect_plain(open().await?, ours, alias).await,
         Encryption::Prefer => Policy::Prefer,
         Encryption::Require => Policy::Require,
     };
-    let stream = tcp_connect(addr).await?;
+    let stream = open().await?;
     let mse = tokio::time::timeout(
         mse::MSE_TIMEOUT,
         mse::initiate(stream, ours.info_hash, &ours.to_bytes(), policy),
@@ -100,13 +206,13 @@ pub async fn connect(
         Ok(s) => s,
         Err(e) if encryption == Encryption::Prefer => {
             tracing::debug!(%addr, "MSE handshake failed ({e}); dialling again in plaintext");
-            return connect_plain(addr, ours, alias).await;
+            return connect_plain(open().await?, ours, alias).await;
         }
         Err(e) => return Err(e),
     };
     // our handshake went out as the initial payload
     let theirs = exchange(&mut stream, ours, alias, false).await?;
-    Ok((PeerStream::TcpMse(Box::new(stream)), theirs))
+    Ok((S::encrypted(stream), theirs))
 }
 
 /// A TCP connection to `addr` within [`CONNECT_TIMEOUT`], Nagle off.
@@ -118,15 +224,14 @@ async fn tcp_connect(addr: SocketAddr) -> Result<TcpStream, PeerError> {
     Ok(stream)
 }
 
-/// [`connect`] in plaintext.
-async fn connect_plain(
-    addr: SocketAddr,
+/// [`connect`]'s plaintext handshake on a connected `stream`.
+async fn connect_plain<S: RawStream>(
+    mut stream: S,
     ours: Handshake,
     alias: Option<InfoHash>,
 ) -> Result<(PeerStream, Handshake), PeerError> {
-    let mut stream = tcp_connect(addr).await?;
     let theirs = exchange(&mut stream, ours, alias, true).await?;
-    Ok((PeerStream::Tcp(stream), theirs))
+    Ok((stream.plain(), theirs))
 }
 
 /// Send our handshake (unless it went out already) and read theirs, within

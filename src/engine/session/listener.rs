@@ -1,12 +1,12 @@
-//! The listener: incoming TCP connections are routed by the info hash of their handshake
-//! (BEP 3), or of their MSE/PE handshake, off the session's task, and only a finished
-//! handshake for a torrent the session serves reaches it (as [`SessionEvent::Handshaken`]).
+//! The listener: incoming TCP and uTP connections are routed by the info hash of their
+//! handshake (BEP 3), or of their MSE/PE handshake, off the session's task, and only a
+//! finished handshake for a torrent the session serves reaches it (as
+//! [`SessionEvent::Handshaken`]).
 
 use std::net::SocketAddr;
 use std::sync::Arc;
 
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite};
-use tokio::net::TcpStream;
 
 use super::Session;
 use super::library::Registry;
@@ -14,16 +14,16 @@ use crate::config::engine::Encryption;
 use crate::engine::ctx::{
     MAX_MSE_HANDSHAKES, MAX_PENDING_INCOMING, SessionCtx, SessionEvent, SlotKind,
 };
-use crate::engine::link::stream::PeerStream;
+use crate::engine::link::stream::RawStream;
 use crate::engine::peer_conn;
 use crate::metainfo::InfoHash;
 use crate::peer::mse::Policy;
 use crate::peer::wire::{self, Handshake};
 
 impl Session {
-    /// A connection came in: route it on a task of its own, at most
+    /// A connection came in (TCP, Nagle already off, or uTP): route it on a task of its own, at most
     /// [`MAX_PENDING_INCOMING`] at once (more are closed at once).
-    pub(super) fn incoming(&mut self, stream: TcpStream, addr: SocketAddr) {
+    pub(super) fn incoming<S: RawStream>(&mut self, stream: S, addr: SocketAddr) {
         if self.ctx.ip_filter.pending() {
             tracing::debug!(%addr, "incoming connection before the IP filter is read; closing");
             return;
@@ -51,22 +51,21 @@ impl Session {
     }
 }
 
-/// Read the first bytes of an incoming connection: `19` + `BitTorrent protocol` is a
-/// plaintext handshake, anything else an MSE/PE handshake ([`peer_conn::mse::respond`],
-/// which finds the torrent among all the session holds, at most [`MAX_MSE_HANDSHAKES`] at
-/// once, within [`peer_conn::mse::MSE_TIMEOUT`]). `[peer] encryption = "require"` closes
-/// plaintext connections, `"disable"` MSE ones. If the handshake names a torrent we serve,
-/// finish it and hand the stream to the session. Unknown info hashes are closed at once
-/// (BEP 3: "if the receiving side does not serve the info hash, it drops the connection"),
-/// and so is anything that is neither handshake or does not arrive within
-/// [`peer_conn::HANDSHAKE_TIMEOUT`].
-pub(super) async fn route_incoming(
-    mut stream: TcpStream,
+/// Read the first bytes of an incoming connection (TCP or uTP, `stream`): `19` +
+/// `BitTorrent protocol` is a plaintext handshake, anything else an MSE/PE handshake
+/// ([`peer_conn::mse::respond`], which finds the torrent among all the session holds, at
+/// most [`MAX_MSE_HANDSHAKES`] at once, within [`peer_conn::mse::MSE_TIMEOUT`]).
+/// `[peer] encryption = "require"` closes plaintext connections, `"disable"` MSE ones. If
+/// the handshake names a torrent we serve, finish it and hand the stream to the session.
+/// Unknown info hashes are closed at once (BEP 3: "if the receiving side does not serve
+/// the info hash, it drops the connection"), and so is anything that is neither handshake
+/// or does not arrive within [`peer_conn::HANDSHAKE_TIMEOUT`].
+pub(super) async fn route_incoming<S: RawStream>(
+    mut stream: S,
     addr: SocketAddr,
     registry: Registry,
     ctx: Arc<SessionCtx>,
 ) {
-    let _ = stream.set_nodelay(true);
     let mut first = [0u8; 20];
     match tokio::time::timeout(peer_conn::HANDSHAKE_TIMEOUT, stream.read_exact(&mut first)).await {
         Ok(Ok(_)) => {}
@@ -86,7 +85,7 @@ pub(super) async fn route_incoming(
                 addr,
                 outgoing: false,
                 remote,
-                stream: PeerStream::Tcp(stream),
+                stream: stream.plain(),
             });
         }
         return;
@@ -139,7 +138,7 @@ pub(super) async fn route_incoming(
             addr,
             outgoing: false,
             remote,
-            stream: PeerStream::TcpMse(Box::new(stream)),
+            stream: S::encrypted(stream),
         });
     }
 }
@@ -191,7 +190,7 @@ mod tests {
     use crate::peer::mse::Method;
     use crate::peer::wire::HANDSHAKE_LEN;
     use tokio::io::AsyncWriteExt;
-    use tokio::net::TcpListener;
+    use tokio::net::{TcpListener, TcpStream};
     use tokio::sync::mpsc;
 
     /// A listener whose one accepted connection is routed with `registry`; returns the

@@ -31,6 +31,7 @@ macro_rules! env {
     };
 }
 
+mod bind;
 mod categories;
 mod create;
 mod disk_guard;
@@ -58,7 +59,6 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use tokio::net::TcpListener;
 use tokio::sync::mpsc;
 
 use super::alt_speed::AltSpeeds;
@@ -107,8 +107,13 @@ impl Session {
         mut self,
         mut commands: mpsc::Receiver<Command>,
         mut events: mpsc::UnboundedReceiver<SessionEvent>,
-        listener: TcpListener,
+        listeners: bind::Listeners,
     ) {
+        let bind::Listeners {
+            tcp: listener,
+            utp_incoming: mut utp_in,
+            ..
+        } = listeners;
         // a changed DHT node count is published (the status bar shows it)
         let mut dht_nodes = self.ctx.dht.get().map(|d| d.watch_nodes());
         let mut dht_generation = self.ctx.dht.generation();
@@ -155,13 +160,30 @@ impl Session {
                         self.event(ev);
                     }
                 }
-                a = listener.accept() => match a {
-                    Ok((stream, addr)) => self.incoming(stream, addr),
+                a = async {
+                    match &listener {
+                        Some(l) => l.accept().await,
+                        None => std::future::pending().await,
+                    }
+                } => match a {
+                    Ok((stream, addr)) => match stream.set_nodelay(true) {
+                        Ok(()) => self.incoming(stream, addr),
+                        Err(e) => tracing::debug!(%addr, "incoming connection: {e}"),
+                    },
                     Err(e) => {
                         tracing::warn!("accept failed: {e}");
                         tokio::time::sleep(Duration::from_millis(100)).await;
                     }
                 },
+                Some(s) = async {
+                    match utp_in.as_mut() {
+                        Some(rx) => rx.recv().await,
+                        None => std::future::pending().await,
+                    }
+                } => {
+                    let addr = s.peer_addr();
+                    self.incoming(s, addr);
+                }
                 _ = sleep_until(deadline), if deadline.is_some() => self.timers_due(),
                 Some(Ok(())) = async {
                     match dht_nodes.as_mut() {

@@ -153,7 +153,9 @@ impl Session {
         if on {
             let ctx = self.ctx.clone();
             tokio::spawn(async move {
-                let node = super::start::start_dht_node(&ctx.config.dht, ctx.listen_port).await;
+                let utp = ctx.utp.is_some();
+                let node =
+                    super::start::start_dht_node(&ctx.config.dht, ctx.listen_port, utp).await;
                 ctx.send(SessionEvent::DhtStarted(node));
             });
         } else if let Some(node) = self.ctx.dht.take() {

@@ -8,7 +8,6 @@ use std::path::Path;
 use std::sync::Arc;
 
 use anyhow::Context as _;
-use tokio::net::TcpListener;
 use tokio::sync::{mpsc, watch};
 
 use super::Session;
@@ -110,19 +109,13 @@ async fn start_session(
         download_dir: super::library::absolute(config.download_dir.clone()),
         ..config
     };
-    let listener = TcpListener::bind(("0.0.0.0", config.listen_port))
-        .await
-        .with_context(|| {
-            format!(
-                "cannot listen for peers on TCP port {} (set listen_port in the config or use --port)",
-                config.listen_port
-            )
-        })?;
-    let listen_port = listener.local_addr()?.port();
+    let listeners = super::bind::bind(&config).await?;
+    let listen_port = listeners.port;
     let dht = start_dht(&config, listen_port).await;
     let (ev_tx, ev_rx) = mpsc::unbounded_channel();
     let lsd = start_lsd(&config, listen_port, ev_tx.clone());
-    let ctx = SessionCtx::with_peer_sources(config, listen_port, ev_tx, dht, lsd);
+    let ctx =
+        SessionCtx::with_transports(config, listen_port, ev_tx, dht, lsd, listeners.utp.clone());
     let (cmd_tx, cmd_rx) = mpsc::channel(256);
     let (snap_tx, snap_rx) = watch::channel(Arc::new(Snapshot {
         seq: 0,
@@ -189,7 +182,7 @@ async fn start_session(
     // the first snapshot has the settings (and the categories) even with no torrent
     session.publish_now = true;
     session.after_input();
-    let task = tokio::spawn(session.run(cmd_rx, ev_rx, listener));
+    let task = tokio::spawn(session.run(cmd_rx, ev_rx, listeners));
     Ok(SessionHandle {
         client,
         listen_port,
@@ -197,24 +190,27 @@ async fn start_session(
     })
 }
 
-/// Start the DHT node when the config asks for one: UDP on `[dht] port` (default: the TCP
-/// listen port), dual stack (`[::]`, BEP 32) where the host has IPv6, else IPv4 only. A
-/// node that cannot start is logged and the session runs without it.
+/// Start the DHT node when the config asks for one: UDP on `[dht] port` (default: the
+/// listen port, or the next one when uTP has the listen port's UDP side), dual stack
+/// (`[::]`, BEP 32) where the host has IPv6, else IPv4 only. A node that cannot start is
+/// logged and the session runs without it.
 async fn start_dht(config: &EngineConfig, listen_port: u16) -> Option<crate::dht::Dht> {
     if !config.dht.enabled {
         return None;
     }
-    start_dht_node(&config.dht, listen_port).await
+    start_dht_node(&config.dht, listen_port, config.peer.utp()).await
 }
 
 /// Start a DHT node as `[dht]` says, whether `enabled` or not (also when it is switched on
-/// while the session runs); `None` when it cannot start (logged).
+/// while the session runs); `None` when it cannot start (logged). `utp`: the uTP socket
+/// has the listen port's UDP side (the node's default port is then the next one).
 pub(super) async fn start_dht_node(
     config: &crate::config::engine::DhtConfig,
     listen_port: u16,
+    utp: bool,
 ) -> Option<crate::dht::Dht> {
     use std::net::{Ipv4Addr, Ipv6Addr};
-    let port = config.udp_port(listen_port);
+    let port = config.udp_port(listen_port, utp);
     let opts = |bind: SocketAddr| crate::dht::DhtOptions {
         bind,
         bootstrap: config.bootstrap.clone(),

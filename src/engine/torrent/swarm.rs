@@ -15,6 +15,7 @@ use tokio::sync::mpsc;
 use super::peers::PeerHandle;
 use super::{Env, QUIET_AFTER, TimerKey, Torrent, TorrentTimer, choke};
 use crate::api::{EventKind, EventLevel, PeerSource};
+use crate::config::engine::TransportKind;
 use crate::engine::ctx::{SessionEvent, SlotKind};
 use crate::engine::ip_filter::Blocklist;
 use crate::engine::link::message::{PeerCtrl, PeerError, PeerEvent};
@@ -167,14 +168,22 @@ impl Torrent {
             let alias = self.v2_alias();
             tokio::spawn(async move {
                 let _slot = slot;
-                match peer_conn::connect(addr, ours, alias, ctx.config.peer.encryption).await {
-                    Ok((stream, remote)) => ctx.send(SessionEvent::Handshaken {
-                        info_hash: ours.info_hash,
-                        addr,
-                        outgoing: true,
-                        remote,
-                        stream,
-                    }),
+                let order = ctx.dial_order(addr);
+                let encryption = ctx.config.peer.encryption;
+                let utp = ctx.utp.as_deref();
+                match peer_conn::dial(addr, ours, alias, encryption, &order, utp).await {
+                    Ok((stream, remote)) => {
+                        if order.first() == Some(&TransportKind::Utp) && !stream.is_utp() {
+                            ctx.learnt_no_utp(addr);
+                        }
+                        ctx.send(SessionEvent::Handshaken {
+                            info_hash: ours.info_hash,
+                            addr,
+                            outgoing: true,
+                            remote,
+                            stream,
+                        })
+                    }
                     Err(error) => ctx.send(SessionEvent::DialFailed {
                         torrent: id,
                         addr,
@@ -272,21 +281,39 @@ impl Torrent {
             }
             return refuse("blocked by the IP filter");
         }
-        // an incoming connection from the peer we dialled (it told its listen port): keep
-        // the one libtorrent's rule keeps, as the peer will (see `keeps_outgoing`)
-        if outgoing && keeps_outgoing(env.ctx.listen_port, addr.port()) {
-            let twin = self
-                .peers
-                .iter()
-                .find_map(|(k, p)| (!p.info.outgoing && p.info.reaches(addr)).then_some(*k));
-            if let Some(twin) = twin
-                && let Some(p) = self.peers.remove(twin)
-            {
-                p.send(PeerCtrl::Disconnect("connected twice"));
-                self.book.disconnected(p.info.addr, true, false, env.now);
-                self.choker.peer_gone(twin);
+        // one peer, two connections (each end dialled the other): keep the one
+        // libtorrent's rule keeps, as the peer will (see `keeps_outgoing`). The twin of a
+        // new outgoing connection is an incoming one from that address or that told it as
+        // its listen port; the twin of a new incoming one is the connection we dialled at
+        // its address, which is how an incoming uTP connection arrives (its UDP socket is
+        // on its listen port), whatever the two transports are.
+        let twin = self.peers.iter().find_map(|(k, p)| {
+            let reaches = if outgoing {
+                !p.info.outgoing && p.info.reaches(addr)
+            } else {
+                p.info.outgoing && p.info.addr == addr
+            };
+            reaches.then_some(*k)
+        });
+        if let Some(twin) = twin {
+            match resolve_twin(outgoing, env.ctx.listen_port, addr.port()) {
+                Twin::CloseOld => {
+                    if let Some(p) = self.peers.remove(twin) {
+                        tracing::debug!(%addr, outgoing, "peer connected twice: the older connection closed");
+                        p.send(PeerCtrl::Disconnect("connected twice"));
+                        self.book
+                            .disconnected(p.info.addr, !p.info.outgoing, false, env.now);
+                        self.choker.peer_gone(twin);
+                    }
+                    // (the connection admitted now has asked for nothing yet)
+                }
+                Twin::RefuseNew => {
+                    if outgoing {
+                        self.book.connected(addr, PeerSource::Tracker, env.now);
+                    }
+                    return refuse("connected twice (the peer keeps the other connection)");
+                }
             }
-            // (the connection admitted now has asked for nothing yet)
         }
         if self.peers.has_peer_id(&remote.peer_id) || self.peers.has_addr(&addr) {
             if outgoing {
@@ -338,12 +365,14 @@ impl Torrent {
         self.book.connected(addr, source, env.now);
         let key = env.ctx.key();
         let info = Arc::new(
-            PeerInfo::new(addr, outgoing, remote.peer_id, source, now_ms).with_mse(stream.mse()),
+            PeerInfo::new(addr, outgoing, remote.peer_id, source, now_ms)
+                .over_utp(stream.is_utp())
+                .with_mse(stream.mse()),
         );
         let (ctrl_tx, ctrl_rx) = mpsc::unbounded_channel();
         self.peers
             .insert(key, PeerHandle::new(info.clone(), ctrl_tx, now_ms));
-        tracing::debug!(torrent = %self.sum.name, %addr, outgoing, source = source.label(), "peer connected");
+        tracing::debug!(torrent = %self.sum.name, %addr, outgoing, utp = info.utp, source = source.label(), "peer connected");
         match (shared, fetch) {
             (Some(t), _) => {
                 tokio::spawn(async move {
@@ -352,7 +381,13 @@ impl Torrent {
                         PeerStream::Tcp(s) => {
                             peer_conn::run(t.clone(), key, s, info, remote, ctrl_rx).await
                         }
+                        PeerStream::Utp(s) => {
+                            peer_conn::run(t.clone(), key, s, info, remote, ctrl_rx).await
+                        }
                         PeerStream::TcpMse(s) => {
+                            peer_conn::run(t.clone(), key, *s, info, remote, ctrl_rx).await
+                        }
+                        PeerStream::UtpMse(s) => {
                             peer_conn::run(t.clone(), key, *s, info, remote, ctrl_rx).await
                         }
                     };
@@ -366,7 +401,13 @@ impl Torrent {
                         PeerStream::Tcp(s) => {
                             peer_conn::run_metadata(f.clone(), key, s, info, remote, ctrl_rx).await
                         }
+                        PeerStream::Utp(s) => {
+                            peer_conn::run_metadata(f.clone(), key, s, info, remote, ctrl_rx).await
+                        }
                         PeerStream::TcpMse(s) => {
+                            peer_conn::run_metadata(f.clone(), key, *s, info, remote, ctrl_rx).await
+                        }
+                        PeerStream::UtpMse(s) => {
                             peer_conn::run_metadata(f.clone(), key, *s, info, remote, ctrl_rx).await
                         }
                     };
@@ -584,6 +625,26 @@ fn keeps_outgoing(ours: u16, theirs: u16) -> bool {
     ours <= theirs
 }
 
+/// Of a new connection and its twin (one peer, two connections), which goes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Twin {
+    /// The connection there already is closed; the new one is admitted.
+    CloseOld,
+    /// The new connection is refused.
+    RefuseNew,
+}
+
+/// A new connection (`new_outgoing`: we dialled it) has a twin in the other direction:
+/// the outgoing one of the two stays when [`keeps_outgoing`] (`ours`: our listen port,
+/// `theirs`: the peer's), the incoming one otherwise.
+fn resolve_twin(new_outgoing: bool, ours: u16, theirs: u16) -> Twin {
+    if keeps_outgoing(ours, theirs) == new_outgoing {
+        Twin::CloseOld
+    } else {
+        Twin::RefuseNew
+    }
+}
+
 /// What PEX (BEP 11) tells others of a connected peer: the address it can be dialled at
 /// (the one we dialled, or an incoming peer's listen port; `None` without either), seed
 /// when it has all `count` pieces, reachable when we dialled it.
@@ -634,6 +695,43 @@ mod tests {
             PeerSource::Tracker,
             0,
         )
+    }
+
+    #[test]
+    fn of_twins_the_lower_listen_port_keeps_its_outgoing_whichever_arrives_second() {
+        // our port lower: we keep the connection we dialled
+        assert_eq!(resolve_twin(true, 6881, 6890), Twin::CloseOld);
+        assert_eq!(resolve_twin(false, 6881, 6890), Twin::RefuseNew);
+        // theirs lower: the peer keeps its outgoing, our incoming
+        assert_eq!(resolve_twin(true, 6890, 6881), Twin::RefuseNew);
+        assert_eq!(resolve_twin(false, 6890, 6881), Twin::CloseOld);
+        // equal: ours
+        assert_eq!(resolve_twin(true, 6881, 6881), Twin::CloseOld);
+        assert_eq!(resolve_twin(false, 6881, 6881), Twin::RefuseNew);
+    }
+
+    #[test]
+    fn an_incoming_utp_connection_reaches_the_address_we_dial_over_tcp() {
+        // uTP's UDP socket is on the listen port's number, so an incoming uTP connection
+        // comes from the address a TCP dial goes to: the two are twins before any
+        // BEP 10 listen port is told
+        let listen: SocketAddr = "10.0.0.2:6881".parse().unwrap();
+        let inc_utp =
+            PeerInfo::new(listen, false, PeerId([2; 20]), PeerSource::Incoming, 0).over_utp(true);
+        assert!(inc_utp.reaches(listen));
+        let out_tcp = PeerInfo::new(listen, true, PeerId([3; 20]), PeerSource::Tracker, 0);
+        assert!(out_tcp.reaches(inc_utp.addr));
+        // an incoming TCP connection (an ephemeral port) only once it tells its port
+        let inc_tcp = PeerInfo::new(
+            "10.0.0.2:40000".parse().unwrap(),
+            false,
+            PeerId([4; 20]),
+            PeerSource::Incoming,
+            0,
+        );
+        assert!(!inc_tcp.reaches(listen));
+        inc_tcp.listen_port.store(6881, Ordering::Relaxed);
+        assert!(inc_tcp.reaches(listen));
     }
 
     #[test]

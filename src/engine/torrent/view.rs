@@ -132,7 +132,7 @@ pub fn peer_row(
             incoming: !i.outgoing,
             encrypted: i.mse == Some(crate::peer::mse::Method::Rc4),
             obfuscated: i.mse == Some(crate::peer::mse::Method::Plaintext),
-            utp: false,
+            utp: i.utp,
             snubbed: i.snubbed.load(Ordering::Relaxed),
             optimistic,
         },

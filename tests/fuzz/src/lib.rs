@@ -19,7 +19,7 @@ use bytes::{Bytes, BytesMut};
 use ratorrent::bencode::{self, DecodeError, Value};
 use ratorrent::lsd;
 use ratorrent::metainfo::{InfoHash, Magnet, Metainfo, magnet, path::is_contained};
-use ratorrent::peer::{extension, metadata, mse, pex, wire};
+use ratorrent::peer::{extension, metadata, mse, pex, utp, wire};
 use ratorrent::piece::merkle;
 use ratorrent::tracker::{
     self, AnnounceResponse, MAX_INTERVAL_SECS, MESSAGE_MAX_CHARS, MIN_INTERVAL_SECS, TrackerError,
@@ -1098,6 +1098,108 @@ pub fn check_lsd(data: &[u8]) {
         assert_eq!(back.cookie.as_deref(), Some(cookie.as_str()));
         assert_eq!(back.info_hashes, chunk);
     }
+}
+
+// ---------------------------------------------------------------------------------------
+// BEP 29 uTP
+// ---------------------------------------------------------------------------------------
+
+/// Datagrams sent by a connection under test, kept only as a count and checked to parse.
+struct UtpSink(usize);
+
+impl utp::conn::Out for UtpSink {
+    fn send(&mut self, d: &[u8]) -> bool {
+        let p = utp::packet::Packet::parse(d).expect("our own uTP packet parses");
+        assert!(d.len() <= utp::conn::MAX_DATAGRAM, "{} bytes", d.len());
+        assert!(p.payload.len() <= utp::conn::MSS);
+        self.0 += 1;
+        true
+    }
+}
+
+/// One datagram: refused with a bounded error, or parsed so that the header writes back
+/// to the same 20 bytes, the selective ACK is a positive multiple of 4 bytes and the
+/// payload is the datagram's tail.
+pub fn check_utp_packet(data: &[u8]) {
+    use utp::packet::{HEADER_LEN, Packet};
+    match Packet::parse(data) {
+        Err(e) => check_error(&e),
+        Ok(p) => {
+            let mut h = [0u8; HEADER_LEN];
+            p.header.write(data[1], &mut h);
+            assert_eq!(&h[..], &data[..HEADER_LEN]);
+            if let Some(m) = p.sack {
+                assert!(!m.is_empty() && m.len() % 4 == 0);
+            }
+            assert!(data.ends_with(p.payload));
+            assert!(p.payload.len() <= data.len() - HEADER_LEN);
+        }
+    }
+}
+
+/// A connection fed hostile datagrams: the input is a sequence of `[op, len, bytes...]`
+/// records. Op bit 0..1: deliver `bytes` as a datagram to an established connection (and
+/// end the batch), write `len` bytes to it, read from it, or advance the clock by
+/// `len × 10 ms` and run its timers. Nothing may panic (counters that would underflow do in
+/// these builds), the connection's datagrams parse, and its buffers stay bounded.
+pub fn check_utp_conn(data: &[u8]) {
+    use utp::conn::{Conn, RECV_WINDOW, SEND_BUFFER};
+    use utp::packet::{HEADER_LEN, Header, Packet, PacketType};
+    let mut out = UtpSink(0);
+    let syn = Header {
+        kind: PacketType::Syn,
+        conn_id: 1000,
+        timestamp_us: 1,
+        timestamp_diff_us: 0,
+        wnd_size: 1 << 20,
+        seq_nr: 500,
+        ack_nr: 0,
+    };
+    let mut now = 1_000u64;
+    let mut c = Conn::accept(&syn, 7000, now, &mut out);
+    let payload = [0xabu8; 4096];
+    let mut buf = [0u8; 8192];
+    let mut rest = data;
+    while rest.len() >= 2 {
+        let (op, len) = (rest[0], rest[1] as usize);
+        rest = &rest[2..];
+        match op & 3 {
+            0 => {
+                let n = len.min(rest.len());
+                let (d, tail) = rest.split_at(n);
+                rest = tail;
+                // the datagram with its connection id set to ours, so it reaches the
+                // connection's logic rather than the socket's routing
+                let mut dg = d.to_vec();
+                if dg.len() >= HEADER_LEN {
+                    dg[2..4].copy_from_slice(&c.recv_id().to_be_bytes());
+                }
+                if let Ok(p) = Packet::parse(&dg) {
+                    c.on_packet(&p, now, &mut out);
+                    c.ack_if_pending(now, &mut out);
+                }
+            }
+            1 => {
+                let _ = c.write(&payload[..(len * 16).min(payload.len())], now, &mut out);
+            }
+            2 => {
+                let _ = c.read(&mut buf[..len * 32], now, &mut out);
+            }
+            _ => {
+                now += len as u64 * 10_000;
+                c.on_tick(now, &mut out);
+            }
+        }
+        assert!(c.readable() <= RECV_WINDOW);
+        assert!(c.unacked() <= SEND_BUFFER + utp::conn::MAX_IN_FLIGHT * utp::conn::MSS);
+        assert!(c.flight() as usize <= c.unacked() + 1);
+    }
+}
+
+/// Both uTP checks over one input.
+pub fn check_utp(data: &[u8]) {
+    check_utp_packet(data);
+    check_utp_conn(data);
 }
 
 // ---------------------------------------------------------------------------------------
