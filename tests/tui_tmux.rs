@@ -266,8 +266,10 @@ fn tui_add_download_tabs_limit_remove_under_tmux() {
     let general = tmux.wait_for("Info hash", Duration::from_secs(5));
     assert!(general.contains(&sw.ih.to_hex()), "{general}");
     tmux.keys("Tab");
+    // the seeder, or none: two seeds may already have closed their connection (libtorrent
+    // closes redundant seed-to-seed connections)
     let peers = tmux.wait_until("a peer list", Duration::from_secs(10), |s| {
-        s.contains("Address") && (s.contains("127.0.0.2:") || s.contains("no peers connected"))
+        (s.contains("Address") && s.contains("127.0.0.2:")) || s.contains("no peers connected")
     });
     assert!(peers.contains("Peers"), "{peers}");
     tmux.keys("Tab");

@@ -79,7 +79,11 @@ fn a_web_seed_missing_a_file_is_shown_in_the_peers_trackers_and_general_tabs_und
     });
     assert!(general.contains("b.bin"), "{general}");
     tmux.keys("Tab");
-    let peers = tmux.wait_for("web seed", Duration::from_secs(10));
+    // (General says "web seed 1/1" too: wait for the Peers tab's row itself)
+    let peers = tmux.wait_until("the web seed's row", Duration::from_secs(10), |s| {
+        s.lines()
+            .any(|l| l.contains("127.0.0.1:") && l.contains("web seed"))
+    });
     assert!(peers.contains("Peers 1"), "{peers}");
     assert!(
         peers
