@@ -87,10 +87,8 @@ pub fn submit(form: &Form) -> Submitted {
             out.display()
         ));
     }
-    let name = out
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
+    // the whole path: where the .torrent goes is not shown anywhere else on screen
+    let name = crate::tui::format::clean(&out.to_string_lossy(), false);
     Ok(Outcome {
         commands: vec![Command::Add(
             AddRequest::new(AddSource::Create(source)).seed(true),
@@ -149,8 +147,11 @@ mod tests {
         assert_eq!(c.trackers, vec![vec!["http://t/announce".to_string()]]);
         assert!(req.seed);
         assert_eq!(
-            o.notice.as_deref(),
-            Some("creating album.torrent… (seeds once hashed)")
+            o.notice,
+            Some(format!(
+                "creating {}… (seeds once hashed)",
+                dir.path().join("album.torrent").display()
+            ))
         );
         for (values, why) in [
             (vec![""], "type the file or folder"),

@@ -490,6 +490,10 @@ fn render_empty(frame: &mut Frame, area: Rect, app: &App) {
                 Span::styled("ratorrent FILE.torrent", theme.key()),
             ]),
             Line::from(vec![
+                Span::styled(keymap.hint(Action::Create), theme.key()),
+                Span::raw(" makes a torrent of a file or folder and seeds it."),
+            ]),
+            Line::from(vec![
                 Span::styled(keymap.hint(Action::Help), theme.key()),
                 Span::raw(" lists every key."),
             ]),
