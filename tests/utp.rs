@@ -250,10 +250,12 @@ fn seeds_over_rc4_to_a_utp_only_libtorrent_leecher_that_forces_encryption_and_di
         src.to_str().unwrap(),
         port.to_string(),
     );
-    // both transports; the leecher can only dial uTP, and only with MSE
+    // both transports; the leecher can only dial uTP, and only with MSE. Upload held to
+    // 1 MiB/s: the 3 MiB take seconds, so the leecher reports the connection (its PEER
+    // line comes once a second) before the transfer ends
     let mut rat = Rat::spawn(
         &["download", t, "-o", o, "--port", &p, "--seed"],
-        "[peer]\nencryption = \"require\"\n",
+        "upload_rate_limit = \"1M\"\n[peer]\nencryption = \"require\"\n",
     );
     tracker
         .wait_for_announce(Duration::from_secs(30), |a| {
