@@ -133,7 +133,14 @@ fn libtorrent_leech(torrent: &Path, dst: &Path, seeder: u16, data: &Path, rat: &
     compare_trees(data, &dst.join("payload")).unwrap();
 }
 
-async fn qbittorrent_leech(qbt: &QbtNox, torrent: &Path, meta: &Metainfo, seeder: u16, name: &str) {
+async fn qbittorrent_leech(
+    qbt: &QbtNox,
+    torrent: &Path,
+    meta: &Metainfo,
+    seeder: u16,
+    name: &str,
+    rat: &Rat,
+) {
     let mut web = Web::new(&qbt.base);
     let r = web
         .post(
@@ -173,9 +180,15 @@ async fn qbittorrent_leech(qbt: &QbtNox, torrent: &Path, meta: &Metainfo, seeder
         }
         if Instant::now() > end {
             let all = web.get("torrents/info", &[]).await.body;
+            let peers = web
+                .get("sync/torrentPeers", &[("hash", &hash), ("rid", "0")])
+                .await
+                .body;
             panic!(
-                "qBittorrent {} did not complete {name} ({hash}): {t}\nall: {all}",
-                qbt.version
+                "qBittorrent {} did not complete {name} ({hash}): {t}\nall: {all}\nits peers: {peers}\nits log: {}\nseeder: {}",
+                qbt.version,
+                qbt.log(),
+                rat.output()
             );
         }
         tokio::time::sleep(Duration::from_millis(500)).await;
@@ -274,7 +287,7 @@ async fn torrents_ratorrent_creates_download_in_libtorrent_qbittorrent_and_trans
             &rat,
         );
         eprintln!("{f}: libtorrent downloaded it");
-        qbittorrent_leech(&qbt, &torrent, &meta, port, f).await;
+        qbittorrent_leech(&qbt, &torrent, &meta, port, f, &rat).await;
         wait_files(
             &data,
             &qbt.dl.join(f).join("payload"),

@@ -414,6 +414,17 @@ impl QbtNox {
         Some(q)
     }
 
+    /// Its log file so far (`<profile>/qBittorrent/data/logs/qbittorrent.log`), for failure
+    /// messages; empty when it wrote none.
+    pub fn log(&self) -> String {
+        std::fs::read_to_string(
+            self._dir
+                .path()
+                .join("profile/qBittorrent/data/logs/qbittorrent.log"),
+        )
+        .unwrap_or_default()
+    }
+
     /// Its process id.
     pub fn pid(&self) -> u32 {
         self.child.id()

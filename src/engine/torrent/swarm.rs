@@ -315,6 +315,27 @@ impl Torrent {
                 }
             }
         }
+        // the peer came back from the very endpoint of a connection of ours: its end of that
+        // one is gone (a TCP 4-tuple is never open twice, and a client opens one uTP
+        // connection per torrent between two sockets), however alive ours still looks. Keep
+        // the new one: refused, the peer would retry a few times and then give up on us
+        // while we wait out the dead one (a uTP connection times out after a minute)
+        let stale = (!outgoing)
+            .then(|| {
+                self.peers.iter().find_map(|(k, p)| {
+                    (!p.info.outgoing && p.info.addr == addr && p.info.utp == stream.is_utp())
+                        .then_some(*k)
+                })
+            })
+            .flatten();
+        if let Some(stale) = stale
+            && let Some(p) = self.peers.remove(stale)
+        {
+            tracing::debug!(%addr, "peer reconnected from the same endpoint: the older connection closed");
+            p.send(PeerCtrl::Disconnect("reconnected"));
+            self.book.disconnected(p.info.addr, true, false, env.now);
+            self.choker.peer_gone(stale);
+        }
         if self.peers.has_peer_id(&remote.peer_id) || self.peers.has_addr(&addr) {
             if outgoing {
                 self.book.connected(addr, PeerSource::Tracker, env.now);

@@ -395,6 +395,7 @@ impl Conn {
             return;
         }
         if h.kind == PacketType::Reset {
+            tracing::debug!(recv_id = self.recv_id, "uTP reset by the peer");
             self.fail(io::ErrorKind::ConnectionReset);
             return;
         }
@@ -878,6 +879,20 @@ impl Conn {
                     self.fail(io::ErrorKind::TimedOut);
                     return;
                 }
+                tracing::debug!(
+                    recv_id = self.recv_id,
+                    timeouts = self.timeouts,
+                    rto_ms = self.rto_ms,
+                    in_flight = self.inflight.len(),
+                    flight = self.flight_bytes,
+                    peer_wnd = self.peer_wnd,
+                    cwnd = self.cc.window(),
+                    silent_ms = now_us.saturating_sub(self.last_recv_us) / 1000,
+                    seq_nr = self.seq_nr,
+                    oldest = self.oldest_seq,
+                    ack_nr = self.ack_nr,
+                    "uTP retransmission timeout"
+                );
                 // everything in flight is presumed lost: go back, one packet's window
                 self.cc.on_timeout();
                 self.dup_acks = 0;

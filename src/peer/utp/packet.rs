@@ -76,9 +76,6 @@ pub enum PacketError {
     /// An extension runs past the end of the datagram.
     #[error("an extension runs past the end")]
     Truncated,
-    /// A selective ACK whose length is not a positive multiple of 4.
-    #[error("selective ACK of {0} bytes")]
-    BadSack(u8),
 }
 
 /// The fixed header, decoded.
@@ -113,12 +110,15 @@ pub struct Packet<'a> {
 }
 
 impl<'a> Packet<'a> {
-    /// Decode a datagram. Unknown extension types are skipped.
+    /// Decode a datagram. Unknown extension types are skipped. A selective ACK of any
+    /// length is taken: BEP 29 asks for a multiple of 4 bytes, but libtorrent sends as
+    /// many bytes as its reorder buffer spans (`(span + 7) / 8`), and a packet refused
+    /// for that loses the ACK it carries (a connection to libtorrent went silent that
+    /// way); an empty one is no selective ACK.
     ///
     /// # Errors
     /// [`PacketError`] for a datagram shorter than the header, another version or type,
-    /// an extension chain running past the end, or a selective ACK that is not a positive
-    /// multiple of 4 bytes.
+    /// or an extension chain running past the end.
     pub fn parse(buf: &'a [u8]) -> Result<Packet<'a>, PacketError> {
         if buf.len() < HEADER_LEN {
             return Err(PacketError::Short);
@@ -149,10 +149,7 @@ impl<'a> Packet<'a> {
             let data = buf
                 .get(at + 2..at + 2 + len)
                 .ok_or(PacketError::Truncated)?;
-            if ext == EXT_SACK {
-                if len == 0 || len % 4 != 0 {
-                    return Err(PacketError::BadSack(len as u8));
-                }
+            if ext == EXT_SACK && len > 0 {
                 sack = Some(data);
             }
             at += 2 + len;
@@ -280,10 +277,25 @@ mod tests {
         assert_eq!(Packet::parse(&buf), Err(PacketError::Truncated));
         buf.extend_from_slice(&[0, 8, 1, 2]);
         assert_eq!(Packet::parse(&buf), Err(PacketError::Truncated));
+    }
+
+    #[test]
+    fn a_selective_ack_of_any_length_is_read_and_an_empty_one_is_none() {
+        // libtorrent sends (span + 7) / 8 bytes: 1, 3, 10, ... (seen from qBittorrent 4.5)
+        for len in [1usize, 3, 5, 10, 31, 32, 255] {
+            let mut buf = vec![0u8; 20];
+            header(PacketType::State).write(EXT_SACK, &mut buf);
+            buf.extend_from_slice(&[0, len as u8]);
+            let mask: Vec<u8> = (0..len).map(|i| i as u8 | 1).collect();
+            buf.extend_from_slice(&mask);
+            let p = Packet::parse(&buf).unwrap();
+            assert_eq!(p.sack, Some(&mask[..]), "{len} bytes");
+            assert!(p.payload.is_empty());
+        }
         let mut buf = vec![0u8; 20];
-        header(PacketType::Data).write(1, &mut buf);
-        buf.extend_from_slice(&[0, 3, 1, 2, 3]);
-        assert_eq!(Packet::parse(&buf), Err(PacketError::BadSack(3)));
+        header(PacketType::State).write(EXT_SACK, &mut buf);
+        buf.extend_from_slice(&[0, 0]);
+        assert_eq!(Packet::parse(&buf).unwrap().sack, None);
     }
 
     #[test]

@@ -472,19 +472,25 @@ fn accept_syn(inner: &Arc<Inner>, t: &mut Table, h: &Header, from: SocketAddr, n
     }
 }
 
+/// Answer a data packet for a connection we do not have with `ST_RESET`. A reset must
+/// carry the id the peer receives on (libtorrent ignores any other), which is one less
+/// than the packet's id if the peer dialled us and one more if we dialled it; which one,
+/// the forgotten connection no longer says, so both go (the peer ignores the other).
 fn send_reset(inner: &Inner, h: &Header, to: SocketAddr, now: u64) {
-    let r = Header {
-        kind: PacketType::Reset,
-        conn_id: h.conn_id,
-        timestamp_us: now as u32,
-        timestamp_diff_us: 0,
-        wnd_size: 0,
-        seq_nr: rand::random(),
-        ack_nr: h.seq_nr,
-    };
-    let mut b = [0u8; HEADER_LEN];
-    r.write(0, &mut b);
-    inner.out(to).send(&b);
+    for conn_id in [h.conn_id.wrapping_sub(1), h.conn_id.wrapping_add(1)] {
+        let r = Header {
+            kind: PacketType::Reset,
+            conn_id,
+            timestamp_us: now as u32,
+            timestamp_diff_us: 0,
+            wnd_size: 0,
+            seq_nr: rand::random(),
+            ack_nr: h.seq_nr,
+        };
+        let mut b = [0u8; HEADER_LEN];
+        r.write(0, &mut b);
+        inner.out(to).send(&b);
+    }
 }
 
 /// Run every connection's due timers; drop the connections that are done.

@@ -16,6 +16,10 @@ struct Wire {
     drop_set: Vec<usize>,
     sent: usize,
     full: bool,
+    /// Cut each selective ACK to the bytes that hold its set bits, as libtorrent sizes
+    /// them (`(span + 7) / 8`, rarely a multiple of 4), and count those of odd size.
+    libtorrent_sacks: bool,
+    odd_sacks: usize,
 }
 
 impl Out for Wire {
@@ -24,6 +28,21 @@ impl Out for Wire {
             return false;
         }
         self.sent += 1;
+        let mut owned;
+        let mut d = d;
+        if self.libtorrent_sacks && d.len() >= HEADER_LEN + 2 && d[1] == packet::EXT_SACK {
+            let len = d[HEADER_LEN + 1] as usize;
+            let mask = &d[HEADER_LEN + 2..HEADER_LEN + 2 + len];
+            let used = mask.iter().rposition(|b| *b != 0).map_or(1, |i| i + 1);
+            owned = d[..HEADER_LEN + 2].to_vec();
+            owned[HEADER_LEN + 1] = used as u8;
+            owned.extend_from_slice(&mask[..used]);
+            owned.extend_from_slice(&d[HEADER_LEN + 2 + len..]);
+            if used % 4 != 0 {
+                self.odd_sacks += 1;
+            }
+            d = &owned;
+        }
         let dropped = (self.drop_every > 0 && self.sent.is_multiple_of(self.drop_every))
             || self.drop_set.contains(&self.sent);
         if !dropped {
@@ -210,6 +229,24 @@ fn losses_are_recovered_by_fast_retransmit_and_timeouts() {
     let data = payload(2 << 20);
     let got = p.transfer(&data, 120_000_000);
     assert!(got == data);
+}
+
+#[test]
+fn selective_acks_sized_as_libtorrent_sizes_them_are_taken() {
+    // a packet whose selective ACK was not a multiple of 4 bytes used to be refused whole,
+    // with the ACK it carried: against qBittorrent the sender heard nothing more
+    let mut p = Pair::new(5_000);
+    p.ba.libtorrent_sacks = true;
+    p.ab.drop_every = 29;
+    let data = payload(2 << 20);
+    let got = p.transfer(&data, 120_000_000);
+    assert!(got == data);
+    assert!(
+        p.ba.odd_sacks > 10,
+        "odd-sized selective ACKs: {}",
+        p.ba.odd_sacks
+    );
+    assert_eq!(p.a.timeouts, 0);
 }
 
 #[test]

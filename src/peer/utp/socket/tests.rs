@@ -132,3 +132,36 @@ async fn syn_floods_and_garbage_stay_bounded() {
     tokio::time::sleep(Duration::from_millis(300)).await;
     assert_eq!(b.counts(), (0, 0));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn data_for_an_unknown_connection_is_reset_with_the_ids_the_peer_can_receive_on() {
+    let (b, _acc) =
+        UtpSocket::bind("127.0.0.1:0".parse().unwrap(), UtpLimits::default(), true).unwrap();
+    let raw = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+    raw.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    let h = Header {
+        kind: PacketType::Data,
+        conn_id: 4000,
+        timestamp_us: 1,
+        timestamp_diff_us: 0,
+        wnd_size: 65536,
+        seq_nr: 77,
+        ack_nr: 12,
+    };
+    let mut d = vec![0u8; HEADER_LEN];
+    h.write(0, &mut d);
+    d.extend_from_slice(b"stray");
+    raw.send_to(&d, b.local_addr().unwrap()).unwrap();
+    let mut ids = Vec::new();
+    let mut buf = [0u8; 64];
+    for _ in 0..2 {
+        let (n, _) = raw.recv_from(&mut buf).unwrap();
+        let p = Packet::parse(&buf[..n]).unwrap();
+        assert_eq!(p.header.kind, PacketType::Reset);
+        assert_eq!(p.header.ack_nr, 77);
+        ids.push(p.header.conn_id);
+    }
+    ids.sort_unstable();
+    // the peer receives on 3999 if it dialled us (we sent with its id), 4001 if we dialled
+    assert_eq!(ids, vec![3999, 4001]);
+}
