@@ -269,9 +269,10 @@ pub async fn download(mut config: EngineConfig, opts: DownloadOptions) -> anyhow
                         );
                     } else {
                         println!(
-                            "complete: {} ({}) in {secs:.1} s",
+                            "complete: {} ({}) in {secs:.1} s{}",
                             untrusted::line(&r.name),
-                            units::size(r.size)
+                            units::size(r.size),
+                            average(&rows, &downloaded_at_start, secs)
                         );
                     }
                 } else if nothing_fetched {
@@ -286,9 +287,10 @@ pub async fn download(mut config: EngineConfig, opts: DownloadOptions) -> anyhow
                     println!("{}", summary_line(&rows));
                     let size: u64 = rows.iter().map(|r| r.size).sum();
                     println!(
-                        "complete: all {} torrents ({}) in {secs:.1} s",
+                        "complete: all {} torrents ({}) in {secs:.1} s{}",
                         rows.len(),
-                        units::size(size)
+                        units::size(size),
+                        average(&rows, &downloaded_at_start, secs)
                     );
                 }
                 if opts.seed {
@@ -349,8 +351,8 @@ pub async fn download(mut config: EngineConfig, opts: DownloadOptions) -> anyhow
                 println!("{}", seeding_line(&rows));
                 let _ = std::io::stdout().flush();
             }
-            _ = sigint.recv() => break if all_done { Ok(()) } else { Err(anyhow::anyhow!("interrupted {}", stopped_at(&rows))) },
-            _ = sigterm.recv() => break if all_done { Ok(()) } else { Err(anyhow::anyhow!("terminated {}", stopped_at(&rows))) },
+            _ = sigint.recv() => break if all_done { seeded(&rows, opts.quiet); Ok(()) } else { Err(anyhow::anyhow!("interrupted {}", stopped_at(&rows))) },
+            _ = sigterm.recv() => break if all_done { seeded(&rows, opts.quiet); Ok(()) } else { Err(anyhow::anyhow!("terminated {}", stopped_at(&rows))) },
             _ = tokio::time::sleep_until(sleep_until), if deadline.is_some() && !all_done => {
                 break Err(anyhow::anyhow!("timed out after {} s {}", opts.timeout.unwrap_or_default().as_secs(), stopped_at(&rows)));
             }
@@ -359,6 +361,47 @@ pub async fn download(mut config: EngineConfig, opts: DownloadOptions) -> anyhow
     shutdown(client).await;
     let _ = tokio::time::timeout(Duration::from_secs(2), handle.task).await;
     outcome
+}
+
+/// `, 12.5 MiB/s on average`: the bytes fetched this run over `secs` (the line's last
+/// instant rate reads 0 after a transfer shorter than the rate's one-second window), or
+/// nothing when no time passed.
+fn average(
+    rows: &[&TorrentRow],
+    at_start: &std::collections::HashMap<crate::api::TorrentId, u64>,
+    secs: f64,
+) -> String {
+    let fetched: u64 = rows
+        .iter()
+        .map(|r| {
+            r.downloaded
+                .saturating_sub(at_start.get(&r.id).copied().unwrap_or(0))
+        })
+        .sum();
+    if secs <= 0.0 {
+        return String::new();
+    }
+    format!(
+        ", {} on average",
+        units::rate((fetched as f64 / secs) as u64)
+    )
+}
+
+/// `download --seed` ends on a signal after everything completed: the totals of the run
+/// (`seeded: uploaded 3.20 GiB  ratio 3.20`), unless `--quiet`.
+fn seeded(rows: &[&TorrentRow], quiet: bool) {
+    if quiet {
+        return;
+    }
+    let size: u64 = rows.iter().map(|r| r.size).sum();
+    let uploaded: u64 = rows.iter().map(|r| r.uploaded).sum();
+    let downloaded: u64 = rows.iter().map(|r| r.downloaded).sum();
+    let ratio = crate::api::share_ratio(uploaded, downloaded, size).unwrap_or(0.0);
+    println!(
+        "seeded: uploaded {}  ratio {ratio:.2}",
+        units::size(uploaded)
+    );
+    let _ = std::io::stdout().flush();
 }
 
 /// Where a download that did not finish stopped, for its error line: `at 42.1% (1.2 GiB of

@@ -8,7 +8,7 @@ mod common;
 
 use std::net::Ipv4Addr;
 use std::path::{Path, PathBuf};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use common::client::wait_row;
 use common::mounts::Mount;
@@ -397,5 +397,45 @@ async fn disk_guard_pauses_downloads_while_space_is_short_and_resumes_them_when_
     .await;
     wait(&h, ia, "completes", |r| r.state == TorrentState::Seeding).await;
     same(&a, &vol);
+    stop(h).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_free_space_shown_follows_the_disk_while_nothing_downloads() {
+    // the status bar's "free" figure: measured at start and then every 30 s, with no
+    // download to watch and the guard off (it was measured once, then never again)
+    let dir = temp_dir();
+    let vol = dir.path().join("vol");
+    std::fs::create_dir_all(&vol).unwrap();
+    let _mount = Mount::tmpfs(&vol, "64m");
+    let config = ratorrent::config::engine::EngineConfig {
+        listen_port: 0,
+        min_free_space: 0,
+        download_dir: vol.clone(),
+        dht: ratorrent::config::engine::DhtConfig::off(),
+        ..ratorrent::config::engine::EngineConfig::default()
+    };
+    let h = session::start(config).await.unwrap();
+    let free = || h.client.snapshot().global.free_space;
+    let end = Instant::now() + Duration::from_secs(10);
+    while free().is_none() && Instant::now() < end {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let before = free().expect("free space measured at start");
+    assert!(before > 60 << 20, "{before}");
+    // another program fills 40 MiB of the volume
+    std::fs::write(vol.join("other.bin"), vec![7u8; 40 << 20]).unwrap();
+    let end = Instant::now() + Duration::from_secs(45);
+    loop {
+        let now = free().unwrap_or(before);
+        if now < before - (30 << 20) {
+            break;
+        }
+        assert!(
+            Instant::now() < end,
+            "free space still {now} after 45 s (was {before})"
+        );
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
     stop(h).await;
 }

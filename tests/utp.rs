@@ -114,6 +114,13 @@ fn seeds_to_a_utp_only_libtorrent_leecher_that_dials_in() {
         "{}",
         rat.output()
     );
+    // the run's totals at exit: 48 MiB went up (and nothing came down: ratio over the size)
+    let out = rat.stdout();
+    let last = out.lines().last().unwrap_or_default();
+    assert!(
+        last.starts_with("seeded: uploaded 4") && last.contains(" MiB  ratio "),
+        "{out}"
+    );
 }
 
 #[test]
@@ -133,6 +140,14 @@ fn with_both_transports_a_tcp_only_peer_is_reached_over_tcp() {
     let st = rat.wait(Duration::from_secs(60)).unwrap();
     assert!(st.success(), "{st}\n{}", rat.output());
     common::compare_files(&src.join("f.bin"), &dst.join("f.bin")).unwrap();
+    // however short the transfer, the last line gives its average rate
+    let out = rat.stdout();
+    assert!(
+        out.lines().any(
+            |l| l.starts_with("complete: f.bin (3.00 MiB) in ") && l.ends_with("/s on average")
+        ),
+        "{out}"
+    );
     let line = seeder.wait_line("PEER", Duration::from_secs(5)).unwrap();
     assert!(line.ends_with(" tcp"), "{line:?}");
     // uTP had a second to answer before TCP was tried beside it
@@ -286,4 +301,72 @@ fn seeds_over_rc4_to_a_utp_only_libtorrent_leecher_that_forces_encryption_and_di
         "{}",
         rat.output()
     );
+}
+
+#[test]
+fn a_utp_peer_that_vanishes_and_dials_again_from_the_same_port_is_taken_at_once() {
+    // a peer whose process died (or that dropped the connection, as qBittorrent did when
+    // our uTP refused its selective ACKs) leaves a uTP connection that looks alive to us for
+    // a minute: nothing tells UDP it is gone. The same peer dialling again from the same
+    // port proves it: the new connection replaces the old one at once, instead of being
+    // refused as "already connected" until the old one times out.
+    let tracker = TestTracker::start();
+    let dir = temp_dir();
+    let src = dir.path().join("src");
+    payload::write_tree(&src, &[FileSpec::new("p.bin", 6 << 20)], 0xdead).unwrap();
+    let torrent = dir.path().join("p.torrent");
+    let ih = make_torrent(
+        &src.join("p.bin"),
+        &torrent,
+        &tracker.url(),
+        Some(64 * 1024),
+    );
+    let port = free_port();
+    let (t, o, p) = (
+        torrent.to_str().unwrap(),
+        src.to_str().unwrap(),
+        port.to_string(),
+    );
+    // slow enough that the first leecher is mid-download when it dies
+    let rat = Rat::spawn_logging(
+        &["download", t, "-o", o, "--port", &p, "--seed"],
+        "upload_rate_limit = \"512K\"\n",
+        "info,ratorrent::engine::torrent::swarm=debug",
+    );
+    tracker
+        .wait_for_announce(Duration::from_secs(30), |a| {
+            a.info_hash == ih && a.addr.port() == port && a.left == Some(0)
+        })
+        .unwrap_or_else(|e| panic!("{e}\n{}", rat.output()));
+    let leecher_port = free_port_on(LEECHER_IP);
+    let leech = |dst: &str| {
+        let mut la = LeechArgs::new(&torrent, &dir.path().join(dst), LEECHER_IP, leecher_port);
+        la.extra = utp_only_lt();
+        la.connect = vec![std::net::SocketAddr::from((Ipv4Addr::LOCALHOST, port))];
+        la.timeout_s = 120;
+        LtPeer::leech(&la)
+    };
+    let mut first = leech("dst1");
+    first
+        .wait_line("PEER", Duration::from_secs(30))
+        .unwrap_or_else(|e| panic!("{e}\n{}", rat.output()));
+    // SIGKILL: no FIN, no RESET; our end of the connection stays
+    unsafe {
+        libc::kill(first.pid() as libc::pid_t, libc::SIGKILL);
+    }
+    let _ = first.wait_exit(Duration::from_secs(5));
+    let start = Instant::now();
+    let mut second = leech("dst2");
+    // our dead connection would hold the place for a minute (six retransmission timeouts)
+    second
+        .wait_done(Duration::from_secs(40))
+        .unwrap_or_else(|e| panic!("{e}\n{}\n{}", second.stderr(), rat.output()));
+    common::compare_files(&src.join("p.bin"), &dir.path().join("dst2/p.bin")).unwrap();
+    let out = rat.output();
+    assert!(
+        out.contains("peer reconnected from the same endpoint"),
+        "the old connection was replaced, not waited out ({:.1?}):\n{out}",
+        start.elapsed()
+    );
+    assert!(!out.contains("already connected"), "{out}");
 }

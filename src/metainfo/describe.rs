@@ -93,7 +93,15 @@ impl Metainfo {
         );
         let _ = writeln!(s, "Total size:    {}", size_and_bytes(self.payload_size()));
         let pads = self.files.iter().filter(|f| f.pad).count();
-        if pads > 0 {
+        if pads > 0 && self.version() == super::MetaVersion::V2 {
+            // a v2-only torrent has no padding files: its files each start a piece (BEP 52),
+            // and the gaps are ours, to lay the files out as pieces
+            let _ = writeln!(
+                s,
+                "Alignment:     {} after {pads} file(s) (BEP 52: each file starts a piece; not written to disk)",
+                size_and_bytes(self.total_length - self.payload_size())
+            );
+        } else if pads > 0 {
             let _ = writeln!(
                 s,
                 "Padding:       {} in {pads} padding file(s) (BEP 47, not written to disk)",
@@ -198,5 +206,39 @@ mod tests {
         assert_eq!(utc_date(-62_167_219_201), None);
         assert_eq!(utc_date(i64::MAX), None);
         assert_eq!(utc_date(i64::MIN), None);
+    }
+
+    #[test]
+    fn a_v2_torrent_shows_its_file_alignment_and_a_hybrid_its_padding_files() {
+        use crate::metainfo::MetaVersion;
+        use crate::metainfo::create::TorrentBuilder;
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("two");
+        std::fs::create_dir(&root).unwrap();
+        std::fs::write(root.join("a.bin"), vec![1u8; 40_000]).unwrap();
+        std::fs::write(root.join("b.bin"), vec![2u8; 10_000]).unwrap();
+        // v2: each file starts a piece (40,000 bytes end 9,152 short of a 16 KiB boundary,
+        // 10,000 end 6,384 short); a hybrid pads between files only (BEP 47)
+        for (version, want, not) in [
+            (
+                MetaVersion::V2,
+                "Alignment:     15.2 KiB (15536 bytes) after 2 file(s) (BEP 52",
+                "Padding:",
+            ),
+            (
+                MetaVersion::Hybrid,
+                "Padding:       8.94 KiB (9152 bytes) in 1 padding file(s) (BEP 47",
+                "Alignment:",
+            ),
+        ] {
+            let (_, m) = TorrentBuilder::new(&root)
+                .version(version)
+                .piece_length(16 * 1024)
+                .build_meta()
+                .unwrap();
+            let text = m.describe();
+            assert!(text.contains(want), "{version:?}: {text}");
+            assert!(!text.contains(not), "{version:?}: {text}");
+        }
     }
 }

@@ -796,7 +796,13 @@ impl App {
             };
             help.scroll_text(
                 action,
-                help::lines(&self.opts.keymap, width, self.opts.confirm_quit).len(),
+                help::lines(
+                    &self.opts.keymap,
+                    width,
+                    self.opts.confirm_quit,
+                    self.opts.attached.is_some(),
+                )
+                .len(),
             );
             return;
         }

@@ -101,10 +101,14 @@ fn wrap(text: &str, width: usize) -> Vec<String> {
 /// What the quit key does when the config's `confirm_quit` is `false`.
 pub const QUIT_AT_ONCE: &str = "Quit at once, never asking (config confirm_quit = false)";
 
+/// What the quit key does attached to a daemon: the window closes, the engine runs on.
+pub const QUIT_ATTACHED: &str = "Close this window; the daemon goes on seeding (Q stops it too)";
+
 /// The help text for a window `width` cells wide: per context a heading, then one entry
 /// per action (`keys  description  [name]`), long texts wrapped under themselves.
-/// `quit_asks` is the config's `confirm_quit`: without it the quit key quits at once.
-pub fn lines(keymap: &Keymap, width: usize, quit_asks: bool) -> Vec<HelpLine> {
+/// `quit_asks` is the config's `confirm_quit`: without it the quit key quits at once;
+/// `attached`: the TUI is attached to a daemon, which quitting leaves running.
+pub fn lines(keymap: &Keymap, width: usize, quit_asks: bool, attached: bool) -> Vec<HelpLine> {
     let mut lines = Vec::new();
     for context in Context::ALL {
         let entries: Vec<_> = keymap
@@ -130,6 +134,7 @@ pub fn lines(keymap: &Keymap, width: usize, quit_asks: bool) -> Vec<HelpLine> {
             let pad = KEYS_WIDTH.saturating_sub(format::width(&keys));
             let indent = 2 + KEYS_WIDTH.max(format::width(&keys)) + 1;
             let description = match spec.action {
+                Action::Quit if attached => QUIT_ATTACHED,
                 Action::Quit if !quit_asks => QUIT_AT_ONCE,
                 _ => spec.description,
             };
@@ -184,7 +189,7 @@ mod tests {
 
     #[test]
     fn every_action_is_listed_with_its_name() {
-        let all: String = lines(&Keymap::default(), 200, true)
+        let all: String = lines(&Keymap::default(), 200, true, false)
             .iter()
             .map(text)
             .collect::<Vec<_>>()
@@ -198,8 +203,8 @@ mod tests {
 
     #[test]
     fn keys_align_and_long_texts_wrap_under_themselves() {
-        let narrow = lines(&Keymap::default(), 60, true);
-        let wide = lines(&Keymap::default(), 200, true);
+        let narrow = lines(&Keymap::default(), 60, true, false);
+        let wide = lines(&Keymap::default(), 200, true, false);
         assert!(narrow.len() > wide.len(), "narrow windows wrap");
         for line in &narrow {
             match line {
@@ -225,7 +230,7 @@ mod tests {
             ("recheck".to_owned(), vec![]),
         ]
         .into();
-        let lines = lines(&Keymap::new(&keys).unwrap(), 200, true);
+        let lines = lines(&Keymap::new(&keys).unwrap(), 200, true, false);
         let action = |name: &str| {
             lines.iter().find_map(|l| match l {
                 HelpLine::Action { keys, text, .. } if text.contains(&format!("[{name}]")) => {
@@ -240,26 +245,40 @@ mod tests {
 
     #[test]
     fn the_quit_key_says_what_it_does_with_the_config_in_effect() {
-        let quit = |asks| {
-            lines(&Keymap::default(), 200, asks)
+        let line = |asks, attached, name: &str| {
+            lines(&Keymap::default(), 200, asks, attached)
                 .into_iter()
                 .find_map(|l| match l {
-                    HelpLine::Action { text, .. } if text.contains("[quit]") => Some(text),
+                    HelpLine::Action { text, .. } if text.contains(&format!("[{name}]")) => {
+                        Some(text)
+                    }
                     _ => None,
                 })
                 .unwrap()
         };
+        let quit = |asks| line(asks, false, "quit");
         assert!(quit(true).contains("asks first"), "{}", quit(true));
         let at_once = quit(false);
         assert!(at_once.starts_with(QUIT_AT_ONCE), "{at_once}");
         assert!(!at_once.contains("asks first"), "{at_once}");
+        // attached to a daemon: q closes the window whatever confirm_quit says (and Q
+        // stops the daemon too)
+        for asks in [true, false] {
+            let q = line(asks, true, "quit");
+            assert!(q.starts_with(QUIT_ATTACHED), "{q}");
+        }
+        let stop = line(true, true, "quit_daemon");
+        assert!(
+            stop.starts_with("Attached to a daemon: quit and stop"),
+            "{stop}"
+        );
     }
 
     #[test]
     fn every_line_fits_inside_an_80_column_frame() {
         let keymap = Keymap::default();
-        for quit_asks in [true, false] {
-            for line in lines(&keymap, 78, quit_asks) {
+        for (quit_asks, attached) in [(true, false), (false, false), (true, true)] {
+            for line in lines(&keymap, 78, quit_asks, attached) {
                 let shown = match &line {
                     // drawn padded as the help window draws them
                     HelpLine::Flag(f, t) => format!("  {f:<4} {t}"),

@@ -1,7 +1,9 @@
 //! The disk guard: downloads on a volume with less than `min_free_space` free pause
 //! (seeding goes on) and resume when space returns, with a [`RESUME_MARGIN`] so they do
 //! not flap. It runs every [`DISK_GUARD_INTERVAL`] while something downloads or waits
-//! for space, and measures the default download folder's volume for the status bar.
+//! for space, and measures the default download folder's volume for the status bar; with
+//! nothing to watch (or the guard off) it still measures every [`FREE_SPACE_REFRESH`], so
+//! the status bar's free space follows what other programs do to the disk.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -13,6 +15,8 @@ use crate::engine::torrent::TimerKey;
 
 /// How often the disk guard measures free space while something downloads.
 pub const DISK_GUARD_INTERVAL: Duration = Duration::from_secs(10);
+/// How often free space is measured for the status bar when nothing downloads.
+pub const FREE_SPACE_REFRESH: Duration = Duration::from_secs(30);
 /// A paused download resumes once its volume has this much more than `min_free_space`
 /// free (bytes: 64 MiB).
 pub const RESUME_MARGIN: u64 = 64 << 20;
@@ -145,17 +149,27 @@ impl Session {
             }
         }
         self.publish_now = true;
-        if watching {
-            self.timers
-                .schedule(TimerKey::DiskGuard, Instant::now() + DISK_GUARD_INTERVAL);
-        }
+        let next = if watching {
+            DISK_GUARD_INTERVAL
+        } else {
+            FREE_SPACE_REFRESH
+        };
+        self.timers
+            .schedule(TimerKey::DiskGuard, Instant::now() + next);
     }
 
     /// After a state change: start the guard's rounds if a torrent now needs watching and
-    /// none is scheduled.
+    /// no round is due within [`DISK_GUARD_INTERVAL`] (the first one also measures for the
+    /// status bar, and schedules the slower refresh).
     pub(super) fn disk_guard_wanted(&mut self) {
+        let soon = Instant::now() + DISK_GUARD_INTERVAL;
+        let due = self.timers.deadline(TimerKey::DiskGuard);
+        if due.is_none() {
+            self.timers.schedule(TimerKey::DiskGuard, Instant::now());
+            return;
+        }
         if self.guard.is_on()
-            && self.timers.deadline(TimerKey::DiskGuard).is_none()
+            && due.is_some_and(|d| d > soon)
             && self
                 .torrents
                 .values()

@@ -118,6 +118,8 @@ impl Session {
         let mut dht_nodes = self.ctx.dht.get().map(|d| d.watch_nodes());
         let mut dht_generation = self.ctx.dht.generation();
         let mut had_nodes = false;
+        // the status bar's free space, measured at once and then now and then
+        self.disk_guard_wanted();
         loop {
             if self.ctx.dht.generation() != dht_generation {
                 // the DHT was switched on or off while the session runs

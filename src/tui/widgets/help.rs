@@ -31,8 +31,14 @@ fn described(part: String, theme: &Theme) -> Vec<Span<'static>> {
 }
 
 /// The help text for a window `width` cells wide, styled.
-fn lines(keymap: &Keymap, quit_asks: bool, theme: &Theme, width: usize) -> Vec<Line<'static>> {
-    help::lines(keymap, width, quit_asks)
+fn lines(
+    keymap: &Keymap,
+    quit_asks: bool,
+    attached: bool,
+    theme: &Theme,
+    width: usize,
+) -> Vec<Line<'static>> {
+    help::lines(keymap, width, quit_asks, attached)
         .into_iter()
         .map(|line| match line {
             HelpLine::Blank => Line::from(""),
@@ -82,7 +88,13 @@ pub(crate) fn render(
         Constraint::Length(area.height.saturating_sub(2).max(3).min(area.height)),
     );
     let inner_width = usize::from(popup.width.saturating_sub(2));
-    let lines = lines(keymap, opts.confirm_quit, theme, inner_width);
+    let lines = lines(
+        keymap,
+        opts.confirm_quit,
+        opts.attached.is_some(),
+        theme,
+        inner_width,
+    );
     let total = lines.len();
     scroll.cursor_width.set(inner_width);
     let visible = usize::from(popup.height.saturating_sub(2));
