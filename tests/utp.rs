@@ -136,7 +136,16 @@ fn with_both_transports_a_tcp_only_peer_is_reached_over_tcp() {
     let mut seeder = LtPeer::seed(&sa);
     let dst = dir.path().join("dst");
     let start = Instant::now();
-    let mut rat = Rat::download(&torrent, &dst, free_port(), &[]);
+    // 1 MiB/s: the seeder prints its PEER line once a second, while we are connected
+    let (t, o, p) = (
+        torrent.to_str().unwrap(),
+        dst.to_str().unwrap(),
+        free_port().to_string(),
+    );
+    let mut rat = Rat::spawn(
+        &["download", t, "-o", o, "--port", &p],
+        "download_rate_limit = \"1M\"\n",
+    );
     let st = rat.wait(Duration::from_secs(60)).unwrap();
     assert!(st.success(), "{st}\n{}", rat.output());
     common::compare_files(&src.join("f.bin"), &dst.join("f.bin")).unwrap();
