@@ -117,6 +117,9 @@ async fn complete_data_added_without_a_check_seeds_at_once_and_a_leecher_gets_ev
     .await;
     assert_eq!(row.pieces_have, row.pieces_total);
     assert_eq!(row.unchecked, row.pieces_total, "all had, none checked");
+    // complete as added: completed now (the Web API's `completion_on`; it read 0)
+    let completed = row.completed_at.expect("a completion time");
+    assert!(completed >= row.added_at, "{completed} < {}", row.added_at);
     assert_no_check(&h.client, id).await;
     h.shutdown().await.unwrap();
 
@@ -134,6 +137,7 @@ async fn complete_data_added_without_a_check_seeds_at_once_and_a_leecher_gets_ev
     )
     .await;
     assert_eq!(row.unchecked, row.pieces_total, "kept across the restart");
+    assert_eq!(row.completed_at, Some(completed), "kept across the restart");
     let events = events_of(&h.client, id).await;
     assert!(
         !events.iter().any(|e| e.kind == EventKind::Checked),
@@ -141,6 +145,10 @@ async fn complete_data_added_without_a_check_seeds_at_once_and_a_leecher_gets_ev
     );
 
     // a libtorrent leecher takes every piece: each is hashed before its first upload
+    let upload_from = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs();
     let ip = Ipv4Addr::new(127, 0, 0, 41);
     let dst = dir.path().join("leech");
     let (t2, d2) = (torrent.clone(), dst.clone());
@@ -166,6 +174,12 @@ async fn complete_data_added_without_a_check_seeds_at_once_and_a_leecher_gets_ev
         (row.pieces_total, 0)
     );
     assert!(row.uploaded >= 65 * PIECE - PIECE, "{}", row.uploaded);
+    // the upload is the last activity (the Web API's `last_activity`)
+    assert!(
+        row.last_activity >= upload_from,
+        "{} < {upload_from}",
+        row.last_activity
+    );
     let events = events_of(&h.client, id).await;
     assert!(
         events.iter().any(|e| e
@@ -389,5 +403,25 @@ async fn skip_check_on_missing_data_fails_as_files_missing_and_announces_nothing
     })
     .await;
     assert_eq!((row.pieces_have, row.unchecked), (0, 0), "{row:?}");
+    h.shutdown().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn complete_data_found_by_the_check_at_add_has_a_completion_time() {
+    let tracker = TestTracker::start();
+    let dir = temp_dir();
+    let data = dir.path().join("data");
+    let torrent = pack(dir.path(), &data, &tracker.url());
+    let h = session::start_with_state(config(data.clone()), &dir.path().join("state"))
+        .await
+        .unwrap();
+    let id = h.client.add(AddRequest::new(torrent)).await.unwrap();
+    let row = wait_row(&h.client, id, "seeding", Duration::from_secs(30), |r| {
+        r.state == TorrentState::Seeding
+    })
+    .await;
+    assert_eq!(row.pieces_have, row.pieces_total);
+    let completed = row.completed_at.expect("a completion time");
+    assert!(completed >= row.added_at, "{completed} < {}", row.added_at);
     h.shutdown().await.unwrap();
 }

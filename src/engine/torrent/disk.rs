@@ -193,6 +193,11 @@ impl Torrent {
                     );
                 }
                 self.have = have;
+                // complete as found on disk: completed now, for the Web API's
+                // `completion_on` (qBittorrent and libtorrent say so too)
+                if self.have.is_full() {
+                    self.completed_at.get_or_insert_with(super::now_unix);
+                }
                 self.forget_unchecked();
                 self.persist_dirty = true;
                 self.log(

@@ -29,6 +29,7 @@ impl Torrent {
         let n = self.sum.piece_count();
         self.have = Bitfield::full(n);
         self.manage.unverified = self.have.as_bytes().to_vec();
+        self.completed_at.get_or_insert_with(super::now_unix);
         self.file_stats = meta
             .files
             .iter()
