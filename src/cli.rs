@@ -118,6 +118,10 @@ pub enum Cmd {
         /// Download the pieces in order (sequential download).
         #[arg(long)]
         sequential: bool,
+        /// A peer to dial for every torrent given, IP:PORT or [IPv6]:PORT (repeatable): a
+        /// swarm without tracker, DHT or LSD, or a seedbox of your own.
+        #[arg(long = "peer", value_name = "ADDR")]
+        peers: Vec<std::net::SocketAddr>,
     },
     /// Run the engine without a terminal, for a service (systemd: `config/ratorrent.service`):
     /// the same session state and watch folder as the TUI, a control socket a TUI attaches

@@ -37,6 +37,9 @@ pub struct DownloadOptions {
     pub skip_check: bool,
     /// Sequential download (see [`AddRequest::sequential`]).
     pub sequential: bool,
+    /// Peers to dial for every torrent (`--peer`), as if added by hand
+    /// ([`Client::add_peer`]).
+    pub peers: Vec<std::net::SocketAddr>,
 }
 
 /// The disk guard's reason when it paused `r` (the volume has less free space than
@@ -184,7 +187,12 @@ pub async fn download(mut config: EngineConfig, opts: DownloadOptions) -> anyhow
             println!("fetching {}…", request.source);
         }
         match client.add(request).await {
-            Ok(id) => ids.push(id),
+            Ok(id) => {
+                for addr in &opts.peers {
+                    client.add_peer(id, *addr).await.context("engine stopped")?;
+                }
+                ids.push(id);
+            }
             Err(ClientError::Refused(e)) => {
                 shutdown(client).await;
                 bail!("{e}");

@@ -307,6 +307,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             wait_for_space,
             skip_check,
             sequential,
+            peers,
         }) => {
             init_stderr_logging();
             let config = load_config(&cli)?;
@@ -322,6 +323,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 wait_for_space: *wait_for_space,
                 skip_check: *skip_check,
                 sequential: *sequential,
+                peers: peers.clone(),
             };
             runtime()?.block_on(headless::download(config.engine, opts))?;
             Ok(ExitCode::SUCCESS)

@@ -95,3 +95,32 @@ fn multi_file_from_libtorrent_seeder() {
     // empty files, tiny files, files spanning pieces, nested folders
     download_from_libtorrent(&payload::multi_file_layout(4 << 20), 32 * 1024);
 }
+
+#[test]
+fn download_peer_reaches_a_seeder_of_a_torrent_without_tracker() {
+    // no tracker, DHT off, no LSD: `--peer` is the only way to the swarm
+    let dir = temp_dir();
+    let src = dir.path().join("src");
+    payload::write_tree(&src, &[FileSpec::new("lone.bin", 5 << 20)], 0x10e).unwrap();
+    let torrent = dir.path().join("lone.torrent");
+    make_torrent(&src.join("lone.bin"), &torrent, "", Some(64 * 1024));
+    let seeder_port = free_port_on(SEEDER_IP);
+    // (a tracker-less seeder without DHT or LSD prints no READY: we dial it until it answers)
+    let _seeder = LtPeer::spawn_seed(&SeedArgs::new(&torrent, &src, SEEDER_IP, seeder_port));
+    let dst = dir.path().join("dst");
+    let peer = format!("{SEEDER_IP}:{seeder_port}");
+    let mut rat = Rat::download(&torrent, &dst, free_port(), &["--peer", &peer]);
+    let st = rat.wait(Duration::from_secs(60)).unwrap();
+    assert!(st.success(), "{st}\n{}", rat.output());
+    compare_trees(&src, &dst).unwrap();
+    // a peer that is not an address is refused before anything starts
+    let mut bad = Rat::download(
+        &torrent,
+        &dir.path().join("bad"),
+        free_port(),
+        &["--peer", "seedbox"],
+    );
+    let st = bad.wait(Duration::from_secs(10)).unwrap();
+    assert_eq!(st.code(), Some(2), "{}", bad.output());
+    assert!(bad.stderr().contains("--peer"), "{}", bad.output());
+}
