@@ -23,16 +23,24 @@ pub fn open(keymap: &Keymap) -> Form {
             Field::path("File or folder to share", "", false),
             Field::path("Write the .torrent to (empty: beside it)", "", false),
             Field::text("Trackers (tiers split by ';', URLs by ',')", ""),
-            Field::text("Format: hybrid, v1 or v2", "hybrid"),
+            Field::text(FORMAT_LABEL, "hybrid"),
             Field::check("Private (trackers only: no DHT, PEX, LSD)", false),
         ],
     );
+    // Tab in the format field goes to the next format (wrapping), as in a category field
+    form.choices = ["hybrid", "v1", "v2"].map(str::to_owned).to_vec();
+    form.choice_field = FORMAT_FIELD;
     let tab = keymap.hint(Action::NextField);
     form.intro = vec![format!(
         "{tab} completes a path. Hashing runs in the background."
     )];
     form
 }
+
+/// The format field's place in the dialog.
+const FORMAT_FIELD: usize = 3;
+/// The format field's label.
+const FORMAT_LABEL: &str = "Format: hybrid, v1 or v2 (Tab: the next one)";
 
 /// The tiers in `text`: split by `;`, each tier's URLs by `,`; blanks trimmed, empty ones
 /// dropped.
@@ -127,6 +135,29 @@ mod tests {
             ]
         );
         assert!(parse_tiers("  ").is_empty());
+    }
+
+    #[test]
+    fn tab_in_the_format_field_goes_round_the_formats_and_elsewhere_moves_on() {
+        let mut form = open(&Keymap::default());
+        form.focus = FORMAT_FIELD;
+        let mut seen = Vec::new();
+        for _ in 0..4 {
+            form.tab();
+            assert_eq!(form.focus, FORMAT_FIELD, "Tab stays in the format field");
+            seen.push(form.fields[FORMAT_FIELD].value().to_owned());
+        }
+        assert_eq!(seen, ["v1", "v2", "hybrid", "v1"]);
+        // a format typed in part is completed
+        if let super::super::form::FieldKind::Text(f) = &mut form.fields[FORMAT_FIELD].kind {
+            f.set("hy");
+        }
+        form.tab();
+        assert_eq!(form.fields[FORMAT_FIELD].value(), "hybrid");
+        // the trackers field has no choices: Tab moves on
+        form.focus = 2;
+        form.tab();
+        assert_eq!(form.focus, FORMAT_FIELD);
     }
 
     #[test]
