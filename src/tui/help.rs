@@ -102,7 +102,7 @@ fn wrap(text: &str, width: usize) -> Vec<String> {
 pub const QUIT_AT_ONCE: &str = "Quit at once, never asking (config confirm_quit = false)";
 
 /// What the quit key does attached to a daemon: the window closes, the engine runs on.
-pub const QUIT_ATTACHED: &str = "Close this window; the daemon goes on seeding (Q stops it too)";
+pub const QUIT_ATTACHED: &str = "Quit this TUI; the daemon goes on seeding (Q stops it too)";
 
 /// The help text for a window `width` cells wide: per context a heading, then one entry
 /// per action (`keys  description  [name]`), long texts wrapped under themselves.
