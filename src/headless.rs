@@ -149,6 +149,9 @@ pub fn seeding_line(rows: &[&TorrentRow]) -> String {
     )
 }
 
+/// How long `download --peer` waits for any connection before saying it has none.
+pub const NO_PEER_AFTER: Duration = Duration::from_secs(10);
+
 /// How often `download --seed` prints [`seeding_line`] once everything is complete.
 pub const SEED_STATUS_EVERY: Duration = Duration::from_secs(60);
 
@@ -222,6 +225,9 @@ pub async fn download(mut config: EngineConfig, opts: DownloadOptions) -> anyhow
     let mut events_open = true;
     // the disk guard's pause, said once per torrent while it lasts
     let mut told_guard: std::collections::HashSet<crate::api::TorrentId> = Default::default();
+    // `--peer` given and still no peer after a while: said once (a dial that fails is
+    // otherwise silent, and the run would only end with "timed out")
+    let mut told_no_peer = opts.peers.is_empty();
     let outcome: anyhow::Result<()> = loop {
         let snap = snapshots.borrow_and_update().clone();
         let rows: Vec<&TorrentRow> = ids.iter().filter_map(|id| snap.row(*id)).collect();
@@ -259,6 +265,18 @@ pub async fn download(mut config: EngineConfig, opts: DownloadOptions) -> anyhow
             }
         }
         let all_waiting = !guarded.is_empty() && guarded.len() == rows.len();
+        if !told_no_peer
+            && start.elapsed() >= NO_PEER_AFTER
+            && rows.iter().all(|r| r.peers == 0 && !is_done(r))
+        {
+            told_no_peer = true;
+            let list: Vec<String> = opts.peers.iter().map(ToString::to_string).collect();
+            eprintln!(
+                "ratorrent: no connection to {} after {} s: is a BitTorrent client listening there? (still trying)",
+                list.join(", "),
+                NO_PEER_AFTER.as_secs()
+            );
+        }
         let done_now = rows.len() == ids.len() && rows.iter().all(|r| is_done(r));
         if done_now && !all_done {
             all_done = true;

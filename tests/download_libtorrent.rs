@@ -113,6 +113,22 @@ fn download_peer_reaches_a_seeder_of_a_torrent_without_tracker() {
     let st = rat.wait(Duration::from_secs(60)).unwrap();
     assert!(st.success(), "{st}\n{}", rat.output());
     compare_trees(&src, &dst).unwrap();
+    // a peer where nothing listens: said once after 10 s, then the timeout ends the run
+    let mut gone = Rat::download(
+        &torrent,
+        &dir.path().join("gone"),
+        free_port(),
+        &["--peer", "127.0.0.9:9", "--timeout", "14"],
+    );
+    let st = gone.wait(Duration::from_secs(30)).unwrap();
+    assert_eq!(st.code(), Some(1), "{}", gone.output());
+    assert!(
+        gone.stderr().contains(
+            "no connection to 127.0.0.9:9 after 10 s: is a BitTorrent client listening there?"
+        ),
+        "{}",
+        gone.output()
+    );
     // a peer that is not an address is refused before anything starts
     let mut bad = Rat::download(
         &torrent,
