@@ -2681,3 +2681,19 @@ fn create_dialog_at_both_sizes_refuses_mistakes_and_sends_a_hybrid_to_seed() {
         "{text}"
     );
 }
+
+/// A notice is read whole at 80 columns too: `r` on a torrent without trackers says where
+/// its peers come from and names it, in more than one line (it was cut at "(DH…").
+#[test]
+fn a_long_notice_is_read_whole_at_80_columns() {
+    let mut row = seeding();
+    row.has_trackers = false;
+    let mut app = App::new(snapshot_with(1, vec![row], None));
+    app.handle_key(key('r'));
+    let notice = app.notice().unwrap_or_default();
+    assert!(notice.contains("no tracker to re-announce to"), "{notice}");
+    let text = screen(&render(&mut app, 80, 24));
+    let flat: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(flat.contains("(DHT off)"), "{text}");
+    assert!(flat.contains("archlinux-2024.06.01-x86_64.iso"), "{text}");
+}

@@ -189,9 +189,9 @@ pub(crate) fn message_line(frame: &mut Frame, area: Rect, app: &App, theme: &The
 const MESSAGE_MAX_LINES: usize = 3;
 
 /// Lines the message line needs at `width` cells on a screen of `height` rows: one, or up
-/// to [`MESSAGE_MAX_LINES`] for an error (a notice or the selected torrent's) that would
-/// be cut in one, so its cause and what to do are read whole at 80 columns; always one on
-/// a screen under 20 rows.
+/// to [`MESSAGE_MAX_LINES`] for a notice (information or error) or the selected torrent's
+/// error that would be cut in one, so what happened and what to do are read whole at 80
+/// columns; always one on a screen under 20 rows.
 pub(crate) fn message_height(app: &App, theme: &Theme, width: u16, height: u16) -> u16 {
     if app.searching() || height < 20 {
         return 1;
@@ -227,7 +227,9 @@ fn message(app: &App, theme: &Theme) -> Option<(String, Style, bool)> {
             0 => String::new(),
             n => format!(" [+{n} more]"),
         };
-        return Some((format!("{more} {text}"), style, level == NoticeLevel::Error));
+        // a notice is read whole too (it says what just happened and what to do): it
+        // wraps like an error
+        return Some((format!("{more} {text}"), style, true));
     }
     let Some(row) = app.selected_row() else {
         if app.screen() == Screen::List && app.visible_len() == 0 && !app.snapshot().rows.is_empty()
