@@ -2680,6 +2680,21 @@ fn create_dialog_at_both_sizes_refuses_mistakes_and_sends_a_hybrid_to_seed() {
         text.contains("not added: cannot create a torrent"),
         "{text}"
     );
+    // made and seeding: the answer names the .torrent (it said "torrent added"); the
+    // next add's answer is not about it
+    std::fs::remove_file(dir.path().join("album.torrent")).ok();
+    app.handle_key(key('N'));
+    type_text(&mut app, &album.display().to_string());
+    let cmds = app.handle_key(code(KeyCode::Enter));
+    assert!(matches!(&cmds[..], [Command::Add(..)]), "{cmds:?}");
+    app.add_result(Ok(TorrentId(7)));
+    let want = format!(
+        "created {}; seeding it",
+        dir.path().join("album.torrent").display()
+    );
+    assert_eq!(app.notice(), Some(want.as_str()));
+    app.add_result(Ok(TorrentId(8)));
+    assert_eq!(app.notice(), Some("torrent added"));
 }
 
 /// A notice is read whole at 80 columns too: `r` on a torrent without trackers says where

@@ -126,6 +126,8 @@ pub struct App {
     started: Instant,
     /// A torrent to select once a snapshot shows it (just added).
     pending_select: Option<TorrentId>,
+    /// The .torrent path of a create-and-seed just asked for: its add's answer names it.
+    pending_create: Option<String>,
     /// Adds of one dialog submission (a glob) whose answers are still coming: their
     /// outcome is told once, counted, when the last answer comes.
     add_batch: Option<AddBatch>,
@@ -169,6 +171,7 @@ impl App {
             now_secs: 0,
             started: Instant::now(),
             pending_select: None,
+            pending_create: None,
             add_batch: None,
             focused: None,
             outbox: Vec::new(),

@@ -244,6 +244,16 @@ impl App {
                     .iter()
                     .filter(|c| matches!(c, Command::Add(..)))
                     .count();
+                // a create-and-seed: its answer (once hashed) names the .torrent made
+                self.pending_create = outcome.commands.iter().find_map(|c| match c {
+                    Command::Add(req, _) => match &req.source {
+                        crate::api::AddSource::Create(c) => {
+                            Some(c.output_path().display().to_string())
+                        }
+                        _ => None,
+                    },
+                    _ => None,
+                });
                 if adds > 1 {
                     self.add_batch = Some(super::AddBatch {
                         expected: adds,

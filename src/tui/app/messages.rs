@@ -94,10 +94,16 @@ impl App {
             self.set_snapshot_at(snapshot, self.now_secs);
             return;
         }
+        // a failed create says its own error; either way the next add is not this one
+        let created = self.pending_create.take();
         match result {
             Ok(id) => {
                 self.pending_select = Some(id);
-                self.set_info("torrent added".to_owned());
+                let text = match created {
+                    Some(path) => format!("created {}; seeding it", format::clean(&path, false)),
+                    None => "torrent added".to_owned(),
+                };
+                self.set_info(text);
             }
             Err(AddError::AlreadyAdded {
                 id, name, merged, ..
