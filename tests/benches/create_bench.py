@@ -57,7 +57,7 @@ def run(cmd):
 
 def v1_hash(torrent):
     out = subprocess.run(
-        ["python3", "-c",
+        [sys.executable, "-c",
          "import libtorrent as lt,sys; ih=lt.torrent_info(sys.argv[1]).info_hashes();"
          "print(ih.v1 if ih.has_v1() else '-')", torrent],
         capture_output=True, text=True, check=True)
@@ -101,8 +101,8 @@ def main():
         "ratorrent-v2": lambda o: [a.ratorrent, "create", data, "-o", o, "--format", "v2",
                                    "--piece-size", "1M", "--no-date", "--quiet"],
         "mktorrent-v1": lambda o: mk + ["-o", o, data],
-        "libtorrent-v1": lambda o: ["python3", "-c", LT_SCRIPT, data, o, "v1"],
-        "libtorrent-hybrid": lambda o: ["python3", "-c", LT_SCRIPT, data, o, "hybrid"],
+        "libtorrent-v1": lambda o: [sys.executable, "-c", LT_SCRIPT, data, o, "v1"],
+        "libtorrent-hybrid": lambda o: [sys.executable, "-c", LT_SCRIPT, data, o, "hybrid"],
     }
     names = list(tools)
     rows = []
