@@ -135,10 +135,7 @@ pub fn summary_line(rows: &[&TorrentRow]) -> String {
 /// [`crate::api::share_ratio`] of the totals, the same rule as the TUI's (uploaded over
 /// downloaded, or over the size when next to nothing was downloaded).
 pub fn seeding_line(rows: &[&TorrentRow]) -> String {
-    let size: u64 = rows.iter().map(|r| r.size).sum();
-    let uploaded: u64 = rows.iter().map(|r| r.uploaded).sum();
-    let downloaded: u64 = rows.iter().map(|r| r.downloaded).sum();
-    let ratio = crate::api::share_ratio(uploaded, downloaded, size).unwrap_or(0.0);
+    let (uploaded, ratio) = upload_totals(rows);
     format!(
         "seeding {} torrent{}  ↑ {}  uploaded {}  ratio {ratio:.2}  peers {}",
         rows.len(),
@@ -147,6 +144,16 @@ pub fn seeding_line(rows: &[&TorrentRow]) -> String {
         units::size(uploaded),
         rows.iter().map(|r| r.peers).sum::<u32>(),
     )
+}
+
+/// Bytes uploaded by `rows` together and their share ratio ([`crate::api::share_ratio`] of
+/// the totals, the TUI's rule; 0 when undefined).
+fn upload_totals(rows: &[&TorrentRow]) -> (u64, f64) {
+    let size: u64 = rows.iter().map(|r| r.size).sum();
+    let uploaded: u64 = rows.iter().map(|r| r.uploaded).sum();
+    let downloaded: u64 = rows.iter().map(|r| r.downloaded).sum();
+    let ratio = crate::api::share_ratio(uploaded, downloaded, size).unwrap_or(0.0);
+    (uploaded, ratio)
 }
 
 /// How long `download --peer` waits for any connection before saying it has none.
@@ -419,10 +426,7 @@ fn seeded(rows: &[&TorrentRow], quiet: bool) {
     if quiet {
         return;
     }
-    let size: u64 = rows.iter().map(|r| r.size).sum();
-    let uploaded: u64 = rows.iter().map(|r| r.uploaded).sum();
-    let downloaded: u64 = rows.iter().map(|r| r.downloaded).sum();
-    let ratio = crate::api::share_ratio(uploaded, downloaded, size).unwrap_or(0.0);
+    let (uploaded, ratio) = upload_totals(rows);
     println!(
         "seeded: uploaded {}  ratio {ratio:.2}",
         units::size(uploaded)
